@@ -1,0 +1,460 @@
+//! Board shapes, ring names and neighbourhoods.
+//!
+//! Every board is drawn with its columns of rings upright (see `shared/rules/boards.md`). Columns are
+//! lettered from the left, rings numbered upward from 1 inside a column. Internally a ring is an index
+//! `0..board.len()` in column-major order (A1, A2, …, B1, …), so a set of rings fits in a `u64`
+//! bitboard (61 rings at most).
+//!
+//! Coordinates: `x` is the column index and `p` the height in half-steps; the six directions are
+//! `(0,+2)`, `(+1,+1)`, `(+1,-1)`, `(0,-2)`, `(-1,-1)`, `(-1,+1)`, in this order around a ring.
+
+use std::fmt;
+
+/// The board shapes of the game, named by their number of rings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Board {
+    /// The basic 37-ring hexagon.
+    R37,
+    /// 37 rings plus A5, B6, C7.
+    R40,
+    /// 40 rings plus H1, H2, H3.
+    R43,
+    /// 40 rings plus D8, E7, F6, G5.
+    R44,
+    /// The 48-ring tournament board.
+    R48,
+    /// The 61-ring hexagon (37 plus 24 rings of the Potentials).
+    R61,
+}
+
+impl Board {
+    /// Every board shape, smallest first.
+    pub const ALL: [Board; 6] = [Board::R37, Board::R40, Board::R43, Board::R44, Board::R48, Board::R61];
+
+    /// Number of rings of the shape at the start of a game.
+    pub const fn rings(self) -> usize {
+        match self {
+            Board::R37 => 37,
+            Board::R40 => 40,
+            Board::R43 => 43,
+            Board::R44 => 44,
+            Board::R48 => 48,
+            Board::R61 => 61,
+        }
+    }
+
+    /// The shape with `n` rings, if there is one.
+    pub const fn from_rings(n: usize) -> Option<Board> {
+        Some(match n {
+            37 => Board::R37,
+            40 => Board::R40,
+            43 => Board::R43,
+            44 => Board::R44,
+            48 => Board::R48,
+            61 => Board::R61,
+            _ => return None,
+        })
+    }
+
+    /// The precomputed geometry (names, neighbours) of the shape.
+    #[inline]
+    pub fn geometry(self) -> &'static Geometry {
+        &GEOMETRIES[self as usize]
+    }
+}
+
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.rings())
+    }
+}
+
+/// A ring of a board, by index (`0..board.rings()`, column-major from A1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ring(pub(crate) u8);
+
+impl Ring {
+    /// The ring with index `i`. The caller checks `i` against the board it uses.
+    #[inline]
+    pub const fn new(i: u8) -> Ring {
+        Ring(i)
+    }
+
+    /// Index of the ring (`0..board.rings()`).
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The ring as a one-bit bitboard.
+    #[inline]
+    pub const fn bit(self) -> u64 {
+        1 << self.0
+    }
+}
+
+/// One of the six directions around a ring, numbered clockwise from "up" (0 = `(0,+2)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Direction(pub(crate) u8);
+
+impl Direction {
+    /// The six directions in order around a ring.
+    pub const ALL: [Direction; 6] =
+        [Direction(0), Direction(1), Direction(2), Direction(3), Direction(4), Direction(5)];
+
+    /// The direction with index `i` (`i < 6`), or `None`.
+    pub const fn new(i: u8) -> Option<Direction> {
+        if i < 6 { Some(Direction(i)) } else { None }
+    }
+
+    /// Index `0..6`.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The step `(dx, dp)` of the direction in board coordinates.
+    pub const fn delta(self) -> (i8, i8) {
+        DELTAS[self.0 as usize]
+    }
+
+    /// The opposite direction.
+    pub const fn opposite(self) -> Direction {
+        Direction((self.0 + 3) % 6)
+    }
+}
+
+const DELTAS: [(i8, i8); 6] = [(0, 2), (1, 1), (1, -1), (0, -2), (-1, -1), (-1, 1)];
+
+/// Sentinel for "no ring there" in the neighbour tables.
+pub(crate) const NO_RING: u8 = u8::MAX;
+
+/// Largest number of columns of any board.
+pub const MAX_COLUMNS: usize = 9;
+
+/// Static description of one board shape: ring names, coordinates and neighbour tables.
+#[derive(Debug)]
+pub struct Geometry {
+    board: Board,
+    len: u8,
+    columns: u8,
+    /// First ring index of each column.
+    col_start: [u8; MAX_COLUMNS + 1],
+    /// Lowest height `p` of each column.
+    col_low: [u8; MAX_COLUMNS],
+    x: [u8; 64],
+    p: [u8; 64],
+    neighbours: [[u8; 6]; 64],
+    neighbour_mask: [u64; 64],
+    /// `pair_mask[r][d]`: rings at directions `d` and `d+1` from `r` (those on the board).
+    pair_mask: [[u64; 6]; 64],
+    all: u64,
+}
+
+/// Columns of each shape as `(lowest p, ring count)`, from `shared/rules/boards.json`.
+const COLUMNS: [&[(u8, u8)]; 6] = [
+    &[(3, 4), (2, 5), (1, 6), (0, 7), (1, 6), (2, 5), (3, 4)],
+    &[(3, 5), (2, 6), (1, 7), (0, 7), (1, 6), (2, 5), (3, 4)],
+    &[(3, 5), (2, 6), (1, 7), (0, 7), (1, 6), (2, 5), (3, 4), (4, 3)],
+    &[(3, 5), (2, 6), (1, 7), (0, 8), (1, 7), (2, 6), (3, 5)],
+    &[(3, 5), (2, 6), (1, 7), (0, 8), (1, 7), (2, 6), (3, 5), (4, 4)],
+    &[(4, 5), (3, 6), (2, 7), (1, 8), (0, 9), (1, 8), (2, 7), (3, 6), (4, 5)],
+];
+
+const GRID_P: usize = 20;
+
+const fn build(board: Board) -> Geometry {
+    let cols = COLUMNS[board as usize];
+    let mut g = Geometry {
+        board,
+        len: 0,
+        columns: cols.len() as u8,
+        col_start: [0; MAX_COLUMNS + 1],
+        col_low: [0; MAX_COLUMNS],
+        x: [0; 64],
+        p: [0; 64],
+        neighbours: [[NO_RING; 6]; 64],
+        neighbour_mask: [0; 64],
+        pair_mask: [[0; 6]; 64],
+        all: 0,
+    };
+    let mut grid = [[NO_RING; GRID_P]; MAX_COLUMNS];
+    let mut n = 0u8;
+    let mut c = 0;
+    while c < cols.len() {
+        g.col_start[c] = n;
+        g.col_low[c] = cols[c].0;
+        let mut k = 0;
+        while k < cols[c].1 {
+            let p = cols[c].0 + 2 * k;
+            g.x[n as usize] = c as u8;
+            g.p[n as usize] = p;
+            grid[c][p as usize] = n;
+            n += 1;
+            k += 1;
+        }
+        c += 1;
+    }
+    g.col_start[cols.len()] = n;
+    g.len = n;
+    g.all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let mut r = 0;
+    while r < n as usize {
+        let mut d = 0;
+        while d < 6 {
+            let x = g.x[r] as i32 + DELTAS[d].0 as i32;
+            let p = g.p[r] as i32 + DELTAS[d].1 as i32;
+            if x >= 0 && (x as usize) < MAX_COLUMNS && p >= 0 && (p as usize) < GRID_P {
+                let nb = grid[x as usize][p as usize];
+                g.neighbours[r][d] = nb;
+                if nb != NO_RING {
+                    g.neighbour_mask[r] |= 1 << nb;
+                }
+            }
+            d += 1;
+        }
+        let mut d = 0;
+        while d < 6 {
+            let mut mask = 0u64;
+            let a = g.neighbours[r][d];
+            let b = g.neighbours[r][(d + 1) % 6];
+            if a != NO_RING {
+                mask |= 1 << a;
+            }
+            if b != NO_RING {
+                mask |= 1 << b;
+            }
+            g.pair_mask[r][d] = mask;
+            d += 1;
+        }
+        r += 1;
+    }
+    g
+}
+
+static GEOMETRIES: [Geometry; 6] = [
+    build(Board::R37),
+    build(Board::R40),
+    build(Board::R43),
+    build(Board::R44),
+    build(Board::R48),
+    build(Board::R61),
+];
+
+impl Geometry {
+    /// The shape this geometry describes.
+    #[inline]
+    pub fn board(&self) -> Board {
+        self.board
+    }
+
+    /// Number of rings at the start.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Always false: every board has rings.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bitboard of every ring of the shape.
+    #[inline]
+    pub fn all(&self) -> u64 {
+        self.all
+    }
+
+    /// Number of columns (7, 8 or 9).
+    #[inline]
+    pub fn columns(&self) -> usize {
+        self.columns as usize
+    }
+
+    /// Number of rings in column `col` (0-based).
+    pub fn column_len(&self, col: usize) -> usize {
+        (self.col_start[col + 1] - self.col_start[col]) as usize
+    }
+
+    /// Every ring of the shape, in index order.
+    pub fn rings(&self) -> impl Iterator<Item = Ring> + '_ {
+        (0..self.len).map(Ring)
+    }
+
+    /// The neighbour of `r` in direction `d`, if the shape has one there.
+    #[inline]
+    pub fn neighbour(&self, r: Ring, d: Direction) -> Option<Ring> {
+        let n = self.neighbours[r.index()][d.index()];
+        (n != NO_RING).then_some(Ring(n))
+    }
+
+    #[inline]
+    pub(crate) fn neighbour_raw(&self, r: usize, d: usize) -> u8 {
+        self.neighbours[r][d]
+    }
+
+    /// Bitboard of the neighbours of `r`.
+    #[inline]
+    pub fn neighbour_mask(&self, r: Ring) -> u64 {
+        self.neighbour_mask[r.index()]
+    }
+
+    #[inline]
+    pub(crate) fn neighbour_mask_raw(&self, r: usize) -> u64 {
+        self.neighbour_mask[r]
+    }
+
+    #[inline]
+    pub(crate) fn pair_masks(&self, r: usize) -> &[u64; 6] {
+        &self.pair_mask[r]
+    }
+
+    /// Column index (0 = A) and half-step height `p` of a ring (boards.json coordinates).
+    #[inline]
+    pub fn coords(&self, r: Ring) -> (u8, u8) {
+        (self.x[r.index()], self.p[r.index()])
+    }
+
+    /// The ring at coordinates `(x, p)`, if any.
+    pub fn at_coords(&self, x: i32, p: i32) -> Option<Ring> {
+        if x < 0 || x >= self.columns as i32 {
+            return None;
+        }
+        let low = self.col_low[x as usize] as i32;
+        if p < low || (p - low) % 2 != 0 {
+            return None;
+        }
+        self.ring(x as usize, ((p - low) / 2 + 1) as usize)
+    }
+
+    /// The ring named by column index (0 = A) and row (from 1), if the shape has it.
+    pub fn ring(&self, col: usize, row: usize) -> Option<Ring> {
+        if col >= self.columns as usize || row == 0 || row > self.column_len(col) {
+            return None;
+        }
+        Some(Ring(self.col_start[col] + row as u8 - 1))
+    }
+
+    /// Column index (0 = A) and row (from 1) of a ring.
+    #[inline]
+    pub fn column_row(&self, r: Ring) -> (usize, usize) {
+        let col = self.x[r.index()] as usize;
+        (col, (r.0 - self.col_start[col]) as usize + 1)
+    }
+
+    /// Lower-case name of a ring, such as `d4`.
+    pub fn name(&self, r: Ring) -> RingName {
+        let (col, row) = self.column_row(r);
+        RingName { col: b'a' + col as u8, row: row as u8 }
+    }
+
+    /// Parses a ring name such as `d4` or `D4` (case-insensitive).
+    pub fn parse_ring(&self, s: &str) -> Option<Ring> {
+        let b = s.as_bytes();
+        if b.len() < 2 || b.len() > 3 || !b[0].is_ascii_alphabetic() {
+            return None;
+        }
+        let col = (b[0].to_ascii_lowercase() - b'a') as usize;
+        let digits = &s[1..];
+        if !digits.bytes().all(|c| c.is_ascii_digit()) || digits.starts_with('0') {
+            return None;
+        }
+        let row: usize = digits.parse().ok()?;
+        self.ring(col, row)
+    }
+}
+
+/// The printable name of a ring (`d4`), without allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingName {
+    col: u8,
+    row: u8,
+}
+
+impl fmt::Display for RingName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.col as char, self.row)
+    }
+}
+
+/// Iterates over the set bits of a bitboard as ring indices.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bits(pub u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            None
+        } else {
+            let i = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            Some(i)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_counts_match_the_shapes() {
+        for b in Board::ALL {
+            let g = b.geometry();
+            assert_eq!(g.len(), b.rings());
+            assert_eq!(g.all().count_ones() as usize, b.rings());
+            assert_eq!(Board::from_rings(b.rings()), Some(b));
+        }
+        assert_eq!(Board::from_rings(38), None);
+    }
+
+    #[test]
+    fn neighbours_are_symmetric() {
+        for b in Board::ALL {
+            let g = b.geometry();
+            for r in g.rings() {
+                for d in Direction::ALL {
+                    if let Some(n) = g.neighbour(r, d) {
+                        assert_eq!(g.neighbour(n, d.opposite()), Some(r));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for b in Board::ALL {
+            let g = b.geometry();
+            for r in g.rings() {
+                let name = g.name(r).to_string();
+                assert_eq!(g.parse_ring(&name), Some(r));
+                assert_eq!(g.parse_ring(&name.to_uppercase()), Some(r));
+            }
+        }
+        let g = Board::R37.geometry();
+        assert_eq!(g.parse_ring("d7").map(|r| g.coords(r)), Some((3, 12)));
+        assert_eq!(g.parse_ring("a5"), None);
+        assert_eq!(g.parse_ring("h1"), None);
+        assert_eq!(g.parse_ring("d0"), None);
+        assert_eq!(g.parse_ring("d07"), None);
+        assert_eq!(Board::R48.geometry().parse_ring("h4").map(|r| r.index()), Some(47));
+    }
+
+    #[test]
+    fn the_centre_of_37_has_six_neighbours_and_corners_three() {
+        let g = Board::R37.geometry();
+        let d4 = g.parse_ring("d4").unwrap();
+        assert_eq!(g.neighbour_mask(d4).count_ones(), 6);
+        let a1 = g.parse_ring("a1").unwrap();
+        assert_eq!(g.neighbour_mask(a1).count_ones(), 3);
+        let names: Vec<String> = Direction::ALL
+            .iter()
+            .map(|&d| g.neighbour(d4, d).map(|r| g.name(r).to_string()).unwrap_or_default())
+            .collect();
+        assert_eq!(names, ["d5", "e4", "e3", "d3", "c3", "c4"]);
+    }
+}

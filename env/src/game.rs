@@ -1,0 +1,161 @@
+//! A game: a start position, the moves played, and the history that third repetition needs.
+
+use crate::moves::{Action, Move};
+use crate::position::{PlayError, Position};
+use crate::types::{Outcome, Player, Variant};
+
+/// A game in progress or finished: position plus history.
+///
+/// [`Position`] knows every rule but repetition (decisions.md, 6), which needs the positions seen
+/// before; `Game` adds it. A position that occurs for the third time ends the game in a draw.
+///
+/// ```
+/// use zertz_env::{Game, Variant, Player};
+/// let mut game = Game::new(Variant::default(), Player::P0);
+/// game.play_str("Wd4,a1").unwrap();
+/// assert_eq!(game.moves().len(), 1);
+/// assert_eq!(game.position().turn(), Player::P1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Game {
+    start: Position,
+    position: Position,
+    moves: Vec<Move>,
+    /// Hash of every position reached at the start of a turn, the current one included.
+    hashes: Vec<u64>,
+    repetition: bool,
+}
+
+/// Why a move could not be played in a game.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    /// The text is not a move, or the move is illegal.
+    #[error(transparent)]
+    Move(#[from] crate::notation::MoveError),
+    /// The game is already over.
+    #[error("the game is over")]
+    Over,
+}
+
+impl Game {
+    /// A new game from the start position.
+    pub fn new(variant: Variant, first: Player) -> Game {
+        Game::from_position(Position::new(variant, first))
+    }
+
+    /// A game that starts from any position.
+    pub fn from_position(start: Position) -> Game {
+        Game { start, position: start, moves: Vec::new(), hashes: vec![start.hash()], repetition: false }
+    }
+
+    /// The position the game started from.
+    pub fn start(&self) -> &Position {
+        &self.start
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// Whole-turn moves played so far.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// The outcome: the position's own, or a draw by third repetition.
+    pub fn outcome(&self) -> Option<Outcome> {
+        if self.repetition { Some(Outcome::Draw) } else { self.position.outcome() }
+    }
+
+    /// Whether the game ended by third repetition.
+    pub fn is_repetition(&self) -> bool {
+        self.repetition
+    }
+
+    /// Whether the game is over.
+    pub fn is_over(&self) -> bool {
+        self.outcome().is_some()
+    }
+
+    /// Legal whole-turn moves (none once the game is over).
+    pub fn legal_moves(&self) -> Vec<Move> {
+        if self.repetition { Vec::new() } else { self.position.legal_moves() }
+    }
+
+    /// Plays a whole-turn move after checking it.
+    pub fn play(&mut self, m: &Move) -> Result<(), PlayError> {
+        if self.repetition {
+            return Err(PlayError {
+                position: Box::new(self.position),
+                notation: self.position.move_to_string(m),
+            });
+        }
+        self.position = self.position.play(m)?;
+        self.record(*m);
+        Ok(())
+    }
+
+    /// Parses a move in notation and plays it.
+    pub fn play_str(&mut self, text: &str) -> Result<Move, GameError> {
+        if self.is_over() {
+            return Err(GameError::Over);
+        }
+        let m = self.position.parse_legal_move(text)?;
+        self.position.play_unchecked(&m);
+        self.record(m);
+        Ok(m)
+    }
+
+    /// Plays a single action after checking it. When the action completes a turn (a placement, the
+    /// last hop of a chain, a pass), the turn joins the move list.
+    pub fn play_action(&mut self, a: &Action) -> Result<(), PlayError> {
+        if self.repetition {
+            return Err(PlayError {
+                position: Box::new(self.position),
+                notation: self.position.action_to_string(a),
+            });
+        }
+        let before = self.position;
+        self.position = self.position.play_action(a)?;
+        match a {
+            Action::Place(p) => self.record(Move::Place(*p)),
+            Action::Pass => self.record(Move::Pass),
+            Action::Hop(h) => self.extend_chain(&before, *h),
+        }
+        Ok(())
+    }
+
+    fn extend_chain(&mut self, before: &Position, h: crate::moves::Hop) {
+        // A hop that starts a chain opens a new capture move; later hops extend it.
+        let continuing = before.chain().is_some();
+        let chain = match (continuing, self.moves.last()) {
+            (true, Some(Move::Capture(c))) => c.with(h.dir),
+            _ => crate::moves::Chain::new(h.from).with(h.dir),
+        };
+        if continuing {
+            if let Some(last) = self.moves.last_mut() {
+                *last = Move::Capture(chain);
+            }
+        } else {
+            self.moves.push(Move::Capture(chain));
+        }
+        if self.position.chain().is_none() {
+            self.note_position();
+        }
+    }
+
+    fn record(&mut self, m: Move) {
+        self.moves.push(m);
+        self.note_position();
+    }
+
+    fn note_position(&mut self) {
+        let h = self.position.hash();
+        let seen = self.hashes.iter().filter(|&&x| x == h).count();
+        self.hashes.push(h);
+        if seen >= 2 && !self.position.is_over() {
+            self.repetition = true;
+        }
+    }
+}

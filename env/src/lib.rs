@@ -1,0 +1,42 @@
+//! ZÈRTZ rules engine.
+//!
+//! Every board of `shared/rules/boards.md` (37, 40, 43, 44, 48 and 61 rings) with the standard or
+//! the blitz marble set, following the rulebook and `shared/rules/decisions.md`.
+//!
+//! - [`Position`]: a legal position; legal moves at two granularities ([`Move`]: whole turns,
+//!   [`Action`]: single hops of a chain), checked [`Position::play`] and
+//!   [`Position::play_unchecked`], an incremental Zobrist hash. It is `Copy`: search copies it.
+//! - [`Game`]: a position with its history (third repetition).
+//! - [`notation`]: `Wd4,a1`, `b4xd6xf6`, `pass`. [`setup`]: the position text format.
+//! - [`sgf`]: boardspace.net game records. [`perft()`]: move-generation counts.
+//!
+//! ```
+//! use zertz_env::{Position, Variant, Player};
+//! let mut pos = Position::new(Variant::default(), Player::P0);
+//! let moves = pos.legal_moves();
+//! assert_eq!(moves.len(), 1944);
+//! pos.play_unchecked(&moves[0]);
+//! assert_eq!(pos.turn(), Player::P1);
+//! ```
+
+#![deny(missing_docs)]
+
+mod board;
+mod game;
+mod moves;
+pub mod notation;
+mod perft;
+mod position;
+pub mod setup;
+pub mod sgf;
+mod types;
+mod zobrist;
+
+pub use board::{Board, Direction, Geometry, MAX_COLUMNS, Ring, RingName};
+pub use game::{Game, GameError};
+pub use moves::{Action, Chain, Hop, MAX_CHAIN, Move, Placement};
+pub use notation::{MoveError, ParseMoveError};
+pub use perft::{divide, perft};
+pub use position::{PlayError, Position};
+pub use setup::{Cell, Setup, SetupError};
+pub use types::{ByMarble, ByPlayer, Marble, MarbleSet, Outcome, Player, Variant};
