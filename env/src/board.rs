@@ -29,7 +29,8 @@ pub enum Board {
 
 impl Board {
     /// Every board shape, smallest first.
-    pub const ALL: [Board; 6] = [Board::R37, Board::R40, Board::R43, Board::R44, Board::R48, Board::R61];
+    pub const ALL: [Board; 6] =
+        [Board::R37, Board::R40, Board::R43, Board::R44, Board::R48, Board::R61];
 
     /// Number of rings of the shape at the start of a game.
     pub const fn rings(self) -> usize {

@@ -45,7 +45,13 @@ impl Game {
 
     /// A game that starts from any position.
     pub fn from_position(start: Position) -> Game {
-        Game { start, position: start, moves: Vec::new(), hashes: vec![start.hash()], repetition: false }
+        Game {
+            start,
+            position: start,
+            moves: Vec::new(),
+            hashes: vec![start.hash()],
+            repetition: false,
+        }
     }
 
     /// The position the game started from.

@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 mod board;
+mod diagram;
 mod game;
 mod moves;
 pub mod notation;

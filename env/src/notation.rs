@@ -33,7 +33,9 @@ pub enum ParseMoveError {
     #[error("empty move")]
     Empty,
     /// The text has the wrong shape.
-    #[error("cannot read move {0:?}: expected a placement like Wd4,a1, a capture like b4xd6 or pass")]
+    #[error(
+        "cannot read move {0:?}: expected a placement like Wd4,a1, a capture like b4xd6 or pass"
+    )]
     Syntax(String),
     /// A ring name that this board does not have.
     #[error("no ring {ring:?} on the {board}-ring board")]
@@ -71,7 +73,8 @@ pub enum MoveError {
 }
 
 fn ring(geo: &Geometry, s: &str) -> Result<Ring, ParseMoveError> {
-    geo.parse_ring(s).ok_or_else(|| ParseMoveError::UnknownRing { ring: s.to_string(), board: geo.len() })
+    geo.parse_ring(s)
+        .ok_or_else(|| ParseMoveError::UnknownRing { ring: s.to_string(), board: geo.len() })
 }
 
 fn jump_direction(geo: &Geometry, from: Ring, to: Ring) -> Option<Direction> {
@@ -190,13 +193,21 @@ impl Position {
     /// Parses a whole-turn move and checks that it is legal here.
     pub fn parse_legal_move(&self, text: &str) -> Result<Move, MoveError> {
         let m = self.parse_move(text)?;
-        if self.is_legal_move(&m) { Ok(m) } else { Err(MoveError::Illegal(text.trim().to_string())) }
+        if self.is_legal_move(&m) {
+            Ok(m)
+        } else {
+            Err(MoveError::Illegal(text.trim().to_string()))
+        }
     }
 
     /// Parses a single action and checks that it is legal here.
     pub fn parse_legal_action(&self, text: &str) -> Result<Action, MoveError> {
         let a = self.parse_action(text)?;
-        if self.is_legal_action(&a) { Ok(a) } else { Err(MoveError::Illegal(text.trim().to_string())) }
+        if self.is_legal_action(&a) {
+            Ok(a)
+        } else {
+            Err(MoveError::Illegal(text.trim().to_string()))
+        }
     }
 }
 

@@ -313,7 +313,9 @@ impl Position {
         let occ = self.occupied();
         let before = out.len();
         for r in Bits(self.hop_sources(occ)) {
-            self.chains_from(r, occ, Chain::new(Ring(r as u8)), &mut |c| out.push(Move::Capture(c)));
+            self.chains_from(r, occ, Chain::new(Ring(r as u8)), &mut |c| {
+                out.push(Move::Capture(c))
+            });
         }
         if out.len() > before {
             return;

@@ -136,7 +136,9 @@ pub enum SetupError {
         found: u32,
     },
     /// A group of rings that are all occupied; it would have been claimed.
-    #[error("ring {0} belongs to a group whose rings all carry marbles (it would have been claimed)")]
+    #[error(
+        "ring {0} belongs to a group whose rings all carry marbles (it would have been claimed)"
+    )]
     FullGroup(String),
     /// The chain marble is missing or cannot jump.
     #[error("the chain marble on {0} cannot jump")]
@@ -177,8 +179,8 @@ impl Setup {
             .ok()
             .and_then(Board::from_rings)
             .ok_or_else(|| SetupError::Board(fields[0].to_string()))?;
-        let marbles =
-            MarbleSet::from_name(fields[1]).ok_or_else(|| SetupError::MarbleSet(fields[1].into()))?;
+        let marbles = MarbleSet::from_name(fields[1])
+            .ok_or_else(|| SetupError::MarbleSet(fields[1].into()))?;
         let geo = board.geometry();
         let columns: Vec<&str> = fields[2].split('/').collect();
         if columns.len() != geo.columns() {
@@ -408,7 +410,8 @@ mod tests {
 
     #[test]
     fn bad_texts_are_rejected_with_reasons() {
-        let good = "37 standard ..../...../....../......./....../...../.... 6/8/10 0/0/0 0/0/0 P0 - 0";
+        let good =
+            "37 standard ..../...../....../......./....../...../.... 6/8/10 0/0/0 0/0/0 P0 - 0";
         assert!(Position::from_text(good).is_ok());
         let cases = [
             ("38 standard", SetupError::FieldCount(2)),

@@ -231,7 +231,9 @@ pub fn parse_nodes(text: &str) -> Result<Vec<Vec<Property>>, SgfError> {
                     let mut v = Vec::new();
                     loop {
                         match b.get(i) {
-                            None => return Err(SgfError::Syntax(format!("unclosed value of {ident}"))),
+                            None => {
+                                return Err(SgfError::Syntax(format!("unclosed value of {ident}")));
+                            }
                             Some(b']') => {
                                 i += 1;
                                 break;
@@ -631,7 +633,8 @@ mod tests {
 
     #[test]
     fn resign_gives_the_other_player_the_win() {
-        let text = "(;GM[22]SU[Zertz+11];P0[Start P1];P1[RtoB 2 0 D 4];P1[R- A 1];P1[Done];P0[Resign])";
+        let text =
+            "(;GM[22]SU[Zertz+11];P0[Start P1];P1[RtoB 2 0 D 4];P1[R- A 1];P1[Done];P0[Resign])";
         let replay = Record::parse(text).unwrap().replay().unwrap();
         assert_eq!(replay.end, End::Resign);
         assert_eq!(replay.winner, Some(Player::P1));

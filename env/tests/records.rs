@@ -27,9 +27,10 @@ fn every_record_replays_as_expected() {
     let mut failures = Vec::new();
     for (file, want) in &expected {
         let sgf = std::fs::read_to_string(dir.join(file)).unwrap();
-        let replay = match Record::parse(&sgf).map_err(|e| e.to_string()).and_then(|r| {
-            r.replay().map_err(|e| e.to_string())
-        }) {
+        let replay = match Record::parse(&sgf)
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.replay().map_err(|e| e.to_string()))
+        {
             Ok(r) => r,
             Err(e) => {
                 failures.push(format!("{file}: {e}"));
