@@ -320,10 +320,49 @@ impl Position {
         if out.len() > before {
             return;
         }
-        let n = self.count_placements();
-        out.reserve(n as usize);
-        if !self.placements(|p| out.push(Move::Place(p))) {
+        self.placement_moves_into(out);
+    }
+
+    /// Appends every placement (or the pass when there is none), assuming no capture is possible.
+    /// The hot loop of random play: the moves of the first colour are written once into a block
+    /// sized in advance, and every other colour copies that block and changes the marble.
+    fn placement_moves_into(&self, out: &mut Vec<Move>) {
+        let supply = self.supply();
+        let mut colours = Marble::ALL.into_iter().filter(|&m| supply[m] > 0);
+        let Some(first) = colours.next() else {
             out.push(Move::Pass);
+            return;
+        };
+        let vacant = self.vacant();
+        let free = self.free_rings();
+        let block = Self::placement_count(&ByMarble([1, 0, 0]), vacant, free) as usize;
+        let start = out.len();
+        out.resize(start + block, Move::Pass);
+        let slots = &mut out[start..];
+        let mut i = 0;
+        for at in Bits(vacant) {
+            let at = Ring(at as u8);
+            let rest = free & !at.bit();
+            if rest == 0 {
+                slots[i] = Move::Place(Placement { marble: first, at, remove: None });
+                i += 1;
+            } else {
+                for rm in Bits(rest) {
+                    let remove = Some(Ring(rm as u8));
+                    slots[i] = Move::Place(Placement { marble: first, at, remove });
+                    i += 1;
+                }
+            }
+        }
+        debug_assert_eq!(i, block);
+        for marble in colours {
+            let from = out.len();
+            out.extend_from_within(start..start + block);
+            for m in &mut out[from..] {
+                if let Move::Place(p) = m {
+                    p.marble = marble;
+                }
+            }
         }
     }
 
@@ -373,12 +412,16 @@ impl Position {
     /// Number of legal placements, assuming no capture is possible.
     fn count_placements(&self) -> u64 {
         let supply = self.supply();
-        let colours = supply.0.iter().filter(|&&c| c > 0).count() as u64;
-        if colours == 0 {
+        if supply.0 == [0, 0, 0] {
             return 0;
         }
-        let vacant = self.vacant();
-        let free = self.free_rings();
+        Self::placement_count(&supply, self.vacant(), self.free_rings())
+    }
+
+    /// Number of placements with this supply, vacant rings and free rings.
+    #[inline]
+    fn placement_count(supply: &ByMarble<u8>, vacant: u64, free: u64) -> u64 {
+        let colours = supply.0.iter().filter(|&&c| c > 0).count() as u64;
         let nv = vacant.count_ones() as u64;
         let nf = free.count_ones() as u64;
         // Placing on a free ring leaves nf - 1 choices (or the single "no removal" when that is 0);
