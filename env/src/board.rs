@@ -75,10 +75,12 @@ impl fmt::Display for Board {
 pub struct Ring(pub(crate) u8);
 
 impl Ring {
-    /// The ring with index `i`. The caller checks `i` against the board it uses.
+    /// The ring with index `i`, if `i` is below [`MAX_RINGS`]. Whether the ring exists on a given
+    /// board is checked where it is used (`i < board.rings()`); a ring a board does not have is
+    /// simply never vacant, occupied or free there.
     #[inline]
-    pub const fn new(i: u8) -> Ring {
-        Ring(i)
+    pub const fn new(i: u8) -> Option<Ring> {
+        if (i as usize) < MAX_RINGS { Some(Ring(i)) } else { None }
     }
 
     /// Index of the ring (`0..board.rings()`).
@@ -129,6 +131,9 @@ const DELTAS: [(i8, i8); 6] = [(0, 2), (1, 1), (1, -1), (0, -2), (-1, -1), (-1, 
 
 /// Sentinel for "no ring there" in the neighbour tables.
 pub(crate) const NO_RING: u8 = u8::MAX;
+
+/// Ring indices are below this bound (a bitboard is a `u64`).
+pub const MAX_RINGS: usize = 64;
 
 /// Largest number of columns of any board.
 pub const MAX_COLUMNS: usize = 9;
@@ -344,8 +349,11 @@ impl Geometry {
         (col, (r.0 - self.col_start[col]) as usize + 1)
     }
 
-    /// Lower-case name of a ring, such as `d4`.
+    /// Lower-case name of a ring, such as `d4` (`?40` for an index the board does not have).
     pub fn name(&self, r: Ring) -> RingName {
+        if r.index() >= self.len() {
+            return RingName { col: b'?', row: r.0 };
+        }
         let (col, row) = self.column_row(r);
         RingName { col: b'a' + col as u8, row: row as u8 }
     }

@@ -24,6 +24,8 @@ pub struct Game {
     /// Hash of every position reached at the start of a turn, the current one included.
     hashes: Vec<u64>,
     repetition: bool,
+    /// Whether the last move is a capture chain still being played hop by hop.
+    open_chain: bool,
 }
 
 /// Why a move could not be played in a game.
@@ -51,6 +53,7 @@ impl Game {
             moves: Vec::new(),
             hashes: vec![start.hash()],
             repetition: false,
+            open_chain: false,
         }
     }
 
@@ -122,37 +125,37 @@ impl Game {
                 notation: self.position.action_to_string(a),
             });
         }
-        let before = self.position;
         self.position = self.position.play_action(a)?;
         match a {
             Action::Place(p) => self.record(Move::Place(*p)),
             Action::Pass => self.record(Move::Pass),
-            Action::Hop(h) => self.extend_chain(&before, *h),
+            Action::Hop(h) => self.extend_chain(*h),
         }
         Ok(())
     }
 
-    fn extend_chain(&mut self, before: &Position, h: crate::moves::Hop) {
-        // A hop that starts a chain opens a new capture move; later hops extend it.
-        let continuing = before.chain().is_some();
-        let chain = match (continuing, self.moves.last()) {
-            (true, Some(Move::Capture(c))) => c.with(h.dir),
-            _ => crate::moves::Chain::new(h.from).with(h.dir),
-        };
-        if continuing {
-            if let Some(last) = self.moves.last_mut() {
-                *last = Move::Capture(chain);
-            }
-        } else {
-            self.moves.push(Move::Capture(chain));
+    fn extend_chain(&mut self, h: crate::moves::Hop) {
+        // A hop that starts a chain opens a new capture move; later hops extend it. A game that
+        // starts in the middle of a chain opens its first move with the chain marble's next hop.
+        match (self.open_chain, self.moves.last_mut()) {
+            (true, Some(Move::Capture(c))) => *c = c.with(h.dir),
+            _ => self.moves.push(Move::Capture(crate::moves::Chain::new(h.from).with(h.dir))),
         }
-        if self.position.chain().is_none() {
+        self.open_chain = self.position.chain().is_some();
+        if !self.open_chain {
             self.note_position();
         }
     }
 
     fn record(&mut self, m: Move) {
-        self.moves.push(m);
+        // The rest of a chain begun hop by hop completes that move.
+        match (self.open_chain, m, self.moves.last_mut()) {
+            (true, Move::Capture(rest), Some(Move::Capture(c))) => {
+                *c = rest.dirs().fold(*c, |c, d| c.with(d));
+            }
+            _ => self.moves.push(m),
+        }
+        self.open_chain = false;
         self.note_position();
     }
 

@@ -33,7 +33,7 @@ pub mod sgf;
 mod types;
 mod zobrist;
 
-pub use board::{Board, Direction, Geometry, MAX_COLUMNS, Ring, RingName};
+pub use board::{Board, Direction, Geometry, MAX_COLUMNS, MAX_RINGS, Ring, RingName};
 pub use game::{Game, GameError};
 pub use moves::{Action, Chain, Hop, MAX_CHAIN, Move, Placement};
 pub use notation::{MoveError, ParseMoveError};

@@ -264,6 +264,11 @@ impl Position {
                 }
             }
         }
+        if let Some(c) = setup.chain {
+            if c.index() >= geo.len() {
+                return Err(SetupError::ChainRing(geo.name(c).to_string()));
+            }
+        }
         let set = setup.variant.marbles.counts();
         for m in Marble::ALL {
             let found = marbles[m].count_ones()
