@@ -155,6 +155,11 @@ pub struct Geometry {
     /// `pair_mask[r][d]`: rings at directions `d` and `d+1` from `r` (those on the board).
     pair_mask: [[u64; 6]; 64],
     all: u64,
+    /// Rows and columns of the square grid of the encoding (axial coordinates).
+    grid_h: u8,
+    grid_w: u8,
+    /// Index `row * grid_w + col` of every ring in that grid.
+    grid: [u8; 64],
 }
 
 /// Columns of each shape as `(lowest p, ring count)`, from `shared/rules/boards.json`.
@@ -183,6 +188,9 @@ const fn build(board: Board) -> Geometry {
         neighbour_mask: [0; 64],
         pair_mask: [[0; 6]; 64],
         all: 0,
+        grid_h: 0,
+        grid_w: 0,
+        grid: [0; 64],
     };
     let mut grid = [[NO_RING; GRID_P]; MAX_COLUMNS];
     let mut n = 0u8;
@@ -204,6 +212,34 @@ const fn build(board: Board) -> Geometry {
     g.col_start[cols.len()] = n;
     g.len = n;
     g.all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    // Axial coordinates: column q = x, row r = (p - x - min(p - x)) / 2. A step (0,+2) is r + 1,
+    // (+1,+1) is q + 1, so the six directions are the usual axial ones.
+    let mut min_d = i32::MAX;
+    let mut i = 0;
+    while i < n as usize {
+        let d = g.p[i] as i32 - g.x[i] as i32;
+        if d < min_d {
+            min_d = d;
+        }
+        i += 1;
+    }
+    let mut max_r = 0;
+    let mut i = 0;
+    while i < n as usize {
+        let r = (g.p[i] as i32 - g.x[i] as i32 - min_d) / 2;
+        if r > max_r {
+            max_r = r;
+        }
+        i += 1;
+    }
+    g.grid_h = (max_r + 1) as u8;
+    g.grid_w = cols.len() as u8;
+    let mut i = 0;
+    while i < n as usize {
+        let r = (g.p[i] as i32 - g.x[i] as i32 - min_d) / 2;
+        g.grid[i] = (r as u8) * g.grid_w + g.x[i];
+        i += 1;
+    }
     let mut r = 0;
     while r < n as usize {
         let mut d = 0;
@@ -314,6 +350,20 @@ impl Geometry {
     #[inline]
     pub(crate) fn pair_masks(&self, r: usize) -> &[u64; 6] {
         &self.pair_mask[r]
+    }
+
+    /// Rows and columns `(H, W)` of the square grid that holds the board in the encoding: ring
+    /// `(x, p)` sits at row `r = (p - x - min(p - x)) / 2` (axial coordinates) and column `x`.
+    /// 37: 7×7, 40: 8×7, 43: 8×8, 44: 8×7, 48: 8×8, 61: 9×9.
+    #[inline]
+    pub fn grid_shape(&self) -> (usize, usize) {
+        (self.grid_h as usize, self.grid_w as usize)
+    }
+
+    /// Index `row * W + column` of a ring in the grid of [`Geometry::grid_shape`].
+    #[inline]
+    pub fn grid_index(&self, r: Ring) -> usize {
+        self.grid[r.index()] as usize
     }
 
     /// Column index (0 = A) and half-step height `p` of a ring (boards.json coordinates).
@@ -451,6 +501,28 @@ mod tests {
         assert_eq!(g.parse_ring("d0"), None);
         assert_eq!(g.parse_ring("d07"), None);
         assert_eq!(Board::R48.geometry().parse_ring("h4").map(|r| r.index()), Some(47));
+    }
+
+    #[test]
+    fn grids_hold_every_board_once() {
+        let shapes = [(7, 7), (8, 7), (8, 8), (8, 7), (8, 8), (9, 9)];
+        for (b, shape) in Board::ALL.into_iter().zip(shapes) {
+            let g = b.geometry();
+            assert_eq!(g.grid_shape(), shape, "{b}");
+            let mut seen = std::collections::HashSet::new();
+            for r in g.rings() {
+                assert!(g.grid_index(r) < shape.0 * shape.1);
+                assert!(seen.insert(g.grid_index(r)));
+                // Neighbours are the six axial neighbours in the grid.
+                let (w, i) = (shape.1 as i32, g.grid_index(r) as i32);
+                let steps = [w, 1, 1 - w, -w, -1, w - 1];
+                for d in Direction::ALL {
+                    if let Some(n) = g.neighbour(r, d) {
+                        assert_eq!(g.grid_index(n) as i32, i + steps[d.index()]);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

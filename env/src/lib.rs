@@ -9,6 +9,8 @@
 //! - [`Game`]: a position with its history (third repetition).
 //! - [`notation`]: `Wd4,a1`, `b4xd6xf6`, `pass`. [`setup`]: the position text format.
 //! - [`sgf`]: boardspace.net game records. [`perft()`]: move-generation counts.
+//! - [`encode`]: observation planes and globals (versioned), [`ActionSpace`]: a fixed index for
+//!   every single action with legal masks, [`symmetry`]: the symmetries of each board shape.
 //!
 //! ```
 //! use zertz_env::{Position, Variant, Player};
@@ -21,8 +23,10 @@
 
 #![deny(missing_docs)]
 
+mod action_space;
 mod board;
 mod diagram;
+pub mod encode;
 mod game;
 mod moves;
 pub mod notation;
@@ -30,9 +34,11 @@ mod perft;
 mod position;
 pub mod setup;
 pub mod sgf;
+pub mod symmetry;
 mod types;
 mod zobrist;
 
+pub use action_space::ActionSpace;
 pub use board::{Board, Direction, Geometry, MAX_COLUMNS, MAX_RINGS, Ring, RingName};
 pub use game::{Game, GameError};
 pub use moves::{Action, Chain, Hop, MAX_CHAIN, Move, Placement};

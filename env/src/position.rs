@@ -279,23 +279,7 @@ impl Position {
 
     /// Appends every legal single action to `out` (which is not cleared).
     pub fn legal_actions_into(&self, out: &mut Vec<Action>) {
-        if self.is_over() {
-            return;
-        }
-        let occ = self.occupied();
-        let mut any_hop = false;
-        for r in Bits(self.hop_sources(occ)) {
-            for d in Bits(self.hop_dirs_with(r, occ) as u64) {
-                any_hop = true;
-                out.push(Action::Hop(Hop { from: Ring(r as u8), dir: Direction(d as u8) }));
-            }
-        }
-        if any_hop {
-            return;
-        }
-        if !self.placements(|p| out.push(Action::Place(p))) {
-            out.push(Action::Pass);
-        }
+        self.for_each_legal_action(|a| out.push(a));
     }
 
     /// Every legal single action.
@@ -429,34 +413,6 @@ impl Position {
         let on_free = nf * (nf.saturating_sub(1)).max(1);
         let elsewhere = (nv - nf) * nf.max(1);
         colours * (on_free + elsewhere)
-    }
-
-    /// Calls `f` for every legal placement, assuming no capture is possible. Returns whether there
-    /// was any.
-    #[inline]
-    fn placements(&self, mut f: impl FnMut(Placement)) -> bool {
-        let supply = self.supply();
-        let vacant = self.vacant();
-        let free = self.free_rings();
-        let mut any = false;
-        for marble in Marble::ALL {
-            if supply[marble] == 0 {
-                continue;
-            }
-            for at in Bits(vacant) {
-                any = true;
-                let at = Ring(at as u8);
-                let rest = free & !at.bit();
-                if rest == 0 {
-                    f(Placement { marble, at, remove: None });
-                } else {
-                    for rm in Bits(rest) {
-                        f(Placement { marble, at, remove: Some(Ring(rm as u8)) });
-                    }
-                }
-            }
-        }
-        any
     }
 
     // ---------------------------------------------------------------- legality

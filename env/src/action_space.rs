@@ -1,0 +1,213 @@
+//! The fixed action space of a board: every single action has an index, legal or not.
+//!
+//! With `R` = the board's ring count, the `3 R (R + 1) + 6 R + 1` indices are laid out as
+//!
+//! | range | action | index |
+//! |---|---|---|
+//! | placements | marble `c` (0 white, 1 grey, 2 black) on ring `at`, removing ring `rm` (or none) | `(c R + at)(R + 1) + rm`, with `rm = R` for "no removal" |
+//! | hops | the marble on `from` jumps in direction `d` (0..6, see [`crate::Direction`]) | `3 R (R + 1) + 6 from + d` |
+//! | pass | | `3 R (R + 1) + 6 R` |
+//!
+//! Rings are numbered column by column from A1 ([`crate::Ring::index`]). The size depends only on
+//! the board shape: 4441 for 37 rings, 5161 (40), 5935 (43), 6205 (44), 7345 (48), 11713 (61).
+//!
+//! ```
+//! use zertz_env::{ActionSpace, Board, Position, Variant, Player};
+//! let pos = Position::new(Variant::default(), Player::P0);
+//! let space = ActionSpace::new(Board::R37);
+//! assert_eq!(space.len(), 4441);
+//! let mut mask = vec![false; space.len()];
+//! pos.legal_action_mask(&mut mask);
+//! assert_eq!(mask.iter().filter(|&&m| m).count(), 1944);
+//! let a = pos.parse_action("Wd4,a1").unwrap();
+//! assert_eq!(space.decode(space.index(&a)), Some(a));
+//! ```
+
+use crate::board::{Bits, Board, Direction, Ring};
+use crate::moves::{Action, Hop, Placement};
+use crate::position::Position;
+use crate::types::Marble;
+
+/// The action space of one board shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActionSpace {
+    board: Board,
+    rings: usize,
+}
+
+impl ActionSpace {
+    /// The action space of a board shape.
+    pub const fn new(board: Board) -> ActionSpace {
+        ActionSpace { board, rings: board.rings() }
+    }
+
+    /// The board shape.
+    pub const fn board(&self) -> Board {
+        self.board
+    }
+
+    /// Number of indices: `3 R (R + 1) + 6 R + 1`.
+    pub const fn len(&self) -> usize {
+        self.hops_start() + 6 * self.rings + 1
+    }
+
+    /// Always false.
+    pub const fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// First hop index (`3 R (R + 1)`); placements come before.
+    pub const fn hops_start(&self) -> usize {
+        3 * self.rings * (self.rings + 1)
+    }
+
+    /// Index of the pass action (the last one).
+    pub const fn pass_index(&self) -> usize {
+        self.len() - 1
+    }
+
+    /// Index of a placement.
+    #[inline]
+    pub fn placement_index(&self, marble: Marble, at: Ring, remove: Option<Ring>) -> usize {
+        let r = self.rings;
+        (marble.index() * r + at.index()) * (r + 1) + remove.map_or(r, |x| x.index())
+    }
+
+    /// Index of a hop.
+    #[inline]
+    pub fn hop_index(&self, from: Ring, dir: Direction) -> usize {
+        self.hops_start() + 6 * from.index() + dir.index()
+    }
+
+    /// Index of an action. Rings must be rings of this board.
+    #[inline]
+    pub fn index(&self, a: &Action) -> usize {
+        match a {
+            Action::Place(p) => self.placement_index(p.marble, p.at, p.remove),
+            Action::Hop(h) => self.hop_index(h.from, h.dir),
+            Action::Pass => self.pass_index(),
+        }
+    }
+
+    /// The action with this index, or `None` past the end. Every index decodes to an action of
+    /// the board; whether it is legal depends on the position.
+    pub fn decode(&self, index: usize) -> Option<Action> {
+        let r = self.rings;
+        if index < self.hops_start() {
+            let remove = index % (r + 1);
+            let rest = index / (r + 1);
+            let (marble, at) = (rest / r, rest % r);
+            return Some(Action::Place(Placement {
+                marble: Marble::from_index(marble)?,
+                at: Ring(at as u8),
+                remove: (remove < r).then_some(Ring(remove as u8)),
+            }));
+        }
+        let h = index - self.hops_start();
+        if h < 6 * r {
+            return Some(Action::Hop(Hop { from: Ring((h / 6) as u8), dir: Direction((h % 6) as u8) }));
+        }
+        (index == self.pass_index()).then_some(Action::Pass)
+    }
+}
+
+impl Position {
+    /// The action space of this position's board.
+    pub fn action_space(&self) -> ActionSpace {
+        ActionSpace::new(self.board())
+    }
+
+    /// Writes the legal-action mask into `mask` (length [`ActionSpace::len`]): `true` exactly at the
+    /// indices of [`Position::legal_actions`]. Allocates nothing.
+    ///
+    /// # Panics
+    /// If `mask` has the wrong length.
+    pub fn legal_action_mask(&self, mask: &mut [bool]) {
+        let space = self.action_space();
+        assert_eq!(mask.len(), space.len(), "mask length must be the action-space size");
+        mask.fill(false);
+        self.for_each_legal_index(|i| mask[i] = true);
+    }
+
+    /// Calls `f` with the index of every legal single action, in increasing order within each
+    /// kind (placements, hops, pass). Allocates nothing.
+    pub fn for_each_legal_index(&self, mut f: impl FnMut(usize)) {
+        let space = self.action_space();
+        self.for_each_legal_action(|a| f(space.index(&a)));
+    }
+
+    /// Number of legal single actions.
+    pub fn count_legal_actions(&self) -> usize {
+        let mut n = 0;
+        self.for_each_legal_action(|_| n += 1);
+        n
+    }
+
+    /// Calls `f` with every legal single action (the order of [`Position::legal_actions`]).
+    pub fn for_each_legal_action(&self, mut f: impl FnMut(Action)) {
+        if self.is_over() {
+            return;
+        }
+        let occ = self.occupied();
+        let sources = match self.chain() {
+            Some(r) => r.bit(),
+            None => occ,
+        };
+        let mut any_hop = false;
+        for r in Bits(sources) {
+            for d in Bits(self.hop_directions(Ring(r as u8)) as u64) {
+                any_hop = true;
+                f(Action::Hop(Hop { from: Ring(r as u8), dir: Direction(d as u8) }));
+            }
+        }
+        if any_hop {
+            return;
+        }
+        let supply = self.supply();
+        let vacant = self.vacant();
+        let free = self.free_rings();
+        let mut any = false;
+        for marble in Marble::ALL {
+            if supply[marble] == 0 {
+                continue;
+            }
+            for at in Bits(vacant) {
+                any = true;
+                let at = Ring(at as u8);
+                let rest = free & !at.bit();
+                if rest == 0 {
+                    f(Action::Place(Placement { marble, at, remove: None }));
+                }
+                for rm in Bits(rest) {
+                    f(Action::Place(Placement { marble, at, remove: Some(Ring(rm as u8)) }));
+                }
+            }
+        }
+        if !any {
+            f(Action::Pass);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        let sizes: Vec<usize> = Board::ALL.iter().map(|&b| ActionSpace::new(b).len()).collect();
+        assert_eq!(sizes, [4441, 5161, 5935, 6205, 7345, 11713]);
+    }
+
+    #[test]
+    fn every_index_decodes_and_encodes_back() {
+        for b in Board::ALL {
+            let space = ActionSpace::new(b);
+            for i in 0..space.len() {
+                let a = space.decode(i).unwrap();
+                assert_eq!(space.index(&a), i);
+            }
+            assert_eq!(space.decode(space.len()), None);
+        }
+    }
+}
