@@ -105,7 +105,10 @@ impl ActionSpace {
         }
         let h = index - self.hops_start();
         if h < 6 * r {
-            return Some(Action::Hop(Hop { from: Ring((h / 6) as u8), dir: Direction((h % 6) as u8) }));
+            return Some(Action::Hop(Hop {
+                from: Ring((h / 6) as u8),
+                dir: Direction((h % 6) as u8),
+            }));
         }
         (index == self.pass_index()).then_some(Action::Pass)
     }
@@ -126,7 +129,51 @@ impl Position {
         let space = self.action_space();
         assert_eq!(mask.len(), space.len(), "mask length must be the action-space size");
         mask.fill(false);
-        self.for_each_legal_index(|i| mask[i] = true);
+        if self.is_over() {
+            return;
+        }
+        let sources = match self.chain() {
+            Some(r) => r.bit(),
+            None => self.occupied(),
+        };
+        let mut any_hop = false;
+        for r in Bits(sources) {
+            for d in Bits(self.hop_directions(Ring(r as u8)) as u64) {
+                mask[space.hop_index(Ring(r as u8), Direction(d as u8))] = true;
+                any_hop = true;
+            }
+        }
+        if any_hop {
+            return;
+        }
+        let supply = self.supply();
+        if supply.0 == [0, 0, 0] {
+            mask[space.pass_index()] = true;
+            return;
+        }
+        // Every placement row (marble, ring) is the free-ring pattern, less the ring itself; the
+        // last entry of a row is "no removal".
+        let n = space.rings;
+        let free = self.free_rings();
+        let mut pattern = [false; crate::MAX_RINGS + 1];
+        for f in Bits(free) {
+            pattern[f] = true;
+        }
+        let pattern = &pattern[..n + 1];
+        for marble in Marble::ALL {
+            if supply[marble] == 0 {
+                continue;
+            }
+            for at in Bits(self.vacant()) {
+                let base = (marble.index() * n + at) * (n + 1);
+                let row = &mut mask[base..base + n + 1];
+                row.copy_from_slice(pattern);
+                row[at] = false;
+                if free & !(1u64 << at) == 0 {
+                    row[n] = true;
+                }
+            }
+        }
     }
 
     /// Calls `f` with the index of every legal single action, in increasing order within each
@@ -136,11 +183,76 @@ impl Position {
         self.for_each_legal_action(|a| f(space.index(&a)));
     }
 
-    /// Number of legal single actions.
+    /// Number of legal single actions (placements are counted, not listed).
     pub fn count_legal_actions(&self) -> usize {
-        let mut n = 0;
-        self.for_each_legal_action(|_| n += 1);
-        n
+        if self.is_over() {
+            return 0;
+        }
+        let sources = match self.chain() {
+            Some(r) => r.bit(),
+            None => self.occupied(),
+        };
+        let hops: usize =
+            Bits(sources).map(|r| self.hop_directions(Ring(r as u8)).count_ones() as usize).sum();
+        if hops > 0 {
+            return hops;
+        }
+        (self.count_placements() as usize).max(1)
+    }
+
+    /// The `k`-th legal single action in the order of [`Position::legal_actions`], or `None` when
+    /// `k` is past the end. Costs about as much as counting, not as listing: with `k` drawn
+    /// uniformly below [`Position::count_legal_actions`] it samples a uniform legal action.
+    pub fn nth_legal_action(&self, mut k: usize) -> Option<Action> {
+        if self.is_over() {
+            return None;
+        }
+        let occ = self.occupied();
+        let sources = match self.chain() {
+            Some(r) => r.bit(),
+            None => occ,
+        };
+        let mut any_hop = false;
+        for r in Bits(sources) {
+            for d in Bits(self.hop_directions(Ring(r as u8)) as u64) {
+                if k == 0 {
+                    return Some(Action::Hop(Hop { from: Ring(r as u8), dir: Direction(d as u8) }));
+                }
+                k -= 1;
+                any_hop = true;
+            }
+        }
+        if any_hop {
+            return None;
+        }
+        let supply = self.supply();
+        let colours = Marble::ALL.into_iter().filter(|&m| supply[m] > 0);
+        let vacant = self.vacant();
+        let free = self.free_rings();
+        let removals = |at: u64| ((free & !at).count_ones() as usize).max(1);
+        let block: usize = Bits(vacant).map(|at| removals(1 << at)).sum();
+        if block == 0 || supply.0 == [0, 0, 0] {
+            return (k == 0).then_some(Action::Pass);
+        }
+        let marble = colours.clone().nth(k / block)?;
+        k %= block;
+        for at in Bits(vacant) {
+            let n = removals(1 << at);
+            if k < n {
+                let mut rest = free & !(1u64 << at);
+                let remove = if rest == 0 {
+                    None
+                } else {
+                    for _ in 0..k {
+                        rest &= rest - 1;
+                    }
+                    Some(Ring(rest.trailing_zeros() as u8))
+                };
+                return Some(Action::Place(Placement { marble, at: Ring(at as u8), remove }));
+            }
+            k -= n;
+        }
+        None
     }
 
     /// Calls `f` with every legal single action (the order of [`Position::legal_actions`]).
@@ -197,6 +309,22 @@ mod tests {
     fn sizes() {
         let sizes: Vec<usize> = Board::ALL.iter().map(|&b| ActionSpace::new(b).len()).collect();
         assert_eq!(sizes, [4441, 5161, 5935, 6205, 7345, 11713]);
+    }
+
+    #[test]
+    fn nth_legal_action_walks_the_legal_actions() {
+        use crate::{MarbleSet, Player, Variant};
+        let mut pos = Position::new(Variant::new(Board::R37, MarbleSet::Standard), Player::P0);
+        for step in 0..40 {
+            let actions = pos.legal_actions();
+            assert_eq!(actions.len(), pos.count_legal_actions());
+            for (k, a) in actions.iter().enumerate() {
+                assert_eq!(pos.nth_legal_action(k), Some(*a), "step {step} k {k}");
+            }
+            assert_eq!(pos.nth_legal_action(actions.len()), None);
+            let Some(a) = actions.get(step * 7919 % actions.len().max(1)) else { break };
+            pos.play_action_unchecked(a);
+        }
     }
 
     #[test]

@@ -394,7 +394,7 @@ impl Position {
     }
 
     /// Number of legal placements, assuming no capture is possible.
-    fn count_placements(&self) -> u64 {
+    pub(crate) fn count_placements(&self) -> u64 {
         let supply = self.supply();
         if supply.0 == [0, 0, 0] {
             return 0;

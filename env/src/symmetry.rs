@@ -102,8 +102,14 @@ fn build(board: Board) -> Vec<Symmetry> {
     out
 }
 
-static TABLES: [OnceLock<Vec<Symmetry>>; 6] =
-    [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+static TABLES: [OnceLock<Vec<Symmetry>>; 6] = [
+    OnceLock::new(),
+    OnceLock::new(),
+    OnceLock::new(),
+    OnceLock::new(),
+    OnceLock::new(),
+    OnceLock::new(),
+];
 
 /// The symmetries of a board shape; index 0 is the identity.
 pub fn symmetries(board: Board) -> &'static [Symmetry] {
@@ -166,7 +172,9 @@ impl Symmetry {
                 at: self.ring(p.at),
                 remove: p.remove.map(|r| self.ring(r)),
             }),
-            Action::Hop(h) => Action::Hop(Hop { from: self.ring(h.from), dir: self.direction(h.dir) }),
+            Action::Hop(h) => {
+                Action::Hop(Hop { from: self.ring(h.from), dir: self.direction(h.dir) })
+            }
             Action::Pass => Action::Pass,
         }
     }

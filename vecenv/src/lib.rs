@@ -1,0 +1,589 @@
+//! A batch of ZÈRTZ games stepped together: the reinforcement-learning environment.
+//!
+//! [`VecEnv`] holds `N` games of one variant. [`VecEnv::step`] plays one single action (index in the
+//! board's [`ActionSpace`]) in every game at once, on a thread pool of its own, and writes into
+//! caller-owned buffers ([`Buffers`]):
+//!
+//! | buffer | shape | type | content |
+//! |---|---|---|---|
+//! | `planes` | `[N, C, H, W]` | f32 | observation planes ([`zertz_env::encode`]) |
+//! | `globals` | `[N, G]` | f32 | global features |
+//! | `mask` | `[N, A]` | bool | legal actions of the player to move |
+//! | `to_play` | `[N]` | u8 | player to move, 0 = P0, 1 = P1 |
+//! | `rewards` | `[N, 2]` | f32 | this step's reward of P0 and of P1: ±1 for a win or loss, 0 otherwise |
+//! | `terminated` | `[N]` | bool | the game ended by the rules (win, draw by passes or third repetition) |
+//! | `truncated` | `[N]` | bool | the game reached the step limit |
+//!
+//! A finished game is reset at once (its result is still in `rewards`, `terminated` and
+//! `truncated`), so the observation, mask and player to move always describe a game in progress.
+//! Every game has its own random generator seeded from the configured seed and its index, so runs
+//! are reproducible whatever the number of threads.
+//!
+//! The thread pool is rebuilt when the process id changes, so a forked child (PyTorch DataLoader
+//! workers fork) never waits on threads that do not exist in it.
+//!
+//! ```
+//! use zertz_vecenv::{Buffers, Config, VecEnv};
+//! let mut env = VecEnv::new(Config { num_envs: 4, seed: 7, ..Config::default() }).unwrap();
+//! let mut buf = env.buffers();
+//! env.reset(Some(7), &mut buf.view()).unwrap();
+//! let mut actions = vec![0u32; 4];
+//! for _ in 0..10 {
+//!     env.sample_actions(&mut actions);
+//!     env.step(&actions, &mut buf.view()).unwrap();
+//! }
+//! assert!(buf.mask.chunks(env.action_space().len()).all(|m| m.iter().any(|&x| x)));
+//! ```
+
+use std::fmt;
+
+use rayon::prelude::*;
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board, MarbleSet, Outcome, Player, Position, Variant};
+
+/// Who moves first in a new game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FirstPlayer {
+    /// Drawn at random for every game (the default).
+    #[default]
+    Random,
+    /// Always P0.
+    P0,
+    /// Always P1.
+    P1,
+}
+
+/// Settings of a [`VecEnv`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Number of games `N` (at least 1).
+    pub num_envs: usize,
+    /// Board shape.
+    pub board: Board,
+    /// Marble set.
+    pub marbles: MarbleSet,
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+    /// A game is truncated after this many actions (0: never). Default 1000.
+    pub max_steps: u32,
+    /// Who moves first.
+    pub first_player: FirstPlayer,
+    /// Random legal actions played at the start of every game. Default 0.
+    pub opening_plies: u32,
+    /// Seed of the games' random generators.
+    pub seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            num_envs: 1,
+            board: Board::R37,
+            marbles: MarbleSet::Standard,
+            threads: 0,
+            max_steps: 1000,
+            first_player: FirstPlayer::Random,
+            opening_plies: 0,
+            seed: 0,
+        }
+    }
+}
+
+/// What went wrong in a call to the environment. Nothing is changed when an error is returned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// An invalid setting.
+    #[error("invalid config: {0}")]
+    Config(String),
+    /// A buffer or action array of the wrong length.
+    #[error("{name} has length {found}, expected {expected}")]
+    Length {
+        /// The buffer.
+        name: &'static str,
+        /// Required length.
+        expected: usize,
+        /// Given length.
+        found: usize,
+    },
+    /// An action index past the end of the action space.
+    #[error("game {env}: action {action} is out of range (the action space has {size} actions)")]
+    OutOfRange {
+        /// Game index.
+        env: usize,
+        /// The action index.
+        action: u32,
+        /// Action-space size.
+        size: usize,
+    },
+    /// An action that is not legal in its game.
+    #[error("game {env}: action {action} ({notation}) is not legal")]
+    Illegal {
+        /// Game index.
+        env: usize,
+        /// The action index.
+        action: u32,
+        /// The action in notation.
+        notation: String,
+    },
+    /// The thread pool could not be built.
+    #[error("cannot start the thread pool: {0}")]
+    Threads(String),
+}
+
+/// One game of the batch: position, step count, history for repetition and its random generator.
+#[derive(Clone, Debug)]
+pub struct GameState {
+    position: Position,
+    steps: u32,
+    /// Hashes of the positions at the start of every turn of this game.
+    history: Vec<u64>,
+    rng: u64,
+}
+
+impl GameState {
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// Actions played in this game.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn below(rng: &mut u64, n: usize) -> usize {
+    (((splitmix(rng) >> 32) * n as u64) >> 32) as usize
+}
+
+/// Caller-owned output buffers of a [`VecEnv`], as mutable slices (see the crate docs for shapes).
+#[derive(Debug)]
+pub struct Buffers<'a> {
+    /// `[N, C, H, W]`.
+    pub planes: &'a mut [f32],
+    /// `[N, G]`.
+    pub globals: &'a mut [f32],
+    /// `[N, A]`.
+    pub mask: &'a mut [bool],
+    /// `[N]`.
+    pub to_play: &'a mut [u8],
+    /// `[N, 2]`.
+    pub rewards: &'a mut [f32],
+    /// `[N]`.
+    pub terminated: &'a mut [bool],
+    /// `[N]`.
+    pub truncated: &'a mut [bool],
+}
+
+/// Owned buffers of the right sizes, for Rust callers ([`VecEnv::buffers`]).
+#[derive(Clone, Debug, Default)]
+pub struct OwnedBuffers {
+    /// `[N, C, H, W]`.
+    pub planes: Vec<f32>,
+    /// `[N, G]`.
+    pub globals: Vec<f32>,
+    /// `[N, A]`.
+    pub mask: Vec<bool>,
+    /// `[N]`.
+    pub to_play: Vec<u8>,
+    /// `[N, 2]`.
+    pub rewards: Vec<f32>,
+    /// `[N]`.
+    pub terminated: Vec<bool>,
+    /// `[N]`.
+    pub truncated: Vec<bool>,
+}
+
+impl OwnedBuffers {
+    /// Borrows every buffer.
+    pub fn view(&mut self) -> Buffers<'_> {
+        Buffers {
+            planes: &mut self.planes,
+            globals: &mut self.globals,
+            mask: &mut self.mask,
+            to_play: &mut self.to_play,
+            rewards: &mut self.rewards,
+            terminated: &mut self.terminated,
+            truncated: &mut self.truncated,
+        }
+    }
+}
+
+/// The outputs of one game, cut from [`Buffers`].
+struct Slot<'a> {
+    planes: &'a mut [f32],
+    globals: &'a mut [f32],
+    mask: &'a mut [bool],
+    to_play: &'a mut u8,
+    rewards: &'a mut [f32],
+    terminated: &'a mut bool,
+    truncated: &'a mut bool,
+}
+
+/// A batch of games of one variant (see the crate docs).
+pub struct VecEnv {
+    config: Config,
+    variant: Variant,
+    space: ActionSpace,
+    shape: Shape,
+    games: Vec<GameState>,
+    pool: rayon::ThreadPool,
+    pool_pid: u32,
+}
+
+impl fmt::Debug for VecEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VecEnv")
+            .field("config", &self.config)
+            .field("threads", &self.pool.current_num_threads())
+            .finish_non_exhaustive()
+    }
+}
+
+fn build_pool(threads: usize) -> Result<rayon::ThreadPool, Error> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("zertz-vecenv-{i}"))
+        .build()
+        .map_err(|e| Error::Threads(e.to_string()))
+}
+
+impl VecEnv {
+    /// A batch of new games; call [`VecEnv::reset`] to get the first observations.
+    pub fn new(config: Config) -> Result<VecEnv, Error> {
+        if config.num_envs == 0 {
+            return Err(Error::Config("num_envs must be at least 1".into()));
+        }
+        let variant = Variant::new(config.board, config.marbles);
+        let pool = build_pool(config.threads)?;
+        let mut env = VecEnv {
+            space: ActionSpace::new(config.board),
+            shape: Shape::of(config.board),
+            games: Vec::with_capacity(config.num_envs),
+            variant,
+            pool,
+            pool_pid: std::process::id(),
+            config,
+        };
+        for i in 0..env.config.num_envs {
+            let mut g = GameState {
+                position: Position::new(variant, Player::P0),
+                steps: 0,
+                history: Vec::with_capacity(64),
+                rng: 0,
+            };
+            g.rng = seed_for(env.config.seed, i);
+            new_game(&env.config, variant, &mut g);
+            env.games.push(g);
+        }
+        Ok(env)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Number of games `N`.
+    pub fn num_envs(&self) -> usize {
+        self.games.len()
+    }
+
+    /// The action space of the board.
+    pub fn action_space(&self) -> ActionSpace {
+        self.space
+    }
+
+    /// Shape of one observation.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Game `i` (position, steps). Cloning a [`GameState`] snapshots it.
+    pub fn game(&self, i: usize) -> Option<&GameState> {
+        self.games.get(i)
+    }
+
+    /// Replaces game `i` with a snapshot taken earlier from a batch of the same variant.
+    pub fn restore(&mut self, i: usize, state: GameState) -> Result<(), Error> {
+        if state.position.variant() != self.variant {
+            return Err(Error::Config(format!(
+                "snapshot of a {} game cannot go into a {} batch",
+                state.position.variant(),
+                self.variant
+            )));
+        }
+        let n = self.games.len();
+        let slot = self.games.get_mut(i).ok_or(Error::Length {
+            name: "game index",
+            expected: n,
+            found: i,
+        })?;
+        *slot = state;
+        Ok(())
+    }
+
+    /// Owned buffers of the right sizes.
+    pub fn buffers(&self) -> OwnedBuffers {
+        let n = self.games.len();
+        OwnedBuffers {
+            planes: vec![0.0; n * self.shape.planes_len()],
+            globals: vec![0.0; n * GLOBALS],
+            mask: vec![false; n * self.space.len()],
+            to_play: vec![0; n],
+            rewards: vec![0.0; n * 2],
+            terminated: vec![false; n],
+            truncated: vec![false; n],
+        }
+    }
+
+    fn check(&self, out: &Buffers<'_>) -> Result<(), Error> {
+        let n = self.games.len();
+        let lengths = [
+            ("planes", out.planes.len(), n * self.shape.planes_len()),
+            ("globals", out.globals.len(), n * GLOBALS),
+            ("mask", out.mask.len(), n * self.space.len()),
+            ("to_play", out.to_play.len(), n),
+            ("rewards", out.rewards.len(), n * 2),
+            ("terminated", out.terminated.len(), n),
+            ("truncated", out.truncated.len(), n),
+        ];
+        for (name, found, expected) in lengths {
+            if found != expected {
+                return Err(Error::Length { name, expected, found });
+            }
+        }
+        Ok(())
+    }
+
+    fn ensure_pool(&mut self) -> Result<(), Error> {
+        let pid = std::process::id();
+        if pid != self.pool_pid {
+            // A forked child: the parent's worker threads do not exist here.
+            self.pool = build_pool(self.config.threads)?;
+            self.pool_pid = pid;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on every game with its slot of the buffers, in parallel.
+    fn for_each_game<F>(&mut self, out: &mut Buffers<'_>, f: F) -> Result<(), Error>
+    where
+        F: Fn(usize, &mut GameState, Slot<'_>) + Sync,
+    {
+        self.check(out)?;
+        self.ensure_pool()?;
+        let n = self.games.len();
+        let chunk = n.div_ceil(self.pool.current_num_threads() * 4).max(1);
+        let (p, a) = (self.shape.planes_len(), self.space.len());
+        let games = &mut self.games;
+        self.pool.install(|| {
+            (
+                games.par_chunks_mut(chunk),
+                out.planes.par_chunks_mut(chunk * p),
+                out.globals.par_chunks_mut(chunk * GLOBALS),
+                out.mask.par_chunks_mut(chunk * a),
+                out.to_play.par_chunks_mut(chunk),
+                out.rewards.par_chunks_mut(chunk * 2),
+                out.terminated.par_chunks_mut(chunk),
+                out.truncated.par_chunks_mut(chunk),
+            )
+                .into_par_iter()
+                .enumerate()
+                .for_each(
+                    |(c, (gs, planes, globals, mask, to_play, rewards, term, trunc))| {
+                        let slots = planes
+                            .chunks_exact_mut(p)
+                            .zip(globals.chunks_exact_mut(GLOBALS))
+                            .zip(mask.chunks_exact_mut(a))
+                            .zip(to_play.iter_mut())
+                            .zip(rewards.chunks_exact_mut(2))
+                            .zip(term.iter_mut().zip(trunc.iter_mut()));
+                        for (j, (g, (((((pl, gl), m), tp), r), (te, tr)))) in
+                            gs.iter_mut().zip(slots).enumerate()
+                        {
+                            let slot = Slot {
+                                planes: pl,
+                                globals: gl,
+                                mask: m,
+                                to_play: tp,
+                                rewards: r,
+                                terminated: te,
+                                truncated: tr,
+                            };
+                            f(c * chunk + j, g, slot);
+                        }
+                    },
+                );
+        });
+        Ok(())
+    }
+
+    /// Starts new games in every slot (reseeding first when `seed` is given) and writes the first
+    /// observations; rewards, terminated and truncated are cleared.
+    pub fn reset(&mut self, seed: Option<u64>, out: &mut Buffers<'_>) -> Result<(), Error> {
+        self.check(out)?;
+        if let Some(s) = seed {
+            self.config.seed = s;
+        }
+        let (config, variant, reseed) = (self.config.clone(), self.variant, seed.is_some());
+        self.for_each_game(out, |i, g, slot| {
+            if reseed {
+                g.rng = seed_for(config.seed, i);
+            }
+            new_game(&config, variant, g);
+            slot.rewards.fill(0.0);
+            *slot.terminated = false;
+            *slot.truncated = false;
+            observe(g, slot);
+        })
+    }
+
+    /// Writes the current observations without playing (rewards and flags cleared).
+    pub fn observe(&mut self, out: &mut Buffers<'_>) -> Result<(), Error> {
+        self.for_each_game(out, |_, g, slot| {
+            slot.rewards.fill(0.0);
+            *slot.terminated = false;
+            *slot.truncated = false;
+            observe(g, slot);
+        })
+    }
+
+    /// Plays `actions[i]` in game `i` for every game, resets the games that end, and writes the
+    /// results and the next observations. An out-of-range or illegal action is an error naming the
+    /// game, and then no game is played.
+    pub fn step(&mut self, actions: &[u32], out: &mut Buffers<'_>) -> Result<(), Error> {
+        let n = self.games.len();
+        if actions.len() != n {
+            return Err(Error::Length { name: "actions", expected: n, found: actions.len() });
+        }
+        self.check(out)?;
+        let space = self.space;
+        let bad = self.pool.install(|| {
+            self.games.par_iter().zip(actions.par_iter()).enumerate().find_first(|(_, (g, a))| {
+                space.decode(**a as usize).is_none_or(|act| !g.position.is_legal_action(&act))
+            })
+        });
+        if let Some((env, (g, &action))) = bad {
+            return Err(match space.decode(action as usize) {
+                None => Error::OutOfRange { env, action, size: space.len() },
+                Some(a) => {
+                    Error::Illegal { env, action, notation: g.position.action_to_string(&a) }
+                }
+            });
+        }
+        let (config, variant) = (self.config.clone(), self.variant);
+        self.for_each_game(out, |i, g, slot| {
+            let action = space.decode(actions[i] as usize).expect("checked above");
+            g.position.play_action_unchecked(&action);
+            g.steps += 1;
+            slot.rewards.fill(0.0);
+            *slot.terminated = false;
+            *slot.truncated = false;
+            let turn_ended = g.position.chain().is_none();
+            let outcome = g.position.outcome().or_else(|| {
+                if !turn_ended {
+                    return None;
+                }
+                let h = g.position.hash();
+                let seen = g.history.iter().filter(|&&x| x == h).count();
+                g.history.push(h);
+                (seen >= 2).then_some(Outcome::Draw)
+            });
+            if let Some(o) = outcome {
+                slot.rewards[0] = o.score(Player::P0) as f32;
+                slot.rewards[1] = o.score(Player::P1) as f32;
+                *slot.terminated = true;
+            } else if config.max_steps > 0 && g.steps >= config.max_steps {
+                *slot.truncated = true;
+            }
+            if *slot.terminated || *slot.truncated {
+                new_game(&config, variant, g);
+            }
+            observe(g, slot);
+        })
+    }
+
+    /// Draws a uniform random legal action for every game into `actions`, from a generator that
+    /// is separate from the games' own, so sampling does not change how games start.
+    pub fn sample_actions(&mut self, actions: &mut [u32]) {
+        let space = self.space;
+        let games = &mut self.games;
+        let sample = |(g, a): (&mut GameState, &mut u32)| {
+            let n = g.position.count_legal_actions();
+            let mut rng = g.rng ^ 0xA5A5_5A5A_DEAD_BEEF ^ g.steps as u64;
+            let k = below(&mut rng, n.max(1));
+            g.rng = g.rng.wrapping_add(1);
+            *a = g.position.nth_legal_action(k).map_or(space.pass_index(), |x| space.index(&x))
+                as u32;
+        };
+        if self.pool_pid == std::process::id() {
+            self.pool.install(|| games.par_iter_mut().zip(actions.par_iter_mut()).for_each(sample));
+        } else {
+            games.iter_mut().zip(actions.iter_mut()).for_each(sample);
+        }
+    }
+}
+
+fn seed_for(seed: u64, i: usize) -> u64 {
+    let mut s = seed ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    splitmix(&mut s)
+}
+
+/// Starts a new game in `g`: first player, random opening plies (drawn again should they end the
+/// game; after 100 such draws the game starts without them).
+fn new_game(config: &Config, variant: Variant, g: &mut GameState) {
+    for attempt in 0..=100 {
+        let plies = if attempt == 100 { 0 } else { config.opening_plies };
+        let first = match config.first_player {
+            FirstPlayer::P0 => Player::P0,
+            FirstPlayer::P1 => Player::P1,
+            FirstPlayer::Random => {
+                if splitmix(&mut g.rng) & 1 == 0 {
+                    Player::P0
+                } else {
+                    Player::P1
+                }
+            }
+        };
+        g.position = Position::new(variant, first);
+        g.steps = 0;
+        g.history.clear();
+        g.history.push(g.position.hash());
+        for _ in 0..plies {
+            let n = g.position.count_legal_actions();
+            if n == 0 {
+                break;
+            }
+            let k = below(&mut g.rng, n);
+            if let Some(a) = g.position.nth_legal_action(k) {
+                g.position.play_action_unchecked(&a);
+                if g.position.chain().is_none() {
+                    g.history.push(g.position.hash());
+                }
+            }
+        }
+        if !g.position.is_over() {
+            return;
+        }
+    }
+}
+
+fn observe(g: &GameState, slot: Slot<'_>) {
+    g.position.encode(slot.planes, slot.globals);
+    g.position.legal_action_mask(slot.mask);
+    *slot.to_play = g.position.turn().index() as u8;
+}
