@@ -48,7 +48,3 @@ pub use position::{PlayError, Position};
 pub use setup::{Cell, Setup, SetupError};
 pub use types::{ByMarble, ByPlayer, Marble, MarbleSet, Outcome, Player, Variant};
 
-/// The README's Rust examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;

@@ -587,3 +587,8 @@ fn observe(g: &GameState, slot: Slot<'_>) {
     g.position.legal_action_mask(slot.mask);
     *slot.to_play = g.position.turn().index() as u8;
 }
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
