@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every Rust test (unit, property, perft data, the 300
-# boardspace records, the zertz program). Needs only the Rust toolchain.
+# boardspace records, the zertz program), then the Python package: scripts/setup-python.sh builds it
+# into .venv (pinned tools from PyPI), and pytest, mypy's stubtest and --strict check, and ruff run
+# there. Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
 set -euo pipefail
@@ -18,3 +20,19 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+
+echo "== python: scripts/setup-python.sh"
+./scripts/setup-python.sh
+py="$(pwd)/.venv/bin/python"
+(
+    cd python
+    echo "== pytest (python/tests, doctests)"
+    "$py" -m pytest -q
+    echo "== stubtest zertz"
+    "$py" -m mypy.stubtest zertz
+    echo "== mypy --strict python/zertz python/tests"
+    "$py" -m mypy --strict zertz tests
+    echo "== ruff"
+    "$py" -m ruff check --quiet .
+    "$py" -m ruff format --check --quiet .
+)

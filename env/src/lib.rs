@@ -47,4 +47,3 @@ pub use perft::{divide, perft};
 pub use position::{PlayError, Position};
 pub use setup::{Cell, Setup, SetupError};
 pub use types::{ByMarble, ByPlayer, Marble, MarbleSet, Outcome, Player, Variant};
-

@@ -1,0 +1,114 @@
+//! Every failure of the bindings, and the one place where it becomes a Python exception.
+
+use std::path::PathBuf;
+
+use pyo3::PyErr;
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
+use zertz_env::sgf::{ReplayError, SgfError};
+use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
+
+/// Why a call into the bindings failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A board size that is not one of the six shapes.
+    #[error("unknown board size {0}: expected one of 37, 40, 43, 44, 48, 61 (rings)")]
+    UnknownBoard(String),
+    /// A player name that is not `P0` or `P1`.
+    #[error("unknown player {0:?}: expected \"P0\" or \"P1\"")]
+    UnknownPlayer(String),
+    /// A position text that does not parse or is not a legal position.
+    #[error("bad position text: {0}")]
+    Setup(#[from] SetupError),
+    /// A file that is not a readable boardspace record.
+    #[error("{source_name}: {error}")]
+    Sgf {
+        /// The file name, or `<text>`.
+        source_name: String,
+        /// What is wrong.
+        error: SgfError,
+    },
+    /// A record that breaks the rules (the error names the turn).
+    #[error("{source_name}: {error}")]
+    Replay {
+        /// The file name, or `<text>`.
+        source_name: String,
+        /// The turn and what is wrong there.
+        error: ReplayError,
+    },
+    /// A file that cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// Text that is not a move or action in the notation.
+    #[error(transparent)]
+    Parse(#[from] ParseMoveError),
+    /// A move or action that is not legal in the position.
+    #[error(transparent)]
+    Move(#[from] MoveError),
+    /// A move or action refused by the engine.
+    #[error(transparent)]
+    Play(#[from] PlayError),
+    /// An action index that is legal nowhere on this board.
+    #[error("action index {index} out of range 0..{len}")]
+    IndexRange {
+        /// The index given.
+        index: String,
+        /// The size of the action space.
+        len: usize,
+    },
+    /// An action index that is not legal in the position.
+    #[error("illegal action {index} ({notation})")]
+    IllegalIndex {
+        /// The index given.
+        index: usize,
+        /// The action in notation.
+        notation: String,
+    },
+    /// A move after the end of the game.
+    #[error("cannot play {0}: the game is over")]
+    Over(String),
+    /// An argument of the wrong Python type.
+    #[error("{0}")]
+    Type(String),
+    /// An exception raised by Python itself (a failed conversion); passed on unchanged.
+    #[error(transparent)]
+    Python(#[from] PyErr),
+}
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        if let Error::Python(e) = e {
+            return e;
+        }
+        let message = e.to_string();
+        match e {
+            Error::Type(_) => PyTypeError::new_err(message),
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                PyFileNotFoundError::new_err(message)
+            }
+            Error::Io { .. } => PyOSError::new_err(message),
+            _ => PyValueError::new_err(message),
+        }
+    }
+}
+
+/// `P0` or `P1` (case-insensitive).
+pub fn parse_player(name: &str) -> Result<Player, Error> {
+    match name.trim().to_ascii_uppercase().as_str() {
+        "P0" => Ok(Player::P0),
+        "P1" => Ok(Player::P1),
+        _ => Err(Error::UnknownPlayer(name.to_string())),
+    }
+}
+
+/// `"P0"` or `"P1"`.
+pub const fn player_name(p: Player) -> &'static str {
+    match p {
+        Player::P0 => "P0",
+        Player::P1 => "P1",
+    }
+}

@@ -1,0 +1,319 @@
+//! `zertz.Game`: a game with its history, driven by notation or action indices.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use zertz_env::encode::Shape;
+use zertz_env::sgf::Record;
+use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player, Position, Variant, notation};
+
+use crate::args::{BoardArg, IndexArg, MoveArg};
+use crate::error::{Error, parse_player, player_name};
+use crate::svg;
+
+/// A ZÈRTZ game: the current position and the moves that led to it (third repetition draws).
+///
+/// Moves are written in notation (`Wd4,a1`, `Wd4`, `b4xd6xf6`, `pass`); a single action is a
+/// placement, one hop of a capture, or a pass, and has an index in the board's fixed action space
+/// (`action_space_size` indices).
+#[pyclass(name = "Game", module = "zertz")]
+#[derive(Clone, Debug)]
+pub struct PyGame {
+    game: Game,
+}
+
+/// Planes float32 [C, H, W] and globals float32 [G].
+type Observation<'py> = (Bound<'py, PyArray3<f32>>, Bound<'py, PyArray1<f32>>);
+
+/// Where `Game.from_sgf` reads a record from.
+enum SgfSource {
+    /// The SGF text itself (it starts with `(`).
+    Text(String),
+    /// A file.
+    Path(PathBuf),
+}
+
+impl PyGame {
+    fn position(&self) -> &Position {
+        self.game.position()
+    }
+
+    fn play_text(&mut self, text: &str) -> Result<(), Error> {
+        let pos = *self.position();
+        let m = pos.parse_move(text)?;
+        if self.game.is_over() {
+            return Err(Error::Over(pos.move_to_string(&m)));
+        }
+        if pos.is_legal_move(&m) {
+            return Ok(self.game.play(&m)?);
+        }
+        // One hop of a longer chain is a legal single action but not a whole move.
+        if let Ok(a) = pos.parse_action(text)
+            && pos.is_legal_action(&a)
+        {
+            return Ok(self.game.play_action(&a)?);
+        }
+        Err(zertz_env::MoveError::Illegal(text.trim().to_string()).into())
+    }
+
+    fn play_index(&mut self, index: &IndexArg) -> Result<(), Error> {
+        let pos = *self.position();
+        let (i, a) = index.decode(&pos.action_space())?;
+        let notation = pos.action_to_string(&a);
+        if self.game.is_over() {
+            return Err(Error::Over(notation));
+        }
+        if !pos.is_legal_action(&a) {
+            return Err(Error::IllegalIndex { index: i, notation });
+        }
+        Ok(self.game.play_action(&a)?)
+    }
+
+    /// Calls `f` with every legal single action (none once the game is over).
+    fn for_each_legal_action(&self, f: impl FnMut(Action)) {
+        if !self.game.is_over() {
+            self.position().for_each_legal_action(f);
+        }
+    }
+}
+
+#[pymethods]
+impl PyGame {
+    /// A new game from the start position: `board` rings (37, 40, 43, 44, 48 or 61), the blitz
+    /// marble set or the standard one, `first` ("P0" or "P1") to move.
+    #[new]
+    #[pyo3(
+        signature = (board = BoardArg(Board::R37), blitz = false, first = "P0"),
+        text_signature = "(board=37, blitz=False, first='P0')"
+    )]
+    fn new(board: BoardArg, blitz: bool, first: &str) -> Result<PyGame, Error> {
+        let marbles = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+        let variant = Variant::new(board.0, marbles);
+        Ok(PyGame { game: Game::new(variant, parse_player(first)?) })
+    }
+
+    /// A game that starts from a position in the text format (see `to_text`).
+    #[staticmethod]
+    fn from_text(text: &str) -> Result<PyGame, Error> {
+        Ok(PyGame { game: Game::from_position(Position::from_text(text)?) })
+    }
+
+    /// A game replayed from a boardspace.net record: SGF text, or the path of a `.sgf` file.
+    /// A record that breaks the rules raises ValueError naming the turn.
+    #[staticmethod]
+    fn from_sgf(py: Python<'_>, source: &Bound<'_, PyAny>) -> Result<PyGame, Error> {
+        let source = if let Ok(s) = source.cast::<PyString>() {
+            let s = s.to_cow()?.into_owned();
+            if s.trim_start().starts_with('(') {
+                SgfSource::Text(s)
+            } else {
+                SgfSource::Path(s.into())
+            }
+        } else {
+            SgfSource::Path(source.extract().map_err(|_| {
+                Error::Type("from_sgf takes SGF text or a path (str or os.PathLike)".to_string())
+            })?)
+        };
+        let game = py.detach(move || -> Result<Game, Error> {
+            let (text, source_name) = match source {
+                SgfSource::Text(text) => (text, "<text>".to_string()),
+                SgfSource::Path(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|source| Error::Io { path: path.clone(), source })?;
+                    (text, path.display().to_string())
+                }
+            };
+            let record = Record::parse(&text)
+                .map_err(|error| Error::Sgf { source_name: source_name.clone(), error })?;
+            let replay = record.replay().map_err(|error| Error::Replay { source_name, error })?;
+            Ok(replay.game)
+        })?;
+        Ok(PyGame { game })
+    }
+
+    /// Number of rings of the board shape.
+    #[getter]
+    fn board(&self) -> usize {
+        self.position().board().rings()
+    }
+
+    /// Whether the game uses the blitz marble set.
+    #[getter]
+    fn blitz(&self) -> bool {
+        self.position().marble_set() == MarbleSet::Blitz
+    }
+
+    /// The player to move: "P0" or "P1".
+    #[getter]
+    fn to_play(&self) -> &'static str {
+        player_name(self.position().turn())
+    }
+
+    /// Marbles left in the pool: (white, grey, black).
+    #[getter]
+    fn pool(&self) -> (u8, u8, u8) {
+        let [w, g, b] = self.position().pool().0;
+        (w, g, b)
+    }
+
+    /// Marbles captured by each player: {"P0": (white, grey, black), "P1": (...)}.
+    #[getter]
+    fn captures(&self) -> BTreeMap<&'static str, (u8, u8, u8)> {
+        Player::ALL
+            .into_iter()
+            .map(|p| {
+                let [w, g, b] = self.position().captures(p).0;
+                (player_name(p), (w, g, b))
+            })
+            .collect()
+    }
+
+    /// The ring of the marble that must continue a capture chain, or None.
+    #[getter]
+    fn chain(&self) -> Option<String> {
+        let pos = self.position();
+        pos.chain().map(|r| pos.geometry().name(r).to_string())
+    }
+
+    /// None while the game goes on, else the winner ("P0" or "P1") or "draw".
+    #[getter]
+    fn outcome(&self) -> Option<&'static str> {
+        self.game.outcome().map(|o| match o {
+            Outcome::Win(p) => player_name(p),
+            Outcome::Draw => "draw",
+        })
+    }
+
+    /// Whether the game is over.
+    #[getter]
+    fn is_over(&self) -> bool {
+        self.game.is_over()
+    }
+
+    /// The whole-turn moves played so far, in notation.
+    #[getter]
+    fn moves(&self) -> Vec<String> {
+        let geo = self.position().geometry();
+        self.game
+            .moves()
+            .iter()
+            .map(|m| {
+                let mut s = String::new();
+                notation::write_move(geo, m, &mut s);
+                s
+            })
+            .collect()
+    }
+
+    /// Number of indices of the board's action space (legal or not).
+    #[getter]
+    fn action_space_size(&self) -> usize {
+        self.position().action_space().len()
+    }
+
+    /// Legal whole-turn moves in notation: placements with their ring removal, complete capture
+    /// chains, or "pass". Empty once the game is over.
+    fn legal_moves(&self, py: Python<'_>) -> Vec<String> {
+        let game = &self.game;
+        py.detach(|| {
+            let pos = game.position();
+            game.legal_moves().iter().map(|m| pos.move_to_string(m)).collect()
+        })
+    }
+
+    /// Legal single actions in notation: placements, single hops, or "pass".
+    fn legal_actions(&self) -> Vec<String> {
+        let pos = self.position();
+        let mut out = Vec::new();
+        self.for_each_legal_action(|a| out.push(pos.action_to_string(&a)));
+        out
+    }
+
+    /// Indices of the legal single actions, int64 [n], in the order of `legal_actions`.
+    fn legal_action_indices<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let space = self.position().action_space();
+        let mut out = Vec::new();
+        self.for_each_legal_action(|a| out.push(space.index(&a) as i64));
+        out.into_pyarray(py)
+    }
+
+    /// Legal-action mask, bool [action_space_size].
+    fn legal_action_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        let space = self.position().action_space();
+        let mut mask = vec![false; space.len()];
+        self.for_each_legal_action(|a| mask[space.index(&a)] = true);
+        mask.into_pyarray(py)
+    }
+
+    /// Plays a whole-turn move or a single action, given in notation or as an action index.
+    /// Raises ValueError for text that is not a move, an illegal move, or a finished game.
+    #[pyo3(signature = (move_, /))]
+    fn play(&mut self, move_: MoveArg) -> Result<(), Error> {
+        match move_ {
+            MoveArg::Text(text) => self.play_text(&text),
+            MoveArg::Index(i) => self.play_index(&i),
+        }
+    }
+
+    /// The single action with this index, in notation (legal or not).
+    fn decode_action(&self, index: IndexArg) -> Result<String, Error> {
+        let (_, a) = index.decode(&self.position().action_space())?;
+        Ok(self.position().action_to_string(&a))
+    }
+
+    /// The index of a single action given in notation (legal or not).
+    fn action_index(&self, action: &str) -> Result<usize, Error> {
+        let pos = self.position();
+        Ok(pos.action_space().index(&pos.parse_action(action)?))
+    }
+
+    /// The observation seen from the player to move: planes float32 [C, H, W] and globals
+    /// float32 [G] (encoding version `ENCODING_VERSION`).
+    fn encode<'py>(&self, py: Python<'py>) -> Result<Observation<'py>, Error> {
+        let pos = self.position();
+        let shape = Shape::of(pos.board());
+        let mut planes = vec![0.0; shape.planes_len()];
+        let mut globals = vec![0.0; shape.globals];
+        pos.encode(&mut planes, &mut globals);
+        let planes = planes.into_pyarray(py).reshape([shape.planes, shape.height, shape.width])?;
+        Ok((planes, globals.into_pyarray(py)))
+    }
+
+    /// The current position in the text format (`Game.from_text` reads it back).
+    fn to_text(&self) -> String {
+        self.position().to_text()
+    }
+
+    /// An independent copy of the game.
+    fn clone(&self) -> PyGame {
+        Clone::clone(self)
+    }
+
+    fn __copy__(&self) -> PyGame {
+        Clone::clone(self)
+    }
+
+    #[pyo3(signature = (_memo, /))]
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyGame {
+        Clone::clone(self)
+    }
+
+    /// The board drawn as text: vacant rings by name, marbles as (W), (G), (B).
+    fn __repr__(&self) -> String {
+        let diagram = self.position().diagram();
+        if !self.game.is_repetition() {
+            return diagram;
+        }
+        // The position does not know about repetition: its last line says who is to move.
+        let body = diagram.trim_end().rsplit_once('\n').map_or("", |(body, _)| body);
+        format!("{body}\ngame over: draw by third repetition\n")
+    }
+
+    /// The board drawn as SVG, for notebooks.
+    fn _repr_svg_(&self) -> String {
+        svg::draw(self.position(), self.game.outcome())
+    }
+}

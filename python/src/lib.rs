@@ -1,0 +1,63 @@
+//! Python bindings of the ZÈRTZ rules engine: the private native module `zertz._zertz`.
+//!
+//! The crate is thin: every rule lives in `zertz-env`; this crate converts arguments and results
+//! (notation strings, numpy arrays) and turns every error into a Python exception in one place,
+//! [`error::Error`]. The Python package `zertz` (python/zertz/) re-exports the public API, and
+//! `python/zertz/_zertz.pyi` describes it for type checkers.
+//!
+//! - [`game::PyGame`] (`zertz.Game`): a game with its history, moves in notation or as action
+//!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
+//! - Module functions and constants: the boards, the encoding version and shapes, the action
+//!   space size and the number of symmetries of each board.
+
+mod args;
+mod error;
+mod game;
+mod svg;
+
+/// Native core of the `zertz` package (private: import `zertz` instead).
+#[pyo3::pymodule]
+mod _zertz {
+    use pyo3::prelude::*;
+    use zertz_env::encode::{self, Shape};
+    use zertz_env::{ActionSpace, symmetry};
+
+    use crate::args::BoardArg;
+
+    #[pymodule_export]
+    use crate::game::PyGame;
+
+    /// Version of the observation encoding (`Game.encode`); it changes whenever planes or globals
+    /// change meaning.
+    #[pymodule_export]
+    const ENCODING_VERSION: u32 = encode::ENCODING_VERSION;
+
+    /// The board sizes, by number of rings.
+    #[pymodule_export]
+    const BOARDS: (usize, usize, usize, usize, usize, usize) = (37, 40, 43, 44, 48, 61);
+
+    /// Number of indices of the action space of a board (legal or not).
+    #[pyfunction]
+    fn action_space_size(board: BoardArg) -> usize {
+        ActionSpace::new(board.0).len()
+    }
+
+    /// Shapes of the observation of a board: `((C, H, W), G)` for the planes and the globals.
+    #[pyfunction]
+    fn observation_shape(board: BoardArg) -> ((usize, usize, usize), usize) {
+        let s = Shape::of(board.0);
+        ((s.planes, s.height, s.width), s.globals)
+    }
+
+    /// Number of symmetries of a board shape (rotations and reflections that keep it; the
+    /// identity included): 12 for 37 and 61 rings, 2 for 40 and 43, 4 for 44, 6 for 48.
+    #[pyfunction]
+    fn symmetry_count(board: BoardArg) -> usize {
+        symmetry::symmetries(board.0).len()
+    }
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,38 @@
+"""Shared fixtures: the boardspace records folder and random playouts."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import zertz
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def games_dir() -> Path:
+    """The folder of boardspace records: $ZERTZ_GAMES, else ../shared/games beside the repo."""
+    return Path(os.environ.get("ZERTZ_GAMES", REPO.parent / "shared" / "games"))
+
+
+@pytest.fixture(scope="session")
+def games() -> Path:
+    folder = games_dir()
+    if not (folder / "expected.json").is_file():
+        pytest.skip(f"no game records at {folder} (set ZERTZ_GAMES)")
+    return folder
+
+
+def playout(game: zertz.Game, rng: random.Random, max_actions: int = 1000) -> Iterator[zertz.Game]:
+    """Plays random legal single actions until the game ends; yields the game before each."""
+    for _ in range(max_actions):
+        if game.is_over:
+            return
+        yield game
+        indices = game.legal_action_indices()
+        game.play(int(indices[rng.randrange(len(indices))]))
+    raise AssertionError("the game did not end")

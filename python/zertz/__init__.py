@@ -1,0 +1,38 @@
+"""ZÈRTZ rules engine for reinforcement learning, with a Rust core.
+
+>>> import zertz
+>>> game = zertz.Game()                      # 37 rings, standard marbles, P0 to move
+>>> len(game.legal_moves())
+1944
+>>> game.play("Wd4,a1")                      # notation, or an action index
+>>> game.to_play
+'P1'
+>>> planes, globals_ = game.encode()         # float32 [C, H, W] and [G]
+>>> planes.shape, globals_.shape
+((8, 7, 7), (20,))
+>>> game.legal_action_mask().shape           # bool [action_space_size]
+(4441,)
+
+Moves are written ``Wd4,a1`` (a white marble on d4, ring a1 removed), ``Wd4`` (no ring could be
+removed), ``b4xd6xf6`` (a capture chain; one hop ``b4xd6`` is a single action) or ``pass``.
+"""
+
+from zertz._zertz import (
+    BOARDS,
+    ENCODING_VERSION,
+    Game,
+    __version__,
+    action_space_size,
+    observation_shape,
+    symmetry_count,
+)
+
+__all__ = [
+    "BOARDS",
+    "ENCODING_VERSION",
+    "Game",
+    "__version__",
+    "action_space_size",
+    "observation_shape",
+    "symmetry_count",
+]

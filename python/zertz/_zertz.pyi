@@ -1,0 +1,118 @@
+"""Native core of the ``zertz`` package (private: import ``zertz`` instead)."""
+
+from os import PathLike
+from typing import Final, Literal, SupportsIndex, final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "BOARDS",
+    "ENCODING_VERSION",
+    "Game",
+    "__version__",
+    "action_space_size",
+    "observation_shape",
+    "symmetry_count",
+]
+
+__version__: Final[str]
+ENCODING_VERSION: Final[int]
+BOARDS: Final[tuple[int, int, int, int, int, int]]
+
+def action_space_size(board: int) -> int:
+    """Number of indices of the action space of a board (legal or not)."""
+
+def observation_shape(board: int) -> tuple[tuple[int, int, int], int]:
+    """Shapes of the observation of a board: ``((C, H, W), G)``."""
+
+def symmetry_count(board: int) -> int:
+    """Number of symmetries of a board shape, the identity included."""
+
+@final
+class Game:
+    """A ZÈRTZ game: the current position and the moves that led to it."""
+
+    def __new__(cls, board: int = 37, blitz: bool = False, first: str = "P0") -> Game: ...
+    @staticmethod
+    def from_text(text: str) -> Game:
+        """A game that starts from a position in the text format (see ``to_text``)."""
+
+    @staticmethod
+    def from_sgf(source: str | PathLike[str]) -> Game:
+        """A game replayed from a boardspace.net record: SGF text or a file path."""
+
+    @property
+    def board(self) -> int:
+        """Number of rings of the board shape."""
+
+    @property
+    def blitz(self) -> bool:
+        """Whether the game uses the blitz marble set."""
+
+    @property
+    def to_play(self) -> Literal["P0", "P1"]:
+        """The player to move."""
+
+    @property
+    def pool(self) -> tuple[int, int, int]:
+        """Marbles left in the pool: (white, grey, black)."""
+
+    @property
+    def captures(self) -> dict[Literal["P0", "P1"], tuple[int, int, int]]:
+        """Marbles captured by each player: (white, grey, black)."""
+
+    @property
+    def chain(self) -> str | None:
+        """The ring of the marble that must continue a capture chain, or None."""
+
+    @property
+    def outcome(self) -> Literal["P0", "P1", "draw"] | None:
+        """None while the game goes on, else the winner or "draw"."""
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the game is over."""
+
+    @property
+    def moves(self) -> list[str]:
+        """The whole-turn moves played so far, in notation."""
+
+    @property
+    def action_space_size(self) -> int:
+        """Number of indices of the board's action space (legal or not)."""
+
+    def legal_moves(self) -> list[str]:
+        """Legal whole-turn moves in notation (empty once the game is over)."""
+
+    def legal_actions(self) -> list[str]:
+        """Legal single actions in notation: placements, single hops, or "pass"."""
+
+    def legal_action_indices(self) -> npt.NDArray[np.int64]:
+        """Indices of the legal single actions, int64 [n], in the order of ``legal_actions``."""
+
+    def legal_action_mask(self) -> npt.NDArray[np.bool_]:
+        """Legal-action mask, bool [action_space_size]."""
+
+    def play(self, move_: str | SupportsIndex, /) -> None:
+        """Plays a whole-turn move or a single action, in notation or as an action index."""
+
+    def decode_action(self, index: SupportsIndex) -> str:
+        """The single action with this index, in notation (legal or not)."""
+
+    def action_index(self, action: str) -> int:
+        """The index of a single action given in notation (legal or not)."""
+
+    def encode(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """The observation of the player to move: planes float32 [C, H, W], globals [G]."""
+
+    def to_text(self) -> str:
+        """The current position in the text format."""
+
+    def clone(self) -> Game:
+        """An independent copy of the game."""
+
+    def __copy__(self) -> Game: ...
+    def __deepcopy__(self, memo: object, /) -> Game: ...
+    def _repr_svg_(self) -> str:
+        """The board drawn as SVG, for notebooks."""

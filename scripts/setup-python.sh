@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Sets up the Python side: the virtual environment .venv at the repository root (created when
+# missing), the pinned tools of python/requirements-dev.txt in it (maturin, numpy, pytest, mypy,
+# ruff), and the zertz package built from python/ in release mode (`maturin develop --release`).
+# Safe to run again: it installs only what changed, and cargo rebuilds only what changed.
+#
+# Needs Python >= 3.11 with pip and venv, the Rust toolchain, and PyPI. $PYTHON picks the
+# interpreter that creates .venv (default python3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+venv="$root/.venv"
+requirements="$root/python/requirements-dev.txt"
+stamp="$venv/.zertz-requirements"
+
+if [ ! -x "$venv/bin/python" ]; then
+    python=${PYTHON:-python3}
+    if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+        echo "error: $python is not Python >= 3.11 (set PYTHON to one)" >&2
+        exit 1
+    fi
+    echo "setup-python: creating $venv with $("$python" --version 2>&1)"
+    "$python" -m venv "$venv"
+fi
+
+if ! cmp -s "$requirements" "$stamp"; then
+    echo "setup-python: installing $(grep -v '^#' "$requirements" | tr '\n' ' ')"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+    cp "$requirements" "$stamp"
+fi
+
+echo "setup-python: building and installing zertz (maturin develop --release)"
+# maturin installs into the environment named by VIRTUAL_ENV.
+VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
+    "$venv/bin/maturin" develop --release --locked --quiet --manifest-path "$root/python/Cargo.toml"
+"$venv/bin/python" -c 'import zertz; print(f"setup-python: zertz {zertz.__version__} ready in .venv")'
