@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use pyo3::PyErr;
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use zertz_env::sgf::{ReplayError, SgfError};
 use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
 
@@ -74,6 +74,12 @@ pub enum Error {
     /// An argument of the wrong Python type.
     #[error("{0}")]
     Type(String),
+    /// An array of the wrong shape, or an index out of range.
+    #[error("{0}")]
+    Shape(String),
+    /// A refused call to the vectorized environment (bad settings, array shapes, actions).
+    #[error(transparent)]
+    Env(#[from] zertz_vecenv::Error),
     /// An exception raised by Python itself (a failed conversion); passed on unchanged.
     #[error(transparent)]
     Python(#[from] PyErr),
@@ -91,6 +97,7 @@ impl From<Error> for PyErr {
                 PyFileNotFoundError::new_err(message)
             }
             Error::Io { .. } => PyOSError::new_err(message),
+            Error::Env(zertz_vecenv::Error::Threads(_)) => PyRuntimeError::new_err(message),
             _ => PyValueError::new_err(message),
         }
     }

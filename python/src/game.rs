@@ -37,6 +37,11 @@ enum SgfSource {
 }
 
 impl PyGame {
+    /// A game that starts from `position`.
+    pub fn from_position(position: Position) -> PyGame {
+        PyGame { game: Game::from_position(position) }
+    }
+
     fn position(&self) -> &Position {
         self.game.position()
     }

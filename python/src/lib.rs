@@ -14,6 +14,7 @@ mod args;
 mod error;
 mod game;
 mod svg;
+mod vecenv;
 
 /// Native core of the `zertz` package (private: import `zertz` instead).
 #[pyo3::pymodule]
@@ -26,6 +27,8 @@ mod _zertz {
 
     #[pymodule_export]
     use crate::game::PyGame;
+    #[pymodule_export]
+    use crate::vecenv::PyVecEnv;
 
     /// Version of the observation encoding (`Game.encode`); it changes whenever planes or globals
     /// change meaning.

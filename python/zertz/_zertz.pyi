@@ -10,6 +10,7 @@ __all__ = [
     "BOARDS",
     "ENCODING_VERSION",
     "Game",
+    "VecEnv",
     "__version__",
     "action_space_size",
     "observation_shape",
@@ -116,3 +117,65 @@ class Game:
     def __deepcopy__(self, memo: object, /) -> Game: ...
     def _repr_svg_(self) -> str:
         """The board drawn as SVG, for notebooks."""
+
+@final
+class VecEnv:
+    """A batch of games stepped together on a thread pool (Gymnasium-style vector API).
+
+    Observations are dicts ``{"planes": float32 [N, C, H, W], "globals": float32 [N, G]}``;
+    ``infos`` holds ``"legal_mask"`` (bool [N, A]) and ``"to_play"`` (uint8 [N], 0 = P0,
+    1 = P1). Rewards are float32 [N, 2]: this step's reward of P0 and of P1. Finished games
+    restart at once; their result is still in that step's rewards, terminations and
+    truncations. Every call returns new arrays.
+    """
+
+    def __new__(
+        cls,
+        num_envs: int,
+        board: int = 37,
+        blitz: bool = False,
+        *,
+        threads: int = 0,
+        max_steps: int = 1000,
+        first_player: str = "random",
+        opening_plies: int = 0,
+        seed: int = 0,
+    ) -> VecEnv: ...
+    @property
+    def num_envs(self) -> int:
+        """Number of games ``N``."""
+    @property
+    def board(self) -> int:
+        """Board size in rings."""
+    @property
+    def blitz(self) -> bool:
+        """Whether the games use the blitz marble set."""
+    @property
+    def threads(self) -> int:
+        """Worker threads."""
+    @property
+    def action_space_size(self) -> int:
+        """Number of action indices ``A``."""
+    @property
+    def observation_shape(self) -> tuple[tuple[int, int, int], int]:
+        """``((C, H, W), G)``: shapes of one observation's planes and globals."""
+    def reset(
+        self, seed: int | None = None
+    ) -> tuple[dict[str, npt.NDArray[np.float32]], dict[str, npt.NDArray[np.generic]]]:
+        """Starts new games everywhere; returns ``(observation, infos)``."""
+    def step(
+        self, actions: npt.ArrayLike
+    ) -> tuple[
+        dict[str, npt.NDArray[np.float32]],
+        npt.NDArray[np.float32],
+        npt.NDArray[np.bool_],
+        npt.NDArray[np.bool_],
+        dict[str, npt.NDArray[np.generic]],
+    ]:
+        """Plays ``actions[i]`` in game ``i``; returns
+        ``(observation, rewards, terminations, truncations, infos)``."""
+    def sample_actions(self) -> npt.NDArray[np.int64]:
+        """A uniform random legal action index for every game (int64 [N])."""
+    def game(self, i: int) -> Game:
+        """A copy of game ``i`` as a :class:`Game`."""
+    def __len__(self) -> int: ...

@@ -1,0 +1,316 @@
+//! `zertz.VecEnv`: the batched environment of `zertz-vecenv` with numpy arrays.
+//!
+//! Every call returns new numpy arrays that Rust fills directly (no copy), with the GIL released
+//! while the games are played and encoded.
+
+use numpy::{
+    AllowTypeChange, PyArray1, PyArray2, PyArray4, PyArrayDescrMethods, PyArrayLike1,
+    PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use zertz_env::MarbleSet;
+use zertz_vecenv::{Buffers, Config, FirstPlayer, VecEnv};
+
+use crate::args::BoardArg;
+use crate::error::Error;
+use crate::game::PyGame;
+
+/// The arrays of one call, allocated by numpy and filled by Rust.
+#[derive(Debug)]
+struct Arrays<'py> {
+    planes: Bound<'py, PyArray4<f32>>,
+    globals: Bound<'py, PyArray2<f32>>,
+    mask: Bound<'py, PyArray2<bool>>,
+    to_play: Bound<'py, PyArray1<u8>>,
+    rewards: Bound<'py, PyArray2<f32>>,
+    terminated: Bound<'py, PyArray1<bool>>,
+    truncated: Bound<'py, PyArray1<bool>>,
+}
+
+impl<'py> Arrays<'py> {
+    /// New arrays for `env`. Their contents are not initialised: every element is written by
+    /// `VecEnv::reset`, `observe` or `step` before Python sees them.
+    #[allow(unsafe_code)]
+    fn new(py: Python<'py>, env: &VecEnv) -> Arrays<'py> {
+        let n = env.num_envs();
+        let s = env.shape();
+        let a = env.action_space().len();
+        // SAFETY: the elements are plain numbers and bools, and the caller overwrites all of them
+        // (VecEnv writes every element of every buffer) before the arrays reach Python code; on an
+        // error the arrays are dropped unseen.
+        unsafe {
+            Arrays {
+                planes: PyArray4::new(py, [n, s.planes, s.height, s.width], false),
+                globals: PyArray2::new(py, [n, s.globals], false),
+                mask: PyArray2::new(py, [n, a], false),
+                to_play: PyArray1::new(py, [n], false),
+                rewards: PyArray2::new(py, [n, 2], false),
+                terminated: PyArray1::new(py, [n], false),
+                truncated: PyArray1::new(py, [n], false),
+            }
+        }
+    }
+
+    /// Runs `f` on mutable views of every array, with the GIL released.
+    fn fill(
+        &self,
+        py: Python<'py>,
+        f: impl FnOnce(&mut Buffers<'_>) -> Result<(), zertz_vecenv::Error> + Send,
+    ) -> Result<(), Error> {
+        let mut planes = self.planes.readwrite();
+        let mut globals = self.globals.readwrite();
+        let mut mask = self.mask.readwrite();
+        let mut to_play = self.to_play.readwrite();
+        let mut rewards = self.rewards.readwrite();
+        let mut terminated = self.terminated.readwrite();
+        let mut truncated = self.truncated.readwrite();
+        let mut buffers = Buffers {
+            planes: planes.as_slice_mut().map_err(contiguous)?,
+            globals: globals.as_slice_mut().map_err(contiguous)?,
+            mask: mask.as_slice_mut().map_err(contiguous)?,
+            to_play: to_play.as_slice_mut().map_err(contiguous)?,
+            rewards: rewards.as_slice_mut().map_err(contiguous)?,
+            terminated: terminated.as_slice_mut().map_err(contiguous)?,
+            truncated: truncated.as_slice_mut().map_err(contiguous)?,
+        };
+        py.detach(|| f(&mut buffers))?;
+        Ok(())
+    }
+
+    fn observation(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let obs = PyDict::new(py);
+        obs.set_item("planes", &self.planes)?;
+        obs.set_item("globals", &self.globals)?;
+        Ok(obs)
+    }
+
+    fn infos(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let infos = PyDict::new(py);
+        infos.set_item("legal_mask", &self.mask)?;
+        infos.set_item("to_play", &self.to_play)?;
+        Ok(infos)
+    }
+}
+
+fn contiguous(e: numpy::AsSliceError) -> Error {
+    Error::Type(e.to_string())
+}
+
+/// `(observation, infos)` of `reset`.
+type ResetResult<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>);
+
+/// `(observation, rewards, terminations, truncations, infos)` of `step`.
+type StepResult<'py> = (
+    Bound<'py, PyDict>,
+    Bound<'py, PyArray2<f32>>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyDict>,
+);
+
+/// A batch of `num_envs` games stepped together on a thread pool (Gymnasium-style vector API).
+///
+/// Observations are dicts `{"planes": float32 [N, C, H, W], "globals": float32 [N, G]}`; `infos`
+/// holds `"legal_mask"` (bool [N, A]) and `"to_play"` (uint8 [N], 0 = P0, 1 = P1). Rewards are
+/// float32 [N, 2]: this step's reward of P0 and of P1 (+1 win, -1 loss, 0 otherwise). Finished
+/// games restart at once; their result is still in that step's rewards, terminations and
+/// truncations. Every call returns new arrays.
+#[pyclass(name = "VecEnv", module = "zertz")]
+#[derive(Debug)]
+pub struct PyVecEnv {
+    env: VecEnv,
+}
+
+impl PyVecEnv {
+    /// Reads `actions` (an integer array-like of length N) as action indices.
+    fn action_indices(
+        &self,
+        py: Python<'_>,
+        actions: &Bound<'_, PyAny>,
+    ) -> Result<Vec<u32>, Error> {
+        let n = self.env.num_envs();
+        let size = self.env.action_space().len();
+        let array = py.import("numpy")?.call_method1("asarray", (actions,))?;
+        let array = array.cast::<PyUntypedArray>().map_err(|e| Error::Type(e.to_string()))?;
+        let kind = array.dtype().kind();
+        if kind != b'i' && kind != b'u' {
+            return Err(Error::Type(format!(
+                "actions must be integers, not an array of dtype {}",
+                array.dtype()
+            )));
+        }
+        if array.shape() != [n] {
+            return Err(Error::Shape(format!(
+                "actions must have shape ({n},), not {:?}",
+                array.shape()
+            )));
+        }
+        let array: PyArrayLike1<'_, i64, AllowTypeChange> = array.extract()?;
+        let mut out = Vec::with_capacity(n);
+        for (env, &a) in array.as_array().iter().enumerate() {
+            match u32::try_from(a) {
+                Ok(i) if (i as usize) < size => out.push(i),
+                _ => {
+                    return Err(Error::Shape(format!(
+                        "game {env}: action {a} is out of range (the action space has {size} actions)"
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[pymethods]
+impl PyVecEnv {
+    /// `first_player` is "random" (default), "P0" or "P1"; `threads=0` uses every core;
+    /// `max_steps` truncates a game after that many actions (0: never).
+    #[new]
+    #[pyo3(
+        signature = (num_envs, board=BoardArg(zertz_env::Board::R37), blitz=false, *, threads=0,
+                     max_steps=1000, first_player="random", opening_plies=0, seed=0),
+        text_signature = "(num_envs, board=37, blitz=False, *, threads=0, max_steps=1000, \
+                          first_player='random', opening_plies=0, seed=0)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        num_envs: usize,
+        board: BoardArg,
+        blitz: bool,
+        threads: usize,
+        max_steps: u32,
+        first_player: &str,
+        opening_plies: u32,
+        seed: u64,
+    ) -> Result<PyVecEnv, Error> {
+        let first_player = match first_player.to_ascii_lowercase().as_str() {
+            "random" => FirstPlayer::Random,
+            "p0" => FirstPlayer::P0,
+            "p1" => FirstPlayer::P1,
+            _ => {
+                return Err(Error::Env(zertz_vecenv::Error::Config(format!(
+                    "first_player must be \"random\", \"P0\" or \"P1\", not {first_player:?}"
+                ))));
+            }
+        };
+        let config = Config {
+            num_envs,
+            board: board.0,
+            marbles: if blitz { MarbleSet::Blitz } else { MarbleSet::Standard },
+            threads,
+            max_steps,
+            first_player,
+            opening_plies,
+            seed,
+        };
+        let env = py.detach(|| VecEnv::new(config))?;
+        Ok(PyVecEnv { env })
+    }
+
+    /// Number of games `N`.
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.env.num_envs()
+    }
+
+    /// Board size in rings.
+    #[getter]
+    fn board(&self) -> usize {
+        self.env.config().board.rings()
+    }
+
+    /// Whether the games use the blitz marble set.
+    #[getter]
+    fn blitz(&self) -> bool {
+        self.env.config().marbles == MarbleSet::Blitz
+    }
+
+    /// Worker threads.
+    #[getter]
+    fn threads(&self) -> usize {
+        self.env.threads()
+    }
+
+    /// Number of action indices `A`.
+    #[getter]
+    fn action_space_size(&self) -> usize {
+        self.env.action_space().len()
+    }
+
+    /// `((C, H, W), G)`: shapes of one observation's planes and globals.
+    #[getter]
+    fn observation_shape(&self) -> ((usize, usize, usize), usize) {
+        let s = self.env.shape();
+        ((s.planes, s.height, s.width), s.globals)
+    }
+
+    /// Starts new games everywhere (reseeding first when `seed` is given); returns
+    /// `(observation, infos)`.
+    #[pyo3(signature = (seed=None))]
+    fn reset<'py>(
+        &mut self,
+        py: Python<'py>,
+        seed: Option<u64>,
+    ) -> Result<ResetResult<'py>, Error> {
+        let arrays = Arrays::new(py, &self.env);
+        let env = &mut self.env;
+        arrays.fill(py, |b| env.reset(seed, b))?;
+        Ok((arrays.observation(py)?, arrays.infos(py)?))
+    }
+
+    /// Plays `actions[i]` (an action index, any integer array-like of length N) in game `i`;
+    /// returns `(observation, rewards, terminations, truncations, infos)`. An out-of-range or
+    /// illegal action raises ValueError naming the game, and then nothing is played.
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        actions: &Bound<'py, PyAny>,
+    ) -> Result<StepResult<'py>, Error> {
+        let indices = self.action_indices(py, actions)?;
+        let arrays = Arrays::new(py, &self.env);
+        let env = &mut self.env;
+        arrays.fill(py, |b| env.step(&indices, b))?;
+        Ok((
+            arrays.observation(py)?,
+            arrays.rewards.clone(),
+            arrays.terminated.clone(),
+            arrays.truncated.clone(),
+            arrays.infos(py)?,
+        ))
+    }
+
+    /// A uniform random legal action index for every game (int64 [N]), from generators seeded
+    /// with the environment.
+    fn sample_actions<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let mut actions = vec![0u32; self.env.num_envs()];
+        let env = &mut self.env;
+        py.detach(|| env.sample_actions(&mut actions));
+        PyArray1::from_iter(py, actions.into_iter().map(i64::from))
+    }
+
+    /// A copy of game `i` as a `zertz.Game` (its current position; earlier moves are not kept).
+    fn game(&self, i: usize) -> Result<PyGame, Error> {
+        let n = self.env.num_envs();
+        let g = self.env.game(i).ok_or_else(|| {
+            Error::Type(format!("game index {i} is out of range (the batch has {n} games)"))
+        })?;
+        Ok(PyGame::from_position(*g.position()))
+    }
+
+    fn __len__(&self) -> usize {
+        self.env.num_envs()
+    }
+
+    fn __repr__(&self) -> String {
+        let c = self.env.config();
+        format!(
+            "VecEnv(num_envs={}, board={}, blitz={}, threads={})",
+            c.num_envs,
+            c.board.rings(),
+            if c.marbles == MarbleSet::Blitz { "True" } else { "False" },
+            self.env.threads()
+        )
+    }
+}
