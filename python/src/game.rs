@@ -292,6 +292,22 @@ impl PyGame {
         self.position().to_text()
     }
 
+    /// The position under symmetry `s` of the board (`0 <= s < symmetry_count(board)`), as a new
+    /// game without history. Its encoding, mask and policy are this game's moved by
+    /// `symmetry_tables(board)`.
+    fn transformed(&self, s: usize) -> Result<PyGame, Error> {
+        let pos = self.position();
+        let syms = zertz_env::symmetry::symmetries(pos.board());
+        let sym = syms.get(s).ok_or_else(|| {
+            Error::Shape(format!(
+                "symmetry {s} is out of range: the {}-ring board has {}",
+                pos.board().rings(),
+                syms.len()
+            ))
+        })?;
+        Ok(PyGame::from_position(sym.apply_position(pos)))
+    }
+
     /// An independent copy of the game.
     fn clone(&self) -> PyGame {
         Clone::clone(self)

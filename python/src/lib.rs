@@ -19,6 +19,7 @@ mod vecenv;
 /// Native core of the `zertz` package (private: import `zertz` instead).
 #[pyo3::pymodule]
 mod _zertz {
+    use numpy::PyArray2;
     use pyo3::prelude::*;
     use zertz_env::encode::{self, Shape};
     use zertz_env::{ActionSpace, symmetry};
@@ -57,6 +58,32 @@ mod _zertz {
     #[pyfunction]
     fn symmetry_count(board: BoardArg) -> usize {
         symmetry::symmetries(board.0).len()
+    }
+
+    /// Index tables that apply every symmetry of a board to a batch, for data augmentation:
+    /// `(cells, actions)`, int64 arrays of shapes `[S, H * W]` and `[S, A]`. Under symmetry `s`,
+    /// planes `[..., C, H, W]` become `planes.reshape(..., C, H * W)[..., cells[s]]` (reshaped
+    /// back), and a policy or legal mask `[..., A]` becomes `policy[..., actions[s]]`; this equals
+    /// the encoding and mask of `Game.transformed(s)`.
+    #[pyfunction]
+    fn symmetry_tables<'py>(
+        py: Python<'py>,
+        board: BoardArg,
+    ) -> PyResult<(Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>)> {
+        let geo = board.0.geometry();
+        let (h, w) = geo.grid_shape();
+        let syms = symmetry::symmetries(board.0);
+        let mut cells = Vec::with_capacity(syms.len());
+        let mut actions = Vec::with_capacity(syms.len());
+        for s in syms {
+            let mut gather: Vec<i64> = (0..(h * w) as i64).collect();
+            for r in geo.rings() {
+                gather[geo.grid_index(s.ring(r))] = geo.grid_index(r) as i64;
+            }
+            cells.push(gather);
+            actions.push(s.inverse().action_map().iter().map(|&i| i as i64).collect::<Vec<_>>());
+        }
+        Ok((PyArray2::from_vec2(py, &cells)?, PyArray2::from_vec2(py, &actions)?))
     }
 
     #[pymodule_init]

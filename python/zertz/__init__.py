@@ -26,6 +26,7 @@ from zertz._zertz import (
     action_space_size,
     observation_shape,
     symmetry_count,
+    symmetry_tables,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "action_space_size",
     "observation_shape",
     "symmetry_count",
+    "symmetry_tables",
 ]

@@ -15,6 +15,7 @@ __all__ = [
     "action_space_size",
     "observation_shape",
     "symmetry_count",
+    "symmetry_tables",
 ]
 
 __version__: Final[str]
@@ -29,6 +30,10 @@ def observation_shape(board: int) -> tuple[tuple[int, int, int], int]:
 
 def symmetry_count(board: int) -> int:
     """Number of symmetries of a board shape, the identity included."""
+
+def symmetry_tables(board: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Gather tables ``(cells [S, H * W], actions [S, A])`` that apply every symmetry of a board
+    to planes and to policies or masks."""
 
 @final
 class Game:
@@ -110,6 +115,8 @@ class Game:
     def to_text(self) -> str:
         """The current position in the text format."""
 
+    def transformed(self, s: int) -> Game:
+        """The position under symmetry ``s`` of the board, as a new game without history."""
     def clone(self) -> Game:
         """An independent copy of the game."""
 
