@@ -60,16 +60,16 @@ mod _zertz {
         symmetry::symmetries(board.0).len()
     }
 
+    /// `(cells [S, H * W], actions [S, A])` of `symmetry_tables`.
+    type SymmetryTables<'py> = (Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>);
+
     /// Index tables that apply every symmetry of a board to a batch, for data augmentation:
     /// `(cells, actions)`, int64 arrays of shapes `[S, H * W]` and `[S, A]`. Under symmetry `s`,
     /// planes `[..., C, H, W]` become `planes.reshape(..., C, H * W)[..., cells[s]]` (reshaped
     /// back), and a policy or legal mask `[..., A]` becomes `policy[..., actions[s]]`; this equals
     /// the encoding and mask of `Game.transformed(s)`.
     #[pyfunction]
-    fn symmetry_tables<'py>(
-        py: Python<'py>,
-        board: BoardArg,
-    ) -> PyResult<(Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>)> {
+    fn symmetry_tables<'py>(py: Python<'py>, board: BoardArg) -> PyResult<SymmetryTables<'py>> {
         let geo = board.0.geometry();
         let (h, w) = geo.grid_shape();
         let syms = symmetry::symmetries(board.0);
