@@ -7,22 +7,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use zertz_env::{Board, MarbleSet, Move, Player, Position, Variant, perft};
 
-/// SplitMix64: a tiny deterministic generator, enough to pick moves.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (((self.next() >> 32) * n as u64) >> 32) as usize
-    }
-}
+use zertz_env::SplitMix64 as Rng;
 
 /// Plays one game to the end: every turn enumerates all legal whole-turn moves and picks one
 /// uniformly. Returns the number of turns.

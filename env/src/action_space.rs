@@ -132,18 +132,7 @@ impl Position {
         if self.is_over() {
             return;
         }
-        let sources = match self.chain() {
-            Some(r) => r.bit(),
-            None => self.occupied(),
-        };
-        let mut any_hop = false;
-        for r in Bits(sources) {
-            for d in Bits(self.hop_directions(Ring(r as u8)) as u64) {
-                mask[space.hop_index(Ring(r as u8), Direction(d as u8))] = true;
-                any_hop = true;
-            }
-        }
-        if any_hop {
+        if self.for_each_hop(|h| mask[space.hop_index(h.from, h.dir)] = true) {
             return;
         }
         let supply = self.supply();
@@ -188,13 +177,8 @@ impl Position {
         if self.is_over() {
             return 0;
         }
-        let sources = match self.chain() {
-            Some(r) => r.bit(),
-            None => self.occupied(),
-        };
-        let hops: usize =
-            Bits(sources).map(|r| self.hop_directions(Ring(r as u8)).count_ones() as usize).sum();
-        if hops > 0 {
+        let mut hops = 0;
+        if self.for_each_hop(|_| hops += 1) {
             return hops;
         }
         (self.count_placements() as usize).max(1)
@@ -207,23 +191,14 @@ impl Position {
         if self.is_over() {
             return None;
         }
-        let occ = self.occupied();
-        let sources = match self.chain() {
-            Some(r) => r.bit(),
-            None => occ,
-        };
-        let mut any_hop = false;
-        for r in Bits(sources) {
-            for d in Bits(self.hop_directions(Ring(r as u8)) as u64) {
-                if k == 0 {
-                    return Some(Action::Hop(Hop { from: Ring(r as u8), dir: Direction(d as u8) }));
-                }
-                k -= 1;
-                any_hop = true;
+        let (mut seen, mut found) = (0, None);
+        if self.for_each_hop(|h| {
+            if seen == k {
+                found = Some(Action::Hop(h));
             }
-        }
-        if any_hop {
-            return None;
+            seen += 1;
+        }) {
+            return found;
         }
         let supply = self.supply();
         let colours = Marble::ALL.into_iter().filter(|&m| supply[m] > 0);
@@ -255,24 +230,29 @@ impl Position {
         None
     }
 
+    /// Calls `f` with every hop that may start now (the chain marble's during a chain), in ring
+    /// then direction order; returns whether there was any (then captures are compulsory).
+    fn for_each_hop(&self, mut f: impl FnMut(Hop)) -> bool {
+        let sources = match self.chain() {
+            Some(r) => r.bit(),
+            None => self.occupied(),
+        };
+        let mut any = false;
+        for r in Bits(sources) {
+            for d in Bits(self.hop_directions(Ring(r as u8)) as u64) {
+                f(Hop { from: Ring(r as u8), dir: Direction(d as u8) });
+                any = true;
+            }
+        }
+        any
+    }
+
     /// Calls `f` with every legal single action (the order of [`Position::legal_actions`]).
     pub fn for_each_legal_action(&self, mut f: impl FnMut(Action)) {
         if self.is_over() {
             return;
         }
-        let occ = self.occupied();
-        let sources = match self.chain() {
-            Some(r) => r.bit(),
-            None => occ,
-        };
-        let mut any_hop = false;
-        for r in Bits(sources) {
-            for d in Bits(self.hop_directions(Ring(r as u8)) as u64) {
-                any_hop = true;
-                f(Action::Hop(Hop { from: Ring(r as u8), dir: Direction(d as u8) }));
-            }
-        }
-        if any_hop {
+        if self.for_each_hop(|h| f(Action::Hop(h))) {
             return;
         }
         let supply = self.supply();

@@ -33,23 +33,8 @@ use zertz_env::{Action, ActionSpace, Board, MarbleSet, Player, Position, Variant
 
 // ------------------------------------------------------------------------------------ helpers
 
-/// splitmix64: a tiny deterministic generator for picking actions.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        assert!(n > 0);
-        (self.next() % n as u64) as usize
-    }
-}
+/// The engine's splitmix64 generator picks moves.
+use zertz_env::SplitMix64 as Rng;
 
 /// The encoding of a position: `(planes, globals)`.
 fn encode(pos: &Position) -> (Vec<f32>, Vec<f32>) {
@@ -110,7 +95,7 @@ fn play_actions(mut pos: Position, actions: &[&str]) -> Position {
 /// included (usually a finished game).
 fn random_game(variant: Variant, seed: u64) -> Vec<Position> {
     let mut rng = Rng(seed);
-    let first = if rng.next() & 1 == 0 { Player::P0 } else { Player::P1 };
+    let first = if rng.next_u64() & 1 == 0 { Player::P0 } else { Player::P1 };
     // Random actions tried (at most) looking for one that leaves no capture; 0 for uniform play.
     let quiet_tries = [0, 3, 30, 30][rng.below(4)];
     let mut pos = Position::new(variant, first);

@@ -27,22 +27,8 @@ fn config(cases: u32) -> ProptestConfig {
 
 // ------------------------------------------------------------------------------- helpers
 
-/// splitmix64, for the deterministic corpus of valid inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// The engine's splitmix64 generator picks moves.
+use zertz_env::SplitMix64 as Rng;
 
 fn variants() -> Vec<Variant> {
     Variant::all().collect()
@@ -401,7 +387,7 @@ fn random_boardspace_game(seed: u64) -> Game {
     let mut rng = Rng(seed);
     let boards = [zertz_env::Board::R37, zertz_env::Board::R48, zertz_env::Board::R61];
     let variant = Variant::new(boards[rng.below(3)], zertz_env::MarbleSet::Standard);
-    let first = if rng.next() & 1 == 0 { Player::P0 } else { Player::P1 };
+    let first = if rng.next_u64() & 1 == 0 { Player::P0 } else { Player::P1 };
     let quiet = [0, 3, 30][rng.below(3)];
     let mut game = Game::new(variant, first);
     while !game.is_over() && game.moves().len() < 500 {

@@ -26,26 +26,12 @@ fn config(cases: u32) -> ProptestConfig {
 /// Placement turns nearly always remove a ring, so random games end long before this.
 const MAX_TURNS: usize = 1000;
 
-/// splitmix64: a tiny deterministic generator for picking moves.
-struct Rng(u64);
+/// The engine's splitmix64 generator picks moves.
+use zertz_env::SplitMix64 as Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        assert!(n > 0);
-        (self.next() % n as u64) as usize
-    }
-
-    fn player(&mut self) -> Player {
-        if self.next() & 1 == 0 { Player::P0 } else { Player::P1 }
-    }
+/// A random player.
+fn random_player(rng: &mut Rng) -> Player {
+    if rng.next_u64() & 1 == 0 { Player::P0 } else { Player::P1 }
 }
 
 /// How a random player picks among legal moves. Uniform play ends most games by captures while the
@@ -407,7 +393,7 @@ enum End {
 fn random_game(variant: Variant, seed: u64) -> Result<(End, usize), TestCaseError> {
     let mut rng = Rng(seed);
     let policy = Policy::random(&mut rng);
-    let mut pos = Position::new(variant, rng.player());
+    let mut pos = Position::new(variant, random_player(&mut rng));
     let mut turns = 0;
     // Turn-start positions seen, by hash (repetition, decisions.md 6, is not the Position's job).
     let mut seen: HashMap<u64, u32> = HashMap::new();
@@ -427,7 +413,7 @@ fn random_game(variant: Variant, seed: u64) -> Result<(End, usize), TestCaseErro
         }
         prop_assert!(turns < MAX_TURNS, "no end after {MAX_TURNS} turns ({policy:?}): {pos:?}");
         let prev = pos;
-        if pos.chain().is_some() || rng.next() & 1 == 0 {
+        if pos.chain().is_some() || rng.next_u64() & 1 == 0 {
             let actions = pos.legal_actions();
             let a = policy.pick(&mut rng, &actions, |a| pos.play_action(a).expect("legal action"));
             pos = pos.play_action(&a).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -506,7 +492,7 @@ proptest! {
 fn game_three_ways(variant: Variant, seed: u64) -> TestResult {
     let mut rng = Rng(seed);
     let policy = Policy::random(&mut rng);
-    let first = rng.player();
+    let first = random_player(&mut rng);
     let mut by_moves = Game::new(variant, first);
     let mut by_actions = Game::new(variant, first);
     let mut by_text = Game::new(variant, first);
@@ -576,7 +562,7 @@ fn mid_chain_position(seed: u64) -> Option<Position> {
     let mut rng = Rng(seed);
     for _ in 0..20 {
         let variant = variants()[rng.below(12)];
-        let mut pos = Position::new(variant, rng.player());
+        let mut pos = Position::new(variant, random_player(&mut rng));
         while !pos.is_over() {
             if pos.chain().is_some() {
                 return Some(pos);
@@ -663,7 +649,7 @@ fn random_games_reach_every_rule() {
         for seed in 0..40u64 {
             let mut rng = Rng(seed * 12 + k as u64);
             let policy = Policy { quiet_tries: 30 };
-            let mut game = Game::new(variant, rng.player());
+            let mut game = Game::new(variant, random_player(&mut rng));
             while !game.is_over() {
                 assert!(game.moves().len() < MAX_TURNS);
                 let pos = *game.position();

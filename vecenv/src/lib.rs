@@ -39,7 +39,7 @@ use std::fmt;
 
 use rayon::prelude::*;
 use zertz_env::encode::{GLOBALS, Shape};
-use zertz_env::{ActionSpace, Board, MarbleSet, Outcome, Player, Position, Variant};
+use zertz_env::{ActionSpace, Board, MarbleSet, Outcome, Player, Position, SplitMix64, Variant};
 
 /// Who moves first in a new game.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -137,7 +137,10 @@ pub struct GameState {
     steps: u32,
     /// Hashes of the positions at the start of every turn of this game.
     history: Vec<u64>,
-    rng: u64,
+    /// Draws first players and opening plies.
+    rng: SplitMix64,
+    /// Draws the actions of [`VecEnv::sample_actions`].
+    sampler: SplitMix64,
 }
 
 impl GameState {
@@ -150,18 +153,6 @@ impl GameState {
     pub fn steps(&self) -> u32 {
         self.steps
     }
-}
-
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn below(rng: &mut u64, n: usize) -> usize {
-    (((splitmix(rng) >> 32) * n as u64) >> 32) as usize
 }
 
 /// Caller-owned output buffers of a [`VecEnv`], as mutable slices (see the crate docs for shapes).
@@ -278,9 +269,10 @@ impl VecEnv {
                 position: Position::new(variant, Player::P0),
                 steps: 0,
                 history: Vec::with_capacity(64),
-                rng: 0,
+                rng: SplitMix64(0),
+                sampler: SplitMix64(0),
             };
-            g.rng = seed_for(env.config.seed, i);
+            seed_game(&mut g, env.config.seed, i);
             new_game(&env.config, variant, &mut g);
             env.games.push(g);
         }
@@ -442,7 +434,7 @@ impl VecEnv {
         let (config, variant, reseed) = (self.config.clone(), self.variant, seed.is_some());
         self.for_each_game(out, |i, g, slot| {
             if reseed {
-                g.rng = seed_for(config.seed, i);
+                seed_game(g, config.seed, i);
             }
             new_game(&config, variant, g);
             slot.rewards.fill(0.0);
@@ -523,10 +515,7 @@ impl VecEnv {
         let space = self.space;
         let games = &mut self.games;
         let sample = |(g, a): (&mut GameState, &mut u32)| {
-            let n = g.position.count_legal_actions();
-            let mut rng = g.rng ^ 0xA5A5_5A5A_DEAD_BEEF ^ g.steps as u64;
-            let k = below(&mut rng, n.max(1));
-            g.rng = g.rng.wrapping_add(1);
+            let k = g.sampler.below(g.position.count_legal_actions());
             *a = g.position.nth_legal_action(k).map_or(space.pass_index(), |x| space.index(&x))
                 as u32;
         };
@@ -538,9 +527,11 @@ impl VecEnv {
     }
 }
 
-fn seed_for(seed: u64, i: usize) -> u64 {
-    let mut s = seed ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
-    splitmix(&mut s)
+/// Seeds the generators of game `i` from the batch seed.
+fn seed_game(g: &mut GameState, seed: u64, i: usize) {
+    let mut s = SplitMix64(seed ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    g.rng = SplitMix64(s.next_u64());
+    g.sampler = SplitMix64(s.next_u64());
 }
 
 /// Starts a new game in `g`: first player, random opening plies (drawn again should they end the
@@ -552,7 +543,7 @@ fn new_game(config: &Config, variant: Variant, g: &mut GameState) {
             FirstPlayer::P0 => Player::P0,
             FirstPlayer::P1 => Player::P1,
             FirstPlayer::Random => {
-                if splitmix(&mut g.rng) & 1 == 0 {
+                if g.rng.next_u64() & 1 == 0 {
                     Player::P0
                 } else {
                     Player::P1
@@ -568,7 +559,7 @@ fn new_game(config: &Config, variant: Variant, g: &mut GameState) {
             if n == 0 {
                 break;
             }
-            let k = below(&mut g.rng, n);
+            let k = g.rng.below(n);
             if let Some(a) = g.position.nth_legal_action(k) {
                 g.position.play_action_unchecked(&a);
                 if g.position.chain().is_none() {
