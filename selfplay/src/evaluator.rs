@@ -1,0 +1,130 @@
+//! The batched evaluator: observations and legal masks in, policy logits and values out.
+
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board, Outcome, Position, SplitMix64};
+
+/// A batch of `B` positions to evaluate, all of one board.
+#[derive(Debug)]
+pub struct Batch<'a> {
+    /// The board shape of every position.
+    pub board: Board,
+    /// The positions themselves (for evaluators that play, such as rollouts).
+    pub positions: &'a [Position],
+    /// Observation planes `[B, C, H, W]` (empty when the evaluator does not want them).
+    pub planes: &'a [f32],
+    /// Global features `[B, G]` (empty when the evaluator does not want them).
+    pub globals: &'a [f32],
+    /// Legal masks `[B, A]` (empty when the evaluator does not want them).
+    pub masks: &'a [bool],
+}
+
+impl Batch<'_> {
+    /// Number of positions `B`.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+}
+
+/// Where an evaluator writes its answers: policy logits `[B, A]` (only legal entries are read) and
+/// values `[B]` in `-1..=1`, from the perspective of the player to move in each position.
+#[derive(Debug)]
+pub struct Output<'a> {
+    /// `[B, A]`.
+    pub logits: &'a mut [f32],
+    /// `[B]`.
+    pub values: &'a mut [f32],
+}
+
+/// An evaluator failed (a model error, a Python exception, a wrong output shape).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("evaluator failed: {0}")]
+pub struct EvalError(pub String);
+
+/// Evaluates batches of positions. Search calls it with every leaf it collected in a round, across
+/// all the games it searches, so that a network sees large batches.
+pub trait Evaluator: Send + Sync {
+    /// Whether the batch must carry planes, globals and masks (a network) or only positions.
+    fn wants_encoding(&self) -> bool {
+        true
+    }
+
+    /// Writes policy logits and values for every position of the batch.
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError>;
+}
+
+/// Uniform priors and value 0: search with it measures the search alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UniformEvaluator;
+
+impl Evaluator for UniformEvaluator {
+    fn wants_encoding(&self) -> bool {
+        false
+    }
+
+    fn evaluate(&self, _batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        out.logits.fill(0.0);
+        out.values.fill(0.0);
+        Ok(())
+    }
+}
+
+/// Uniform priors and the mean result of random playouts: classic Monte Carlo tree search.
+#[derive(Clone, Copy, Debug)]
+pub struct RolloutEvaluator {
+    /// Playouts per position.
+    pub rollouts: u32,
+    /// Seed of the playouts (mixed with each position's hash).
+    pub seed: u64,
+}
+
+impl Default for RolloutEvaluator {
+    fn default() -> RolloutEvaluator {
+        RolloutEvaluator { rollouts: 1, seed: 0 }
+    }
+}
+
+/// Plays uniformly random legal actions to the end; returns the score of `for_player`. Games longer
+/// than `limit` actions count as draws.
+pub fn random_playout(pos: &Position, rng: &mut SplitMix64, limit: u32) -> Outcome {
+    let mut p = *pos;
+    for _ in 0..limit {
+        if let Some(o) = p.outcome() {
+            return o;
+        }
+        let n = p.count_legal_actions();
+        match p.nth_legal_action(rng.below(n)) {
+            Some(a) => p.play_action_unchecked(&a),
+            None => break,
+        }
+    }
+    p.outcome().unwrap_or(Outcome::Draw)
+}
+
+impl Evaluator for RolloutEvaluator {
+    fn wants_encoding(&self) -> bool {
+        false
+    }
+
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        out.logits.fill(0.0);
+        for (pos, v) in batch.positions.iter().zip(out.values.iter_mut()) {
+            let mut rng = SplitMix64(self.seed ^ pos.hash());
+            let n = self.rollouts.max(1);
+            let total: i32 =
+                (0..n).map(|_| random_playout(pos, &mut rng, 2000).score(pos.turn()) as i32).sum();
+            *v = total as f32 / n as f32;
+        }
+        Ok(())
+    }
+}
+
+/// Shapes of the arrays of a batch of `b` positions of `board`: `(planes, globals, masks)` lengths.
+pub fn batch_lengths(board: Board, b: usize) -> (usize, usize, usize) {
+    let shape = Shape::of(board);
+    (b * shape.planes_len(), b * GLOBALS, b * ActionSpace::new(board).len())
+}

@@ -1,0 +1,530 @@
+//! AlphaZero-style PUCT search over single actions, batched across many trees.
+//!
+//! A capture chain is a sequence of decisions of the same player, so values are kept from the
+//! perspective of the player to move at each node and are negated only where the player changes
+//! (never below a hop that continues a chain). Terminal positions are scored exactly.
+//!
+//! Each tree is a flat arena of nodes and edges. The edges of a node are sorted by prior, so the
+//! visited children are always a prefix and the best unvisited child is the next edge: selection
+//! costs the number of visited children, not the number of legal actions (often 1000+).
+//!
+//! [`search`] runs rounds: it collects up to `leaves_per_round` leaves from every tree (virtual
+//! loss keeps them apart), evaluates all of them in one [`Evaluator`] call, then expands and backs
+//! them up.
+
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{Action, ActionSpace, Position, SplitMix64};
+
+use crate::evaluator::{Batch, EvalError, Evaluator, Output};
+
+/// Search settings; the defaults follow AlphaZero and KataGo.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// Exploration constant `c_init` of PUCT (AlphaZero: 1.25).
+    pub c_puct: f32,
+    /// Growth of exploration with visits, `c_base` (AlphaZero: 19652).
+    pub c_base: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's value minus this.
+    pub fpu_reduction: f32,
+    /// Virtual loss added on the path of a leaf waiting for evaluation.
+    pub virtual_loss: f32,
+    /// Leaves collected from one tree per evaluation round.
+    pub leaves_per_round: u32,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            c_puct: 1.25,
+            c_base: 19652.0,
+            fpu_reduction: 0.2,
+            virtual_loss: 1.0,
+            leaves_per_round: 8,
+        }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Not evaluated yet.
+    New,
+    /// Waiting in the current batch.
+    Pending,
+    /// Evaluated; its edges exist.
+    Expanded,
+    /// The game is over here.
+    Terminal,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    position: Position,
+    parent: u32,
+    edges_start: u32,
+    edges_len: u32,
+    /// Edges `edges_start .. edges_start + visited` have children.
+    visited: u32,
+    visits: u32,
+    /// Sum of values from the perspective of the player who chose this node (the parent's player
+    /// to move); for the root, of its own player to move.
+    value_sum: f32,
+    state: State,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Edge {
+    prior: f32,
+    child: u32,
+    action: u32,
+}
+
+/// One search tree over single actions.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    root: u32,
+    /// Dirichlet noise to mix into the root priors once the root is expanded.
+    pending_noise: Option<Noise>,
+}
+
+/// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
+/// `fraction`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Noise {
+    /// Total concentration, spread over the legal actions (KataGo: 10.83).
+    pub alpha_total: f32,
+    /// Weight of the noise in the root priors (AlphaZero: 0.25).
+    pub fraction: f32,
+    /// Seed of the noise.
+    pub seed: u64,
+}
+
+/// What a search found at a root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootInfo {
+    /// Visits of every root child, as `(action, visits)`, in prior order.
+    pub visits: Vec<(Action, u32)>,
+    /// Root visits (all simulations through the root, reused ones included).
+    pub total: u32,
+    /// Value of the root from the perspective of its player to move, `-1..=1`.
+    pub value: f32,
+}
+
+impl Tree {
+    /// A tree whose root is `position`.
+    pub fn new(position: Position) -> Tree {
+        let mut t = Tree { nodes: Vec::new(), edges: Vec::new(), root: 0, pending_noise: None };
+        t.reset(position);
+        t
+    }
+
+    /// Drops everything and starts from `position`.
+    pub fn reset(&mut self, position: Position) {
+        self.nodes.clear();
+        self.edges.clear();
+        self.nodes.push(Node::new(position, NONE));
+        self.root = 0;
+        self.pending_noise = None;
+    }
+
+    /// The root position.
+    pub fn position(&self) -> &Position {
+        &self.nodes[self.root as usize].position
+    }
+
+    /// Visits of the root so far.
+    pub fn root_visits(&self) -> u32 {
+        self.nodes[self.root as usize].visits
+    }
+
+    /// Nodes in the arena (reused subtrees and dropped ones included).
+    pub fn arena_len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Mixes Dirichlet noise into the root priors (now, or once the root is expanded).
+    pub fn add_noise(&mut self, noise: Noise) {
+        if self.nodes[self.root as usize].state == State::Expanded {
+            self.apply_noise(noise);
+        } else {
+            self.pending_noise = Some(noise);
+        }
+    }
+
+    fn apply_noise(&mut self, noise: Noise) {
+        let root = &self.nodes[self.root as usize];
+        let (start, len, visited) =
+            (root.edges_start as usize, root.edges_len as usize, root.visited as usize);
+        if len < 2 || noise.fraction <= 0.0 {
+            return;
+        }
+        let mut rng = SplitMix64(noise.seed);
+        let alpha = noise.alpha_total / len as f32;
+        let draws: Vec<f32> = (0..len).map(|_| gamma(&mut rng, alpha)).collect();
+        let sum: f32 = draws.iter().sum::<f32>().max(f32::MIN_POSITIVE);
+        for (e, d) in self.edges[start..start + len].iter_mut().zip(&draws) {
+            e.prior = (1.0 - noise.fraction) * e.prior + noise.fraction * d / sum;
+        }
+        // Keep the visited prefix, re-sort the rest by prior.
+        sort_edges(&mut self.edges[start + visited..start + len]);
+    }
+
+    /// Makes the child reached by `action` the new root, keeping its subtree; a fresh tree when
+    /// the child was never visited or the arena has grown past `max_arena` nodes.
+    pub fn advance(&mut self, action: &Action, max_arena: usize) {
+        let root = &self.nodes[self.root as usize];
+        let next = root.position.play_action(action).ok();
+        let Some(next) = next else { return };
+        let space = ActionSpace::new(next.board());
+        let index = space.index(action) as u32;
+        let (start, visited) = (root.edges_start as usize, root.visited as usize);
+        let child =
+            self.edges[start..start + visited].iter().find(|e| e.action == index).map(|e| e.child);
+        match child {
+            Some(c) if self.nodes.len() <= max_arena => {
+                let chooser = root.position.turn();
+                let node = &mut self.nodes[c as usize];
+                if node.position.turn() != chooser {
+                    node.value_sum = -node.value_sum;
+                }
+                node.parent = NONE;
+                self.root = c;
+                self.pending_noise = None;
+            }
+            _ => self.reset(next),
+        }
+    }
+
+    /// Visits of the root's children and the root value.
+    pub fn root_info(&self) -> RootInfo {
+        let root = &self.nodes[self.root as usize];
+        let space = ActionSpace::new(root.position.board());
+        let start = root.edges_start as usize;
+        let visits = self.edges[start..start + root.visited as usize]
+            .iter()
+            .map(|e| {
+                let a = space.decode(e.action as usize).expect("edge action in range");
+                (a, self.nodes[e.child as usize].visits)
+            })
+            .collect();
+        let value = if root.visits == 0 { 0.0 } else { root.value_sum / root.visits as f32 };
+        RootInfo { visits, total: root.visits, value }
+    }
+
+    /// Writes the visit distribution of the root over the action space (`[A]`, summing to 1 when
+    /// the root has visited children) into `out`.
+    pub fn visit_policy(&self, out: &mut [f32]) {
+        out.fill(0.0);
+        let root = &self.nodes[self.root as usize];
+        let start = root.edges_start as usize;
+        let mut total = 0u32;
+        for e in &self.edges[start..start + root.visited as usize] {
+            let v = self.nodes[e.child as usize].visits;
+            out[e.action as usize] = v as f32;
+            total += v;
+        }
+        if total > 0 {
+            out.iter_mut().for_each(|x| *x /= total as f32);
+        }
+    }
+
+    /// Value of a node from the perspective of its own player to move.
+    fn own_value(&self, n: u32) -> f32 {
+        let node = &self.nodes[n as usize];
+        if node.visits == 0 {
+            return 0.0;
+        }
+        let q = node.value_sum / node.visits as f32;
+        match node.parent {
+            NONE => q,
+            p if self.nodes[p as usize].position.turn() == node.position.turn() => q,
+            _ => -q,
+        }
+    }
+
+    /// Walks from the root to a leaf by PUCT, adding virtual loss; returns the leaf, or `None`
+    /// when it runs into a leaf already waiting for evaluation (the virtual loss is taken back).
+    fn select(&mut self, config: &SearchConfig) -> Option<u32> {
+        let mut n = self.root;
+        self.nodes[n as usize].visits += 1;
+        loop {
+            let node = &self.nodes[n as usize];
+            match node.state {
+                State::New | State::Terminal => return Some(n),
+                State::Pending => {
+                    self.undo_virtual(n, config);
+                    return None;
+                }
+                State::Expanded => {}
+            }
+            let (start, len, visited) =
+                (node.edges_start as usize, node.edges_len as usize, node.visited as usize);
+            let parent_n = node.visits as f32;
+            let c = config.c_puct + ((parent_n + config.c_base + 1.0) / config.c_base).ln();
+            let scale = c * parent_n.sqrt();
+            let mut best = usize::MAX;
+            let mut best_score = f32::NEG_INFINITY;
+            for (i, e) in self.edges[start..start + visited].iter().enumerate() {
+                let child = &self.nodes[e.child as usize];
+                let q = child.value_sum / child.visits.max(1) as f32;
+                let score = q + scale * e.prior / (1.0 + child.visits as f32);
+                if score > best_score {
+                    best_score = score;
+                    best = i;
+                }
+            }
+            if visited < len {
+                let fpu = self.own_value(n) - config.fpu_reduction;
+                let score = fpu + scale * self.edges[start + visited].prior;
+                if score > best_score {
+                    best = visited;
+                }
+            }
+            let child = if best == visited {
+                self.create_child(n, start + visited)
+            } else {
+                self.edges[start + best].child
+            };
+            let node = &mut self.nodes[child as usize];
+            node.visits += 1;
+            node.value_sum -= config.virtual_loss;
+            n = child;
+        }
+    }
+
+    fn create_child(&mut self, parent: u32, edge: usize) -> u32 {
+        let space = ActionSpace::new(self.nodes[parent as usize].position.board());
+        let action = space.decode(self.edges[edge].action as usize).expect("edge action in range");
+        let mut position = self.nodes[parent as usize].position;
+        position.play_action_unchecked(&action);
+        let child = self.nodes.len() as u32;
+        self.nodes.push(Node::new(position, parent));
+        self.edges[edge].child = child;
+        self.nodes[parent as usize].visited += 1;
+        child
+    }
+
+    /// Takes back the virtual visits and losses on the path from `leaf` to the root.
+    fn undo_virtual(&mut self, leaf: u32, config: &SearchConfig) {
+        let mut n = leaf;
+        while n != self.root {
+            let node = &mut self.nodes[n as usize];
+            node.visits -= 1;
+            node.value_sum += config.virtual_loss;
+            n = node.parent;
+        }
+        self.nodes[self.root as usize].visits -= 1;
+    }
+
+    /// Backs up `value` (from the leaf's player to move) from `leaf` to the root, replacing the
+    /// virtual losses by the real value.
+    fn backup(&mut self, leaf: u32, value: f32, config: &SearchConfig) {
+        let mut n = leaf;
+        let mut v = value;
+        while n != self.root {
+            let (parent, turn) = {
+                let node = &self.nodes[n as usize];
+                (node.parent, node.position.turn())
+            };
+            let chooser = self.nodes[parent as usize].position.turn();
+            // The same player moves again below a hop that continues a chain: no sign change.
+            let v_chooser = if chooser == turn { v } else { -v };
+            self.nodes[n as usize].value_sum += config.virtual_loss + v_chooser;
+            v = v_chooser;
+            n = parent;
+        }
+        self.nodes[n as usize].value_sum += v;
+    }
+
+    /// Expands `leaf` with the evaluator's logits over the action space (`[A]`).
+    fn expand(&mut self, leaf: u32, logits: &[f32]) {
+        let space = ActionSpace::new(self.nodes[leaf as usize].position.board());
+        let start = self.edges.len();
+        let pos = self.nodes[leaf as usize].position;
+        pos.for_each_legal_action(|a| {
+            let i = space.index(&a);
+            self.edges.push(Edge { prior: logits[i], child: NONE, action: i as u32 });
+        });
+        let edges = &mut self.edges[start..];
+        let max = edges.iter().map(|e| e.prior).fold(f32::NEG_INFINITY, f32::max);
+        let uniform = edges.iter().all(|e| e.prior == max);
+        if uniform {
+            let p = 1.0 / edges.len().max(1) as f32;
+            edges.iter_mut().for_each(|e| e.prior = p);
+        } else {
+            let mut sum = 0.0;
+            for e in edges.iter_mut() {
+                e.prior = (e.prior - max).exp();
+                sum += e.prior;
+            }
+            edges.iter_mut().for_each(|e| e.prior /= sum);
+            sort_edges(edges);
+        }
+        let node = &mut self.nodes[leaf as usize];
+        node.edges_start = start as u32;
+        node.edges_len = (self.edges.len() - start) as u32;
+        node.state = State::Expanded;
+        if leaf == self.root {
+            if let Some(noise) = self.pending_noise.take() {
+                self.apply_noise(noise);
+            }
+        }
+    }
+}
+
+impl Node {
+    fn new(position: Position, parent: u32) -> Node {
+        let state = if position.is_over() { State::Terminal } else { State::New };
+        Node {
+            position,
+            parent,
+            edges_start: 0,
+            edges_len: 0,
+            visited: 0,
+            visits: 0,
+            value_sum: 0.0,
+            state,
+        }
+    }
+
+    /// Exact value of a finished game from the perspective of the player to move.
+    fn terminal_value(&self) -> f32 {
+        self.position.outcome().map_or(0.0, |o| o.score(self.position.turn()) as f32)
+    }
+}
+
+/// Sorts edges by prior, highest first (ties by action index, for determinism).
+fn sort_edges(edges: &mut [Edge]) {
+    edges.sort_unstable_by(|a, b| b.prior.total_cmp(&a.prior).then(a.action.cmp(&b.action)));
+}
+
+/// A Gamma(alpha, 1) draw (Marsaglia and Tsang; boosted for alpha < 1).
+fn gamma(rng: &mut SplitMix64, alpha: f32) -> f32 {
+    let uniform =
+        |rng: &mut SplitMix64| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let (a, boost) = if alpha < 1.0 {
+        (alpha as f64 + 1.0, uniform(rng).powf(1.0 / alpha as f64))
+    } else {
+        (alpha as f64, 1.0)
+    };
+    let d = a - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        // A standard normal by Box-Muller.
+        let z = (-2.0 * uniform(rng).ln()).sqrt() * (std::f64::consts::TAU * uniform(rng)).cos();
+        let v = (1.0 + c * z).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        if uniform(rng).ln() < 0.5 * z * z + d - d * v + d * v.ln() {
+            return (d * v * boost) as f32;
+        }
+    }
+}
+
+/// Reusable buffers of [`search`].
+#[derive(Debug, Default)]
+pub struct Scratch {
+    requests: Vec<(u32, u32)>,
+    positions: Vec<Position>,
+    planes: Vec<f32>,
+    globals: Vec<f32>,
+    masks: Vec<bool>,
+    logits: Vec<f32>,
+    values: Vec<f32>,
+    /// Evaluator calls and positions evaluated, for statistics.
+    pub batches: u64,
+    /// Positions evaluated.
+    pub evaluated: u64,
+}
+
+/// Runs `simulations[i]` more simulations in `trees[i]` for every tree, evaluating the leaves of
+/// all trees together. All trees must be of one board.
+pub fn search(
+    trees: &mut [Tree],
+    simulations: &[u32],
+    config: &SearchConfig,
+    evaluator: &dyn Evaluator,
+    scratch: &mut Scratch,
+) -> Result<(), EvalError> {
+    assert_eq!(trees.len(), simulations.len(), "one simulation count per tree");
+    let Some(board) = trees.first().map(|t| t.position().board()) else { return Ok(()) };
+    let targets: Vec<u32> =
+        trees.iter().zip(simulations).map(|(t, &s)| t.root_visits() + s).collect();
+    let space = ActionSpace::new(board);
+    let shape = Shape::of(board);
+    loop {
+        scratch.requests.clear();
+        let mut busy = false;
+        for (ti, tree) in trees.iter_mut().enumerate() {
+            assert_eq!(tree.position().board(), board, "all trees must be of one board");
+            if tree.position().is_over() {
+                continue;
+            }
+            for _ in 0..config.leaves_per_round.max(1) {
+                if tree.root_visits() >= targets[ti] {
+                    break;
+                }
+                busy = true;
+                let Some(leaf) = tree.select(config) else { break };
+                let node = &mut tree.nodes[leaf as usize];
+                if node.state == State::Terminal {
+                    let v = node.terminal_value();
+                    tree.backup(leaf, v, config);
+                } else {
+                    node.state = State::Pending;
+                    scratch.requests.push((ti as u32, leaf));
+                }
+            }
+        }
+        if scratch.requests.is_empty() {
+            if busy {
+                continue; // only terminal leaves this round
+            }
+            return Ok(());
+        }
+        let b = scratch.requests.len();
+        scratch.positions.clear();
+        scratch.positions.extend(
+            scratch.requests.iter().map(|&(t, n)| trees[t as usize].nodes[n as usize].position),
+        );
+        let wants = evaluator.wants_encoding();
+        if wants {
+            scratch.planes.resize(b * shape.planes_len(), 0.0);
+            scratch.globals.resize(b * GLOBALS, 0.0);
+            scratch.masks.resize(b * space.len(), false);
+            for (i, pos) in scratch.positions.iter().enumerate() {
+                pos.encode(
+                    &mut scratch.planes[i * shape.planes_len()..(i + 1) * shape.planes_len()],
+                    &mut scratch.globals[i * GLOBALS..(i + 1) * GLOBALS],
+                );
+                pos.legal_action_mask(&mut scratch.masks[i * space.len()..(i + 1) * space.len()]);
+            }
+        }
+        scratch.logits.resize(b * space.len(), 0.0);
+        scratch.values.resize(b, 0.0);
+        let batch = Batch {
+            board,
+            positions: &scratch.positions,
+            planes: if wants { &scratch.planes[..b * shape.planes_len()] } else { &[] },
+            globals: if wants { &scratch.globals[..b * GLOBALS] } else { &[] },
+            masks: if wants { &scratch.masks[..b * space.len()] } else { &[] },
+        };
+        let mut out = Output {
+            logits: &mut scratch.logits[..b * space.len()],
+            values: &mut scratch.values[..b],
+        };
+        evaluator.evaluate(&batch, &mut out)?;
+        scratch.batches += 1;
+        scratch.evaluated += b as u64;
+        for (i, &(t, n)) in scratch.requests.iter().enumerate() {
+            let tree = &mut trees[t as usize];
+            tree.expand(n, &scratch.logits[i * space.len()..(i + 1) * space.len()]);
+            let v = scratch.values[i].clamp(-1.0, 1.0);
+            tree.backup(n, v, config);
+        }
+    }
+}
