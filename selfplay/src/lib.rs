@@ -16,7 +16,11 @@
 //! assert_eq!(info.visits.iter().map(|&(_, v)| v).sum::<u32>(), 199); // the root's own visit is one
 //! ```
 
+pub mod config;
+pub mod driver;
 pub mod evaluator;
 pub mod mcts;
+pub mod npz;
+pub mod records;
 
 pub use evaluator::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};

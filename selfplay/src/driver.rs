@@ -1,0 +1,442 @@
+//! The self-play driver: many games searched together on a thread pool, training samples written
+//! as `.npz` shards, every game kept as a JSON line.
+//!
+//! Worker `w` of `W` plays games `w, w + W, w + 2W, …`, `games_per_worker` at a time; their leaves
+//! are evaluated together. Each game's randomness comes from the run seed and the game index, so a
+//! run is reproducible for a fixed thread count.
+//!
+//! # Shard format (version 1)
+//!
+//! `shard-WW-SSSSS.npz`, read with `numpy.load`; `S` samples, `A` actions, `[C, H, W]` planes:
+//!
+//! | array | shape | dtype | meaning |
+//! |---|---|---|---|
+//! | `format_version` | `[]`→`[1]` | int32 | 1 |
+//! | `encoding_version` | `[1]` | int32 | [`zertz_env::encode::ENCODING_VERSION`] |
+//! | `board` | `[1]` | int32 | rings of the board |
+//! | `planes` | `[S, C, H, W]` | uint8 | observation planes (all 0 or 1) |
+//! | `globals` | `[S, G]` | float32 | global features |
+//! | `legal_mask` | `[S, ceil(A / 8)]` | uint8 | legal actions, `numpy.unpackbits(..., axis=1, count=A, bitorder="little")` |
+//! | `policy_offsets` | `[S + 1]` | int64 | sample `i`'s policy entries are `policy_index[off[i]:off[i+1]]` |
+//! | `policy_index` | `[K]` | int32 | action indices with visits |
+//! | `policy_prob` | `[K]` | float32 | their visit shares (sum to 1 per sample) |
+//! | `value` | `[S]` | float32 | final result from the mover's perspective: 1, 0, -1 |
+//! | `full_search` | `[S]` | bool | the move had a full search (its policy is a training target) |
+//! | `root_value` | `[S]` | float32 | the search's value of the position |
+//! | `game_id` | `[S]` | int64 | game index in the run |
+//! | `move_number` | `[S]` | int32 | action number in the game (from 0) |
+//! | `to_play` | `[S]` | uint8 | 0 = P0, 1 = P1 |
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
+use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64};
+
+use crate::config::SelfPlayConfig;
+use crate::evaluator::{EvalError, Evaluator};
+use crate::mcts::{Noise, Scratch, Tree, search};
+use crate::npz::Npz;
+use crate::records::GameLine;
+
+/// Version of the shard format.
+pub const SHARD_FORMAT_VERSION: i32 = 1;
+
+/// Self-play stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfPlayError {
+    /// The evaluator failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// Writing shards or records failed.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The thread pool could not start.
+    #[error("cannot start the thread pool: {0}")]
+    Threads(String),
+}
+
+/// Counters shared by the workers, for progress reports.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Games finished.
+    pub games: AtomicU64,
+    /// Actions played.
+    pub actions: AtomicU64,
+    /// Positions evaluated.
+    pub evaluations: AtomicU64,
+    /// Evaluator calls.
+    pub batches: AtomicU64,
+    /// Training samples written.
+    pub samples: AtomicU64,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Games played.
+    pub games: u64,
+    /// Wins of the first player, of the second, draws (limit included).
+    pub first_wins: u64,
+    /// Wins of the second player.
+    pub second_wins: u64,
+    /// Draws and games stopped at the action limit.
+    pub draws: u64,
+    /// Training samples written.
+    pub samples: u64,
+    /// Shard files written.
+    pub shards: Vec<PathBuf>,
+    /// Games that would have resigned but were played out, and how many of those the would-be
+    /// resigner did not lose (false resignations).
+    pub playouts_checked: u64,
+    /// False resignations among them.
+    pub false_resignations: u64,
+    /// Mean evaluator batch size.
+    pub mean_batch: f64,
+}
+
+struct PendingSample {
+    planes: Vec<u8>,
+    globals: Vec<f32>,
+    mask: Vec<u8>,
+    policy: Vec<(i32, f32)>,
+    to_play: Player,
+    full: bool,
+    root_value: f32,
+    move_number: i32,
+}
+
+struct Slot {
+    id: u64,
+    game: Game,
+    rng: SplitMix64,
+    actions: u32,
+    samples: Vec<PendingSample>,
+    may_resign: bool,
+    would_resign: Option<Player>,
+}
+
+/// Samples of finished games, written as shards when full.
+struct ShardWriter {
+    dir: PathBuf,
+    worker: usize,
+    next: usize,
+    shape: Shape,
+    actions: usize,
+    board: usize,
+    size: usize,
+    buf: Vec<(u64, f32, PendingSample)>,
+    written: Vec<PathBuf>,
+}
+
+impl ShardWriter {
+    fn push(&mut self, game: u64, value: f32, s: PendingSample) -> Result<(), SelfPlayError> {
+        self.buf.push((game, value, s));
+        if self.buf.len() >= self.size { self.flush() } else { Ok(()) }
+    }
+
+    fn flush(&mut self) -> Result<(), SelfPlayError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let n = self.buf.len();
+        let mut npz = Npz::new();
+        npz.add("format_version", &[1], &[SHARD_FORMAT_VERSION]);
+        npz.add("encoding_version", &[1], &[ENCODING_VERSION as i32]);
+        npz.add("board", &[1], &[self.board as i32]);
+        let planes: Vec<u8> =
+            self.buf.iter().flat_map(|(_, _, s)| s.planes.iter().copied()).collect();
+        let s = self.shape;
+        npz.add("planes", &[n, s.planes, s.height, s.width], &planes);
+        let globals: Vec<f32> =
+            self.buf.iter().flat_map(|(_, _, s)| s.globals.iter().copied()).collect();
+        npz.add("globals", &[n, GLOBALS], &globals);
+        let mask: Vec<u8> = self.buf.iter().flat_map(|(_, _, s)| s.mask.iter().copied()).collect();
+        npz.add("legal_mask", &[n, self.actions.div_ceil(8)], &mask);
+        let mut offsets = vec![0i64];
+        let (mut index, mut prob) = (Vec::new(), Vec::new());
+        for (_, _, s) in &self.buf {
+            for &(i, p) in &s.policy {
+                index.push(i);
+                prob.push(p);
+            }
+            offsets.push(index.len() as i64);
+        }
+        npz.add("policy_offsets", &[n + 1], &offsets);
+        npz.add("policy_index", &[index.len()], &index);
+        npz.add("policy_prob", &[prob.len()], &prob);
+        let col = |f: &dyn Fn(&(u64, f32, PendingSample)) -> f32| -> Vec<f32> {
+            self.buf.iter().map(f).collect()
+        };
+        npz.add("value", &[n], &col(&|(_, v, _)| *v));
+        npz.add("root_value", &[n], &col(&|(_, _, s)| s.root_value));
+        let full: Vec<bool> = self.buf.iter().map(|(_, _, s)| s.full).collect();
+        npz.add("full_search", &[n], &full);
+        let ids: Vec<i64> = self.buf.iter().map(|(g, _, _)| *g as i64).collect();
+        npz.add("game_id", &[n], &ids);
+        let moves: Vec<i32> = self.buf.iter().map(|(_, _, s)| s.move_number).collect();
+        npz.add("move_number", &[n], &moves);
+        let to_play: Vec<u8> = self.buf.iter().map(|(_, _, s)| s.to_play.index() as u8).collect();
+        npz.add("to_play", &[n], &to_play);
+        let path = self.dir.join(format!("shard-{:02}-{:05}.npz", self.worker, self.next));
+        npz.write_atomic(&path)
+            .map_err(|source| SelfPlayError::Io { path: path.clone(), source })?;
+        self.next += 1;
+        self.written.push(path);
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+/// Picks an action from visit counts: proportional to `visits^(1/t)`, or the most visited when
+/// `t` is 0.
+fn pick(visits: &[(Action, u32)], t: f32, rng: &mut SplitMix64) -> Action {
+    if t <= 0.0 || visits.len() == 1 {
+        return visits.iter().max_by_key(|(_, v)| *v).map(|(a, _)| *a).expect("visited children");
+    }
+    let weights: Vec<f64> = visits.iter().map(|&(_, v)| (v as f64).powf(1.0 / t as f64)).collect();
+    let total: f64 = weights.iter().sum();
+    let mut x = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * total;
+    for (w, (a, _)) in weights.iter().zip(visits) {
+        if x < *w {
+            return *a;
+        }
+        x -= w;
+    }
+    visits[visits.len() - 1].0
+}
+
+/// Plays `config.games` games, writing shards and `games-WW.jsonl` records into `out`.
+pub fn run(
+    config: &SelfPlayConfig,
+    evaluator: &dyn Evaluator,
+    out: &Path,
+    progress: &Progress,
+) -> Result<Summary, SelfPlayError> {
+    std::fs::create_dir_all(out)
+        .map_err(|source| SelfPlayError::Io { path: out.to_path_buf(), source })?;
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        config.threads
+    };
+    let workers = threads.min(config.games.max(1) as usize).max(1);
+    let results: Mutex<Vec<Result<Summary, SelfPlayError>>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for w in 0..workers {
+            let results = &results;
+            scope.spawn(move || {
+                let r = worker(config, evaluator, out, progress, w, workers);
+                results.lock().unwrap_or_else(|e| e.into_inner()).push(r);
+            });
+        }
+    });
+    let mut total = Summary::default();
+    let mut batch_sum = 0.0;
+    for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let s = r?;
+        total.games += s.games;
+        total.first_wins += s.first_wins;
+        total.second_wins += s.second_wins;
+        total.draws += s.draws;
+        total.samples += s.samples;
+        total.shards.extend(s.shards);
+        total.playouts_checked += s.playouts_checked;
+        total.false_resignations += s.false_resignations;
+        batch_sum += s.mean_batch;
+    }
+    total.shards.sort();
+    total.mean_batch = batch_sum / workers as f64;
+    Ok(total)
+}
+
+fn worker(
+    config: &SelfPlayConfig,
+    evaluator: &dyn Evaluator,
+    out: &Path,
+    progress: &Progress,
+    w: usize,
+    workers: usize,
+) -> Result<Summary, SelfPlayError> {
+    let variant = config.variant();
+    let space = ActionSpace::new(variant.board);
+    let shape = Shape::of(variant.board);
+    let search_config = config.search.search_config();
+    let mut summary = Summary::default();
+    let mut shards = ShardWriter {
+        dir: out.to_path_buf(),
+        worker: w,
+        next: 0,
+        shape,
+        actions: space.len(),
+        board: variant.board.rings(),
+        size: config.shard_size,
+        buf: Vec::new(),
+        written: Vec::new(),
+    };
+    let records_path = out.join(format!("games-{w:02}.jsonl"));
+    let io = |source| SelfPlayError::Io { path: records_path.clone(), source };
+    let mut records = std::fs::File::create(&records_path).map_err(io)?;
+    let mut next_game = w as u64;
+    let new_slot = |id: u64| {
+        let mut rng = SplitMix64(config.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let first = if rng.next_u64() & 1 == 0 { Player::P0 } else { Player::P1 };
+        let may_resign = config.resign_threshold > -1.0
+            && (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+                >= config.resign_playout_fraction as f64;
+        Slot {
+            id,
+            game: Game::new(variant, first),
+            rng,
+            actions: 0,
+            samples: Vec::new(),
+            may_resign,
+            would_resign: None,
+        }
+    };
+    let mut slots: Vec<Option<Slot>> = Vec::new();
+    let mut trees: Vec<Tree> = Vec::new();
+    for _ in 0..config.games_per_worker {
+        if next_game >= config.games as u64 {
+            break;
+        }
+        let slot = new_slot(next_game);
+        trees.push(Tree::new(*slot.game.position()));
+        slots.push(Some(slot));
+        next_game += workers as u64;
+    }
+    let mut scratch = Scratch::default();
+    let mut sims = vec![0u32; slots.len()];
+    let mut full = vec![false; slots.len()];
+    let mut policy = vec![0f32; space.len()];
+    let mut planes = vec![0f32; shape.planes_len()];
+    let mut mask = vec![false; space.len()];
+    while slots.iter().any(Option::is_some) {
+        // Decide the search of every game.
+        for (i, slot) in slots.iter_mut().enumerate() {
+            sims[i] = 0;
+            let Some(s) = slot else { continue };
+            if s.game.position().count_legal_actions() <= 1 {
+                continue; // a forced action needs no search
+            }
+            full[i] = (s.rng.next_u64() >> 11) as f64 / ((1u64 << 53) as f64)
+                < config.full_search_probability as f64;
+            sims[i] = if full[i] { config.full_simulations } else { config.fast_simulations };
+            if full[i] && config.search.dirichlet_fraction > 0.0 {
+                trees[i].add_noise(Noise {
+                    alpha_total: config.search.dirichlet_alpha_total,
+                    fraction: config.search.dirichlet_fraction,
+                    seed: s.rng.next_u64(),
+                });
+            }
+        }
+        let before = (scratch.batches, scratch.evaluated);
+        search(&mut trees, &sims, &search_config, evaluator, &mut scratch)?;
+        progress.batches.fetch_add(scratch.batches - before.0, Ordering::Relaxed);
+        progress.evaluations.fetch_add(scratch.evaluated - before.1, Ordering::Relaxed);
+        // Play one action in every game.
+        for i in 0..slots.len() {
+            let Some(s) = slots[i].as_mut() else { continue };
+            let pos: Position = *s.game.position();
+            let action = if sims[i] == 0 {
+                pos.nth_legal_action(0).expect("a game in progress has an action")
+            } else {
+                let info = trees[i].root_info();
+                trees[i].visit_policy(&mut policy);
+                let mut globals = vec![0f32; GLOBALS];
+                pos.encode(&mut planes, &mut globals);
+                pos.legal_action_mask(&mut mask);
+                let mut packed = vec![0u8; space.len().div_ceil(8)];
+                for (k, &m) in mask.iter().enumerate() {
+                    packed[k / 8] |= (m as u8) << (k % 8);
+                }
+                s.samples.push(PendingSample {
+                    planes: planes.iter().map(|&x| x as u8).collect(),
+                    globals,
+                    mask: packed,
+                    policy: policy
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &p)| p > 0.0)
+                        .map(|(k, &p)| (k as i32, p))
+                        .collect(),
+                    to_play: pos.turn(),
+                    full: full[i],
+                    root_value: info.value,
+                    move_number: s.actions as i32,
+                });
+                if info.value < config.resign_threshold && s.would_resign.is_none() {
+                    s.would_resign = Some(pos.turn());
+                }
+                let t = if s.actions < config.temperature_actions {
+                    config.temperature
+                } else {
+                    config.final_temperature
+                };
+                pick(&info.visits, t, &mut s.rng)
+            };
+            let resign = s.may_resign && s.would_resign == Some(pos.turn());
+            let mut outcome = None;
+            if resign {
+                outcome = Some(Outcome::Win(!pos.turn()));
+            } else {
+                s.game.play_action(&action).expect("search plays legal actions");
+                s.actions += 1;
+                progress.actions.fetch_add(1, Ordering::Relaxed);
+                if config.search.tree_reuse {
+                    trees[i].advance(&action, 1 << 20);
+                } else {
+                    trees[i].reset(*s.game.position());
+                }
+                outcome = s.game.outcome().or(outcome);
+            }
+            let limit = s.actions >= config.max_actions;
+            if outcome.is_none() && !limit {
+                continue;
+            }
+            // The game is over: label its samples, keep its record, start the next game.
+            let s = slots[i].take().expect("slot in use");
+            summary.games += 1;
+            match outcome.and_then(|o| o.winner()) {
+                Some(p) if p == s.game.start().turn() => summary.first_wins += 1,
+                Some(_) => summary.second_wins += 1,
+                None => summary.draws += 1,
+            }
+            if let (false, Some(p)) = (s.may_resign, s.would_resign) {
+                summary.playouts_checked += 1;
+                if outcome.and_then(|o| o.winner()) != Some(!p) {
+                    summary.false_resignations += 1;
+                }
+            }
+            let line = GameLine::new(s.id, &s.game, outcome, resign);
+            let mut text = serde_json::to_string(&line).expect("a game line serializes");
+            text.push('\n');
+            records.write_all(text.as_bytes()).map_err(io)?;
+            for sample in s.samples {
+                let value = outcome.map_or(0.0, |o| o.score(sample.to_play) as f32);
+                summary.samples += 1;
+                progress.samples.fetch_add(1, Ordering::Relaxed);
+                shards.push(s.id, value, sample)?;
+            }
+            progress.games.fetch_add(1, Ordering::Relaxed);
+            if next_game < config.games as u64 {
+                let slot = new_slot(next_game);
+                trees[i].reset(*slot.game.position());
+                slots[i] = Some(slot);
+                next_game += workers as u64;
+            }
+        }
+    }
+    shards.flush()?;
+    records.flush().map_err(io)?;
+    summary.shards = shards.written;
+    summary.mean_batch = scratch.evaluated as f64 / scratch.batches.max(1) as f64;
+    Ok(summary)
+}
