@@ -40,6 +40,33 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Play a match between two players and report the score and the Elo difference.
+    ///
+    /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS. Player A moves first in
+    /// the even games, B in the odd ones.
+    Match {
+        /// A player, twice: A then B.
+        #[arg(long = "player", required = true, num_args = 1, value_name = "SPEC")]
+        players: Vec<String>,
+        /// Number of games.
+        #[arg(long, default_value_t = 100)]
+        games: usize,
+        /// Board size: 37, 40, 43, 44, 48 or 61 rings.
+        #[arg(long, default_value_t = 37)]
+        board: usize,
+        /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
+        #[arg(long)]
+        blitz: bool,
+        /// Seed of the match (players and games are seeded from it).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Worker threads (0: one per core).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Write every game as a JSON line to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Draw a position in the terminal.
     Show {
         #[command(flatten)]
@@ -95,6 +122,9 @@ fn main() -> ExitCode {
         Command::Perft { position, depth, divide } => run_perft(&position, depth, divide),
         Command::Replay { json, paths } => run_replay(&paths, json),
         Command::Show { position, verbose } => run_show(&position, verbose),
+        Command::Match { players, games, board, blitz, seed, threads, out } => {
+            run_match(&players, games, board, blitz, seed, threads, out.as_deref())
+        }
     };
     match result {
         Ok(code) => code,
@@ -268,4 +298,79 @@ fn run_replay(paths: &[PathBuf], json: bool) -> Result<ExitCode> {
         )?;
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn run_match(
+    players: &[String],
+    games: usize,
+    board: usize,
+    blitz: bool,
+    seed: u64,
+    threads: usize,
+    out: Option<&Path>,
+) -> Result<ExitCode> {
+    use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
+    let [a, b] = players else {
+        bail!("give exactly two players (--player A --player B), not {}", players.len());
+    };
+    let Some(board) = Board::from_rings(board) else {
+        bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
+    };
+    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+    let config = MatchConfig {
+        a: a.parse().map_err(anyhow::Error::msg)?,
+        b: b.parse().map_err(anyhow::Error::msg)?,
+        games,
+        variant: Variant::new(board, set),
+        seed,
+        threads,
+        max_actions: DEFAULT_MAX_ACTIONS,
+    };
+    let bar = if std::io::stderr().is_terminal() && games > 1 {
+        indicatif::ProgressBar::new(games as u64).with_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let started = std::time::Instant::now();
+    let result = run_match(&config, &|_| bar.inc(1)).map_err(anyhow::Error::msg)?;
+    bar.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    if let Some(path) = out {
+        result
+            .write_records_to(path)
+            .with_context(|| format!("cannot write records to {}", path.display()))?;
+    }
+    let elo = result.elo();
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "{} vs {}: {} games on {}, seed {seed}, {secs:.1} s",
+        result.a,
+        result.b,
+        result.games(),
+        config.variant
+    )?;
+    writeln!(
+        stdout,
+        "{}: {} wins, {} draws, {} losses (score {:.3})",
+        result.a,
+        result.wins,
+        result.draws,
+        result.losses,
+        result.score()
+    )?;
+    writeln!(
+        stdout,
+        "Elo of {} over {}: {:+.0} ± {:.0} (95%: {:+.0} to {:+.0})",
+        result.a,
+        result.b,
+        elo.diff,
+        (elo.high - elo.low) / 2.0,
+        elo.low,
+        elo.high
+    )?;
+    Ok(ExitCode::SUCCESS)
 }

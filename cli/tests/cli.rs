@@ -117,3 +117,40 @@ fn show_draws_the_board() {
     let o = zertz(&["show", "--board", "61", "--verbose"]);
     assert!(stdout(&o).contains("position: 61 standard"));
 }
+
+#[test]
+fn match_prints_the_score_and_elo() {
+    let path = std::env::temp_dir().join(format!("zertz-cli-match-{}.jsonl", std::process::id()));
+    let o = zertz(&[
+        "match",
+        "--player",
+        "greedy",
+        "--player",
+        "random",
+        "--games",
+        "4",
+        "--threads",
+        "2",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("greedy vs random: 4 games on 37 standard"), "{out}");
+    assert!(out.contains("greedy: ") && out.contains(" wins, "), "{out}");
+    assert!(out.contains("Elo of greedy over random: "), "{out}");
+    let lines = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(lines.lines().count(), 4);
+    for line in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["moves"].as_array().is_some_and(|m| !m.is_empty()));
+    }
+    // Exactly two players, known ones.
+    let o = zertz(&["match", "--player", "greedy", "--games", "2"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exactly two players"));
+    let o = zertz(&["match", "--player", "greedy", "--player", "nn:model.pt"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("model crate"));
+}

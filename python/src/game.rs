@@ -46,6 +46,11 @@ impl PyGame {
         self.game.position()
     }
 
+    /// The current position.
+    pub fn current(&self) -> &Position {
+        self.game.position()
+    }
+
     fn play_text(&mut self, text: &str) -> Result<(), Error> {
         let pos = *self.position();
         let m = pos.parse_move(text)?;

@@ -13,6 +13,7 @@
 mod args;
 mod error;
 mod game;
+mod search;
 mod svg;
 mod vecenv;
 
@@ -28,6 +29,8 @@ mod _zertz {
 
     #[pymodule_export]
     use crate::game::PyGame;
+    #[pymodule_export]
+    use crate::search::{PyMcts, selfplay};
     #[pymodule_export]
     use crate::vecenv::PyVecEnv;
 

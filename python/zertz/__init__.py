@@ -20,23 +20,29 @@ removed), ``b4xd6xf6`` (a capture chain; one hop ``b4xd6`` is a single action) o
 from zertz._zertz import (
     BOARDS,
     ENCODING_VERSION,
+    MCTS,
     Game,
     VecEnv,
     __version__,
     action_space_size,
     observation_shape,
+    selfplay,
     symmetry_count,
     symmetry_tables,
 )
+from zertz.data import load_shards
 
 __all__ = [
     "BOARDS",
     "ENCODING_VERSION",
+    "MCTS",
     "Game",
     "VecEnv",
     "__version__",
     "action_space_size",
+    "load_shards",
     "observation_shape",
+    "selfplay",
     "symmetry_count",
     "symmetry_tables",
 ]

@@ -1,7 +1,8 @@
 """Native core of the ``zertz`` package (private: import ``zertz`` instead)."""
 
+from collections.abc import Callable
 from os import PathLike
-from typing import Final, Literal, SupportsIndex, final
+from typing import Any, Final, Literal, SupportsIndex, final
 
 import numpy as np
 import numpy.typing as npt
@@ -9,11 +10,13 @@ import numpy.typing as npt
 __all__ = [
     "BOARDS",
     "ENCODING_VERSION",
+    "MCTS",
     "Game",
     "VecEnv",
     "__version__",
     "action_space_size",
     "observation_shape",
+    "selfplay",
     "symmetry_count",
     "symmetry_tables",
 ]
@@ -186,3 +189,50 @@ class VecEnv:
     def game(self, i: int) -> Game:
         """A copy of game ``i`` as a :class:`Game`."""
     def __len__(self) -> int: ...
+
+_Evaluator = Callable[
+    [npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_]],
+    tuple[npt.ArrayLike, npt.ArrayLike],
+]
+
+@final
+class MCTS:
+    """Batched PUCT search over single actions (AlphaZero), for a list of games at once.
+
+    ``evaluator`` is ``"uniform"`` (default), ``"rollout"`` or a callable
+    ``evaluator(planes [B, C, H, W], globals [B, G], masks [B, A]) -> (logits [B, A], values [B])``.
+    """
+
+    def __new__(
+        cls,
+        evaluator: _Evaluator | str | None = None,
+        *,
+        c_puct: float = 1.25,
+        c_base: float = 19652.0,
+        fpu_reduction: float = 0.2,
+        virtual_loss: float = 1.0,
+        leaves_per_round: int = 8,
+    ) -> MCTS: ...
+    def search(
+        self,
+        games: list[Game],
+        simulations: int = 800,
+        *,
+        noise: bool = False,
+        noise_alpha_total: float = 10.83,
+        noise_fraction: float = 0.25,
+        seed: int = 0,
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.uint32]]:
+        """Returns ``(policies [N, A], values [N], visits [N])`` of the roots."""
+
+def selfplay(
+    out: str | PathLike[str],
+    evaluator: _Evaluator | str | None = None,
+    *,
+    config: str | PathLike[str] | None = None,
+    games: int | None = None,
+    threads: int | None = None,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """Runs self-play, writing ``.npz`` shards and ``games-*.jsonl`` records into ``out``;
+    returns a summary dict."""

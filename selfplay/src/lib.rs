@@ -16,11 +16,14 @@
 //! assert_eq!(info.visits.iter().map(|&(_, v)| v).sum::<u32>(), 199); // the root's own visit is one
 //! ```
 
+pub mod arena;
 pub mod config;
 pub mod driver;
 pub mod evaluator;
 pub mod mcts;
 pub mod npz;
+pub mod players;
 pub mod records;
 
 pub use evaluator::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
+pub use players::{GreedyPlayer, MctsPlayer, Player, PlayerSpec, RandomPlayer, parse_player};

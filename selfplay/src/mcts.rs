@@ -24,7 +24,8 @@ pub struct SearchConfig {
     pub c_puct: f32,
     /// Growth of exploration with visits, `c_base` (AlphaZero: 19652).
     pub c_base: f32,
-    /// First-play urgency: an unvisited child is valued at the parent's value minus this.
+    /// First-play urgency: an unvisited child is valued at the parent's value minus this times
+    /// the square root of the prior mass of the children already visited (KataGo).
     pub fpu_reduction: f32,
     /// Virtual loss added on the path of a leaf waiting for evaluation.
     pub virtual_loss: f32,
@@ -267,17 +268,21 @@ impl Tree {
             let scale = c * parent_n.sqrt();
             let mut best = usize::MAX;
             let mut best_score = f32::NEG_INFINITY;
+            let mut visited_prior = 0.0;
             for (i, e) in self.edges[start..start + visited].iter().enumerate() {
                 let child = &self.nodes[e.child as usize];
                 let q = child.value_sum / child.visits.max(1) as f32;
                 let score = q + scale * e.prior / (1.0 + child.visits as f32);
+                visited_prior += e.prior;
                 if score > best_score {
                     best_score = score;
                     best = i;
                 }
             }
             if visited < len {
-                let fpu = self.own_value(n) - config.fpu_reduction;
+                // KataGo's first-play urgency: the reduction grows with the prior mass already
+                // explored, so a node with few visited children still tries new ones.
+                let fpu = self.own_value(n) - config.fpu_reduction * visited_prior.sqrt();
                 let score = fpu + scale * self.edges[start + visited].prior;
                 if score > best_score {
                     best = visited;

@@ -1,0 +1,350 @@
+//! Matches between two players: games in parallel, results, Elo with a 95% interval, records.
+//!
+//! Game `i` of a match has player A move first when `i` is even, B otherwise. Every game gets a
+//! fresh pair of players seeded from the match seed and the game index, so a match is reproducible
+//! and does not depend on the number of threads.
+//!
+//! ```
+//! use zertz_env::Variant;
+//! use zertz_selfplay::arena::play_match;
+//! let result = play_match("greedy", "random", 4, Variant::default(), 7, 2).unwrap();
+//! assert_eq!(result.wins + result.draws + result.losses, 4);
+//! assert_eq!(result.records.len(), 4);
+//! ```
+
+use std::io::Write;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
+
+use crate::players::{Player, PlayerSpec};
+
+/// Actions after which an unfinished game counts as a draw.
+pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum End {
+    /// A player won by the rules (a win set, or the last ring taken).
+    Win,
+    /// Both players passed in a row.
+    Draw,
+    /// A position occurred for the third time.
+    Repetition,
+    /// The game reached the action limit: a draw.
+    Limit,
+    /// A player chose an illegal action and lost.
+    Illegal,
+}
+
+/// One game of a match.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameRecord {
+    /// Index of the game in its match.
+    pub game: usize,
+    /// Name of the player who moved first.
+    pub p0: String,
+    /// Name of the other player.
+    pub p1: String,
+    /// Whether player A of the match moved first.
+    pub a_is_p0: bool,
+    /// Whole-turn moves in notation.
+    pub moves: Vec<String>,
+    /// Single actions played.
+    pub actions: u32,
+    /// The winner, `None` for a draw.
+    pub winner: Option<Side>,
+    /// How the game ended.
+    pub end: End,
+}
+
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    game: usize,
+    p0: &'a str,
+    p1: &'a str,
+    moves: &'a [String],
+    winner: Option<&'static str>,
+    end: End,
+}
+
+impl GameRecord {
+    /// Score of player A: 1 for a win, ½ for a draw, 0 for a loss.
+    pub fn a_score(&self) -> f64 {
+        let a = if self.a_is_p0 { Side::P0 } else { Side::P1 };
+        match self.winner {
+            Some(w) if w == a => 1.0,
+            Some(_) => 0.0,
+            None => 0.5,
+        }
+    }
+
+    /// The record as one JSON object:
+    /// `{"game": 0, "p0": "greedy", "p1": "random", "moves": [...], "winner": "P0", "end": "win"}`.
+    pub fn to_json(&self) -> String {
+        let line = JsonLine {
+            game: self.game,
+            p0: &self.p0,
+            p1: &self.p1,
+            moves: &self.moves,
+            winner: self.winner.map(|w| match w {
+                Side::P0 => "P0",
+                Side::P1 => "P1",
+            }),
+            end: self.end,
+        };
+        serde_json::to_string(&line).expect("a record serialises")
+    }
+}
+
+/// A game played by [`play_game`].
+#[derive(Clone, Debug)]
+pub struct PlayedGame {
+    /// The game, with its moves.
+    pub game: Game,
+    /// The winner, `None` for a draw.
+    pub winner: Option<Side>,
+    /// How it ended.
+    pub end: End,
+    /// Single actions played.
+    pub actions: u32,
+}
+
+/// Plays one game between `p0` (moving first) and `p1` from the start of `variant`; after
+/// `max_actions` single actions an unfinished game is a draw. Both players observe every action.
+/// A player that chooses an illegal action loses.
+pub fn play_game(
+    p0: &mut dyn Player,
+    p1: &mut dyn Player,
+    variant: Variant,
+    max_actions: u32,
+) -> PlayedGame {
+    let mut game = Game::from_position(Position::new(variant, Side::P0));
+    let mut actions = 0;
+    while actions < max_actions && !game.is_over() {
+        let pos = *game.position();
+        let mover: &mut dyn Player = if pos.turn() == Side::P0 { &mut *p0 } else { &mut *p1 };
+        let a = mover.choose(&pos);
+        if game.play_action(&a).is_err() {
+            return PlayedGame { game, winner: Some(!pos.turn()), end: End::Illegal, actions };
+        }
+        actions += 1;
+        p0.observe(&pos, &a);
+        p1.observe(&pos, &a);
+    }
+    let (winner, end) = match game.outcome() {
+        None => (None, End::Limit),
+        Some(Outcome::Win(w)) => (Some(w), End::Win),
+        Some(Outcome::Draw) if game.is_repetition() => (None, End::Repetition),
+        Some(Outcome::Draw) => (None, End::Draw),
+    };
+    PlayedGame { game, winner, end, actions }
+}
+
+/// An Elo difference with its 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Elo {
+    /// The estimate.
+    pub diff: f64,
+    /// Lower end of the 95% interval.
+    pub low: f64,
+    /// Upper end of the 95% interval.
+    pub high: f64,
+}
+
+/// The logistic Elo difference that gives an expected score `score` (in `0..1`, exclusive):
+/// `-400 log10(1 / score - 1)`; 0.5 gives 0, 0.75 about +191.
+pub fn elo_from_score(score: f64) -> f64 {
+    -400.0 * (1.0 / score - 1.0).log10()
+}
+
+/// Elo of a player with these results and a 95% interval from the normal approximation of the
+/// score's standard error (per-game variance, draws counted as ½). A score of 0 or 1 (or a
+/// variance of 0) is moved half a game away from the edge, so that the estimate and interval stay
+/// finite: with 100 wins of 100, +920 with the interval [+687, +920].
+pub fn elo(wins: u32, draws: u32, losses: u32) -> Elo {
+    let n = f64::from(wins + draws + losses);
+    if n == 0.0 {
+        return Elo { diff: 0.0, low: 0.0, high: 0.0 };
+    }
+    let edge = 0.5 / n;
+    let clamp = |s: f64| s.clamp(edge, 1.0 - edge);
+    let score = (f64::from(wins) + 0.5 * f64::from(draws)) / n;
+    let s = clamp(score);
+    let var = (f64::from(wins) * (1.0 - score).powi(2)
+        + f64::from(draws) * (0.5 - score).powi(2)
+        + f64::from(losses) * score.powi(2))
+        / n;
+    // With no spread in the results, use the binomial variance of the clamped score.
+    let var = if var > 0.0 { var } else { s * (1.0 - s) };
+    let se = (var / n).sqrt();
+    Elo {
+        diff: elo_from_score(s),
+        low: elo_from_score(clamp(s - 1.96 * se)),
+        high: elo_from_score(clamp(s + 1.96 * se)),
+    }
+}
+
+/// The result of a match, from player A's side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchResult {
+    /// Name of player A.
+    pub a: String,
+    /// Name of player B.
+    pub b: String,
+    /// The variant played.
+    pub variant: Variant,
+    /// Games A won.
+    pub wins: u32,
+    /// Games drawn.
+    pub draws: u32,
+    /// Games A lost.
+    pub losses: u32,
+    /// Every game, in index order.
+    pub records: Vec<GameRecord>,
+}
+
+impl MatchResult {
+    /// Games played.
+    pub fn games(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
+
+    /// A's mean score (wins 1, draws ½).
+    pub fn score(&self) -> f64 {
+        (f64::from(self.wins) + 0.5 * f64::from(self.draws)) / f64::from(self.games().max(1))
+    }
+
+    /// Elo of A over B with a 95% interval; see [`elo`].
+    pub fn elo(&self) -> Elo {
+        elo(self.wins, self.draws, self.losses)
+    }
+
+    /// Writes every record as one JSON line (see [`GameRecord::to_json`]).
+    pub fn write_records(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for r in &self.records {
+            writeln!(out, "{}", r.to_json())?;
+        }
+        Ok(())
+    }
+
+    /// Writes the records as JSON lines to a file (created or replaced).
+    pub fn write_records_to(&self, path: &Path) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        self.write_records(&mut out)?;
+        out.flush()
+    }
+}
+
+/// What a match plays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchConfig {
+    /// Player A, as a [`PlayerSpec`].
+    pub a: PlayerSpec,
+    /// Player B.
+    pub b: PlayerSpec,
+    /// Number of games.
+    pub games: usize,
+    /// Board and marble set.
+    pub variant: Variant,
+    /// Seed of the whole match.
+    pub seed: u64,
+    /// Worker threads; 0 for one per core.
+    pub threads: usize,
+    /// Actions after which a game is a draw.
+    pub max_actions: u32,
+}
+
+/// The seed of one player of one game.
+fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
+    let mut rng = SplitMix64(seed ^ (game as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let a = rng.next_u64();
+    SplitMix64(a ^ side.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64()
+}
+
+/// Plays one game of a match (see the module description).
+pub fn play_match_game(config: &MatchConfig, game: usize) -> GameRecord {
+    let mut a = config.a.build(player_seed(config.seed, game, 0));
+    let mut b = config.b.build(player_seed(config.seed, game, 1));
+    let a_is_p0 = game % 2 == 0;
+    let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
+    let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
+    let played = play_game(p0.as_mut(), p1.as_mut(), config.variant, config.max_actions);
+    let start = played.game.start();
+    let moves = played.game.moves().iter().map(|m| start.move_to_string(m)).collect();
+    GameRecord {
+        game,
+        p0: p0_name,
+        p1: p1_name,
+        a_is_p0,
+        moves,
+        actions: played.actions,
+        winner: played.winner,
+        end: played.end,
+    }
+}
+
+/// Plays a match on a thread pool of `config.threads` workers; `on_game` hears of every finished
+/// game (from the workers, in any order).
+pub fn run_match(
+    config: &MatchConfig,
+    on_game: &(dyn Fn(&GameRecord) + Sync),
+) -> Result<MatchResult, String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(config.threads)
+        .build()
+        .map_err(|e| format!("cannot start the thread pool: {e}"))?;
+    let records: Vec<GameRecord> = pool.install(|| {
+        (0..config.games)
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|i| {
+                let r = play_match_game(config, i);
+                on_game(&r);
+                r
+            })
+            .collect()
+    });
+    let (mut wins, mut draws, mut losses) = (0, 0, 0);
+    for r in &records {
+        match r.a_score() {
+            1.0 => wins += 1,
+            0.0 => losses += 1,
+            _ => draws += 1,
+        }
+    }
+    Ok(MatchResult {
+        a: config.a.to_string(),
+        b: config.b.to_string(),
+        variant: config.variant,
+        wins,
+        draws,
+        losses,
+        records,
+    })
+}
+
+/// Plays `games` games between the players named `spec_a` and `spec_b` (see [`PlayerSpec`]) on
+/// `threads` threads (0: one per core), A moving first in the even games.
+pub fn play_match(
+    spec_a: &str,
+    spec_b: &str,
+    games: usize,
+    variant: Variant,
+    seed: u64,
+    threads: usize,
+) -> Result<MatchResult, String> {
+    let config = MatchConfig {
+        a: spec_a.parse()?,
+        b: spec_b.parse()?,
+        games,
+        variant,
+        seed,
+        threads,
+        max_actions: DEFAULT_MAX_ACTIONS,
+    };
+    run_match(&config, &|_| {})
+}

@@ -1,0 +1,240 @@
+//! Players and matches: legal play on every board, greedy captures, MCTS strength, Elo, records.
+
+use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
+use zertz_selfplay::arena::{End, elo, elo_from_score, play_game, play_match};
+use zertz_selfplay::players::{
+    GreedyPlayer, MctsPlayer, Player, PlayerSpec, RandomPlayer, parse_player,
+};
+
+/// Wraps a player and checks every action it chooses.
+struct Checked(Box<dyn Player>);
+
+impl Player for Checked {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn choose(&mut self, pos: &Position) -> Action {
+        let a = self.0.choose(pos);
+        assert!(pos.is_legal_action(&a), "{} chose {a:?} in {}", self.name(), pos.to_text());
+        a
+    }
+
+    fn observe(&mut self, before: &Position, action: &Action) {
+        self.0.observe(before, action);
+    }
+}
+
+#[test]
+fn every_player_plays_legal_actions_on_every_board() {
+    let specs = ["random", "greedy", "mcts:24", "uniform:24"];
+    for (i, variant) in Variant::all().enumerate() {
+        for (j, a) in specs.iter().enumerate() {
+            let b = specs[(j + i) % specs.len()];
+            let seed = (i * 10 + j) as u64;
+            let mut p0 = Checked(a.parse::<PlayerSpec>().unwrap().build(seed));
+            let mut p1 = Checked(b.parse::<PlayerSpec>().unwrap().build(seed + 1));
+            let g = play_game(&mut p0, &mut p1, variant, 120);
+            assert_ne!(g.end, End::Illegal, "{variant}: {a} vs {b}");
+            assert!(g.actions <= 120);
+            match g.end {
+                End::Win => assert_eq!(g.winner, g.game.outcome().and_then(|o| o.winner())),
+                _ => assert_eq!(g.winner, None),
+            }
+        }
+    }
+}
+
+#[test]
+fn games_between_baselines_finish_legally() {
+    // Whole games (greedy plays chains hop by hop from its plan).
+    for seed in 0..6 {
+        let variant = Variant::new(Board::R37, MarbleSet::ALL[seed % 2]);
+        let mut p0 = Checked(Box::new(GreedyPlayer::new(seed as u64)));
+        let mut p1 = Checked(Box::new(RandomPlayer::new(seed as u64)));
+        let g = play_game(&mut p0, &mut p1, variant, 2000);
+        assert_ne!(g.end, End::Illegal);
+        assert_ne!(g.end, End::Limit);
+        assert!(g.game.is_over());
+    }
+}
+
+/// P0 holds three whites and may capture a white (a1xa3, a win) or a black (g1xg3).
+const WHITE_WIN: &str =
+    "37 standard gw../...../....../......./....../...../gb.. 2/6/9 3/0/0 0/0/0 P0 - 0";
+
+#[test]
+fn greedy_takes_an_immediate_capture_win() {
+    let pos = Position::from_text(WHITE_WIN).unwrap();
+    assert_eq!(pos.count_legal_actions(), 2);
+    for seed in 0..20 {
+        let a = GreedyPlayer::new(seed).choose(&pos);
+        let after = pos.play_action(&a).unwrap();
+        assert_eq!(after.outcome(), Some(Outcome::Win(Side::P0)), "seed {seed}: {a:?}");
+    }
+    // Search finds it too.
+    let a = MctsPlayer::rollout(50, 1).choose(&pos);
+    assert_eq!(pos.play_action(&a).unwrap().outcome(), Some(Outcome::Win(Side::P0)));
+}
+
+#[test]
+fn greedy_avoids_handing_over_a_win() {
+    // P1 holds three whites and a white stands on d4: a marble placed next to it would let P1
+    // jump over it and win.
+    let text = "37 standard ..../...../....../...w.../....../...../.... 2/8/10 0/0/0 3/0/0 P0 - 0";
+    let pos = Position::from_text(text).unwrap();
+    for seed in 0..5 {
+        let a = GreedyPlayer::new(seed).choose(&pos);
+        let after = pos.play_action(&a).unwrap();
+        for r in after.legal_moves() {
+            let next = after.play(&r).unwrap();
+            assert_ne!(next.outcome(), Some(Outcome::Win(Side::P1)), "seed {seed}: {a:?}");
+        }
+    }
+}
+
+#[test]
+fn mcts_skips_search_when_forced_and_reuses_its_tree() {
+    // One legal action: no search.
+    let forced =
+        "37 standard gw../...../....../......./....../...../.... 2/7/10 3/0/0 0/0/0 P0 - 0";
+    let pos = Position::from_text(forced).unwrap();
+    assert_eq!(pos.count_legal_actions(), 1);
+    let mut p = MctsPlayer::rollout(100, 0);
+    let a = p.choose(&pos);
+    assert!(pos.is_legal_action(&a));
+    assert!(p.tree().is_none());
+
+    // The chosen child keeps its subtree, and the tree follows the opponent's action.
+    let start = Position::new(Variant::default(), Side::P0);
+    let mut p = MctsPlayer::rollout(200, 0);
+    let a = p.choose(&start);
+    let after = start.play_action(&a).unwrap();
+    let tree = p.tree().unwrap();
+    assert_eq!(tree.position(), &after);
+    assert!(tree.root_visits() > 0);
+    let reply = RandomPlayer::new(3).choose(&after);
+    p.observe(&after, &reply);
+    let next = after.play_action(&reply).unwrap();
+    assert_eq!(p.tree().unwrap().position(), &next);
+    let a2 = p.choose(&next);
+    assert!(next.is_legal_action(&a2));
+}
+
+#[test]
+fn specs_parse_and_name_players() {
+    for (spec, name) in [
+        ("random", "random"),
+        ("greedy", "greedy"),
+        ("mcts:1000", "mcts:1000"),
+        ("mcts", "mcts:1000"),
+        ("uniform:800", "uniform:800"),
+        (" MCTS:50 ", "mcts:50"),
+    ] {
+        assert_eq!(parse_player(spec).unwrap().name(), name, "{spec}");
+        assert_eq!(spec.parse::<PlayerSpec>().unwrap().to_string(), name);
+    }
+    for bad in ["alphazero", "mcts:0", "mcts:lots", "random:3", ""] {
+        let e = parse_player(bad).err().unwrap();
+        assert!(e.contains(bad.trim()), "{bad}: {e}");
+    }
+    let e = parse_player("nn:model.pt").err().unwrap();
+    assert!(e.contains("model crate"), "{e}");
+}
+
+#[test]
+fn rollout_mcts_beats_random() {
+    let r = play_match("mcts:200", "random", 10, Variant::default(), 11, 2).unwrap();
+    assert!(r.wins >= 8, "{} wins, {} draws, {} losses", r.wins, r.draws, r.losses);
+}
+
+#[test]
+fn elo_from_scores() {
+    assert_eq!(elo_from_score(0.5), 0.0);
+    assert!((elo_from_score(0.75) - 190.85).abs() < 0.01);
+    assert!((elo_from_score(0.25) + 190.85).abs() < 0.01);
+    let e = elo(75, 0, 25);
+    assert!((e.diff - 190.85).abs() < 0.01);
+    assert!(e.low < e.diff && e.diff < e.high);
+    // 0.75 ± 1.96 √(0.1875 / 100): about [+119, +282].
+    assert!((e.low - 119.2).abs() < 0.5 && (e.high - 281.5).abs() < 0.5, "{e:?}");
+    let even = elo(10, 20, 10);
+    assert_eq!(even.diff, 0.0);
+    assert!((even.low + even.high).abs() < 1e-9);
+    // Perfect scores stay finite, with the estimate at the clamped edge.
+    let all = elo(100, 0, 0);
+    assert!(all.diff.is_finite() && all.low.is_finite() && all.high.is_finite());
+    assert!((all.diff - 920.0).abs() < 1.0 && all.low > 600.0 && all.high == all.diff, "{all:?}");
+    let none = elo(0, 0, 100);
+    assert!((none.diff + all.diff).abs() < 1e-9 && none.low == none.diff);
+    let draws = elo(0, 8, 0);
+    assert_eq!(draws.diff, 0.0);
+    assert!(draws.low < 0.0 && draws.high > 0.0);
+    assert_eq!(elo(0, 0, 0).diff, 0.0);
+}
+
+#[test]
+fn matches_are_reproducible_and_independent_of_threads() {
+    let v = Variant::new(Board::R37, MarbleSet::Blitz);
+    let one = play_match("greedy", "mcts:30", 6, v, 5, 1).unwrap();
+    let three = play_match("greedy", "mcts:30", 6, v, 5, 3).unwrap();
+    assert_eq!(one, three);
+    assert_eq!(one.games(), 6);
+    // A alternates between first and second player.
+    for r in &one.records {
+        assert_eq!(r.a_is_p0, r.game % 2 == 0);
+        let (a, b) = if r.a_is_p0 { (&r.p0, &r.p1) } else { (&r.p1, &r.p0) };
+        assert_eq!((a.as_str(), b.as_str()), ("greedy", "mcts:30"));
+    }
+    let other = play_match("greedy", "mcts:30", 6, v, 6, 2).unwrap();
+    assert_ne!(one.records, other.records);
+}
+
+#[test]
+fn records_are_json_lines_that_replay() {
+    let r = play_match("greedy", "random", 4, Variant::default(), 9, 2).unwrap();
+    let path = std::env::temp_dir().join(format!("zertz-arena-{}.jsonl", std::process::id()));
+    r.write_records_to(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["game"], i);
+        let (p0, p1) = if i % 2 == 0 { ("greedy", "random") } else { ("random", "greedy") };
+        assert_eq!((line["p0"].as_str().unwrap(), line["p1"].as_str().unwrap()), (p0, p1));
+        let mut game = Game::new(Variant::default(), Side::P0);
+        for m in line["moves"].as_array().unwrap() {
+            game.play_str(m.as_str().unwrap()).unwrap();
+        }
+        let winner = game.outcome().and_then(|o| o.winner()).map(|w| w.to_string());
+        assert_eq!(line["winner"].as_str().map(str::to_string), winner);
+        assert_eq!(line["end"], "win");
+    }
+}
+
+/// Always passes, legal or not.
+struct Passer;
+
+impl Player for Passer {
+    fn name(&self) -> &str {
+        "passer"
+    }
+
+    fn choose(&mut self, _pos: &Position) -> Action {
+        Action::Pass
+    }
+}
+
+#[test]
+fn illegal_actions_lose_and_long_games_are_drawn() {
+    let g = play_game(&mut Passer, &mut RandomPlayer::new(0), Variant::default(), 100);
+    assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Side::P1), 0));
+    let g = play_game(&mut RandomPlayer::new(0), &mut Passer, Variant::default(), 100);
+    assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Side::P0), 1));
+    let mut a = RandomPlayer::new(1);
+    let mut b = RandomPlayer::new(2);
+    let g = play_game(&mut a, &mut b, Variant::default(), 3);
+    assert_eq!((g.end, g.winner, g.actions), (End::Limit, None, 3));
+}
