@@ -40,6 +40,44 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Self-play with a built-in evaluator, writing training shards and game records.
+    ///
+    /// Neural evaluators come with the model crate; here: uniform (search cost alone) or rollout.
+    Selfplay {
+        /// Settings (see configs/selfplay.toml); the defaults without it.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Folder for shards (shard-*.npz) and records (games-*.jsonl).
+        #[arg(long, default_value = "selfplay-out")]
+        out: PathBuf,
+        /// Evaluator: uniform or rollout.
+        #[arg(long, default_value = "rollout")]
+        evaluator: String,
+        /// Games to play (overrides the config).
+        #[arg(long)]
+        games: Option<u32>,
+        /// Worker threads (overrides the config; 0: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Play against the engine in the terminal: type moves in notation, `undo`, `moves`, `quit`.
+    Play {
+        /// The engine: random, greedy, mcts:SIMS (rollout MCTS) or uniform:SIMS.
+        #[arg(long, default_value = "mcts:1000")]
+        opponent: String,
+        /// Board size: 37, 40, 43, 44, 48 or 61 rings.
+        #[arg(long, default_value_t = 37)]
+        board: usize,
+        /// Use the blitz marble set.
+        #[arg(long)]
+        blitz: bool,
+        /// Let the engine move first.
+        #[arg(long)]
+        engine_first: bool,
+        /// Seed of the engine.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
     /// Play a match between two players and report the score and the Elo difference.
     ///
     /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS. Player A moves first in
@@ -122,6 +160,12 @@ fn main() -> ExitCode {
         Command::Perft { position, depth, divide } => run_perft(&position, depth, divide),
         Command::Replay { json, paths } => run_replay(&paths, json),
         Command::Show { position, verbose } => run_show(&position, verbose),
+        Command::Selfplay { config, out, evaluator, games, threads } => {
+            run_selfplay(config.as_deref(), &out, &evaluator, games, threads)
+        }
+        Command::Play { opponent, board, blitz, engine_first, seed } => {
+            run_play(&opponent, board, blitz, engine_first, seed)
+        }
         Command::Match { players, games, board, blitz, seed, threads, out } => {
             run_match(&players, games, board, blitz, seed, threads, out.as_deref())
         }
@@ -373,4 +417,205 @@ fn run_match(
         elo.high
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn run_selfplay(
+    config: Option<&Path>,
+    out: &Path,
+    evaluator: &str,
+    games: Option<u32>,
+    threads: Option<usize>,
+) -> Result<ExitCode> {
+    use std::sync::atomic::Ordering;
+    use zertz_selfplay::config::SelfPlayConfig;
+    use zertz_selfplay::driver::{Progress, run};
+    let mut cfg = match config {
+        Some(path) => SelfPlayConfig::from_file(path)?,
+        None => SelfPlayConfig::default(),
+    };
+    if let Some(g) = games {
+        cfg.games = g;
+    }
+    if let Some(t) = threads {
+        cfg.threads = t;
+    }
+    cfg.validate()?;
+    let eval: Box<dyn zertz_selfplay::Evaluator> = match evaluator {
+        "uniform" => Box::new(zertz_selfplay::UniformEvaluator),
+        "rollout" => Box::new(zertz_selfplay::RolloutEvaluator::default()),
+        other => bail!("unknown evaluator {other:?}: use uniform or rollout"),
+    };
+    let progress = Progress::default();
+    let started = std::time::Instant::now();
+    let summary = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| run(&cfg, eval.as_ref(), out, &progress));
+        if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(cfg.games as u64).with_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            while !worker.is_finished() {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let secs = started.elapsed().as_secs_f64().max(1e-9);
+                let evals = progress.evaluations.load(Ordering::Relaxed);
+                let batches = progress.batches.load(Ordering::Relaxed).max(1);
+                bar.set_position(progress.games.load(Ordering::Relaxed));
+                bar.set_message(format!(
+                    "{:.0} moves/s, {:.0} evals/s, mean batch {:.1}",
+                    progress.actions.load(Ordering::Relaxed) as f64 / secs,
+                    evals as f64 / secs,
+                    evals as f64 / batches as f64
+                ));
+            }
+            bar.finish_and_clear();
+        }
+        worker.join().map_err(|_| anyhow::anyhow!("self-play panicked"))
+    })??;
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{} games in {secs:.1} s: first player {} wins, second {} wins, {} draws; {} samples in {} \
+         shards under {}; mean batch {:.1}; false resignations {}/{}",
+        summary.games,
+        summary.first_wins,
+        summary.second_wins,
+        summary.draws,
+        summary.samples,
+        summary.shards.len(),
+        out.display(),
+        summary.mean_batch,
+        summary.false_resignations,
+        summary.playouts_checked
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_play(
+    opponent: &str,
+    board: usize,
+    blitz: bool,
+    engine_first: bool,
+    seed: u64,
+) -> Result<ExitCode> {
+    use std::io::BufRead;
+    use zertz_selfplay::players::PlayerSpec;
+    let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
+    let mut engine = spec.build(seed);
+    let Some(board) = Board::from_rings(board) else {
+        bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
+    };
+    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+    let (you, them) =
+        if engine_first { (Player::P1, Player::P0) } else { (Player::P0, Player::P1) };
+    let mut game = zertz_env::Game::new(Variant::new(board, set), Player::P0);
+    // Positions before each of your turns, for undo.
+    let mut history: Vec<zertz_env::Game> = Vec::new();
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    println!(
+        "You are {you}; the engine ({}) is {them}. Type a move (Wd4,a1, b4xd6, pass), \
+              `moves`, `undo` or `quit`.",
+        engine.name()
+    );
+    loop {
+        // The engine plays until it is your turn or the game ends.
+        while !game.is_over() && game.position().turn() == them {
+            let before = *game.position();
+            let action = engine.choose(&before);
+            println!("{them} plays {}", before.action_to_string(&action));
+            game.play_action(&action).map_err(|e| anyhow::anyhow!("the engine played {e}"))?;
+            engine.observe(&before, &action);
+        }
+        print!("\n{}", game.position().diagram());
+        if let Some(outcome) = game.outcome() {
+            println!(
+                "{}",
+                match outcome.winner() {
+                    Some(p) if p == you => "You win.",
+                    Some(_) => "The engine wins.",
+                    None => "Draw.",
+                }
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        print!("{you}> ");
+        std::io::stdout().flush()?;
+        let Some(line) = lines.next() else { return Ok(ExitCode::SUCCESS) };
+        let line = line?;
+        let input = line.trim();
+        let pos = *game.position();
+        match input {
+            "" => continue,
+            "quit" | "exit" => return Ok(ExitCode::SUCCESS),
+            "moves" => {
+                let moves: Vec<String> =
+                    pos.legal_moves().iter().map(|m| pos.move_to_string(m)).collect();
+                println!("{} legal moves: {}", moves.len(), moves.join(" "));
+                continue;
+            }
+            "undo" => {
+                match history.pop() {
+                    Some(g) => {
+                        game = g;
+                        // The engine's tree follows the game only forwards: start it afresh.
+                        engine = spec.build(seed);
+                        println!("Undone.");
+                    }
+                    None => println!("Nothing to undo."),
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let before = game.clone();
+        // A whole move, or a single hop of a chain.
+        let result = match pos.parse_legal_move(input) {
+            Ok(m) => {
+                let mut p = pos;
+                let mut ok = true;
+                for a in actions_of(&pos, &m) {
+                    ok &= game.play_action(&a).is_ok();
+                    engine.observe(&p, &a);
+                    p.play_action_unchecked(&a);
+                }
+                ok
+            }
+            Err(_) => match pos.parse_legal_action(input) {
+                Ok(a) => {
+                    let ok = game.play_action(&a).is_ok();
+                    engine.observe(&pos, &a);
+                    ok
+                }
+                Err(e) => {
+                    let moves: Vec<String> =
+                        pos.legal_moves().iter().map(|m| pos.move_to_string(m)).collect();
+                    let shown = moves.iter().take(40).cloned().collect::<Vec<_>>().join(" ");
+                    let more = if moves.len() > 40 { " …" } else { "" };
+                    println!("{e}. Legal moves ({}): {shown}{more}", moves.len());
+                    false
+                }
+            },
+        };
+        if result && before.position().turn() == you {
+            history.push(before);
+        }
+    }
+}
+
+/// The single actions of a whole-turn move.
+fn actions_of(pos: &Position, m: &zertz_env::Move) -> Vec<zertz_env::Action> {
+    match m {
+        zertz_env::Move::Place(p) => vec![zertz_env::Action::Place(*p)],
+        zertz_env::Move::Pass => vec![zertz_env::Action::Pass],
+        zertz_env::Move::Capture(c) => {
+            let geo = pos.geometry();
+            let mut at = c.from();
+            c.dirs()
+                .map(|d| {
+                    let hop = zertz_env::Action::Hop(zertz_env::Hop { from: at, dir: d });
+                    at = geo.neighbour(at, d).and_then(|o| geo.neighbour(o, d)).unwrap_or(at);
+                    hop
+                })
+                .collect()
+        }
+    }
 }

@@ -154,3 +154,50 @@ fn match_prints_the_score_and_elo() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("model crate"));
 }
+
+#[test]
+fn selfplay_writes_shards_and_records() {
+    let dir = std::env::temp_dir().join(format!("zertz-cli-selfplay-{}", std::process::id()));
+    let o = zertz(&[
+        "selfplay",
+        "--games",
+        "3",
+        "--threads",
+        "2",
+        "--evaluator",
+        "uniform",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).starts_with("3 games in"), "{}", stdout(&o));
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("shard-") && n.ends_with(".npz")), "{names:?}");
+    assert!(names.iter().any(|n| n.ends_with(".jsonl")), "{names:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let o = zertz(&["selfplay", "--evaluator", "neural"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown evaluator"));
+}
+
+#[test]
+fn play_takes_moves_explains_mistakes_and_undoes() {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zertz"))
+        .args(["play", "--opponent", "greedy"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"Wd4,a1\nundo\nWz9\nmoves\nquit\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("P1 plays "), "the engine answered:\n{text}");
+    assert!(text.contains("Undone."), "{text}");
+    assert!(text.contains("no ring \"z9\"") && text.contains("Legal moves (1944)"), "{text}");
+    assert!(text.contains("1944 legal moves:"), "{text}");
+}
