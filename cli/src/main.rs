@@ -83,24 +83,27 @@ enum Command {
     /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS. Player A moves first in
     /// the even games, B in the odd ones.
     Match {
+        /// Settings file (see configs/match.toml); the options below override it.
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// A player, twice: A then B.
-        #[arg(long = "player", required = true, num_args = 1, value_name = "SPEC")]
+        #[arg(long = "player", num_args = 1, value_name = "SPEC")]
         players: Vec<String>,
-        /// Number of games.
-        #[arg(long, default_value_t = 100)]
-        games: usize,
-        /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-        #[arg(long, default_value_t = 37)]
-        board: usize,
+        /// Number of games [default: 100].
+        #[arg(long)]
+        games: Option<usize>,
+        /// Board size: 37, 40, 43, 44, 48 or 61 rings [default: 37].
+        #[arg(long)]
+        board: Option<usize>,
         /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
         #[arg(long)]
         blitz: bool,
-        /// Seed of the match (players and games are seeded from it).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Worker threads (0: one per core).
-        #[arg(long, default_value_t = 0)]
-        threads: usize,
+        /// Seed of the match (players and games are seeded from it) [default: 0].
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Worker threads (0: one per core) [default: 0].
+        #[arg(long)]
+        threads: Option<usize>,
         /// Write every game as a JSON line to this file.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -166,9 +169,26 @@ fn main() -> ExitCode {
         Command::Play { opponent, board, blitz, engine_first, seed } => {
             run_play(&opponent, board, blitz, engine_first, seed)
         }
-        Command::Match { players, games, board, blitz, seed, threads, out } => {
-            run_match(&players, games, board, blitz, seed, threads, out.as_deref())
-        }
+        Command::Match { config, players, games, board, blitz, seed, threads, out } => (|| {
+            let file = match &config {
+                Some(path) => zertz_selfplay::config::MatchFileConfig::from_file(path)?,
+                None => zertz_selfplay::config::MatchFileConfig::default(),
+            };
+            if players.is_empty() && config.is_none() {
+                bail!("give two players (--player A --player B) or --config FILE");
+            }
+            let players = if players.is_empty() { file.players } else { players };
+            let out = out.or(file.out);
+            run_match(
+                &players,
+                games.unwrap_or(file.games),
+                board.unwrap_or(file.board),
+                blitz || file.blitz,
+                seed.unwrap_or(file.seed),
+                threads.unwrap_or(file.threads),
+                out.as_deref(),
+            )
+        })(),
     };
     match result {
         Ok(code) => code,

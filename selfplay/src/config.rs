@@ -221,3 +221,60 @@ mod tests {
         assert!(SelfPlayConfig::from_toml("games = \"many\"").is_err());
     }
 }
+
+/// Match settings (`zertz match --config`); command-line options override them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MatchFileConfig {
+    /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS) or `uniform:SIMS`.
+    pub players: Vec<String>,
+    /// Number of games; the players alternate who starts.
+    pub games: usize,
+    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
+    pub board: usize,
+    /// Blitz marble set.
+    pub blitz: bool,
+    /// Seed of the match (players and games are seeded from it).
+    pub seed: u64,
+    /// Worker threads (0: one per core).
+    pub threads: usize,
+    /// Where the games are written as JSON lines (none: not written).
+    pub out: Option<PathBuf>,
+}
+
+impl Default for MatchFileConfig {
+    fn default() -> MatchFileConfig {
+        MatchFileConfig {
+            players: vec!["greedy".into(), "random".into()],
+            games: 100,
+            board: 37,
+            blitz: false,
+            seed: 0,
+            threads: 0,
+            out: None,
+        }
+    }
+}
+
+impl MatchFileConfig {
+    /// Reads a TOML file (missing keys take their defaults) and checks it.
+    pub fn from_file(path: &Path) -> Result<MatchFileConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        let config: MatchFileConfig =
+            toml::from_str(&text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
+        if config.players.len() != 2 {
+            return bad("players", format!("give two players, not {}", config.players.len()));
+        }
+        for p in &config.players {
+            if let Err(e) = p.parse::<crate::players::PlayerSpec>() {
+                return bad("players", e);
+            }
+        }
+        if Board::from_rings(config.board).is_none() {
+            return bad("board", "must be 37, 40, 43, 44, 48 or 61".into());
+        }
+        Ok(config)
+    }
+}
