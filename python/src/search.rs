@@ -111,6 +111,8 @@ pub struct PyMcts {
     evaluator: Box<dyn Evaluator>,
     config: SearchConfig,
     scratch: Scratch,
+    /// Trees kept between calls: their arenas keep their capacity.
+    trees: Vec<Tree>,
 }
 
 impl std::fmt::Debug for PyMcts {
@@ -142,6 +144,7 @@ impl PyMcts {
             evaluator: self::evaluator(py, evaluator)?,
             config: SearchConfig { c_puct, c_base, fpu_reduction, virtual_loss, leaves_per_round },
             scratch: Scratch::default(),
+            trees: Vec::new(),
         })
     }
 
@@ -171,7 +174,12 @@ impl PyMcts {
         if positions.iter().any(|p| p.board() != board) {
             return Err(Error::Shape("all games of one search must be of one board".into()));
         }
-        let mut trees: Vec<Tree> = positions.iter().map(|&p| Tree::new(p)).collect();
+        let mut trees = std::mem::take(&mut self.trees);
+        trees.truncate(positions.len());
+        for (t, &p) in trees.iter_mut().zip(&positions) {
+            t.reset(p);
+        }
+        trees.extend(positions[trees.len()..].iter().map(|&p| Tree::new(p)));
         if noise {
             for (i, t) in trees.iter_mut().enumerate() {
                 t.add_noise(Noise {
@@ -183,8 +191,20 @@ impl PyMcts {
         }
         let sims = vec![simulations; trees.len()];
         let (evaluator, config, scratch) = (&*self.evaluator, &self.config, &mut self.scratch);
-        py.detach(|| search(&mut trees, &sims, config, evaluator, scratch))
-            .map_err(|e| Error::Shape(e.to_string()))?;
+        let searched = py.detach(|| search(&mut trees, &sims, config, evaluator, scratch));
+        let result = searched.map_err(|e| Error::Shape(e.to_string()));
+        let out = result.and_then(|()| Self::results(py, &trees, board));
+        self.trees = trees;
+        out
+    }
+}
+
+impl PyMcts {
+    fn results<'py>(
+        py: Python<'py>,
+        trees: &[Tree],
+        board: zertz_env::Board,
+    ) -> Result<SearchResult<'py>, Error> {
         let a = ActionSpace::new(board).len();
         let mut policies = vec![0f32; trees.len() * a];
         for (t, row) in trees.iter().zip(policies.chunks_exact_mut(a)) {
