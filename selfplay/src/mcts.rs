@@ -522,7 +522,15 @@ pub fn search(
             logits: &mut scratch.logits[..b * space.len()],
             values: &mut scratch.values[..b],
         };
-        evaluator.evaluate(&batch, &mut out)?;
+        if let Err(e) = evaluator.evaluate(&batch, &mut out) {
+            // Leave the trees as they were: the leaves wait for nothing, the virtual losses go.
+            for &(t, n) in &scratch.requests {
+                let tree = &mut trees[t as usize];
+                tree.nodes[n as usize].state = State::New;
+                tree.undo_virtual(n, config);
+            }
+            return Err(e);
+        }
         scratch.batches += 1;
         scratch.evaluated += b as u64;
         for (i, &(t, n)) in scratch.requests.iter().enumerate() {
