@@ -60,6 +60,15 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Convert game records (JSON lines of `zertz selfplay` or `zertz match`) to boardspace SGF
+    /// files, one per game, named GAME.sgf (37, 48 and 61 rings, standard marbles).
+    Sgf {
+        /// A JSON-lines records file.
+        records: PathBuf,
+        /// Folder for the .sgf files.
+        #[arg(long, default_value = "sgf")]
+        out: PathBuf,
+    },
     /// Play against the engine in the terminal: type moves in notation, `undo`, `moves`, `quit`.
     Play {
         /// The engine: random, greedy, mcts:SIMS (rollout MCTS) or uniform:SIMS.
@@ -166,6 +175,7 @@ fn main() -> ExitCode {
         Command::Selfplay { config, out, evaluator, games, threads } => {
             run_selfplay(config.as_deref(), &out, &evaluator, games, threads)
         }
+        Command::Sgf { records, out } => run_sgf(&records, &out),
         Command::Play { opponent, board, blitz, engine_first, seed } => {
             run_play(&opponent, board, blitz, engine_first, seed)
         }
@@ -638,4 +648,51 @@ fn actions_of(pos: &Position, m: &zertz_env::Move) -> Vec<zertz_env::Action> {
                 .collect()
         }
     }
+}
+
+fn run_sgf(records: &Path, out: &Path) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(records)
+        .with_context(|| format!("cannot read {}", records.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let (mut written, mut failed) = (0, 0);
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let result = (|| -> Result<String> {
+            let v: serde_json::Value = serde_json::from_str(line)?;
+            let board = v["board"].as_u64().unwrap_or(37) as usize;
+            let board = Board::from_rings(board).context("unknown board")?;
+            let set = if v["blitz"].as_bool() == Some(true) {
+                MarbleSet::Blitz
+            } else {
+                MarbleSet::Standard
+            };
+            let first = match v["first"].as_str().or(v["p0_first"].as_str()) {
+                Some("P1") => Player::P1,
+                _ => Player::P0,
+            };
+            let mut game = zertz_env::Game::new(Variant::new(board, set), first);
+            for m in v["moves"].as_array().context("no moves")? {
+                game.play_str(m.as_str().context("a move is not text")?)?;
+            }
+            let resigned_by = match (v["end"].as_str(), v["winner"].as_str()) {
+                (Some("resign"), Some("P0")) => Some(Player::P1),
+                (Some("resign"), Some("P1")) => Some(Player::P0),
+                _ => None,
+            };
+            let sgf =
+                zertz_selfplay::records::to_sgf(&game, resigned_by).map_err(anyhow::Error::msg)?;
+            let id = v["game"].as_u64().unwrap_or(i as u64);
+            let path = out.join(format!("{id}.sgf"));
+            std::fs::write(&path, sgf)?;
+            Ok(path.display().to_string())
+        })();
+        match result {
+            Ok(_) => written += 1,
+            Err(e) => {
+                failed += 1;
+                eprintln!("{}:{}: {e:#}", records.display(), i + 1);
+            }
+        }
+    }
+    println!("{written} SGF files written to {}, {failed} lines failed", out.display());
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -201,3 +201,41 @@ fn play_takes_moves_explains_mistakes_and_undoes() {
     assert!(text.contains("no ring \"z9\"") && text.contains("Legal moves (1944)"), "{text}");
     assert!(text.contains("1944 legal moves:"), "{text}");
 }
+
+#[test]
+fn records_convert_to_sgf_that_replays() {
+    let dir = std::env::temp_dir().join(format!("zertz-cli-sgf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let records = dir.join("m.jsonl");
+    let o = zertz(&[
+        "match",
+        "--player",
+        "greedy",
+        "--player",
+        "random",
+        "--games",
+        "2",
+        "--out",
+        records.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let sgf_dir = dir.join("sgf");
+    let o = zertz(&["sgf", records.to_str().unwrap(), "--out", sgf_dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).starts_with("2 SGF files written"));
+    let o = zertz(&["replay", "--json", sgf_dir.to_str().unwrap()]);
+    assert!(o.status.success());
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    let played: Vec<serde_json::Value> = std::fs::read_to_string(&records)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (replayed, original) in lines.iter().zip(&played) {
+        assert_eq!(replayed["moves"], original["moves"]);
+        assert_eq!(replayed["winner"], original["winner"]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

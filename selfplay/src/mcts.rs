@@ -174,7 +174,8 @@ impl Tree {
     }
 
     /// Makes the child reached by `action` the new root, keeping its subtree; a fresh tree when
-    /// the child was never visited or the arena has grown past `max_arena` nodes.
+    /// the child was never visited or the arena has grown past `max_arena` nodes. An action that
+    /// is illegal at the root leaves the tree unchanged.
     pub fn advance(&mut self, action: &Action, max_arena: usize) {
         let root = &self.nodes[self.root as usize];
         let next = root.position.play_action(action).ok();
