@@ -602,7 +602,7 @@ fn run_play(
             Ok(m) => {
                 let mut p = pos;
                 let mut ok = true;
-                for a in actions_of(&pos, &m) {
+                for a in pos.move_actions(&m) {
                     ok &= game.play_action(&a).is_ok();
                     engine.observe(&p, &a);
                     p.play_action_unchecked(&a);
@@ -627,25 +627,6 @@ fn run_play(
         };
         if result && before.position().turn() == you {
             history.push(before);
-        }
-    }
-}
-
-/// The single actions of a whole-turn move.
-fn actions_of(pos: &Position, m: &zertz_env::Move) -> Vec<zertz_env::Action> {
-    match m {
-        zertz_env::Move::Place(p) => vec![zertz_env::Action::Place(*p)],
-        zertz_env::Move::Pass => vec![zertz_env::Action::Pass],
-        zertz_env::Move::Capture(c) => {
-            let geo = pos.geometry();
-            let mut at = c.from();
-            c.dirs()
-                .map(|d| {
-                    let hop = zertz_env::Action::Hop(zertz_env::Hop { from: at, dir: d });
-                    at = geo.neighbour(at, d).and_then(|o| geo.neighbour(o, d)).unwrap_or(at);
-                    hop
-                })
-                .collect()
         }
     }
 }

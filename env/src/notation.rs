@@ -242,6 +242,18 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_is_its_hops() {
+        let pos = start();
+        let m = pos.parse_move("b4xd6xd4").unwrap();
+        let hops: Vec<String> =
+            pos.move_actions(&m).iter().map(|a| pos.action_to_string(a)).collect();
+        assert_eq!(hops, ["b4xd6", "d6xd4"]);
+        let m = pos.parse_move("Wd4,a1").unwrap();
+        assert_eq!(pos.move_actions(&m), [pos.parse_action("Wd4,a1").unwrap()]);
+        assert_eq!(pos.move_actions(&Move::Pass), [Action::Pass]);
+    }
+
+    #[test]
     fn errors_name_the_problem() {
         let pos = start();
         assert!(matches!(pos.parse_move(""), Err(ParseMoveError::Empty)));

@@ -528,6 +528,25 @@ impl Position {
         }
     }
 
+    /// The single actions that make up a whole-turn move, in order: a placement or a pass is one
+    /// action, a capture chain one hop per jump, each from the ring where the marble has landed.
+    pub fn move_actions(&self, m: &Move) -> Vec<Action> {
+        match m {
+            Move::Place(p) => vec![Action::Place(*p)],
+            Move::Pass => vec![Action::Pass],
+            Move::Capture(c) => {
+                let mut at = c.from();
+                c.dirs()
+                    .map(|d| {
+                        let hop = Hop { from: at, dir: d };
+                        at = self.hop_landing(hop).unwrap_or(at);
+                        Action::Hop(hop)
+                    })
+                    .collect()
+            }
+        }
+    }
+
     /// Plays a single action that the caller knows to be legal.
     #[inline]
     pub fn play_action_unchecked(&mut self, a: &Action) {

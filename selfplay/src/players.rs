@@ -215,20 +215,11 @@ impl Player for GreedyPlayer {
 /// The first action of a whole-turn move and the hops that follow it, each from the ring where
 /// the jumping marble has landed.
 fn split_chain(pos: &Position, m: &Move) -> (Action, Vec<Hop>) {
-    let c = match m {
-        Move::Place(p) => return (Action::Place(*p), Vec::new()),
-        Move::Pass => return (Action::Pass, Vec::new()),
-        Move::Capture(c) => c,
-    };
-    let mut at = c.from();
-    let mut hops = Vec::with_capacity(c.len());
-    for d in c.dirs() {
-        let hop = Hop { from: at, dir: d };
-        hops.push(hop);
-        at = pos.hop_landing(hop).expect("a legal chain lands on the board");
-    }
-    let first = hops.remove(0);
-    (Action::Hop(first), hops)
+    let mut actions = pos.move_actions(m).into_iter();
+    let first = actions.next().unwrap_or(Action::Pass);
+    let hops =
+        actions.filter_map(|a| if let Action::Hop(h) = a { Some(h) } else { None }).collect();
+    (first, hops)
 }
 
 // --------------------------------------------------------------------------------------- mcts
