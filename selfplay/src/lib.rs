@@ -17,6 +17,7 @@
 //! ```
 
 pub mod arena;
+pub mod batching;
 pub mod config;
 pub mod driver;
 pub mod evaluator;

@@ -1,0 +1,231 @@
+//! A batching queue in front of an evaluator: search threads call [`Evaluator::evaluate`] as
+//! usual, and one inference thread merges the batches that arrive together into one call of the
+//! inner evaluator (a network on a GPU wants large batches).
+//!
+//! The inference thread runs the inner evaluator when the waiting requests hold at least
+//! `max_batch` positions, or when the oldest has waited `max_wait`. A request is never split, so
+//! a merged batch may exceed `max_batch` by less than one request.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use zertz_selfplay::batching::BatchingEvaluator;
+//! use zertz_selfplay::UniformEvaluator;
+//! let eval = BatchingEvaluator::new(Arc::new(UniformEvaluator), 256, Duration::from_millis(2));
+//! // Use `eval` wherever an Evaluator goes, from as many threads as you like.
+//! # drop(eval);
+//! ```
+
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use zertz_env::{Board, Position};
+
+use crate::evaluator::{Batch, EvalError, Evaluator, Output};
+
+/// The answer to one request: its logits `[b, A]` and values `[b]`.
+type Answer = Result<(Vec<f32>, Vec<f32>), EvalError>;
+
+/// One caller's batch, owned, with where to send the answer.
+struct Request {
+    board: Board,
+    positions: Vec<Position>,
+    planes: Vec<f32>,
+    globals: Vec<f32>,
+    masks: Vec<bool>,
+    arrived: Instant,
+    reply: mpsc::Sender<Answer>,
+}
+
+#[derive(Default)]
+struct Queue {
+    requests: Vec<Request>,
+    closing: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+/// Counters of a [`BatchingEvaluator`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchingStats {
+    /// Calls of the inner evaluator.
+    pub batches: u64,
+    /// Positions evaluated.
+    pub positions: u64,
+    /// Requests served.
+    pub requests: u64,
+}
+
+/// An [`Evaluator`] that merges concurrent calls into large batches for an inner evaluator,
+/// evaluated on one thread of its own (see the module docs).
+pub struct BatchingEvaluator {
+    shared: Arc<Shared>,
+    wants_encoding: bool,
+    stats: Arc<Mutex<BatchingStats>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for BatchingEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchingEvaluator").field("stats", &self.stats()).finish_non_exhaustive()
+    }
+}
+
+impl BatchingEvaluator {
+    /// Starts the inference thread in front of `inner`.
+    pub fn new(
+        inner: Arc<dyn Evaluator>,
+        max_batch: usize,
+        max_wait: Duration,
+    ) -> BatchingEvaluator {
+        let shared = Arc::new(Shared { queue: Mutex::new(Queue::default()), wake: Condvar::new() });
+        let stats = Arc::new(Mutex::new(BatchingStats::default()));
+        let wants_encoding = inner.wants_encoding();
+        let thread = {
+            let (shared, stats) = (shared.clone(), stats.clone());
+            std::thread::Builder::new()
+                .name("zertz-inference".into())
+                .spawn(move || serve(&shared, inner.as_ref(), max_batch.max(1), max_wait, &stats))
+                .ok()
+        };
+        BatchingEvaluator { shared, wants_encoding, stats, thread }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> BatchingStats {
+        *self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for BatchingEvaluator {
+    fn drop(&mut self) {
+        self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()).closing = true;
+        self.shared.wake.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Evaluator for BatchingEvaluator {
+    fn wants_encoding(&self) -> bool {
+        self.wants_encoding
+    }
+
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        if self.thread.is_none() {
+            return Err(EvalError("the inference thread could not start".into()));
+        }
+        let (tx, rx) = mpsc::channel();
+        {
+            let mut q = self.shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+            if q.closing {
+                return Err(EvalError("the batching evaluator is shutting down".into()));
+            }
+            q.requests.push(Request {
+                board: batch.board,
+                positions: batch.positions.to_vec(),
+                planes: batch.planes.to_vec(),
+                globals: batch.globals.to_vec(),
+                masks: batch.masks.to_vec(),
+                arrived: Instant::now(),
+                reply: tx,
+            });
+        }
+        self.shared.wake.notify_all();
+        let (logits, values) =
+            rx.recv().map_err(|_| EvalError("the inference thread stopped".into()))??;
+        out.logits.copy_from_slice(&logits);
+        out.values.copy_from_slice(&values);
+        Ok(())
+    }
+}
+
+/// The inference thread: waits for enough positions (or for the oldest request to age), merges
+/// the requests of one board, evaluates them at once and answers each.
+fn serve(
+    shared: &Shared,
+    inner: &dyn Evaluator,
+    max_batch: usize,
+    max_wait: Duration,
+    stats: &Mutex<BatchingStats>,
+) {
+    loop {
+        let requests = {
+            let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if q.closing && q.requests.is_empty() {
+                    return;
+                }
+                let pending: usize = q.requests.iter().map(|r| r.positions.len()).sum();
+                let oldest = q.requests.iter().map(|r| r.arrived).min();
+                match oldest {
+                    Some(t) if pending >= max_batch || t.elapsed() >= max_wait || q.closing => {
+                        break;
+                    }
+                    Some(t) => {
+                        let left = max_wait.saturating_sub(t.elapsed());
+                        q = shared.wake.wait_timeout(q, left).unwrap_or_else(|e| e.into_inner()).0;
+                    }
+                    None => q = shared.wake.wait(q).unwrap_or_else(|e| e.into_inner()),
+                }
+            }
+            // Take the requests of the oldest request's board, up to about max_batch positions.
+            let board = q.requests[0].board;
+            let mut taken = Vec::new();
+            let mut kept = Vec::new();
+            let mut size = 0;
+            for r in std::mem::take(&mut q.requests) {
+                if r.board == board && (size < max_batch || taken.is_empty()) {
+                    size += r.positions.len();
+                    taken.push(r);
+                } else {
+                    kept.push(r);
+                }
+            }
+            q.requests = kept;
+            taken
+        };
+        evaluate_merged(inner, requests, stats);
+    }
+}
+
+fn evaluate_merged(inner: &dyn Evaluator, requests: Vec<Request>, stats: &Mutex<BatchingStats>) {
+    let board = requests[0].board;
+    let actions = zertz_env::ActionSpace::new(board).len();
+    let positions: Vec<Position> =
+        requests.iter().flat_map(|r| r.positions.iter().copied()).collect();
+    let planes: Vec<f32> = requests.iter().flat_map(|r| r.planes.iter().copied()).collect();
+    let globals: Vec<f32> = requests.iter().flat_map(|r| r.globals.iter().copied()).collect();
+    let masks: Vec<bool> = requests.iter().flat_map(|r| r.masks.iter().copied()).collect();
+    let b = positions.len();
+    let mut logits = vec![0f32; b * actions];
+    let mut values = vec![0f32; b];
+    let batch =
+        Batch { board, positions: &positions, planes: &planes, globals: &globals, masks: &masks };
+    let result = inner.evaluate(&batch, &mut Output { logits: &mut logits, values: &mut values });
+    {
+        let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
+        s.batches += 1;
+        s.positions += b as u64;
+        s.requests += requests.len() as u64;
+    }
+    let mut start = 0;
+    for r in requests {
+        let n = r.positions.len();
+        let answer = match &result {
+            Ok(()) => Ok((
+                logits[start * actions..(start + n) * actions].to_vec(),
+                values[start..start + n].to_vec(),
+            )),
+            Err(e) => Err(e.clone()),
+        };
+        let _ = r.reply.send(answer); // a caller that went away needs no answer
+        start += n;
+    }
+}

@@ -1,0 +1,135 @@
+//! The batching queue: concurrent calls are merged, every caller gets its own answers.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Duration;
+
+use zertz_env::{ActionSpace, Player, Position, Variant};
+use zertz_selfplay::batching::BatchingEvaluator;
+use zertz_selfplay::{Batch, EvalError, Evaluator, Output, UniformEvaluator};
+
+/// Answers every position with a value derived from its hash, and a logit at one index derived
+/// from it too; remembers the batch sizes it saw.
+#[derive(Default)]
+struct Recording {
+    sizes: Mutex<Vec<usize>>,
+    fail: bool,
+}
+
+fn tag(pos: &Position) -> f32 {
+    (pos.hash() % 1000) as f32 / 1000.0
+}
+
+impl Evaluator for Recording {
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        if self.fail {
+            return Err(EvalError("no model".into()));
+        }
+        self.sizes.lock().unwrap().push(batch.len());
+        let a = ActionSpace::new(batch.board).len();
+        out.logits.fill(0.0);
+        for (i, pos) in batch.positions.iter().enumerate() {
+            out.values[i] = tag(pos);
+            out.logits[i * a + (pos.hash() % a as u64) as usize] = 1.0;
+        }
+        Ok(())
+    }
+}
+
+fn positions(seed: u64, n: usize) -> Vec<Position> {
+    let mut pos = Position::new(Variant::default(), Player::P0);
+    let mut rng = zertz_env::SplitMix64(seed);
+    (0..n)
+        .map(|_| {
+            let k = rng.below(pos.count_legal_actions());
+            if let Some(a) = pos.nth_legal_action(k) {
+                pos.play_action_unchecked(&a);
+            }
+            if pos.is_over() {
+                pos = Position::new(Variant::default(), Player::P1);
+            }
+            pos
+        })
+        .collect()
+}
+
+fn call(eval: &dyn Evaluator, ps: &[Position]) -> Result<(Vec<f32>, Vec<f32>), EvalError> {
+    let a = ActionSpace::new(ps[0].board()).len();
+    let mut logits = vec![0.0; ps.len() * a];
+    let mut values = vec![0.0; ps.len()];
+    let batch =
+        Batch { board: ps[0].board(), positions: ps, planes: &[], globals: &[], masks: &[] };
+    eval.evaluate(&batch, &mut Output { logits: &mut logits, values: &mut values })?;
+    Ok((logits, values))
+}
+
+#[test]
+fn concurrent_calls_are_merged_and_answered_separately() {
+    let inner = Arc::new(Recording::default());
+    let eval = Arc::new(BatchingEvaluator::new(inner.clone(), 32, Duration::from_millis(200)));
+    let threads = 4;
+    let barrier = Arc::new(Barrier::new(threads));
+    let checked = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (eval, barrier, checked) = (eval.clone(), barrier.clone(), checked.clone());
+            std::thread::spawn(move || {
+                let ps = positions(t as u64, 8);
+                barrier.wait();
+                let (logits, values) = call(eval.as_ref(), &ps).unwrap();
+                let a = ActionSpace::new(ps[0].board()).len();
+                for (i, pos) in ps.iter().enumerate() {
+                    assert_eq!(values[i], tag(pos), "thread {t} got another thread's value");
+                    assert_eq!(logits[i * a + (pos.hash() % a as u64) as usize], 1.0);
+                }
+                checked.fetch_add(ps.len(), Ordering::Relaxed);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(checked.load(Ordering::Relaxed), 32);
+    let sizes = inner.sizes.lock().unwrap().clone();
+    assert_eq!(sizes.iter().sum::<usize>(), 32);
+    assert!(sizes.len() < threads, "4 concurrent calls of 8 were merged: {sizes:?}");
+    assert_eq!(eval.stats().requests, 4);
+}
+
+#[test]
+fn a_lone_call_is_answered_after_the_wait_limit() {
+    let eval =
+        BatchingEvaluator::new(Arc::new(Recording::default()), 1 << 20, Duration::from_millis(5));
+    let ps = positions(9, 3);
+    let (_, values) = call(&eval, &ps).unwrap();
+    assert_eq!(values, ps.iter().map(tag).collect::<Vec<_>>());
+}
+
+#[test]
+fn inner_errors_reach_every_caller() {
+    let inner = Arc::new(Recording { fail: true, ..Recording::default() });
+    let eval = BatchingEvaluator::new(inner, 4, Duration::from_millis(1));
+    let err = call(&eval, &positions(1, 2)).unwrap_err();
+    assert_eq!(err.0, "no model");
+}
+
+#[test]
+fn selfplay_workers_share_one_batching_evaluator() {
+    let dir = std::env::temp_dir().join(format!("zertz-batching-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let eval = BatchingEvaluator::new(Arc::new(UniformEvaluator), 64, Duration::from_millis(1));
+    let config = zertz_selfplay::config::SelfPlayConfig {
+        games: 4,
+        threads: 2,
+        games_per_worker: 2,
+        full_simulations: 16,
+        fast_simulations: 8,
+        ..Default::default()
+    };
+    let progress = zertz_selfplay::driver::Progress::default();
+    let summary = zertz_selfplay::driver::run(&config, &eval, &dir, &progress).unwrap();
+    assert_eq!(summary.games, 4);
+    let stats = eval.stats();
+    assert!(stats.requests > 0 && stats.positions >= stats.requests);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
