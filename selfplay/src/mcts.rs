@@ -74,11 +74,28 @@ struct Node {
     state: State,
 }
 
+/// An edge of the tree: 8 bytes, since a node stores one per legal action (often 1000+).
 #[derive(Clone, Copy, Debug)]
 struct Edge {
-    prior: f32,
     child: u32,
-    action: u32,
+    /// The prior as a bfloat16 (the top 16 bits of an `f32`, rounded): 3 significant digits are
+    /// plenty for PUCT, and the bits of non-negative values sort like the values.
+    prior: u16,
+    action: u16,
+}
+
+impl Edge {
+    #[inline]
+    fn prior(&self) -> f32 {
+        f32::from_bits((self.prior as u32) << 16)
+    }
+
+    #[inline]
+    fn set_prior(&mut self, p: f32) {
+        let bits = p.max(0.0).to_bits();
+        // Round to nearest, ties to even.
+        self.prior = (bits.saturating_add(0x7FFF + ((bits >> 16) & 1)) >> 16) as u16;
+    }
 }
 
 /// One search tree over single actions.
@@ -89,6 +106,8 @@ pub struct Tree {
     root: u32,
     /// Dirichlet noise to mix into the root priors once the root is expanded.
     pending_noise: Option<Noise>,
+    /// Scratch for the softmax of an expansion.
+    priors: Vec<f32>,
 }
 
 /// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
@@ -117,7 +136,13 @@ pub struct RootInfo {
 impl Tree {
     /// A tree whose root is `position`.
     pub fn new(position: Position) -> Tree {
-        let mut t = Tree { nodes: Vec::new(), edges: Vec::new(), root: 0, pending_noise: None };
+        let mut t = Tree {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            root: 0,
+            pending_noise: None,
+            priors: Vec::new(),
+        };
         t.reset(position);
         t
     }
@@ -167,7 +192,7 @@ impl Tree {
         let draws: Vec<f32> = (0..len).map(|_| gamma(&mut rng, alpha)).collect();
         let sum: f32 = draws.iter().sum::<f32>().max(f32::MIN_POSITIVE);
         for (e, d) in self.edges[start..start + len].iter_mut().zip(&draws) {
-            e.prior = (1.0 - noise.fraction) * e.prior + noise.fraction * d / sum;
+            e.set_prior((1.0 - noise.fraction) * e.prior() + noise.fraction * d / sum);
         }
         // Keep the visited prefix, re-sort the rest by prior.
         sort_edges(&mut self.edges[start + visited..start + len]);
@@ -183,8 +208,10 @@ impl Tree {
         let space = ActionSpace::new(next.board());
         let index = space.index(action) as u32;
         let (start, visited) = (root.edges_start as usize, root.visited as usize);
-        let child =
-            self.edges[start..start + visited].iter().find(|e| e.action == index).map(|e| e.child);
+        let child = self.edges[start..start + visited]
+            .iter()
+            .find(|e| e.action as u32 == index)
+            .map(|e| e.child);
         match child {
             Some(c) if self.nodes.len() <= max_arena => {
                 let chooser = root.position.turn();
@@ -273,8 +300,9 @@ impl Tree {
             for (i, e) in self.edges[start..start + visited].iter().enumerate() {
                 let child = &self.nodes[e.child as usize];
                 let q = child.value_sum / child.visits.max(1) as f32;
-                let score = q + scale * e.prior / (1.0 + child.visits as f32);
-                visited_prior += e.prior;
+                let prior = e.prior();
+                let score = q + scale * prior / (1.0 + child.visits as f32);
+                visited_prior += prior;
                 if score > best_score {
                     best_score = score;
                     best = i;
@@ -284,7 +312,7 @@ impl Tree {
                 // KataGo's first-play urgency: the reduction grows with the prior mass already
                 // explored, so a node with few visited children still tries new ones.
                 let fpu = self.own_value(n) - config.fpu_reduction * visited_prior.sqrt();
-                let score = fpu + scale * self.edges[start + visited].prior;
+                let score = fpu + scale * self.edges[start + visited].prior();
                 if score > best_score {
                     best = visited;
                 }
@@ -350,25 +378,31 @@ impl Tree {
         let space = ActionSpace::new(self.nodes[leaf as usize].position.board());
         let start = self.edges.len();
         let pos = self.nodes[leaf as usize].position;
+        let mut priors = std::mem::take(&mut self.priors);
+        priors.clear();
         pos.for_each_legal_action(|a| {
             let i = space.index(&a);
-            self.edges.push(Edge { prior: logits[i], child: NONE, action: i as u32 });
+            priors.push(logits[i]);
+            self.edges.push(Edge { child: NONE, prior: 0, action: i as u16 });
         });
+        let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let edges = &mut self.edges[start..];
-        let max = edges.iter().map(|e| e.prior).fold(f32::NEG_INFINITY, f32::max);
-        let uniform = edges.iter().all(|e| e.prior == max);
-        if uniform {
-            let p = 1.0 / edges.len().max(1) as f32;
-            edges.iter_mut().for_each(|e| e.prior = p);
+        if priors.iter().all(|&p| p == max) {
+            let mut e0 = Edge { child: NONE, prior: 0, action: 0 };
+            e0.set_prior(1.0 / edges.len().max(1) as f32);
+            edges.iter_mut().for_each(|e| e.prior = e0.prior);
         } else {
             let mut sum = 0.0;
-            for e in edges.iter_mut() {
-                e.prior = (e.prior - max).exp();
-                sum += e.prior;
+            for p in priors.iter_mut() {
+                *p = (*p - max).exp();
+                sum += *p;
             }
-            edges.iter_mut().for_each(|e| e.prior /= sum);
+            for (e, p) in edges.iter_mut().zip(&priors) {
+                e.set_prior(p / sum);
+            }
             sort_edges(edges);
         }
+        self.priors = priors;
         let node = &mut self.nodes[leaf as usize];
         node.edges_start = start as u32;
         node.edges_len = (self.edges.len() - start) as u32;
@@ -404,7 +438,7 @@ impl Node {
 
 /// Sorts edges by prior, highest first (ties by action index, for determinism).
 fn sort_edges(edges: &mut [Edge]) {
-    edges.sort_unstable_by(|a, b| b.prior.total_cmp(&a.prior).then(a.action.cmp(&b.action)));
+    edges.sort_unstable_by(|a, b| b.prior.cmp(&a.prior).then(a.action.cmp(&b.action)));
 }
 
 /// A Gamma(alpha, 1) draw (Marsaglia and Tsang; boosted for alpha < 1).
@@ -540,5 +574,33 @@ pub fn search(
             let v = scratch.values[i].clamp(-1.0, 1.0);
             tree.backup(n, v, config);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_index_fits_an_edge() {
+        for b in zertz_env::Board::ALL {
+            assert!(ActionSpace::new(b).len() <= u16::MAX as usize + 1);
+        }
+    }
+
+    #[test]
+    fn priors_keep_three_digits_and_their_order() {
+        let mut e = Edge { child: NONE, prior: 0, action: 0 };
+        for p in [1.0, 0.5, 1.0 / 1944.0, 0.123_456, 1e-7, 0.0] {
+            e.set_prior(p);
+            assert!((e.prior() - p).abs() <= p * 0.004, "{p} became {}", e.prior());
+        }
+        let bits = |p: f32| {
+            let mut e = Edge { child: NONE, prior: 0, action: 0 };
+            e.set_prior(p);
+            e.prior
+        };
+        assert!(bits(0.3) > bits(0.2) && bits(0.2) > bits(1e-5) && bits(1e-5) > bits(0.0));
+        assert_eq!(std::mem::size_of::<Edge>(), 8);
     }
 }
