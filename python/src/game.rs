@@ -254,7 +254,10 @@ impl PyGame {
     fn legal_action_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
         let space = self.position().action_space();
         let mut mask = vec![false; space.len()];
-        self.for_each_legal_action(|a| mask[space.index(&a)] = true);
+        // The engine's row-wise mask; a game drawn by repetition has no legal action.
+        if !self.game.is_over() {
+            self.position().legal_action_mask(&mut mask);
+        }
         mask.into_pyarray(py)
     }
 

@@ -383,9 +383,8 @@ fn worker(
                 pick(&info.visits, t, &mut s.rng)
             };
             let resign = s.may_resign && s.would_resign == Some(pos.turn());
-            let mut outcome = None;
-            if resign {
-                outcome = Some(Outcome::Win(!pos.turn()));
+            let outcome = if resign {
+                Some(Outcome::Win(!pos.turn()))
             } else {
                 s.game.play_action(&action).expect("search plays legal actions");
                 s.actions += 1;
@@ -395,8 +394,8 @@ fn worker(
                 } else {
                     trees[i].reset(*s.game.position());
                 }
-                outcome = s.game.outcome().or(outcome);
-            }
+                s.game.outcome()
+            };
             let limit = s.actions >= config.max_actions;
             if outcome.is_none() && !limit {
                 continue;
