@@ -40,9 +40,8 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// Self-play with a built-in evaluator, writing training shards and game records.
-    ///
-    /// Neural evaluators come with the model crate; here: uniform (search cost alone) or rollout.
+    /// Self-play, writing training shards and game records: with an exported network (--model)
+    /// or a built-in evaluator (uniform: the search's own cost; rollout).
     Selfplay {
         /// Settings (see configs/selfplay.toml); the defaults without it.
         #[arg(long)]
@@ -50,16 +49,30 @@ enum Command {
         /// Folder for shards (shard-*.npz) and records (games-*.jsonl).
         #[arg(long, default_value = "selfplay-out")]
         out: PathBuf,
-        /// Evaluator: uniform or rollout.
-        #[arg(long, default_value = "rollout")]
+        /// Evaluator without a model: uniform or rollout.
+        #[arg(long, default_value = "rollout", conflicts_with = "model")]
         evaluator: String,
+        /// An exported network (zertz.export) to guide the search.
+        #[arg(long)]
+        model: Option<PathBuf>,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Games to play (overrides the config).
         #[arg(long)]
         games: Option<u32>,
         /// Worker threads (overrides the config; 0: every core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Seed (overrides the config).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print the summary as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
+    /// Exported networks: show the metadata of one, or run it on positions.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Convert game records (JSON lines of `zertz selfplay` or `zertz match`) to boardspace SGF
     /// files, one per game, named GAME.sgf (37, 48 and 61 rings, standard marbles).
     Sgf {
@@ -71,9 +84,17 @@ enum Command {
     },
     /// Play against the engine in the terminal: type moves in notation, `undo`, `moves`, `quit`.
     Play {
-        /// The engine: random, greedy, mcts:SIMS (rollout MCTS) or uniform:SIMS.
+        /// The engine: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS or nn:MODEL[:SIMS].
         #[arg(long, default_value = "mcts:1000")]
         opponent: String,
+        /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
+        #[arg(long, conflicts_with = "opponent")]
+        model: Option<PathBuf>,
+        /// Simulations per move of the network given with --model.
+        #[arg(long, default_value_t = zertz_selfplay::players::DEFAULT_NEURAL_SIMULATIONS)]
+        simulations: u32,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Board size: 37, 40, 43, 44, 48 or 61 rings.
         #[arg(long, default_value_t = 37)]
         board: usize,
@@ -89,8 +110,9 @@ enum Command {
     },
     /// Play a match between two players and report the score and the Elo difference.
     ///
-    /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS. Player A moves first in
-    /// the even games, B in the odd ones.
+    /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS] (an
+    /// exported network, 400 simulations by default). Player A moves first in the even games, B in
+    /// the odd ones.
     Match {
         /// Settings file (see configs/match.toml); the options below override it.
         #[arg(long)]
@@ -116,6 +138,11 @@ enum Command {
         /// Write every game as a JSON line to this file.
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        device: DeviceArgs,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Draw a position in the terminal.
     Show {
@@ -125,6 +152,83 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum ModelCommand {
+    /// Print a model's metadata (JSON) and the device it would run on.
+    Info {
+        /// The exported model file.
+        model: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
+    /// Run a model on positions (one per line, in the text format of `zertz show --verbose`)
+    /// and print one JSON object per position: the value and the logits of the whole action
+    /// space.
+    Eval {
+        /// The exported model file.
+        model: PathBuf,
+        /// File of positions, one per line.
+        #[arg(long)]
+        positions: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
+}
+
+/// Where networks run.
+#[derive(Args, Debug, Clone)]
+struct DeviceArgs {
+    /// Device of the networks: auto (CUDA when available), cpu, cuda or cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
+}
+
+impl DeviceArgs {
+    fn choice(&self) -> Result<zertz_model::DeviceChoice> {
+        Ok(self.device.parse()?)
+    }
+}
+
+/// Loads the networks of the neural players among `specs`, checked against `board`, each behind
+/// one batching inference thread shared by every game.
+fn load_models(
+    specs: &[&zertz_selfplay::PlayerSpec],
+    board: Board,
+    device: &DeviceArgs,
+) -> Result<zertz_selfplay::Models> {
+    let mut models = zertz_selfplay::Models::new();
+    for spec in specs {
+        if let Some(path) = spec.model() {
+            if models.0.contains_key(path) {
+                continue;
+            }
+            models.insert(path, load_evaluator(Path::new(path), board, device)?);
+        }
+    }
+    Ok(models)
+}
+
+/// Loads one network for `board` as an evaluator. On a GPU, one inference thread gathers the
+/// requests of every search thread into large batches. On the CPU, each search thread runs the
+/// network itself on its own batch with one libtorch thread: the cores stay busy without OpenMP
+/// threads spinning against the search threads (which, with more threads than cores, slows
+/// everything down many times over).
+fn load_evaluator(
+    path: &Path,
+    board: Board,
+    device: &DeviceArgs,
+) -> Result<std::sync::Arc<dyn zertz_selfplay::Evaluator>> {
+    let model = zertz_model::Model::load(path, device.choice()?)?;
+    model.check_board(board)?;
+    let model = std::sync::Arc::new(model);
+    if model.device() == zertz_model::Device::Cpu {
+        zertz_model::set_cpu_threads(1);
+        Ok(model)
+    } else {
+        Ok(std::sync::Arc::new(model.batching(4096, std::time::Duration::from_micros(500))))
+    }
 }
 
 /// Where a position comes from: a start position, optionally followed by moves.
@@ -172,14 +276,47 @@ fn main() -> ExitCode {
         Command::Perft { position, depth, divide } => run_perft(&position, depth, divide),
         Command::Replay { json, paths } => run_replay(&paths, json),
         Command::Show { position, verbose } => run_show(&position, verbose),
-        Command::Selfplay { config, out, evaluator, games, threads } => {
-            run_selfplay(config.as_deref(), &out, &evaluator, games, threads)
+        Command::Selfplay { config, out, evaluator, model, device, games, threads, seed, json } => {
+            let overrides = SelfplayOverrides { games, threads, seed };
+            let evaluator = match &model {
+                Some(m) => EvaluatorChoice::Model(m, &device),
+                None => EvaluatorChoice::Builtin(&evaluator),
+            };
+            run_selfplay(config.as_deref(), &out, evaluator, overrides, json)
+        }
+        Command::Model(ModelCommand::Info { model, device }) => run_model_info(&model, &device),
+        Command::Model(ModelCommand::Eval { model, positions, device }) => {
+            run_model_eval(&model, &positions, &device)
         }
         Command::Sgf { records, out } => run_sgf(&records, &out),
-        Command::Play { opponent, board, blitz, engine_first, seed } => {
-            run_play(&opponent, board, blitz, engine_first, seed)
+        Command::Play {
+            opponent,
+            model,
+            simulations,
+            device,
+            board,
+            blitz,
+            engine_first,
+            seed,
+        } => {
+            let opponent = match model {
+                Some(m) => format!("nn:{}:{simulations}", m.display()),
+                None => opponent,
+            };
+            run_play(&opponent, &device, board, blitz, engine_first, seed)
         }
-        Command::Match { config, players, games, board, blitz, seed, threads, out } => (|| {
+        Command::Match {
+            config,
+            players,
+            games,
+            board,
+            blitz,
+            seed,
+            threads,
+            out,
+            device,
+            json,
+        } => (|| {
             let file = match &config {
                 Some(path) => zertz_selfplay::config::MatchFileConfig::from_file(path)?,
                 None => zertz_selfplay::config::MatchFileConfig::default(),
@@ -189,15 +326,17 @@ fn main() -> ExitCode {
             }
             let players = if players.is_empty() { file.players } else { players };
             let out = out.or(file.out);
-            run_match(
-                &players,
-                games.unwrap_or(file.games),
-                board.unwrap_or(file.board),
-                blitz || file.blitz,
-                seed.unwrap_or(file.seed),
-                threads.unwrap_or(file.threads),
-                out.as_deref(),
-            )
+            let settings = MatchSettings {
+                players,
+                games: games.unwrap_or(file.games),
+                board: board.unwrap_or(file.board),
+                blitz: blitz || file.blitz,
+                seed: seed.unwrap_or(file.seed),
+                threads: threads.unwrap_or(file.threads),
+                out,
+                json,
+            };
+            run_match(&settings, &device)
         })(),
     };
     match result {
@@ -374,31 +513,43 @@ fn run_replay(paths: &[PathBuf], json: bool) -> Result<ExitCode> {
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn run_match(
-    players: &[String],
+/// A match, from the command line over its config file.
+struct MatchSettings {
+    players: Vec<String>,
     games: usize,
     board: usize,
     blitz: bool,
     seed: u64,
     threads: usize,
-    out: Option<&Path>,
-) -> Result<ExitCode> {
+    out: Option<PathBuf>,
+    json: bool,
+}
+
+fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> {
+    let MatchSettings { ref players, games, board, blitz, seed, threads, ref out, json } =
+        *settings;
+    let out = out.as_deref();
+    use zertz_selfplay::PlayerSpec;
     use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
-    let [a, b] = players else {
+    let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
     };
     let Some(board) = Board::from_rings(board) else {
         bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
     };
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+    let a: PlayerSpec = a.parse().map_err(anyhow::Error::msg)?;
+    let b: PlayerSpec = b.parse().map_err(anyhow::Error::msg)?;
+    let models = load_models(&[&a, &b], board, device)?;
     let config = MatchConfig {
-        a: a.parse().map_err(anyhow::Error::msg)?,
-        b: b.parse().map_err(anyhow::Error::msg)?,
+        a,
+        b,
         games,
         variant: Variant::new(board, set),
         seed,
         threads,
         max_actions: DEFAULT_MAX_ACTIONS,
+        models,
     };
     let bar = if std::io::stderr().is_terminal() && games > 1 {
         indicatif::ProgressBar::new(games as u64).with_style(
@@ -419,6 +570,16 @@ fn run_match(
     }
     let elo = result.elo();
     let mut stdout = std::io::stdout().lock();
+    if json {
+        let line = serde_json::json!({
+            "a": result.a, "b": result.b, "games": result.games(), "board": board.rings(),
+            "blitz": blitz, "seed": seed, "wins": result.wins, "draws": result.draws,
+            "losses": result.losses, "score": result.score(), "elo": elo.diff,
+            "elo_low": elo.low, "elo_high": elo.high, "seconds": secs,
+        });
+        writeln!(stdout, "{line}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     writeln!(
         stdout,
         "{} vs {}: {} games on {}, seed {seed}, {secs:.1} s",
@@ -449,13 +610,27 @@ fn run_match(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Command-line settings of `zertz selfplay` over its config file.
+struct SelfplayOverrides {
+    games: Option<u32>,
+    threads: Option<usize>,
+    seed: Option<u64>,
+}
+
+/// What guides self-play.
+enum EvaluatorChoice<'a> {
+    Builtin(&'a str),
+    Model(&'a Path, &'a DeviceArgs),
+}
+
 fn run_selfplay(
     config: Option<&Path>,
     out: &Path,
-    evaluator: &str,
-    games: Option<u32>,
-    threads: Option<usize>,
+    evaluator: EvaluatorChoice<'_>,
+    overrides: SelfplayOverrides,
+    json: bool,
 ) -> Result<ExitCode> {
+    use std::sync::Arc;
     use std::sync::atomic::Ordering;
     use zertz_selfplay::config::SelfPlayConfig;
     use zertz_selfplay::driver::{Progress, run};
@@ -463,17 +638,40 @@ fn run_selfplay(
         Some(path) => SelfPlayConfig::from_file(path)?,
         None => SelfPlayConfig::default(),
     };
-    if let Some(g) = games {
+    if let Some(g) = overrides.games {
         cfg.games = g;
     }
-    if let Some(t) = threads {
+    if let Some(t) = overrides.threads {
         cfg.threads = t;
     }
+    if let Some(s) = overrides.seed {
+        cfg.seed = s;
+    }
     cfg.validate()?;
+    let mut model = None;
     let eval: Box<dyn zertz_selfplay::Evaluator> = match evaluator {
-        "uniform" => Box::new(zertz_selfplay::UniformEvaluator),
-        "rollout" => Box::new(zertz_selfplay::RolloutEvaluator::default()),
-        other => bail!("unknown evaluator {other:?}: use uniform or rollout"),
+        EvaluatorChoice::Builtin("uniform") => Box::new(zertz_selfplay::UniformEvaluator),
+        EvaluatorChoice::Builtin("rollout") => {
+            Box::new(zertz_selfplay::RolloutEvaluator::default())
+        }
+        EvaluatorChoice::Builtin(other) => {
+            bail!("unknown evaluator {other:?}: use uniform or rollout, or give --model")
+        }
+        EvaluatorChoice::Model(path, device) => {
+            let m = zertz_model::Model::load(path, device.choice()?)?;
+            let board = Board::from_rings(cfg.board)
+                .with_context(|| format!("no {}-ring board", cfg.board))?;
+            m.check_board(board)?;
+            let m = Arc::new(m);
+            model = Some(m.clone());
+            if m.device() == zertz_model::Device::Cpu {
+                // See load_evaluator.
+                zertz_model::set_cpu_threads(1);
+                Box::new(m)
+            } else {
+                Box::new(m.batching(4096, std::time::Duration::from_micros(500)))
+            }
+        }
     };
     let progress = Progress::default();
     let started = std::time::Instant::now();
@@ -501,7 +699,40 @@ fn run_selfplay(
         }
         worker.join().map_err(|_| anyhow::anyhow!("self-play panicked"))
     })??;
+    drop(eval);
     let secs = started.elapsed().as_secs_f64();
+    let network = model.as_ref().map(|m| m.stats());
+    let network_secs = network.map(|s| s.busy.as_secs_f64());
+    // On the CPU every worker runs the network itself; on a GPU one inference thread does.
+    let lanes = match &model {
+        Some(m) if m.device() == zertz_model::Device::Cpu => summary.workers.max(1),
+        _ => 1,
+    };
+    let network_share = network_secs.map(|busy| busy / (secs * lanes as f64).max(1e-9));
+    if json {
+        let line = serde_json::json!({
+            "games": summary.games, "first_wins": summary.first_wins,
+            "second_wins": summary.second_wins, "draws": summary.draws,
+            "samples": summary.samples, "shards": summary.shards.len(),
+            "actions": progress.actions.load(Ordering::Relaxed),
+            "evaluations": progress.evaluations.load(Ordering::Relaxed),
+            "mean_batch": summary.mean_batch, "false_resignations": summary.false_resignations,
+            "playouts_checked": summary.playouts_checked, "seconds": secs,
+            "network_seconds": network_secs, "network_share": network_share,
+            "workers": summary.workers,
+        });
+        println!("{line}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let (Some(s), Some(busy), Some(share)) = (network, network_secs, network_share) {
+        println!(
+            "network: {} positions in {} batches, {busy:.1} s in {lanes} thread(s) over {secs:.1} \
+             s: {:.0}% of the time",
+            s.positions,
+            s.batches,
+            100.0 * share
+        );
+    }
     println!(
         "{} games in {secs:.1} s: first player {} wins, second {} wins, {} draws; {} samples in {} \
          shards under {}; mean batch {:.1}; false resignations {}/{}",
@@ -521,6 +752,7 @@ fn run_selfplay(
 
 fn run_play(
     opponent: &str,
+    device: &DeviceArgs,
     board: usize,
     blitz: bool,
     engine_first: bool,
@@ -529,10 +761,11 @@ fn run_play(
     use std::io::BufRead;
     use zertz_selfplay::players::PlayerSpec;
     let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
-    let mut engine = spec.build(seed);
     let Some(board) = Board::from_rings(board) else {
         bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
     };
+    let models = load_models(&[&spec], board, device)?;
+    let mut engine = spec.build(seed, &models).map_err(anyhow::Error::msg)?;
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let (you, them) =
         if engine_first { (Player::P1, Player::P0) } else { (Player::P0, Player::P1) };
@@ -587,7 +820,7 @@ fn run_play(
                     Some(g) => {
                         game = g;
                         // The engine's tree follows the game only forwards: start it afresh.
-                        engine = spec.build(seed);
+                        engine = spec.build(seed, &models).map_err(anyhow::Error::msg)?;
                         println!("Undone.");
                     }
                     None => println!("Nothing to undo."),
@@ -629,6 +862,41 @@ fn run_play(
             history.push(before);
         }
     }
+}
+
+fn run_model_info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {
+    let model = zertz_model::Model::load(path, device.choice()?)?;
+    let m = model.metadata();
+    let info = serde_json::json!({
+        "path": path.display().to_string(), "device": format!("{:?}", model.device()),
+        "cuda_available": zertz_model::cuda_available(), "name": m.name, "boards": m.boards,
+        "encoding_version": m.encoding_version, "format_version": m.format_version,
+        "step": m.step, "action_space": m.action_space, "network": m.network,
+    });
+    println!("{}", serde_json::to_string_pretty(&info)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_model_eval(path: &Path, positions: &Path, device: &DeviceArgs) -> Result<ExitCode> {
+    use zertz_env::ActionSpace;
+    use zertz_env::encode::{GLOBALS, Shape};
+    let model = zertz_model::Model::load(path, device.choice()?)?;
+    let text = std::fs::read_to_string(positions)
+        .with_context(|| format!("cannot read {}", positions.display()))?;
+    let mut stdout = std::io::stdout().lock();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let pos = Position::from_text(line.trim())
+            .with_context(|| format!("{} line {}", positions.display(), i + 1))?;
+        let board = pos.board();
+        let shape = Shape::of(board);
+        let (mut planes, mut globals) = (vec![0.0; shape.planes_len()], vec![0.0; GLOBALS]);
+        pos.encode(&mut planes, &mut globals);
+        let mut logits = vec![0.0; ActionSpace::new(board).len()];
+        let mut value = [0.0];
+        model.forward(board, &planes, &globals, &mut logits, &mut value)?;
+        writeln!(stdout, "{}", serde_json::json!({ "value": value[0], "logits": logits }))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_sgf(records: &Path, out: &Path) -> Result<ExitCode> {

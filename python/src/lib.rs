@@ -20,7 +20,7 @@ mod vecenv;
 /// Native core of the `zertz` package (private: import `zertz` instead).
 #[pyo3::pymodule]
 mod _zertz {
-    use numpy::PyArray2;
+    use numpy::{PyArray1, PyArray2};
     use pyo3::prelude::*;
     use zertz_env::encode::{self, Shape};
     use zertz_env::{ActionSpace, symmetry};
@@ -87,6 +87,15 @@ mod _zertz {
             actions.push(s.inverse().action_map().iter().map(|&i| i as i64).collect::<Vec<_>>());
         }
         Ok((PyArray2::from_vec2(py, &cells)?, PyArray2::from_vec2(py, &actions)?))
+    }
+
+    /// The grid cell (row-major index into `H * W`) of every ring, in ring order: the gather table
+    /// from planes to per-ring features.
+    #[pyfunction]
+    fn ring_cells<'py>(py: Python<'py>, board: BoardArg) -> Bound<'py, PyArray1<i64>> {
+        let geo = board.0.geometry();
+        let cells: Vec<i64> = geo.rings().map(|r| geo.grid_index(r) as i64).collect();
+        PyArray1::from_vec(py, cells)
     }
 
     #[pymodule_init]

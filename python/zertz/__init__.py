@@ -17,6 +17,8 @@ Moves are written ``Wd4,a1`` (a white marble on d4, ring a1 removed), ``Wd4`` (n
 removed), ``b4xd6xf6`` (a capture chain; one hop ``b4xd6`` is a single action) or ``pass``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from zertz._zertz import (
     BOARDS,
     ENCODING_VERSION,
@@ -26,11 +28,36 @@ from zertz._zertz import (
     __version__,
     action_space_size,
     observation_shape,
+    ring_cells,
     selfplay,
     symmetry_count,
     symmetry_tables,
 )
 from zertz.data import load_shards
+
+if TYPE_CHECKING:
+    from zertz.nn import export
+    from zertz.plots import plot
+    from zertz.training import train
+
+
+def __getattr__(name: str) -> Any:
+    # The training side needs torch (and matplotlib for plots): imported on first use, so that
+    # the rules engine, the environment and search work without them.
+    if name == "export":
+        from zertz.nn import export
+
+        return export
+    if name == "train":
+        from zertz.training import train
+
+        return train
+    if name == "plot":
+        from zertz.plots import plot
+
+        return plot
+    raise AttributeError(f"module 'zertz' has no attribute {name!r}")
+
 
 __all__ = [
     "BOARDS",
@@ -40,9 +67,13 @@ __all__ = [
     "VecEnv",
     "__version__",
     "action_space_size",
+    "export",
     "load_shards",
     "observation_shape",
+    "plot",
+    "ring_cells",
     "selfplay",
     "symmetry_count",
     "symmetry_tables",
+    "train",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "action_space_size",
     "observation_shape",
     "selfplay",
+    "ring_cells",
     "symmetry_count",
     "symmetry_tables",
 ]
@@ -33,6 +34,9 @@ def observation_shape(board: int) -> tuple[tuple[int, int, int], int]:
 
 def symmetry_count(board: int) -> int:
     """Number of symmetries of a board shape, the identity included."""
+
+def ring_cells(board: int) -> npt.NDArray[np.int64]:
+    """The grid cell (row-major index into ``H * W``) of every ring, in ring order."""
 
 def symmetry_tables(board: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Gather tables ``(cells [S, H * W], actions [S, A])`` that apply every symmetry of a board

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
-use crate::players::{Player, PlayerSpec};
+use crate::players::{Models, Player, PlayerSpec};
 
 /// Actions after which an unfinished game counts as a draw.
 pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
@@ -240,7 +240,7 @@ impl MatchResult {
 }
 
 /// What a match plays.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct MatchConfig {
     /// Player A, as a [`PlayerSpec`].
     pub a: PlayerSpec,
@@ -256,6 +256,8 @@ pub struct MatchConfig {
     pub threads: usize,
     /// Actions after which a game is a draw.
     pub max_actions: u32,
+    /// Evaluators of the neural players (empty when there are none).
+    pub models: Models,
 }
 
 /// The seed of one player of one game.
@@ -265,17 +267,18 @@ fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
     SplitMix64(a ^ side.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64()
 }
 
-/// Plays one game of a match (see the module description).
-pub fn play_match_game(config: &MatchConfig, game: usize) -> GameRecord {
-    let mut a = config.a.build(player_seed(config.seed, game, 0));
-    let mut b = config.b.build(player_seed(config.seed, game, 1));
+/// Plays one game of a match (see the module description); fails when a neural player's model is
+/// not in `config.models`.
+pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, String> {
+    let mut a = config.a.build(player_seed(config.seed, game, 0), &config.models)?;
+    let mut b = config.b.build(player_seed(config.seed, game, 1), &config.models)?;
     let a_is_p0 = game % 2 == 0;
     let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
     let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
     let played = play_game(p0.as_mut(), p1.as_mut(), config.variant, config.max_actions);
     let start = played.game.start();
     let moves = played.game.moves().iter().map(|m| start.move_to_string(m)).collect();
-    GameRecord {
+    Ok(GameRecord {
         game,
         p0: p0_name,
         p1: p1_name,
@@ -284,7 +287,7 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> GameRecord {
         actions: played.actions,
         winner: played.winner,
         end: played.end,
-    }
+    })
 }
 
 /// Plays a match on a thread pool of `config.threads` workers; `on_game` hears of every finished
@@ -297,17 +300,24 @@ pub fn run_match(
         .num_threads(config.threads)
         .build()
         .map_err(|e| format!("cannot start the thread pool: {e}"))?;
+    for spec in [&config.a, &config.b] {
+        if let Some(model) = spec.model() {
+            if !config.models.0.contains_key(model) {
+                return Err(format!("player {spec}: the model {model} is not loaded"));
+            }
+        }
+    }
     let records: Vec<GameRecord> = pool.install(|| {
         (0..config.games)
             .into_par_iter()
             .with_max_len(1)
             .map(|i| {
-                let r = play_match_game(config, i);
+                let r = play_match_game(config, i)?;
                 on_game(&r);
-                r
+                Ok(r)
             })
-            .collect()
-    });
+            .collect::<Result<Vec<_>, String>>()
+    })?;
     let (mut wins, mut draws, mut losses) = (0, 0, 0);
     for r in &records {
         match r.a_score() {
@@ -345,6 +355,7 @@ pub fn play_match(
         seed,
         threads,
         max_actions: DEFAULT_MAX_ACTIONS,
+        models: Models::new(),
     };
     run_match(&config, &|_| {})
 }

@@ -100,6 +100,8 @@ pub struct Summary {
     pub false_resignations: u64,
     /// Mean evaluator batch size.
     pub mean_batch: f64,
+    /// Worker threads that played.
+    pub workers: usize,
 }
 
 struct PendingSample {
@@ -254,6 +256,7 @@ pub fn run(
     }
     total.shards.sort();
     total.mean_batch = batch_sum / workers as f64;
+    total.workers = workers;
     Ok(total)
 }
 

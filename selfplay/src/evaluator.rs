@@ -57,6 +57,17 @@ pub trait Evaluator: Send + Sync {
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError>;
 }
 
+/// A shared evaluator evaluates as the one it points to.
+impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
+    fn wants_encoding(&self) -> bool {
+        (**self).wants_encoding()
+    }
+
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        (**self).evaluate(batch, out)
+    }
+}
+
 /// Uniform priors and value 0: search with it measures the search alone.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UniformEvaluator;

@@ -27,4 +27,6 @@ pub mod players;
 pub mod records;
 
 pub use evaluator::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
-pub use players::{GreedyPlayer, MctsPlayer, Player, PlayerSpec, RandomPlayer, parse_player};
+pub use players::{
+    GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer, parse_player,
+};

@@ -19,6 +19,7 @@
 //! assert!(parse_player("alphazero").is_err());
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -309,6 +310,17 @@ impl MctsPlayer {
             .with_config(uniform_prior_config())
     }
 
+    /// Search guided by a network: PUCT with the default settings ([`SearchConfig::default`]),
+    /// eight leaves per round, no root noise. Named `name` (the spec, `nn:MODEL:SIMS`).
+    pub fn neural(
+        name: impl Into<String>,
+        evaluator: Arc<dyn Evaluator>,
+        simulations: u32,
+        seed: u64,
+    ) -> MctsPlayer {
+        MctsPlayer::new(name, evaluator, simulations, seed)
+    }
+
     /// The same player with other search settings.
     pub fn with_config(mut self, config: SearchConfig) -> MctsPlayer {
         self.config = config;
@@ -380,9 +392,10 @@ impl Player for MctsPlayer {
 
 // -------------------------------------------------------------------------------------- specs
 
-/// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`.
-/// Neural players (`nn:MODEL`) are recognised and refused until the model crate exists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`, or
+/// `nn:MODEL[:SIMS]` (search guided by an exported network; the evaluator of each model comes from
+/// the caller through [`Models`], since this crate does not load networks).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     /// [`RandomPlayer`].
     Random,
@@ -392,20 +405,68 @@ pub enum PlayerSpec {
     Mcts(u32),
     /// [`MctsPlayer::uniform`] with this many simulations.
     Uniform(u32),
+    /// [`MctsPlayer::neural`]: a model file and simulations per decision.
+    Neural {
+        /// The model file, as written in the spec.
+        model: String,
+        /// Simulations per decision.
+        simulations: u32,
+    },
 }
 
 /// Simulations of `mcts` and `uniform` without a count.
 pub const DEFAULT_SIMULATIONS: u32 = 1000;
+/// Simulations of `nn:MODEL` without a count.
+pub const DEFAULT_NEURAL_SIMULATIONS: u32 = 400;
+
+/// The evaluators of neural players, by model file as written in their specs (see
+/// [`PlayerSpec::model`]). One evaluator serves every game of a match, so that a batching
+/// evaluator can merge the searches of all games.
+#[derive(Clone, Default)]
+pub struct Models(pub BTreeMap<String, Arc<dyn Evaluator>>);
+
+impl fmt::Debug for Models {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+impl Models {
+    /// No models: only non-neural players can be built.
+    pub fn new() -> Models {
+        Models::default()
+    }
+
+    /// Adds the evaluator of `model`.
+    pub fn insert(&mut self, model: impl Into<String>, evaluator: Arc<dyn Evaluator>) {
+        self.0.insert(model.into(), evaluator);
+    }
+}
 
 impl PlayerSpec {
-    /// A fresh player; `seed` drives its random choices (and playouts).
-    pub fn build(&self, seed: u64) -> Box<dyn Player> {
-        match *self {
+    /// The model file of a neural player.
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            PlayerSpec::Neural { model, .. } => Some(model),
+            _ => None,
+        }
+    }
+
+    /// A fresh player; `seed` drives its random choices (and playouts). A neural player takes its
+    /// evaluator from `models`; an error names a missing one.
+    pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Player>, String> {
+        Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
-            PlayerSpec::Mcts(n) => Box::new(MctsPlayer::rollout(n, seed)),
-            PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(n, seed)),
-        }
+            PlayerSpec::Mcts(n) => Box::new(MctsPlayer::rollout(*n, seed)),
+            PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
+            PlayerSpec::Neural { model, simulations } => {
+                let Some(eval) = models.0.get(model) else {
+                    return Err(format!("player {self}: the model {model} is not loaded"));
+                };
+                Box::new(MctsPlayer::neural(self.to_string(), eval.clone(), *simulations, seed))
+            }
+        })
     }
 }
 
@@ -416,6 +477,7 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Greedy => write!(f, "greedy"),
             PlayerSpec::Mcts(n) => write!(f, "mcts:{n}"),
             PlayerSpec::Uniform(n) => write!(f, "uniform:{n}"),
+            PlayerSpec::Neural { model, simulations } => write!(f, "nn:{model}:{simulations}"),
         }
     }
 }
@@ -429,9 +491,9 @@ impl FromStr for PlayerSpec {
             Some((k, a)) => (k, Some(a)),
             None => (spec, None),
         };
-        let sims = |arg: Option<&str>| -> Result<u32, String> {
+        let sims = |arg: Option<&str>, default: u32| -> Result<u32, String> {
             match arg {
-                None => Ok(DEFAULT_SIMULATIONS),
+                None => Ok(default),
                 Some(a) => match a.trim().parse::<u32>() {
                     Ok(n) if n > 0 => Ok(n),
                     _ => Err(format!(
@@ -443,20 +505,30 @@ impl FromStr for PlayerSpec {
         match (kind.to_ascii_lowercase().as_str(), arg) {
             ("random", None) => Ok(PlayerSpec::Random),
             ("greedy", None) => Ok(PlayerSpec::Greedy),
-            ("mcts", a) => Ok(PlayerSpec::Mcts(sims(a)?)),
-            ("uniform", a) => Ok(PlayerSpec::Uniform(sims(a)?)),
-            ("nn", _) => Err(format!(
-                "bad player '{spec}': neural players need the model crate, which is not built yet"
-            )),
+            ("mcts", a) => Ok(PlayerSpec::Mcts(sims(a, DEFAULT_SIMULATIONS)?)),
+            ("uniform", a) => Ok(PlayerSpec::Uniform(sims(a, DEFAULT_SIMULATIONS)?)),
+            ("nn", Some(rest)) => {
+                // nn:MODEL or nn:MODEL:SIMS (a model path may itself hold colons).
+                let (model, n) = match rest.rsplit_once(':') {
+                    Some((m, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                        (m, sims(Some(n), DEFAULT_NEURAL_SIMULATIONS)?)
+                    }
+                    _ => (rest, DEFAULT_NEURAL_SIMULATIONS),
+                };
+                if model.trim().is_empty() {
+                    return Err(format!("bad player '{spec}': name a model file, nn:MODEL[:SIMS]"));
+                }
+                Ok(PlayerSpec::Neural { model: model.trim().to_string(), simulations: n })
+            }
             _ => Err(format!(
-                "unknown player '{spec}': expected random, greedy, mcts:SIMS, uniform:SIMS \
-                 (or nn:MODEL, once neural players exist)"
+                "unknown player '{spec}': expected random, greedy, mcts:SIMS, uniform:SIMS or \
+                 nn:MODEL[:SIMS]"
             )),
         }
     }
 }
 
-/// A fresh player from its text spec (seed 0); see [`PlayerSpec`].
+/// A fresh non-neural player from its text spec (seed 0); see [`PlayerSpec`].
 pub fn parse_player(spec: &str) -> Result<Box<dyn Player>, String> {
-    Ok(spec.parse::<PlayerSpec>()?.build(0))
+    spec.parse::<PlayerSpec>()?.build(0, &Models::new())
 }

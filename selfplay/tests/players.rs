@@ -3,7 +3,7 @@
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
 use zertz_selfplay::arena::{End, elo, elo_from_score, play_game, play_match};
 use zertz_selfplay::players::{
-    GreedyPlayer, MctsPlayer, Player, PlayerSpec, RandomPlayer, parse_player,
+    GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer, parse_player,
 };
 
 /// Wraps a player and checks every action it chooses.
@@ -32,8 +32,10 @@ fn every_player_plays_legal_actions_on_every_board() {
         for (j, a) in specs.iter().enumerate() {
             let b = specs[(j + i) % specs.len()];
             let seed = (i * 10 + j) as u64;
-            let mut p0 = Checked(a.parse::<PlayerSpec>().unwrap().build(seed));
-            let mut p1 = Checked(b.parse::<PlayerSpec>().unwrap().build(seed + 1));
+            let mut p0 =
+                Checked(a.parse::<PlayerSpec>().unwrap().build(seed, &Models::new()).unwrap());
+            let mut p1 =
+                Checked(b.parse::<PlayerSpec>().unwrap().build(seed + 1, &Models::new()).unwrap());
             let g = play_game(&mut p0, &mut p1, variant, 120);
             assert_ne!(g.end, End::Illegal, "{variant}: {a} vs {b}");
             assert!(g.actions <= 120);
@@ -138,8 +140,29 @@ fn specs_parse_and_name_players() {
         let e = parse_player(bad).err().unwrap();
         assert!(e.contains(bad.trim()), "{bad}: {e}");
     }
+    for (spec, model, sims) in [
+        ("nn:model.pt", "model.pt", 400),
+        ("nn:runs/a:b/m.pt:64", "runs/a:b/m.pt", 64),
+        ("NN: m.pt :7", "m.pt", 7),
+    ] {
+        let parsed = spec.parse::<PlayerSpec>().unwrap();
+        assert_eq!(parsed, PlayerSpec::Neural { model: model.into(), simulations: sims }, "{spec}");
+        assert_eq!(parsed.model(), Some(model));
+        assert_eq!(parsed.to_string().parse::<PlayerSpec>().unwrap(), parsed);
+    }
+    for bad in ["nn", "nn:", "nn:m.pt:0"] {
+        assert!(bad.parse::<PlayerSpec>().is_err(), "{bad}");
+    }
+    // A neural player needs its evaluator: refused by name without one, built with one.
     let e = parse_player("nn:model.pt").err().unwrap();
-    assert!(e.contains("model crate"), "{e}");
+    assert!(e.contains("model.pt") && e.contains("not loaded"), "{e}");
+    let mut models = Models::new();
+    models.insert("model.pt", std::sync::Arc::new(zertz_selfplay::UniformEvaluator));
+    let spec: PlayerSpec = "nn:model.pt:16".parse().unwrap();
+    let mut p = spec.build(1, &models).unwrap();
+    assert_eq!(p.name(), "nn:model.pt:16");
+    let pos = Position::new(Variant::default(), Side::P0);
+    assert!(pos.is_legal_action(&p.choose(&pos)));
 }
 
 #[test]

@@ -1,0 +1,385 @@
+//! Exported networks in the engine.
+//!
+//! `zertz.export` (Python) writes a network as one TorchScript file whose `metadata()` method
+//! returns JSON: the file format and version, the encoding version, the boards the weights were
+//! trained for, the action-space size of each, the network's name and size, the training step.
+//! [`Model::load`] reads such a file, checks its metadata against this engine (a file that is not a
+//! zertz model, or one for another encoding, is refused with a [`ModelError`]), and places it on
+//! a device ([`DeviceChoice`]: CUDA when available, else CPU, unless told otherwise).
+//!
+//! A [`Model`] is a batched [`Evaluator`]: it checks the board of every batch against the
+//! metadata (naming both sides when they differ), runs the network without gradients and copies
+//! logits `[B, A]` and values `[B]` into the caller's buffers. Put it behind
+//! [`zertz_selfplay::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference
+//! thread per device gathers the requests of every search thread into large batches.
+//!
+//! This is the only crate of the workspace that links libtorch (through `tch`).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+pub use tch::Device;
+use tch::{CModule, IValue, Kind, Tensor};
+use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board};
+use zertz_selfplay::batching::BatchingEvaluator;
+use zertz_selfplay::{Batch, EvalError, Evaluator, Output};
+
+/// The `format` field of every exported model's metadata.
+pub const MODEL_FORMAT: &str = "zertz-model";
+/// The layout version of exported files that this engine reads.
+pub const MODEL_FORMAT_VERSION: u32 = 1;
+
+/// Why a model cannot be loaded or used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The file is missing or unreadable.
+    #[error("cannot read model {path}: {reason}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The file is not a TorchScript file, or not one written by `zertz.export`.
+    #[error("{path} is not an exported zertz model: {reason}")]
+    NotAModel {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The model was written for another file format or encoding.
+    #[error("model {path} uses {what} {model}, but this engine reads {what} {engine}")]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// "format version" or "encoding version".
+        what: &'static str,
+        /// The model's.
+        model: u32,
+        /// The engine's.
+        engine: u32,
+    },
+    /// The game's board is not among the model's.
+    #[error(
+        "model {path} was trained for {} rings, but the game is on {board} rings",
+        list(.accepts)
+    )]
+    WrongBoard {
+        /// The file.
+        path: PathBuf,
+        /// Boards in the model's metadata (ring counts).
+        accepts: Vec<usize>,
+        /// The game's board (ring count).
+        board: usize,
+    },
+    /// A device that cannot be used.
+    #[error("device {0}")]
+    Device(String),
+    /// The network failed or answered with the wrong shapes.
+    #[error("model {path} failed: {reason}")]
+    Forward {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+fn list(boards: &[usize]) -> String {
+    let v: Vec<String> = boards.iter().map(|b| b.to_string()).collect();
+    v.join(" or ")
+}
+
+/// The metadata of an exported model (the JSON of its `metadata()` method). Unknown fields are
+/// kept out of the way: newer exporters may add some.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct Metadata {
+    /// Always [`MODEL_FORMAT`].
+    pub format: String,
+    /// File layout version ([`MODEL_FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// Network name.
+    pub name: String,
+    /// Encoding version of the inputs ([`ENCODING_VERSION`]).
+    pub encoding_version: u32,
+    /// Boards (ring counts) the weights were trained for.
+    pub boards: Vec<usize>,
+    /// Action-space size per board (keys are ring counts).
+    pub action_space: std::collections::BTreeMap<String, usize>,
+    /// Training step of the weights.
+    #[serde(default)]
+    pub step: u64,
+    /// The network's size, as the exporter wrote it.
+    #[serde(default)]
+    pub network: serde_json::Value,
+}
+
+/// Where a model runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The first CUDA device when one is available, else the CPU.
+    #[default]
+    Auto,
+    /// The CPU.
+    Cpu,
+    /// A CUDA device by index.
+    Cuda(usize),
+}
+
+impl std::str::FromStr for DeviceChoice {
+    type Err = ModelError;
+
+    /// `auto`, `cpu`, `cuda` (device 0) or `cuda:N`.
+    fn from_str(s: &str) -> Result<DeviceChoice, ModelError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(DeviceChoice::Auto),
+            "cpu" => Ok(DeviceChoice::Cpu),
+            "cuda" | "gpu" => Ok(DeviceChoice::Cuda(0)),
+            other => match other.strip_prefix("cuda:").map(str::parse::<usize>) {
+                Some(Ok(i)) => Ok(DeviceChoice::Cuda(i)),
+                _ => Err(ModelError::Device(format!(
+                    "{s:?} is not a device: use auto, cpu, cuda or cuda:N"
+                ))),
+            },
+        }
+    }
+}
+
+impl DeviceChoice {
+    /// The tch device, checking that a CUDA device exists.
+    pub fn resolve(self) -> Result<Device, ModelError> {
+        match self {
+            DeviceChoice::Auto => Ok(Device::cuda_if_available()),
+            DeviceChoice::Cpu => Ok(Device::Cpu),
+            DeviceChoice::Cuda(i) => {
+                let n = tch::Cuda::device_count().max(0) as usize;
+                if i < n {
+                    Ok(Device::Cuda(i))
+                } else {
+                    Err(ModelError::Device(format!(
+                        "cuda:{i} is not available ({n} CUDA devices found)"
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// Counters of a model's work.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ModelStats {
+    /// Forward passes.
+    pub batches: u64,
+    /// Positions evaluated.
+    pub positions: u64,
+    /// Time spent in forward passes (including the copies to and from the device).
+    pub busy: Duration,
+}
+
+/// A loaded, checked, exported network (see the crate docs).
+pub struct Model {
+    module: CModule,
+    metadata: Metadata,
+    device: Device,
+    path: PathBuf,
+    batches: AtomicU64,
+    positions: AtomicU64,
+    busy_nanos: AtomicU64,
+}
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Model")
+            .field("path", &self.path)
+            .field("device", &self.device)
+            .field("metadata", &self.metadata)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// Loads and checks an exported model and places it on `device`.
+    pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Model, ModelError> {
+        let path = path.as_ref().to_path_buf();
+        let device = device.resolve()?;
+        if let Err(e) = std::fs::metadata(&path) {
+            return Err(ModelError::Read { path, reason: e.to_string() });
+        }
+        let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
+        let mut module = CModule::load_on_device(&path, device)
+            .map_err(|e| not_a_model(format!("not a TorchScript file ({})", first_line(&e))))?;
+        module.set_eval();
+        let json = match module.method_is::<IValue>("metadata", &[]) {
+            Ok(IValue::String(s)) => s,
+            Ok(other) => return Err(not_a_model(format!("metadata() returned {other:?}"))),
+            Err(e) => {
+                return Err(not_a_model(format!("no metadata() method ({})", first_line(&e))));
+            }
+        };
+        let metadata: Metadata = serde_json::from_str(&json)
+            .map_err(|e| not_a_model(format!("unreadable metadata ({e})")))?;
+        if metadata.format != MODEL_FORMAT {
+            return Err(not_a_model(format!("its format is {:?}", metadata.format)));
+        }
+        for (what, model, engine) in [
+            ("format version", metadata.format_version, MODEL_FORMAT_VERSION),
+            ("encoding version", metadata.encoding_version, ENCODING_VERSION),
+        ] {
+            if model != engine {
+                return Err(ModelError::Version { path, what, model, engine });
+            }
+        }
+        for &b in &metadata.boards {
+            let Some(board) = Board::from_rings(b) else {
+                return Err(not_a_model(format!("unknown board {b} in its metadata")));
+            };
+            let size = metadata.action_space.get(&b.to_string()).copied();
+            if size != Some(ActionSpace::new(board).len()) {
+                return Err(not_a_model(format!(
+                    "its action space for {b} rings is {size:?}, the engine's is {}",
+                    ActionSpace::new(board).len()
+                )));
+            }
+        }
+        Ok(Model {
+            module,
+            metadata,
+            device,
+            path,
+            batches: AtomicU64::new(0),
+            positions: AtomicU64::new(0),
+            busy_nanos: AtomicU64::new(0),
+        })
+    }
+
+    /// The model's metadata.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The file it came from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the model was trained for `board`; the error names both sides.
+    pub fn check_board(&self, board: Board) -> Result<(), ModelError> {
+        if self.metadata.boards.contains(&board.rings()) {
+            Ok(())
+        } else {
+            Err(ModelError::WrongBoard {
+                path: self.path.clone(),
+                accepts: self.metadata.boards.clone(),
+                board: board.rings(),
+            })
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> ModelStats {
+        ModelStats {
+            batches: self.batches.load(Ordering::Relaxed),
+            positions: self.positions.load(Ordering::Relaxed),
+            busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Runs the network on `b` encoded positions of `board`: `planes` `[b, C, H, W]` and
+    /// `globals` `[b, G]` in, `logits` `[b, A]` and `values` `[b]` out.
+    pub fn forward(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        logits: &mut [f32],
+        values: &mut [f32],
+    ) -> Result<(), ModelError> {
+        self.check_board(board)?;
+        let shape = Shape::of(board);
+        let actions = ActionSpace::new(board).len();
+        let b = values.len();
+        let fail = |reason: String| ModelError::Forward { path: self.path.clone(), reason };
+        if planes.len() != b * shape.planes_len()
+            || globals.len() != b * GLOBALS
+            || logits.len() != b * actions
+        {
+            return Err(fail(format!("buffers do not hold {b} positions of {board}")));
+        }
+        if b == 0 {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let dims = [b as i64, shape.planes as i64, shape.height as i64, shape.width as i64];
+        let p = Tensor::from_slice(planes).view(dims).to_device(self.device);
+        let g = Tensor::from_slice(globals).view([b as i64, GLOBALS as i64]).to_device(self.device);
+        let out = tch::no_grad(|| self.module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]))
+            .map_err(|e| fail(first_line(&e)))?;
+        let (l, v) = match out {
+            IValue::Tuple(mut parts) if parts.len() == 2 => {
+                match (parts.remove(0), parts.remove(0)) {
+                    (IValue::Tensor(l), IValue::Tensor(v)) => (l, v),
+                    _ => return Err(fail("the outputs are not two tensors".into())),
+                }
+            }
+            _ => return Err(fail("the output is not a (logits, value) pair".into())),
+        };
+        if l.size() != [b as i64, actions as i64] || v.size() != [b as i64] {
+            return Err(fail(format!(
+                "outputs of shapes {:?} and {:?}, expected [{b}, {actions}] and [{b}]",
+                l.size(),
+                v.size()
+            )));
+        }
+        let l = l.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
+        let v = v.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
+        l.f_copy_data(logits, b * actions).map_err(|e| fail(first_line(&e)))?;
+        v.f_copy_data(values, b).map_err(|e| fail(first_line(&e)))?;
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.positions.fetch_add(b as u64, Ordering::Relaxed);
+        self.busy_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// This model behind one inference thread that merges the concurrent requests of all search
+    /// threads into batches of at most `max_batch` positions, waiting at most `max_wait` for more.
+    pub fn batching(self: Arc<Self>, max_batch: usize, max_wait: Duration) -> BatchingEvaluator {
+        BatchingEvaluator::new(self, max_batch, max_wait)
+    }
+}
+
+impl Evaluator for Model {
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        self.forward(batch.board, batch.planes, batch.globals, out.logits, out.values)
+            .map_err(|e| EvalError(e.to_string()))
+    }
+}
+
+/// Sets the number of threads libtorch uses inside one operation on the CPU.
+pub fn set_cpu_threads(n: usize) {
+    tch::set_num_threads(n.max(1) as i32);
+}
+
+/// Whether a CUDA device is available to libtorch.
+pub fn cuda_available() -> bool {
+    tch::Cuda::is_available()
+}
+
+/// The line that says what went wrong in a libtorch error (they carry long backtraces): the
+/// Python exception raised by TorchScript code when there is one, else the first line.
+fn first_line(e: &impl fmt::Display) -> String {
+    let text = e.to_string();
+    let raised = text.lines().rev().find(|l| l.contains("Error: ")).map(str::trim);
+    let line = raised.or_else(|| text.lines().find(|l| !l.trim().is_empty())).unwrap_or("").trim();
+    line.strip_prefix("Internal torch error: ").unwrap_or(line).to_string()
+}

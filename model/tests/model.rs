@@ -1,0 +1,250 @@
+//! Loading exported models: metadata, board and file checks, batched inference, search.
+//!
+//! The models are written by the Python package (`zertz.nn.export`) with the interpreter of
+//! `$ZERTZ_PYTHON`, else the repository's `.venv/bin/python` (scripts/setup-python.sh makes it).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board, Player, Position, SplitMix64, Variant};
+use zertz_model::{DeviceChoice, Model, ModelError};
+use zertz_selfplay::players::{MctsPlayer, Player as _};
+use zertz_selfplay::{Batch, Evaluator, Output};
+
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
+}
+
+/// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
+/// (every board), `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`.
+fn models() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("zertz-model-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = r#"
+import sys, torch, zertz
+from zertz.nn import NetConfig, ZertzNet, export
+d = sys.argv[1]
+torch.manual_seed(0)
+net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
+               boards=list(zertz.BOARDS))
+net.train()
+for b in (37, 61):
+    planes, g = zertz.Game(b).encode()
+    x = torch.from_numpy(planes)[None].repeat(4, 1, 1, 1)
+    x[:, 1:] += torch.rand_like(x[:, 1:]) * x[:, :1]
+    net(x, torch.from_numpy(g)[None].repeat(4, 1))
+net.eval()
+export(net, f"{d}/m37.pt", step=5, boards=[37])
+export(net, f"{d}/m_all.pt", step=6)
+torch.jit.save(torch.jit.trace(torch.nn.Identity(), torch.zeros(1)), f"{d}/plain.pt")
+open(f"{d}/corrupt.pt", "w").write("not a model")
+data = open(f"{d}/m37.pt", "rb").read()
+open(f"{d}/half.pt", "wb").write(data[: len(data) // 2])
+"#;
+        let out =
+            Command::new(python()).arg("-c").arg(script).arg(&dir).output().unwrap_or_else(|e| {
+                panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
+            });
+        assert!(
+            out.status.success(),
+            "exporting test models failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    })
+}
+
+fn load(name: &str) -> Result<Model, ModelError> {
+    Model::load(models().join(name), DeviceChoice::Cpu)
+}
+
+fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
+    let board = positions[0].board();
+    let shape = Shape::of(board);
+    let a = ActionSpace::new(board).len();
+    let (mut planes, mut globals) =
+        (vec![0.0; positions.len() * shape.planes_len()], vec![0.0; positions.len() * GLOBALS]);
+    let mut masks = vec![false; positions.len() * a];
+    for (i, p) in positions.iter().enumerate() {
+        p.encode(
+            &mut planes[i * shape.planes_len()..(i + 1) * shape.planes_len()],
+            &mut globals[i * GLOBALS..(i + 1) * GLOBALS],
+        );
+        p.legal_action_mask(&mut masks[i * a..(i + 1) * a]);
+    }
+    (planes, globals, masks)
+}
+
+fn random_positions(board: Board, n: usize, seed: u64) -> Vec<Position> {
+    let mut rng = SplitMix64(seed);
+    let mut out = Vec::new();
+    let mut p = Position::new(Variant::new(board, zertz_env::MarbleSet::Standard), Player::P0);
+    while out.len() < n {
+        if p.outcome().is_some() {
+            p = Position::new(p.variant(), Player::P0);
+        }
+        out.push(p);
+        let a = p.nth_legal_action(rng.below(p.count_legal_actions())).unwrap();
+        p.play_action_unchecked(&a);
+    }
+    out
+}
+
+#[test]
+fn metadata_is_read_and_checked() {
+    let m = load("m37.pt").unwrap();
+    let meta = m.metadata();
+    assert_eq!(meta.boards, vec![37]);
+    assert_eq!(meta.step, 5);
+    assert_eq!(meta.encoding_version, zertz_env::encode::ENCODING_VERSION);
+    assert_eq!(meta.action_space.get("37"), Some(&4441));
+    assert_eq!(meta.network["channels"], 8);
+    assert!(m.check_board(Board::R37).is_ok());
+    let all = load("m_all.pt").unwrap();
+    assert_eq!(all.metadata().boards, vec![37, 40, 43, 44, 48, 61]);
+    for b in Board::ALL {
+        assert!(all.check_board(b).is_ok());
+    }
+}
+
+#[test]
+fn wrong_board_is_refused_naming_both_sides() {
+    let m = load("m37.pt").unwrap();
+    let e = m.check_board(Board::R61).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, ModelError::WrongBoard { board: 61, .. }), "{e:?}");
+    assert!(
+        text.contains("37 rings") && text.contains("61 rings") && text.contains("m37.pt"),
+        "{text}"
+    );
+    // The same through the evaluator: an error, not a crash.
+    let positions = random_positions(Board::R61, 2, 1);
+    let (planes, globals, masks) = encode(&positions);
+    let batch = Batch {
+        board: Board::R61,
+        positions: &positions,
+        planes: &planes,
+        globals: &globals,
+        masks: &masks,
+    };
+    let (mut logits, mut values) =
+        (vec![0.0; 2 * ActionSpace::new(Board::R61).len()], vec![0.0; 2]);
+    let e =
+        m.evaluate(&batch, &mut Output { logits: &mut logits, values: &mut values }).unwrap_err();
+    assert!(e.0.contains("61 rings"), "{e}");
+}
+
+#[test]
+fn bad_files_are_refused_clearly() {
+    let missing = load("nope.pt").unwrap_err();
+    assert!(matches!(missing, ModelError::Read { .. }), "{missing:?}");
+    for name in ["corrupt.pt", "half.pt"] {
+        let e = load(name).unwrap_err();
+        assert!(matches!(e, ModelError::NotAModel { .. }), "{name}: {e:?}");
+        let text = e.to_string();
+        assert!(text.contains("not an exported zertz model") && !text.contains('\n'), "{text}");
+    }
+    let e = load("plain.pt").unwrap_err();
+    assert!(e.to_string().contains("metadata"), "{e}");
+}
+
+#[test]
+fn devices_parse_and_missing_cuda_is_an_error() {
+    assert_eq!("auto".parse::<DeviceChoice>().unwrap(), DeviceChoice::Auto);
+    assert_eq!("CPU".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cpu);
+    assert_eq!("cuda".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(0));
+    assert_eq!("cuda:3".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(3));
+    for bad in ["tpu", "cuda:x", ""] {
+        assert!(bad.parse::<DeviceChoice>().is_err(), "{bad}");
+    }
+    if !zertz_model::cuda_available() {
+        let e = Model::load(models().join("m37.pt"), DeviceChoice::Cuda(0)).unwrap_err();
+        assert!(e.to_string().contains("cuda:0 is not available"), "{e}");
+        assert!(matches!(DeviceChoice::Auto.resolve(), Ok(tch::Device::Cpu)));
+    }
+}
+
+#[test]
+fn batches_give_the_same_answers_as_single_positions() {
+    let m = load("m_all.pt").unwrap();
+    for board in [Board::R37, Board::R48, Board::R61] {
+        let positions = random_positions(board, 12, board.rings() as u64);
+        let a = ActionSpace::new(board).len();
+        let (planes, globals, _) = encode(&positions);
+        let (mut logits, mut values) = (vec![0.0; 12 * a], vec![0.0; 12]);
+        m.forward(board, &planes, &globals, &mut logits, &mut values).unwrap();
+        assert!(values.iter().all(|v| v.abs() < 1.0));
+        assert!(logits.iter().all(|l| l.is_finite()));
+        let shape = Shape::of(board);
+        for i in [0, 5, 11] {
+            let (mut l1, mut v1) = (vec![0.0; a], vec![0.0; 1]);
+            let p = &planes[i * shape.planes_len()..(i + 1) * shape.planes_len()];
+            m.forward(board, p, &globals[i * GLOBALS..(i + 1) * GLOBALS], &mut l1, &mut v1)
+                .unwrap();
+            assert!((v1[0] - values[i]).abs() < 1e-5);
+            let diff = l1.iter().zip(&logits[i * a..(i + 1) * a]).map(|(x, y)| (x - y).abs());
+            assert!(diff.fold(0.0f32, f32::max) < 1e-4);
+        }
+        // Distinct positions get distinct answers (the network reads its input).
+        assert!(values.windows(2).any(|w| w[0] != w[1]));
+    }
+    let stats = m.stats();
+    assert_eq!(stats.batches, 3 * 4);
+    assert_eq!(stats.positions, 3 * (12 + 3));
+    // Buffers of the wrong size are an error.
+    let mut l = vec![0.0; 10];
+    let e = m.forward(Board::R37, &[0.0; 3], &[0.0; GLOBALS], &mut l, &mut [0.0]).unwrap_err();
+    assert!(matches!(e, ModelError::Forward { .. }), "{e:?}");
+}
+
+#[test]
+fn batching_evaluator_serves_many_threads() {
+    let m = Arc::new(load("m37.pt").unwrap());
+    let batching = m.clone().batching(256, std::time::Duration::from_millis(2));
+    let positions = random_positions(Board::R37, 8, 9);
+    let (planes, globals, masks) = encode(&positions);
+    let a = ActionSpace::new(Board::R37).len();
+    let (mut want_l, mut want_v) = (vec![0.0; 8 * a], vec![0.0; 8]);
+    m.forward(Board::R37, &planes, &globals, &mut want_l, &mut want_v).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let batch = Batch {
+                    board: Board::R37,
+                    positions: &positions,
+                    planes: &planes,
+                    globals: &globals,
+                    masks: &masks,
+                };
+                let (mut l, mut v) = (vec![0.0; 8 * a], vec![0.0; 8]);
+                batching.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
+                for (x, y) in v.iter().zip(&want_v) {
+                    assert!((x - y).abs() < 1e-4);
+                }
+            });
+        }
+    });
+    assert!(batching.stats().requests >= 4);
+}
+
+#[test]
+fn a_network_guides_search_to_legal_moves() {
+    let m: Arc<dyn Evaluator> = Arc::new(load("m37.pt").unwrap());
+    let mut player = MctsPlayer::neural("nn:m37", m, 32, 3);
+    let mut pos = Position::new(Variant::default(), Player::P0);
+    for _ in 0..6 {
+        if pos.outcome().is_some() {
+            break;
+        }
+        let a = player.choose(&pos);
+        assert!(pos.is_legal_action(&a));
+        pos.play_action_unchecked(&a);
+    }
+}

@@ -1,0 +1,61 @@
+"""``python -m zertz``: train, export, plot.
+
+    python -m zertz train --config configs/train/default.toml --run runs/default
+    python -m zertz export runs/default/checkpoint.pt model.pt
+    python -m zertz plot runs/default --out curves.png
+    python -m zertz table runs/default
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m zertz", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="run or resume an AlphaZero training run")
+    t.add_argument("--config", required=True, help="a configs/train/*.toml file")
+    t.add_argument("--run", help="run folder (default: runs/<config name>)")
+    e = sub.add_parser("export", help="export a training checkpoint as a TorchScript model")
+    e.add_argument("checkpoint", help="RUN/checkpoint.pt")
+    e.add_argument("out", help="the model file to write")
+    p = sub.add_parser("plot", help="draw the loss and Elo curves of a run")
+    p.add_argument("run")
+    p.add_argument("--out", default=None, help="image file (default: RUN/curves.png)")
+    tb = sub.add_parser("table", help="print the last evaluation of a run")
+    tb.add_argument("run")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "train":
+            from zertz.training import final_table, train
+
+            run = Path(args.run or Path("runs") / Path(args.config).stem)
+            train(args.config, run)
+            print(final_table(run))
+            print(f"\nplay against it: target/release/zertz play --model {run}/models/best.pt")
+        elif args.command == "export":
+            from zertz.training import export_checkpoint
+
+            print(export_checkpoint(args.checkpoint, args.out))
+        elif args.command == "plot":
+            from zertz.plots import plot
+
+            out = Path(args.out or Path(args.run) / "curves.png")
+            plot(args.run).savefig(out, dpi=100)
+            print(out)
+        elif args.command == "table":
+            from zertz.training import final_table
+
+            print(final_table(args.run))
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

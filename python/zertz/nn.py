@@ -1,0 +1,293 @@
+"""The reference policy/value network and its export to the engine (TorchScript).
+
+One set of weights works on every board shape: the trunk is fully convolutional over the axial
+grid of the encoding (cells off the board are masked to zero after every layer, and pooling counts
+only the board's cells), and the policy head scores each action from the features of the rings it
+names, gathered with :func:`zertz.ring_cells`:
+
+- a placement of colour ``c`` on ring ``at`` removing ``rm`` scores
+  ``colour[c, at] + remove[rm] + q[at] · k[rm]`` (a low-rank interaction between the two rings;
+  "no removal" has a learned bias instead of ``remove`` and no interaction);
+- a hop from ``ring`` in direction ``d`` scores ``hop[ring, d]``;
+- a pass scores from the pooled features.
+
+The board is read from the input itself (plane 0 counts the board's cells, which differ for every
+shape), so ``forward(planes, globals)`` takes any batch of one board. Trained weights are only
+meaningful on the boards they were trained on: :func:`export` records those in the metadata, and
+the engine refuses a model for another board.
+
+>>> import torch, zertz
+>>> from zertz.nn import NetConfig, ZertzNet
+>>> net = ZertzNet(NetConfig.preset("tiny"), boards=[37]).eval()
+>>> planes, globals_ = zertz.Game().encode()
+>>> logits, value = net(torch.from_numpy(planes)[None], torch.from_numpy(globals_)[None])
+>>> logits.shape, value.shape
+(torch.Size([1, 4441]), torch.Size([1]))
+"""
+
+import copy
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from zertz._zertz import BOARDS, ENCODING_VERSION, action_space_size, observation_shape, ring_cells
+
+#: Version of the exported file's layout (inputs, outputs, metadata); the engine checks it.
+MODEL_FORMAT_VERSION = 1
+#: The ``format`` field of the metadata of every exported model.
+MODEL_FORMAT = "zertz-model"
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Size of the network. Presets: ``tiny`` (trains on two CPU cores), ``small``, ``medium``,
+    ``large`` (for a GPU)."""
+
+    #: Channels of the residual trunk.
+    channels: int = 32
+    #: Residual blocks (each with a global-pooling bias, as in KataGo).
+    blocks: int = 3
+    #: Rank of the placement/removal interaction of the policy head.
+    policy_rank: int = 8
+    #: Channels of the value head before pooling.
+    value_channels: int = 16
+    #: Hidden units of the value head.
+    value_hidden: int = 64
+
+    PRESETS = ("tiny", "small", "medium", "large")
+
+    @staticmethod
+    def preset(name: str) -> "NetConfig":
+        """A named size: ``tiny`` (32 channels × 3 blocks), ``small`` (64 × 6), ``medium``
+        (128 × 10) or ``large`` (192 × 15)."""
+        sizes = {"tiny": (32, 3), "small": (64, 6), "medium": (128, 10), "large": (192, 15)}
+        if name not in sizes:
+            raise ValueError(f"unknown network preset {name!r}: choose one of {list(sizes)}")
+        channels, blocks = sizes[name]
+        return NetConfig(channels=channels, blocks=blocks, value_channels=max(16, channels // 4))
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "NetConfig":
+        """From a mapping such as a config's ``[network]`` table: ``preset`` and/or any field.
+        Unknown keys raise ValueError."""
+        d = dict(d)
+        base = NetConfig.preset(str(d.pop("preset"))) if "preset" in d else NetConfig()
+        known = {f.name for f in fields(NetConfig)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown network keys {unknown}: expected preset or {sorted(known)}")
+        values = {**asdict(base), **d}
+        for k, v in values.items():
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"network.{k} must be a positive integer, not {v!r}")
+        return NetConfig(**values)
+
+
+def _pool(x: Tensor, mask: Tensor, count: Tensor) -> Tensor:
+    """Mean and max over the board's cells: ``[B, C, H, W]`` → ``[B, 2C]``."""
+    mean = (x * mask).sum(dim=(2, 3)) / count
+    high = (x - (1.0 - mask) * 1e4).amax(dim=(2, 3))
+    return torch.cat([mean, high], dim=1)
+
+
+class _Block(nn.Module):
+    """A residual block whose first convolution gets a per-channel bias from global pooling."""
+
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.pool = nn.Linear(2 * c, c)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x: Tensor, mask: Tensor, count: Tensor) -> Tensor:
+        y = F.relu(self.bn1(self.conv1(x))) * mask
+        y = y + self.pool(_pool(y, mask, count))[:, :, None, None]
+        y = self.bn2(self.conv2(y))
+        return F.relu(x + y) * mask
+
+
+class ZertzNet(nn.Module):
+    """Residual policy/value network: ``forward(planes [B, 8, H, W], globals [B, 20])`` →
+    ``(logits [B, A], value [B])``; logits over the board's whole action space (the engine and
+    the losses mask illegal actions), value in ``-1..1`` for the player to move."""
+
+    boards: list[int]
+    config_json: str
+    metadata_json: str
+
+    def __init__(self, config: NetConfig, boards: list[int]) -> None:
+        super().__init__()
+        bad = [b for b in boards if b not in BOARDS]
+        if not boards or bad:
+            raise ValueError(f"boards must be a non-empty list of {BOARDS}, not {boards}")
+        (planes, _, _), globals_ = observation_shape(boards[0])
+        c = config.channels
+        self.config_json = json.dumps(asdict(config), sort_keys=True)
+        self.boards = sorted(set(boards))
+        # cells[R, :R] is the grid cell of every ring of the R-ring board.
+        cells = torch.zeros(max(BOARDS) + 1, max(BOARDS), dtype=torch.long)
+        for b in BOARDS:
+            cells[b, :b] = torch.from_numpy(ring_cells(b))
+        self.register_buffer("cells", cells, persistent=False)
+        self.metadata_json = "{}"
+
+        self.stem = nn.Conv2d(planes, c, 3, padding=1, bias=False)
+        self.stem_globals = nn.Linear(globals_, c)
+        self.stem_bn = nn.BatchNorm2d(c)
+        self.blocks = nn.ModuleList([_Block(c) for _ in range(config.blocks)])
+
+        self.ring = nn.Linear(c, c)
+        self.colour = nn.Linear(c, 3)
+        self.remove = nn.Linear(c, 1)
+        self.no_removal = nn.Parameter(torch.zeros(1))
+        self.query = nn.Linear(c, config.policy_rank)
+        self.key = nn.Linear(c, config.policy_rank)
+        self.hop = nn.Linear(c, 6)
+        self.pass_ = nn.Linear(2 * c, 1)
+        self.rank_scale = 1.0 / float(config.policy_rank) ** 0.5
+
+        self.value_conv = nn.Conv2d(c, config.value_channels, 1, bias=False)
+        self.value_bn = nn.BatchNorm2d(config.value_channels)
+        self.value_fc1 = nn.Linear(2 * config.value_channels + globals_, config.value_hidden)
+        self.value_fc2 = nn.Linear(config.value_hidden, 1)
+
+    def forward(self, planes: Tensor, globals_: Tensor) -> tuple[Tensor, Tensor]:
+        if planes.dim() != 4 or globals_.dim() != 2 or planes.size(0) != globals_.size(0):
+            raise ValueError("expected planes [B, C, H, W] and globals [B, G] with the same B")
+        if planes.size(0) == 0:
+            raise ValueError("empty batch")
+        mask = planes[:, 0:1]
+        rings = int(mask[0].sum().round())
+        if rings not in self.boards:
+            raise ValueError(
+                "this network accepts boards " + str(self.boards) + ", not " + str(rings) + " rings"
+            )
+        count = mask.sum(dim=(2, 3)).clamp(min=1.0)
+        # 40 and 44 rings (43 and 48) share a grid, so a batch could mix them.
+        if bool((count != count[0]).any()):
+            raise ValueError("a batch must hold positions of one board")
+        x = self.stem(planes) + self.stem_globals(globals_)[:, :, None, None]
+        x = F.relu(self.stem_bn(x)) * mask
+        for block in self.blocks:
+            x = block(x, mask, count)
+        b = planes.size(0)
+
+        # Policy: per-ring features gathered from the grid.
+        idx = self.cells[rings, :rings]
+        f = x.flatten(2).index_select(2, idx).transpose(1, 2)  # [B, R, C]
+        f = F.relu(self.ring(f))
+        colour = self.colour(f).transpose(1, 2)  # [B, 3, R]
+        remove = torch.cat(
+            [self.remove(f).squeeze(2), self.no_removal.expand(b, 1)], dim=1
+        )  # [B, R + 1]
+        inter = torch.bmm(self.query(f), self.key(f).transpose(1, 2)) * self.rank_scale
+        inter = F.pad(inter, (0, 1))  # [B, R, R + 1]: no interaction with "no removal"
+        place = colour[:, :, :, None] + remove[:, None, None, :] + inter[:, None, :, :]
+        hops = self.hop(f)  # [B, R, 6]
+        pooled = _pool(x, mask, count)
+        logits = torch.cat([place.flatten(1), hops.flatten(1), self.pass_(pooled)], dim=1)
+
+        v = F.relu(self.value_bn(self.value_conv(x))) * mask
+        v = torch.cat([_pool(v, mask, count), globals_], dim=1)
+        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
+        return logits, value
+
+    @torch.jit.export
+    def metadata(self) -> str:
+        """The metadata JSON of an exported model (``{}`` before export)."""
+        return self.metadata_json
+
+    def net_config(self) -> NetConfig:
+        """The size this network was built with."""
+        return NetConfig(**json.loads(self.config_json))
+
+
+def masked_log_softmax(logits: Tensor, legal: Tensor) -> Tensor:
+    """Log-probabilities over the legal actions (``-inf`` elsewhere)."""
+    return torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=1)
+
+
+def metadata_of(model: ZertzNet, *, step: int, name: str, boards: list[int]) -> dict[str, Any]:
+    """The metadata an export writes (see :func:`export`)."""
+    return {
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "name": name,
+        "encoding_version": ENCODING_VERSION,
+        "boards": boards,
+        "action_space": {str(b): action_space_size(b) for b in boards},
+        "observation": {str(b): list(observation_shape(b)[0]) for b in boards},
+        "globals": observation_shape(boards[0])[1],
+        "outputs": ["logits [B, A]", "value [B] for the player to move"],
+        "network": json.loads(model.config_json),
+        "step": step,
+        "exported": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def export(
+    model: ZertzNet,
+    path: str | os.PathLike[str],
+    *,
+    step: int = 0,
+    name: str = "zertz-resnet",
+    boards: list[int] | None = None,
+) -> Path:
+    """Writes ``model`` as one TorchScript file (atomically) that the engine loads
+    (``zertz play --model``, ``nn:PATH`` players, ``zertz selfplay --model``). Its ``metadata()``
+    method returns JSON: format and version, network name and size, encoding version, the boards
+    it accepts (default: those it was built for) with their action-space sizes, training step.
+
+    >>> import tempfile, torch, zertz
+    >>> from zertz.nn import NetConfig, ZertzNet, export, read_metadata
+    >>> net = ZertzNet(NetConfig.preset("tiny"), boards=[37])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     meta = read_metadata(export(net, f"{d}/m.pt", step=7))
+    >>> meta["boards"], meta["step"], meta["action_space"]
+    ([37], 7, {'37': 4441})
+    """
+    boards = sorted(set(boards if boards is not None else model.boards))
+    m = copy.deepcopy(model).cpu().eval()
+    m.boards = boards
+    m.metadata_json = json.dumps(metadata_of(m, step=step, name=name, boards=boards))
+    scripted = torch.jit.script(m)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.jit.save(scripted, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.jit.ScriptModule:
+    """Loads an exported model (a TorchScript module) for inference in Python."""
+    module = torch.jit.load(str(path), map_location=device)
+    module.eval()
+    return module
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The metadata of an exported model file; ValueError when it is not one."""
+    try:
+        module = torch.jit.load(str(path), map_location="cpu")
+        meta = json.loads(module.metadata())
+    except Exception as e:
+        raise ValueError(f"{path} is not an exported zertz model: {e}") from e
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        raise ValueError(f"{path} is not an exported zertz model (no zertz metadata)")
+    return meta

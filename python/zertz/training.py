@@ -1,0 +1,683 @@
+"""The AlphaZero training loop: self-play in Rust with the current network, SGD on a window of
+recent games with random symmetries, checkpoints, export, evaluation against the previous network
+and the baselines.
+
+A run lives in one folder::
+
+    RUN/config.toml            the run's settings (a copy; a resumed run must use the same ones)
+    RUN/selfplay.toml          the self-play settings handed to the engine
+    RUN/shards/iter-0003/c1/   shards and game records of one self-play chunk (complete folders only)
+    RUN/checkpoint.pt          model, optimizer, step, iteration, RNG states, ladder (atomic)
+    RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
+    RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
+    RUN/matches/iter-0003-*.jsonl  every evaluation game
+    RUN/metrics.jsonl          one JSON object per iteration (and TensorBoard files in RUN/tb)
+
+Stopping at any moment (Ctrl-C, a kill) and starting the same command again resumes from the last
+checkpoint: the self-play chunks already finished are kept, and the training continues from the
+same step with the same random state.
+
+Self-play and evaluation run in the ``zertz`` program (``zertz selfplay --model``, ``zertz
+match``), which loads the exported network with libtorch; this module finds the program through
+``$ZERTZ_BIN``, the repository's ``target/release/zertz`` or ``PATH``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from zertz._zertz import BOARDS, action_space_size, symmetry_tables
+from zertz.data import load_shards
+from zertz.nn import NetConfig, ZertzNet, export, masked_log_softmax
+
+# --------------------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """``[run]``: what is trained, for how long."""
+
+    #: Board size in rings.
+    board: int = 37
+    #: Blitz marble set.
+    blitz: bool = False
+    #: Iterations (self-play, then training, then evaluation).
+    iterations: int = 10
+    #: Seed of the network's initial weights, the training and the self-play seeds.
+    seed: int = 0
+    #: Device of the training and of the engine's networks: auto, cpu, cuda, cuda:N.
+    device: str = "auto"
+    #: Threads of torch in the training process (0: torch's default).
+    torch_threads: int = 0
+
+
+@dataclass(frozen=True)
+class SelfPlaySection:
+    """``[selfplay]``: games per iteration; every other key goes to the engine's self-play
+    settings (``configs/selfplay.toml`` documents them; unknown ones are refused there)."""
+
+    #: Games per iteration.
+    games: int = 64
+    #: The games of an iteration are played in this many chunks; a finished chunk survives an
+    #: interruption.
+    chunks: int = 2
+    #: Settings of ``zertz selfplay`` (full_simulations, temperature, [search] ...).
+    engine: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrainSection:
+    """``[train]``: the optimisation."""
+
+    #: Positions per SGD step.
+    batch_size: int = 256
+    #: SGD steps per iteration.
+    steps: int = 100
+    #: AdamW learning rate.
+    learning_rate: float = 2e-3
+    #: AdamW weight decay.
+    weight_decay: float = 1e-4
+    #: Self-play iterations in the replay window (the most recent ones).
+    window: int = 4
+    #: Apply a random symmetry of the board to every position.
+    augment: bool = True
+    #: Weight of the value loss against the policy loss.
+    value_weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class EvalSection:
+    """``[evaluate]``: matches of the new network."""
+
+    #: Evaluate every this many iterations (and after the last one); 0: only after the last.
+    every: int = 1
+    #: Games per match during the run.
+    games: int = 20
+    #: Simulations per move of the network in the matches.
+    simulations: int = 100
+    #: Baselines played during the run (random, greedy, mcts:SIMS, uniform:SIMS).
+    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    #: Games per match in the final evaluation.
+    final_games: int = 100
+    #: Baselines of the final evaluation.
+    final_opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "mcts:1000"])
+    #: Self-play uses the best network so far, replaced only by one that scores at least
+    #: gating_score against it (off: always the latest).
+    gating: bool = False
+    #: Score needed to replace the best network when gating.
+    gating_score: float = 0.55
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A training run's settings (``configs/train/*.toml``); see :func:`load_config`."""
+
+    run: RunSection = field(default_factory=RunSection)
+    network: NetConfig = field(default_factory=NetConfig)
+    selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
+    train: TrainSection = field(default_factory=TrainSection)
+    evaluate: EvalSection = field(default_factory=EvalSection)
+    #: The TOML text it came from (copied into the run folder); not part of the settings, so
+    #: configs that differ only in comments or layout are equal.
+    source: str = field(default="", compare=False)
+
+
+def _section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(f'{name}.{k}' for k in unknown)}: the [{name}] "
+                         f"keys are {', '.join(sorted(known))}")
+    values: dict[str, Any] = {}
+    for k, v in table.items():
+        want = known[k].type
+        ok = {
+            "int": isinstance(v, int) and not isinstance(v, bool),
+            "float": isinstance(v, int | float) and not isinstance(v, bool),
+            "bool": isinstance(v, bool),
+            "str": isinstance(v, str),
+            "list[str]": isinstance(v, list) and all(isinstance(x, str) for x in v),
+        }.get(str(want), True)
+        if not ok:
+            raise ValueError(f"{name}.{k} must be of type {want}, not {v!r}")
+        values[k] = float(v) if want == "float" else v
+    return cls(**values)
+
+
+def parse_config(text: str) -> TrainConfig:
+    """Reads a training config from TOML text; ValueError names a bad or unknown key."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"bad TOML: {e}") from e
+    tables = {"run", "network", "selfplay", "train", "evaluate"}
+    unknown = sorted(set(doc) - tables)
+    if unknown:
+        raise ValueError(f"unknown table(s) {unknown}: expected {sorted(tables)}")
+    for t in tables & set(doc):
+        if not isinstance(doc[t], dict):
+            raise ValueError(f"{t} must be a table")
+    sp = dict(doc.get("selfplay", {}))
+    ours = {k: sp.pop(k) for k in ("games", "chunks") if k in sp}
+    for bad in ("board", "blitz", "games", "seed"):
+        if bad in sp:
+            raise ValueError(f"selfplay.{bad} is set by the training loop ([run] or [selfplay])")
+    cfg = TrainConfig(
+        run=_section(RunSection, doc.get("run", {}), "run"),
+        network=NetConfig.from_dict(doc.get("network", {})),
+        selfplay=dataclasses.replace(_section(SelfPlaySection, ours, "selfplay"), engine=sp),
+        train=_section(TrainSection, doc.get("train", {}), "train"),
+        evaluate=_section(EvalSection, doc.get("evaluate", {}), "evaluate"),
+        source=text,
+    )
+    checks = [
+        (cfg.run.iterations >= 1, "run.iterations must be at least 1"),
+        (cfg.run.board in BOARDS, f"run.board must be one of {BOARDS}, not {cfg.run.board}"),
+        (cfg.selfplay.games >= 1, "selfplay.games must be at least 1"),
+        (1 <= cfg.selfplay.chunks <= cfg.selfplay.games, "selfplay.chunks must be 1..games"),
+        (cfg.train.batch_size >= 1 and cfg.train.steps >= 0, "train.batch_size/steps too small"),
+        (cfg.train.window >= 1, "train.window must be at least 1"),
+        (cfg.train.learning_rate > 0, "train.learning_rate must be positive"),
+        (cfg.evaluate.every >= 0, "evaluate.every must be at least 0"),
+        (cfg.evaluate.simulations >= 1, "evaluate.simulations must be at least 1"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
+    return cfg
+
+
+def load_config(path: str | os.PathLike[str]) -> TrainConfig:
+    """Reads ``configs/train/NAME.toml``: tables ``[run]``, ``[network]`` (``preset`` or sizes),
+    ``[selfplay]``, ``[train]``, ``[evaluate]``; every key is optional and unknown keys are
+    refused.
+
+    >>> from zertz.training import load_config
+    >>> cfg = load_config("../configs/train/tiny.toml")
+    >>> cfg.run.board, cfg.network.channels
+    (37, 16)
+    """
+    try:
+        return parse_config(Path(path).read_text())
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+# -------------------------------------------------------------------------------------- engine
+
+
+def zertz_bin() -> Path:
+    """The ``zertz`` program: ``$ZERTZ_BIN``, else the repository's ``target/release/zertz``,
+    else ``zertz`` on ``PATH``."""
+    if env := os.environ.get("ZERTZ_BIN"):
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2] / "target" / "release" / "zertz"
+    if repo.exists():
+        return repo
+    if found := shutil.which("zertz"):
+        return Path(found)
+    raise FileNotFoundError(
+        "cannot find the zertz program: build it (cargo build --release --bin zertz, or "
+        "scripts/main.sh) or set ZERTZ_BIN"
+    )
+
+
+def engine(*args: str | os.PathLike[str]) -> str:
+    """Runs the zertz program and returns its standard output; RuntimeError with its message
+    when it fails."""
+    cmd = [str(zertz_bin()), *map(str, args)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    if proc.returncode != 0:
+        code = proc.returncode
+        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        raise RuntimeError(f"{' '.join(cmd)} failed ({how}): {err.strip() or out.strip()}")
+    return out
+
+
+# ----------------------------------------------------------------------------------- training
+
+
+def _atomic_save(obj: Any, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+class Augmenter:
+    """Applies a random symmetry of the board to a batch of planes, masks and policies."""
+
+    def __init__(self, board: int, device: torch.device) -> None:
+        cells, actions = symmetry_tables(board)
+        self.cells = torch.from_numpy(cells).to(device)
+        self.actions = torch.from_numpy(actions).to(device)
+
+    def __call__(
+        self, planes: torch.Tensor, legal: torch.Tensor, policy: torch.Tensor, gen: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        b, c, h, w = planes.shape
+        s = torch.randint(len(self.cells), (b,), generator=gen).to(planes.device)
+        cells = self.cells[s][:, None, :].expand(b, c, h * w)
+        planes = planes.flatten(2).gather(2, cells).view(b, c, h, w)
+        acts = self.actions[s]
+        return planes, legal.gather(1, acts), policy.gather(1, acts)
+
+
+def losses(
+    net: ZertzNet,
+    planes: torch.Tensor,
+    globals_: torch.Tensor,
+    legal: torch.Tensor,
+    policy: torch.Tensor,
+    value: torch.Tensor,
+    full: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Policy cross-entropy (on fully searched positions only, playout-cap randomization) and
+    value mean squared error."""
+    logits, v = net(planes, globals_)
+    logp = masked_log_softmax(logits, legal)
+    ce = -torch.where(policy > 0, policy * logp, torch.zeros_like(logp)).sum(1)
+    weight = full.float()
+    policy_loss = (ce * weight).sum() / weight.sum().clamp(min=1.0)
+    value_loss = torch.mean((v - value) ** 2)
+    return policy_loss, value_loss
+
+
+@dataclass
+class State:
+    """What a checkpoint holds besides the weights."""
+
+    iteration: int = 0
+    step: int = 0
+    #: Elo of the network after each evaluated iteration, chained through matches against the
+    #: best network so far (iteration 0, the untrained network, is 0).
+    ladder: dict[int, float] = field(default_factory=lambda: {0: 0.0})
+    best: int = 0
+
+
+class Run:
+    """One run folder (see the module docs)."""
+
+    def __init__(self, cfg: TrainConfig, folder: str | os.PathLike[str]) -> None:
+        self.cfg = cfg
+        self.dir = Path(folder)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        saved = self.dir / "config.toml"
+        if saved.exists() and parse_config(saved.read_text()) != cfg:
+            raise ValueError(
+                f"{self.dir} holds a run with other settings ({saved}); resume it with those "
+                "settings or start a new run folder"
+            )
+        if not saved.exists():
+            saved.write_text(cfg.source)
+        for sub in ("shards", "models", "matches"):
+            (self.dir / sub).mkdir(exist_ok=True)
+        self.device = _device(cfg.run.device)
+        self.engine_device = "auto" if cfg.run.device == "auto" else cfg.run.device
+        self.board = cfg.run.board
+        self.actions = action_space_size(self.board)
+        self.net = ZertzNet(cfg.network, boards=[self.board]).to(self.device)
+        self.opt = torch.optim.AdamW(
+            self.net.parameters(), lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay
+        )
+        self.gen = torch.Generator().manual_seed(cfg.run.seed)
+        self.state = State()
+        self.augment = Augmenter(self.board, self.device)
+        self._write_selfplay_config()
+        self._tb: Any = None
+
+    # -------------------------------------------------------------------- state and checkpoints
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.dir / "checkpoint.pt"
+
+    def model_path(self, iteration: int) -> Path:
+        return self.dir / "models" / f"iter-{iteration:04d}.pt"
+
+    def start(self) -> None:
+        """Loads the last checkpoint, or seeds a fresh network."""
+        if self.checkpoint.exists():
+            ck = torch.load(self.checkpoint, map_location=self.device, weights_only=False)
+            self.net.load_state_dict(ck["model"])
+            self.opt.load_state_dict(ck["optimizer"])
+            self.state = State(**ck["state"])
+            self.gen.set_state(ck["rng"]["generator"])
+            torch.set_rng_state(ck["rng"]["torch"])
+            np.random.set_state(ck["rng"]["numpy"])
+            random.setstate(ck["rng"]["python"])
+        else:
+            torch.manual_seed(self.cfg.run.seed)
+            self.net = ZertzNet(self.cfg.network, boards=[self.board]).to(self.device)
+            self.opt = torch.optim.AdamW(
+                self.net.parameters(),
+                lr=self.cfg.train.learning_rate,
+                weight_decay=self.cfg.train.weight_decay,
+            )
+        if not self.model_path(self.state.iteration).exists():
+            self.export(self.state.iteration)
+        if not (self.dir / "models" / "best.pt").exists():
+            shutil.copyfile(self.model_path(self.state.best), self.dir / "models" / "best.pt")
+
+    def save(self) -> None:
+        """Writes the checkpoint atomically."""
+        _atomic_save(
+            {
+                "model": self.net.state_dict(),
+                "optimizer": self.opt.state_dict(),
+                "state": dataclasses.asdict(self.state),
+                "rng": {
+                    "generator": self.gen.get_state(),
+                    "torch": torch.get_rng_state(),
+                    "numpy": np.random.get_state(),
+                    "python": random.getstate(),
+                },
+                "network": dataclasses.asdict(self.cfg.network),
+                "board": self.board,
+            },
+            self.checkpoint,
+        )
+
+    def export(self, iteration: int) -> Path:
+        return export(
+            self.net, self.model_path(iteration), step=self.state.step, boards=[self.board]
+        )
+
+    # ---------------------------------------------------------------------------- self-play
+
+    def _write_selfplay_config(self) -> None:
+        lines = [
+            "# Written by zertz.train from the run's [selfplay] settings.",
+            f"board = {self.board}",
+            f"blitz = {str(self.cfg.run.blitz).lower()}",
+        ]
+        search = {}
+        for k, v in self.cfg.selfplay.engine.items():
+            if isinstance(v, dict):
+                search = v
+            else:
+                lines.append(f"{k} = {json.dumps(v)}")
+        if search:
+            lines.append("[search]")
+            lines += [f"{k} = {json.dumps(v)}" for k, v in search.items()]
+        (self.dir / "selfplay.toml").write_text("\n".join(lines) + "\n")
+
+    def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
+        """Plays the missing chunks of an iteration with the current self-play network; returns
+        the totals of all its chunks (those kept from before an interruption too)."""
+        folder = self.dir / "shards" / f"iter-{iteration:04d}"
+        folder.mkdir(exist_ok=True)
+        model = self.dir / "models" / "best.pt" if self.cfg.evaluate.gating else None
+        model = model or self.model_path(iteration)
+        chunks = self.cfg.selfplay.chunks
+        games = self.cfg.selfplay.games
+        totals: dict[str, float] = {}
+        for c in range(chunks):
+            done = folder / f"c{c}"
+            if done.exists():
+                # Finished before an interruption: kept, and counted in the iteration's totals.
+                summary = json.loads((done / "summary.json").read_text())
+            else:
+                n = games // chunks + (1 if c < games % chunks else 0)
+                tmp = folder / f".c{c}.tmp"
+                shutil.rmtree(tmp, ignore_errors=True)
+                seed = (self.cfg.run.seed * 1_000_003 + iteration) * 101 + c
+                out = engine(
+                    "selfplay", "--config", self.dir / "selfplay.toml", "--model", model,
+                    "--device", self.engine_device, "--out", tmp, "--games", str(n),
+                    "--seed", str(seed), "--json",
+                )
+                summary = json.loads(out.strip().splitlines()[-1])
+                (tmp / "summary.json").write_text(json.dumps(summary))
+                os.replace(tmp, done)
+                log(f"  self-play chunk {c + 1}/{chunks}: {summary['games']} games, "
+                    f"{summary['samples']} positions in {summary['seconds']:.1f} s")
+            for k in ("games", "samples", "actions", "evaluations", "seconds", "network_seconds"):
+                totals[k] = totals.get(k, 0.0) + float(summary.get(k) or 0.0)
+        return totals
+
+    def window(self, iteration: int) -> list[Path]:
+        """Shards of the last ``train.window`` iterations up to ``iteration``."""
+        first = max(0, iteration - self.cfg.train.window + 1)
+        paths: list[Path] = []
+        for i in range(first, iteration + 1):
+            paths += sorted((self.dir / "shards" / f"iter-{i:04d}").glob("c*/shard-*.npz"))
+        return paths
+
+    # ----------------------------------------------------------------------------- training
+
+    def fit(self, shards: list[Path]) -> dict[str, float]:
+        """``train.steps`` SGD steps on batches drawn from ``shards``."""
+        t = self.cfg.train
+        data = load_shards(shards, self.actions)
+        n = len(data["value"])
+        if n == 0 or t.steps == 0:
+            return {"samples": float(n)}
+        dev = self.device
+        planes = torch.from_numpy(data["planes"]).to(dev)
+        globals_ = torch.from_numpy(data["globals"]).to(dev)
+        legal = torch.from_numpy(data["legal_mask"]).to(dev)
+        policy = torch.from_numpy(data["policy"]).to(dev)
+        value = torch.from_numpy(data["value"]).to(dev)
+        full = torch.from_numpy(data["full_search"]).to(dev)
+        self.net.train()
+        sums = {"policy_loss": 0.0, "value_loss": 0.0}
+        started = time.perf_counter()
+        for _ in range(t.steps):
+            idx = torch.randint(n, (min(t.batch_size, n),), generator=self.gen).to(dev)
+            p, lg, pol = planes[idx], legal[idx], policy[idx]
+            if t.augment:
+                p, lg, pol = self.augment(p, lg, pol, self.gen)
+            pl, vl = losses(self.net, p, globals_[idx], lg, pol, value[idx], full[idx])
+            loss = pl + t.value_weight * vl
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            self.state.step += 1
+            sums["policy_loss"] += float(pl.detach())
+            sums["value_loss"] += float(vl.detach())
+        self.net.eval()
+        stats = {k: v / t.steps for k, v in sums.items()}
+        stats["samples"] = float(n)
+        stats["train_seconds"] = time.perf_counter() - started
+        return stats
+
+    # --------------------------------------------------------------------------- evaluation
+
+    def match(
+        self, iteration: int, model: Path, opponent: str, games: int, sims: int, tag: str
+    ) -> dict[str, Any]:
+        out = self.dir / "matches" / f"iter-{iteration:04d}-{tag}.jsonl"
+        result = engine(
+            "match", "--player", f"nn:{model}:{sims}", "--player", opponent,
+            "--games", str(games), "--board", str(self.board), *(["--blitz"] if self.cfg.run.blitz else []),
+            "--seed", str(self.cfg.run.seed + iteration), "--device", self.engine_device,
+            "--out", out, "--json",
+        )
+        r: dict[str, Any] = json.loads(result.strip().splitlines()[-1])
+        return r
+
+    def evaluate(
+        self, iteration: int, final: bool, log: Callable[[str], None]
+    ) -> dict[str, Any]:
+        """The network after ``iteration`` iterations against the best one and the baselines."""
+        e = self.cfg.evaluate
+        model = self.model_path(iteration)
+        games = e.final_games if final else e.games
+        opponents = e.final_opponents if final else e.opponents
+        results: dict[str, Any] = {}
+        best = self.model_path(self.state.best)
+        r = self.match(iteration, model, f"nn:{best}:{e.simulations}", e.games, e.simulations, "best")
+        results["best"] = r
+        self.state.ladder[iteration] = self.state.ladder.get(self.state.best, 0.0) + r["elo"]
+        log(f"  vs iteration {self.state.best}: {r['wins']}-{r['draws']}-{r['losses']} "
+            f"(Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})")
+        if not e.gating or r["score"] >= e.gating_score:
+            self.state.best = iteration
+            shutil.copyfile(model, self.dir / "models" / "best.pt")
+        for opp in opponents:
+            tag = opp.replace(":", "")
+            r = self.match(iteration, model, opp, games, e.simulations, tag)
+            results[opp] = r
+            log(f"  vs {opp}: {r['wins']}-{r['draws']}-{r['losses']} (score {r['score']:.2f}, "
+                f"Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})")
+        return results
+
+    # ------------------------------------------------------------------------------ metrics
+
+    def record(self, stats: dict[str, Any]) -> None:
+        with open(self.dir / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(stats) + "\n")
+        try:
+            if self._tb is None:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self._tb = SummaryWriter(str(self.dir / "tb"))
+        except ImportError:
+            return
+        it = stats["iteration"]
+        for k, v in stats.items():
+            if isinstance(v, int | float) and k != "iteration":
+                self._tb.add_scalar(k, v, it)
+        for opp, r in stats.get("evaluation", {}).items():
+            self._tb.add_scalar(f"score/{opp}", r["score"], it)
+        self._tb.flush()
+
+
+def iterate(
+    config: TrainConfig | str | os.PathLike[str],
+    run_dir: str | os.PathLike[str],
+    *,
+    log: Callable[[str], None] = print,
+) -> Iterator[dict[str, Any]]:
+    """The training loop as a generator: yields the statistics of every iteration it runs (the
+    same object is appended to ``RUN/metrics.jsonl``). Resumes a run folder that holds a
+    checkpoint. Stopping the generator (or Ctrl-C) between or during iterations loses nothing but
+    the unfinished iteration's training."""
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    if cfg.run.torch_threads:
+        torch.set_num_threads(cfg.run.torch_threads)
+    run = Run(cfg, run_dir)
+    run.start()
+    if run.state.iteration >= cfg.run.iterations:
+        log(f"{run.dir}: all {cfg.run.iterations} iterations are done")
+        return
+    if run.state.iteration:
+        log(f"{run.dir}: resuming after iteration {run.state.iteration} (step {run.state.step})")
+    while run.state.iteration < cfg.run.iterations:
+        i = run.state.iteration
+        started = time.perf_counter()
+        log(f"iteration {i + 1}/{cfg.run.iterations}")
+        sp = run.selfplay(i, log)
+        shards = run.window(i)
+        fit = run.fit(shards)
+        run.state.iteration = i + 1
+        run.export(i + 1)
+        log(f"  trained to step {run.state.step} on {int(fit['samples'])} positions: "
+            f"policy loss {fit.get('policy_loss', math.nan):.3f}, "
+            f"value loss {fit.get('value_loss', math.nan):.3f}")
+        last = i + 1 == cfg.run.iterations
+        every = cfg.evaluate.every
+        evaluation = (
+            run.evaluate(i + 1, last, log) if last or (every and (i + 1) % every == 0) else {}
+        )
+        if not evaluation and not cfg.evaluate.gating:
+            # Without gating, self-play always uses the latest network.
+            shutil.copyfile(run.model_path(i + 1), run.dir / "models" / "best.pt")
+            run.state.best = i + 1
+        run.save()
+        stats: dict[str, Any] = {
+            "iteration": i + 1,
+            "step": run.state.step,
+            **{k: v for k, v in fit.items()},
+            "selfplay_games": sp.get("games", 0.0),
+            "selfplay_positions": sp.get("samples", 0.0),
+            "selfplay_seconds": sp.get("seconds", 0.0),
+            "selfplay_network_seconds": sp.get("network_seconds", 0.0),
+            "elo": run.state.ladder.get(i + 1),
+            "best": run.state.best,
+            "evaluation": evaluation,
+            "final": last,
+            "seconds": time.perf_counter() - started,
+        }
+        run.record(stats)
+        yield stats
+
+
+def train(
+    config: TrainConfig | str | os.PathLike[str],
+    run_dir: str | os.PathLike[str],
+    *,
+    log: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """Runs (or resumes) a training run to the end and returns the statistics of the iterations
+    it ran. Ctrl-C stops it cleanly: the run folder keeps every finished self-play chunk and the
+    last checkpoint, and the same call resumes it."""
+    done: list[dict[str, Any]] = []
+    try:
+        for stats in iterate(config, run_dir, log=log):
+            done.append(stats)
+    except KeyboardInterrupt:
+        log(f"stopped; run the same command again to resume from {run_dir}")
+    return done
+
+
+def final_table(run_dir: str | os.PathLike[str]) -> str:
+    """The last evaluation of a run as a text table."""
+    lines = [json.loads(x) for x in (Path(run_dir) / "metrics.jsonl").read_text().splitlines() if x]
+    evaluated = [x for x in lines if x.get("evaluation")]
+    if not evaluated:
+        return "no evaluation yet"
+    last = evaluated[-1]
+    rows = [f"network after iteration {last['iteration']} (step {last['step']}):",
+            f"{'opponent':<28} {'W':>4} {'D':>4} {'L':>4} {'score':>6} {'Elo':>14}"]
+    for opp, r in last["evaluation"].items():
+        name = "previous best" if opp == "best" else opp
+        half = (r["elo_high"] - r["elo_low"]) / 2
+        rows.append(f"{name:<28} {r['wins']:>4} {r['draws']:>4} {r['losses']:>4} "
+                    f"{r['score']:>6.2f} {r['elo']:>+7.0f} ± {half:<4.0f}")
+    return "\n".join(rows)
+
+
+def export_checkpoint(
+    checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]
+) -> Path:
+    """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file."""
+    ck = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    if not isinstance(ck, dict) or "model" not in ck or "network" not in ck:
+        raise ValueError(f"{checkpoint} is not a zertz training checkpoint")
+    net = ZertzNet(NetConfig(**ck["network"]), boards=[int(ck["board"])])
+    net.load_state_dict(ck["model"])
+    return export(net, out, step=int(ck["state"]["step"]), boards=[int(ck["board"])])
