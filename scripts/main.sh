@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# The main job: build the zertz program and replay the sample boardspace records through the rules
-# engine, printing one line per game and a summary. Pass other record files or folders to replay
-# those instead.
+# The main job: set everything up (scripts/setup-python.sh: .venv with the pinned packages, torch
+# among them, and the zertz package; then the zertz program, linked to .venv's libtorch), train a
+# network from nothing with configs/train/default.toml (about 20 minutes on two CPU cores), print
+# the final evaluation against the baselines and how to play against the result.
+#
+#   scripts/main.sh [CONFIG [RUN_FOLDER]]     defaults: configs/train/default.toml runs/default
+#
+# Run it again to resume an interrupted run (or to print the table of a finished one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+./scripts/setup-python.sh
+. scripts/env.sh
+echo "== building the zertz program (cargo build --release)"
 cargo build --release --locked --bin zertz
-if [ "$#" -eq 0 ]; then
-    set -- "${ZERTZ_GAMES:-$(cd .. && pwd)/shared/games}"
-fi
-exec target/release/zertz replay "$@"
+config="${1:-configs/train/default.toml}"
+run="${2:-runs/$(basename "$config" .toml)}"
+echo "== training: python -m zertz train --config $config --run $run"
+exec .venv/bin/python -m zertz train --config "$config" --run "$run"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every Rust test (unit, property, perft data, the 300
-# boardspace records, the zertz program), then the Python package: scripts/setup-python.sh builds it
-# into .venv (pinned tools from PyPI), and pytest, mypy's stubtest and --strict check, and ruff run
-# there. Needs the Rust toolchain and Python >= 3.11 with pip.
+# The whole test suite. First scripts/setup-python.sh makes .venv (pinned packages from PyPI, torch
+# among them: the model crate links its libtorch) and builds the zertz package into it. Then
+# formatting, lints and every Rust test (unit, property, perft data, the 300 boardspace records,
+# exported models, the zertz program), the release build of the zertz program, and the Python
+# checks: pytest (unit tests, doctests, training runs, the notebook), mypy's stubtest and --strict
+# check, ruff. Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
 set -euo pipefail
@@ -14,15 +16,20 @@ if [ ! -f "$ZERTZ_GAMES/expected.json" ]; then
     exit 1
 fi
 
+echo "== python: scripts/setup-python.sh"
+./scripts/setup-python.sh
+. scripts/env.sh
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== cargo build --release --bin zertz (the engine of the training tests)"
+cargo build --release --locked --bin zertz
+export ZERTZ_BIN="$(pwd)/target/release/zertz"
 
-echo "== python: scripts/setup-python.sh"
-./scripts/setup-python.sh
 py="$(pwd)/.venv/bin/python"
 (
     cd python

@@ -69,6 +69,19 @@ enum Command {
         /// Print the summary as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Only check the settings (config file and options) and exit.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Train a network: runs `python -m zertz train ARGS...` (the training loop is Python), with
+    /// $ZERTZ_PYTHON, else the repository's .venv/bin/python, else python3.
+    ///
+    /// Example: zertz train --config configs/train/default.toml --run runs/default
+    #[command(disable_help_flag = true)]
+    Train {
+        /// Arguments of `python -m zertz train` (--config FILE [--run FOLDER]).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Exported networks: show the metadata of one, or run it on positions.
     #[command(subcommand)]
@@ -183,6 +196,10 @@ struct DeviceArgs {
     /// Device of the networks: auto (CUDA when available), cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
+    /// On the CPU too, run the network on one inference thread that merges the requests of all
+    /// search threads (always so on a GPU). By default each CPU search thread runs it itself.
+    #[arg(long)]
+    shared_inference: bool,
 }
 
 impl DeviceArgs {
@@ -210,11 +227,7 @@ fn load_models(
     Ok(models)
 }
 
-/// Loads one network for `board` as an evaluator. On a GPU, one inference thread gathers the
-/// requests of every search thread into large batches. On the CPU, each search thread runs the
-/// network itself on its own batch with one libtorch thread: the cores stay busy without OpenMP
-/// threads spinning against the search threads (which, with more threads than cores, slows
-/// everything down many times over).
+/// Loads one network for `board` as an evaluator (see [`into_evaluator`]).
 fn load_evaluator(
     path: &Path,
     board: Board,
@@ -222,12 +235,23 @@ fn load_evaluator(
 ) -> Result<std::sync::Arc<dyn zertz_selfplay::Evaluator>> {
     let model = zertz_model::Model::load(path, device.choice()?)?;
     model.check_board(board)?;
-    let model = std::sync::Arc::new(model);
-    if model.device() == zertz_model::Device::Cpu {
+    Ok(into_evaluator(std::sync::Arc::new(model), device))
+}
+
+/// A loaded network as an evaluator. On a GPU, one inference thread gathers the requests of every
+/// search thread into large batches. On the CPU, each search thread runs the network itself on
+/// its own batch with one libtorch thread (unless --shared-inference): the cores stay busy
+/// without OpenMP threads spinning against the search threads, which, with more busy threads than
+/// cores, slows everything down many times over (BENCHMARKS.md).
+fn into_evaluator(
+    model: std::sync::Arc<zertz_model::Model>,
+    device: &DeviceArgs,
+) -> std::sync::Arc<dyn zertz_selfplay::Evaluator> {
+    if model.device() == zertz_model::Device::Cpu && !device.shared_inference {
         zertz_model::set_cpu_threads(1);
-        Ok(model)
+        model
     } else {
-        Ok(std::sync::Arc::new(model.batching(4096, std::time::Duration::from_micros(500))))
+        std::sync::Arc::new(model.batching(4096, std::time::Duration::from_micros(500)))
     }
 }
 
@@ -276,14 +300,26 @@ fn main() -> ExitCode {
         Command::Perft { position, depth, divide } => run_perft(&position, depth, divide),
         Command::Replay { json, paths } => run_replay(&paths, json),
         Command::Show { position, verbose } => run_show(&position, verbose),
-        Command::Selfplay { config, out, evaluator, model, device, games, threads, seed, json } => {
-            let overrides = SelfplayOverrides { games, threads, seed };
+        Command::Selfplay {
+            config,
+            out,
+            evaluator,
+            model,
+            device,
+            games,
+            threads,
+            seed,
+            json,
+            check,
+        } => {
+            let overrides = SelfplayOverrides { games, threads, seed, check };
             let evaluator = match &model {
                 Some(m) => EvaluatorChoice::Model(m, &device),
                 None => EvaluatorChoice::Builtin(&evaluator),
             };
             run_selfplay(config.as_deref(), &out, evaluator, overrides, json)
         }
+        Command::Train { args } => run_train(&args),
         Command::Model(ModelCommand::Info { model, device }) => run_model_info(&model, &device),
         Command::Model(ModelCommand::Eval { model, positions, device }) => {
             run_model_eval(&model, &positions, &device)
@@ -615,9 +651,12 @@ struct SelfplayOverrides {
     games: Option<u32>,
     threads: Option<usize>,
     seed: Option<u64>,
+    /// Stop after checking the settings.
+    check: bool,
 }
 
 /// What guides self-play.
+#[derive(Clone, Copy)]
 enum EvaluatorChoice<'a> {
     Builtin(&'a str),
     Model(&'a Path, &'a DeviceArgs),
@@ -648,6 +687,10 @@ fn run_selfplay(
         cfg.seed = s;
     }
     cfg.validate()?;
+    if overrides.check {
+        println!("settings ok");
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut model = None;
     let eval: Box<dyn zertz_selfplay::Evaluator> = match evaluator {
         EvaluatorChoice::Builtin("uniform") => Box::new(zertz_selfplay::UniformEvaluator),
@@ -664,13 +707,7 @@ fn run_selfplay(
             m.check_board(board)?;
             let m = Arc::new(m);
             model = Some(m.clone());
-            if m.device() == zertz_model::Device::Cpu {
-                // See load_evaluator.
-                zertz_model::set_cpu_threads(1);
-                Box::new(m)
-            } else {
-                Box::new(m.batching(4096, std::time::Duration::from_micros(500)))
-            }
+            Box::new(into_evaluator(m, device))
         }
     };
     let progress = Progress::default();
@@ -704,8 +741,12 @@ fn run_selfplay(
     let network = model.as_ref().map(|m| m.stats());
     let network_secs = network.map(|s| s.busy.as_secs_f64());
     // On the CPU every worker runs the network itself; on a GPU one inference thread does.
-    let lanes = match &model {
-        Some(m) if m.device() == zertz_model::Device::Cpu => summary.workers.max(1),
+    let lanes = match (&model, evaluator) {
+        (Some(m), EvaluatorChoice::Model(_, d))
+            if m.device() == zertz_model::Device::Cpu && !d.shared_inference =>
+        {
+            summary.workers.max(1)
+        }
         _ => 1,
     };
     let network_share = network_secs.map(|busy| busy / (secs * lanes as f64).max(1e-9));
@@ -862,6 +903,28 @@ fn run_play(
             history.push(before);
         }
     }
+}
+
+fn run_train(args: &[String]) -> Result<ExitCode> {
+    let python = match std::env::var_os("ZERTZ_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            // target/release/zertz -> the repository's .venv.
+            let exe = std::env::current_exe().context("cannot find this program's path")?;
+            let venv = exe.ancestors().nth(3).map(|root| root.join(".venv/bin/python"));
+            venv.filter(|p| p.exists()).unwrap_or_else(|| PathBuf::from("python3"))
+        }
+    };
+    let status = std::process::Command::new(&python)
+        .args(["-m", "zertz", "train"])
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot run {} (set ZERTZ_PYTHON)", python.display()))?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    })
 }
 
 fn run_model_info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {

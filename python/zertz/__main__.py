@@ -1,9 +1,9 @@
 """``python -m zertz``: train, export, plot.
 
-    python -m zertz train --config configs/train/default.toml --run runs/default
-    python -m zertz export runs/default/checkpoint.pt model.pt
-    python -m zertz plot runs/default --out curves.png
-    python -m zertz table runs/default
+python -m zertz train --config configs/train/default.toml --run runs/default
+python -m zertz export runs/default/checkpoint.pt model.pt
+python -m zertz plot runs/default --out curves.png
+python -m zertz table runs/default
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ __all__ = [
     "__version__",
     "action_space_size",
     "observation_shape",
-    "selfplay",
     "ring_cells",
+    "selfplay",
     "symmetry_count",
     "symmetry_tables",
 ]

@@ -66,8 +66,8 @@ class NetConfig:
 
     @staticmethod
     def preset(name: str) -> "NetConfig":
-        """A named size: ``tiny`` (32 channels × 3 blocks), ``small`` (64 × 6), ``medium``
-        (128 × 10) or ``large`` (192 × 15)."""
+        """A named size: ``tiny`` (32 channels, 3 blocks), ``small`` (64, 6), ``medium``
+        (128, 10) or ``large`` (192, 15)."""
         sizes = {"tiny": (32, 3), "small": (64, 6), "medium": (128, 10), "large": (192, 15)}
         if name not in sizes:
             raise ValueError(f"unknown network preset {name!r}: choose one of {list(sizes)}")
@@ -122,6 +122,7 @@ class ZertzNet(nn.Module):
     the losses mask illegal actions), value in ``-1..1`` for the player to move."""
 
     boards: list[int]
+    cells: Tensor
     config_json: str
     metadata_json: str
 
@@ -276,7 +277,9 @@ def export(
 
 def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.jit.ScriptModule:
     """Loads an exported model (a TorchScript module) for inference in Python."""
-    module = torch.jit.load(str(path), map_location=device)
+    module: torch.jit.ScriptModule = torch.jit.load(  # type: ignore[no-untyped-call]
+        str(path), map_location=device
+    )
     module.eval()
     return module
 
@@ -284,7 +287,7 @@ def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.ji
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The metadata of an exported model file; ValueError when it is not one."""
     try:
-        module = torch.jit.load(str(path), map_location="cpu")
+        module = torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
         meta = json.loads(module.metadata())
     except Exception as e:
         raise ValueError(f"{path} is not an exported zertz model: {e}") from e

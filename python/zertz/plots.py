@@ -56,8 +56,11 @@ def plot(run_dir: str | os.PathLike[str]) -> Any:
 
     opponents = sorted({k for r in evaluated for k in r["evaluation"] if k != "best"})
     for opp in opponents:
-        pts = [(r["iteration"], r["evaluation"][opp]["score"]) for r in evaluated
-               if opp in r["evaluation"]]
+        pts = [
+            (r["iteration"], r["evaluation"][opp]["score"])
+            for r in evaluated
+            if opp in r["evaluation"]
+        ]
         ax_score.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=opp)
     ax_score.set(title="score against baselines", xlabel="iteration", ylim=(-0.05, 1.05))
     if opponents:

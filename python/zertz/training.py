@@ -6,7 +6,7 @@ A run lives in one folder::
 
     RUN/config.toml            the run's settings (a copy; a resumed run must use the same ones)
     RUN/selfplay.toml          the self-play settings handed to the engine
-    RUN/shards/iter-0003/c1/   shards and game records of one self-play chunk (complete folders only)
+    RUN/shards/iter-0003/c1/   shards and records of one self-play chunk (complete folders only)
     RUN/checkpoint.pt          model, optimizer, step, iteration, RNG states, ladder (atomic)
     RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
     RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
@@ -99,6 +99,10 @@ class TrainSection:
     augment: bool = True
     #: Weight of the value loss against the policy loss.
     value_weight: float = 1.0
+    #: Value target: (1 - q_weight) × the game's result + q_weight × the search's value of the
+    #: position (0: the result alone, as in AlphaZero; mixing in the search value lowers the
+    #: noise of the target when there are few games).
+    q_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,8 @@ class EvalSection:
     final_games: int = 100
     #: Baselines of the final evaluation.
     final_opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "mcts:1000"])
+    #: Simulations per move of the network in the final evaluation.
+    final_simulations: int = 200
     #: Self-play uses the best network so far, replaced only by one that scores at least
     #: gating_score against it (off: always the latest).
     gating: bool = False
@@ -142,8 +148,10 @@ def _section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(table) - set(known))
     if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(f'{name}.{k}' for k in unknown)}: the [{name}] "
-                         f"keys are {', '.join(sorted(known))}")
+        raise ValueError(
+            f"unknown key(s) {', '.join(f'{name}.{k}' for k in unknown)}: the [{name}] "
+            f"keys are {', '.join(sorted(known))}"
+        )
     values: dict[str, Any] = {}
     for k, v in table.items():
         want = known[k].type
@@ -194,8 +202,10 @@ def parse_config(text: str) -> TrainConfig:
         (cfg.train.batch_size >= 1 and cfg.train.steps >= 0, "train.batch_size/steps too small"),
         (cfg.train.window >= 1, "train.window must be at least 1"),
         (cfg.train.learning_rate > 0, "train.learning_rate must be positive"),
+        (0.0 <= cfg.train.q_weight <= 1.0, "train.q_weight must be in 0..1"),
         (cfg.evaluate.every >= 0, "evaluate.every must be at least 0"),
         (cfg.evaluate.simulations >= 1, "evaluate.simulations must be at least 1"),
+        (cfg.evaluate.final_simulations >= 1, "evaluate.final_simulations must be at least 1"),
     ]
     for ok, message in checks:
         if not ok:
@@ -270,6 +280,18 @@ def _atomic_save(obj: Any, path: Path) -> None:
             os.unlink(tmp)
 
 
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _atomic_copy(src: Path, dst: Path) -> None:
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
 def _device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -340,13 +362,17 @@ class Run:
                 f"{self.dir} holds a run with other settings ({saved}); resume it with those "
                 "settings or start a new run folder"
             )
+        # The engine checks its settings before the run folder takes the config, so that a typo
+        # in [selfplay] does not tie the folder to a config that cannot run.
+        self.board = cfg.run.board
+        self._write_selfplay_config()
+        engine("selfplay", "--config", self.dir / "selfplay.toml", "--check")
         if not saved.exists():
-            saved.write_text(cfg.source)
+            _atomic_write_text(saved, cfg.source)
         for sub in ("shards", "models", "matches"):
             (self.dir / sub).mkdir(exist_ok=True)
         self.device = _device(cfg.run.device)
         self.engine_device = "auto" if cfg.run.device == "auto" else cfg.run.device
-        self.board = cfg.run.board
         self.actions = action_space_size(self.board)
         self.net = ZertzNet(cfg.network, boards=[self.board]).to(self.device)
         self.opt = torch.optim.AdamW(
@@ -355,7 +381,6 @@ class Run:
         self.gen = torch.Generator().manual_seed(cfg.run.seed)
         self.state = State()
         self.augment = Augmenter(self.board, self.device)
-        self._write_selfplay_config()
         self._tb: Any = None
 
     # -------------------------------------------------------------------- state and checkpoints
@@ -389,7 +414,7 @@ class Run:
         if not self.model_path(self.state.iteration).exists():
             self.export(self.state.iteration)
         if not (self.dir / "models" / "best.pt").exists():
-            shutil.copyfile(self.model_path(self.state.best), self.dir / "models" / "best.pt")
+            _atomic_copy(self.model_path(self.state.best), self.dir / "models" / "best.pt")
 
     def save(self) -> None:
         """Writes the checkpoint atomically."""
@@ -432,7 +457,7 @@ class Run:
         if search:
             lines.append("[search]")
             lines += [f"{k} = {json.dumps(v)}" for k, v in search.items()]
-        (self.dir / "selfplay.toml").write_text("\n".join(lines) + "\n")
+        _atomic_write_text(self.dir / "selfplay.toml", "\n".join(lines) + "\n")
 
     def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
         """Plays the missing chunks of an iteration with the current self-play network; returns
@@ -455,17 +480,34 @@ class Run:
                 shutil.rmtree(tmp, ignore_errors=True)
                 seed = (self.cfg.run.seed * 1_000_003 + iteration) * 101 + c
                 out = engine(
-                    "selfplay", "--config", self.dir / "selfplay.toml", "--model", model,
-                    "--device", self.engine_device, "--out", tmp, "--games", str(n),
-                    "--seed", str(seed), "--json",
+                    "selfplay",
+                    "--config",
+                    self.dir / "selfplay.toml",
+                    "--model",
+                    model,
+                    "--device",
+                    self.engine_device,
+                    "--out",
+                    tmp,
+                    "--games",
+                    str(n),
+                    "--seed",
+                    str(seed),
+                    "--json",
                 )
                 summary = json.loads(out.strip().splitlines()[-1])
                 (tmp / "summary.json").write_text(json.dumps(summary))
                 os.replace(tmp, done)
-                log(f"  self-play chunk {c + 1}/{chunks}: {summary['games']} games, "
-                    f"{summary['samples']} positions in {summary['seconds']:.1f} s")
+                log(
+                    f"  self-play chunk {c + 1}/{chunks}: {summary['games']} games, "
+                    f"{summary['samples']} positions in {summary['seconds']:.1f} s"
+                )
             for k in ("games", "samples", "actions", "evaluations", "seconds", "network_seconds"):
                 totals[k] = totals.get(k, 0.0) + float(summary.get(k) or 0.0)
+            share = float(summary.get("network_share") or 0.0)
+            totals["share_time"] = totals.get("share_time", 0.0) + share * summary["seconds"]
+        # The share of the self-play time spent in the network, over all chunks.
+        totals["network_share"] = totals.pop("share_time", 0.0) / max(totals["seconds"], 1e-9)
         return totals
 
     def window(self, iteration: int) -> list[Path]:
@@ -490,7 +532,8 @@ class Run:
         globals_ = torch.from_numpy(data["globals"]).to(dev)
         legal = torch.from_numpy(data["legal_mask"]).to(dev)
         policy = torch.from_numpy(data["policy"]).to(dev)
-        value = torch.from_numpy(data["value"]).to(dev)
+        q = t.q_weight
+        value = torch.from_numpy((1 - q) * data["value"] + q * data["root_value"]).to(dev)
         full = torch.from_numpy(data["full_search"]).to(dev)
         self.net.train()
         sums = {"policy_loss": 0.0, "value_loss": 0.0}
@@ -503,7 +546,7 @@ class Run:
             pl, vl = losses(self.net, p, globals_[idx], lg, pol, value[idx], full[idx])
             loss = pl + t.value_weight * vl
             self.opt.zero_grad(set_to_none=True)
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             self.opt.step()
             self.state.step += 1
             sums["policy_loss"] += float(pl.detach())
@@ -521,38 +564,56 @@ class Run:
     ) -> dict[str, Any]:
         out = self.dir / "matches" / f"iter-{iteration:04d}-{tag}.jsonl"
         result = engine(
-            "match", "--player", f"nn:{model}:{sims}", "--player", opponent,
-            "--games", str(games), "--board", str(self.board), *(["--blitz"] if self.cfg.run.blitz else []),
-            "--seed", str(self.cfg.run.seed + iteration), "--device", self.engine_device,
-            "--out", out, "--json",
+            "match",
+            "--player",
+            f"nn:{model}:{sims}",
+            "--player",
+            opponent,
+            "--games",
+            str(games),
+            "--board",
+            str(self.board),
+            *(["--blitz"] if self.cfg.run.blitz else []),
+            "--seed",
+            str(self.cfg.run.seed + iteration),
+            "--device",
+            self.engine_device,
+            "--out",
+            out,
+            "--json",
         )
         r: dict[str, Any] = json.loads(result.strip().splitlines()[-1])
         return r
 
-    def evaluate(
-        self, iteration: int, final: bool, log: Callable[[str], None]
-    ) -> dict[str, Any]:
+    def evaluate(self, iteration: int, final: bool, log: Callable[[str], None]) -> dict[str, Any]:
         """The network after ``iteration`` iterations against the best one and the baselines."""
         e = self.cfg.evaluate
         model = self.model_path(iteration)
         games = e.final_games if final else e.games
         opponents = e.final_opponents if final else e.opponents
+        sims = e.final_simulations if final else e.simulations
         results: dict[str, Any] = {}
         best = self.model_path(self.state.best)
-        r = self.match(iteration, model, f"nn:{best}:{e.simulations}", e.games, e.simulations, "best")
+        r = self.match(
+            iteration, model, f"nn:{best}:{e.simulations}", e.games, e.simulations, "best"
+        )
         results["best"] = r
         self.state.ladder[iteration] = self.state.ladder.get(self.state.best, 0.0) + r["elo"]
-        log(f"  vs iteration {self.state.best}: {r['wins']}-{r['draws']}-{r['losses']} "
-            f"(Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})")
+        log(
+            f"  vs iteration {self.state.best}: {r['wins']}-{r['draws']}-{r['losses']} "
+            f"(Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})"
+        )
         if not e.gating or r["score"] >= e.gating_score:
             self.state.best = iteration
-            shutil.copyfile(model, self.dir / "models" / "best.pt")
+            _atomic_copy(model, self.dir / "models" / "best.pt")
         for opp in opponents:
             tag = opp.replace(":", "")
-            r = self.match(iteration, model, opp, games, e.simulations, tag)
+            r = self.match(iteration, model, opp, games, sims, tag)
             results[opp] = r
-            log(f"  vs {opp}: {r['wins']}-{r['draws']}-{r['losses']} (score {r['score']:.2f}, "
-                f"Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})")
+            log(
+                f"  vs {opp}: {r['wins']}-{r['draws']}-{r['losses']} (score {r['score']:.2f}, "
+                f"Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})"
+            )
         return results
 
     # ------------------------------------------------------------------------------ metrics
@@ -605,9 +666,11 @@ def iterate(
         fit = run.fit(shards)
         run.state.iteration = i + 1
         run.export(i + 1)
-        log(f"  trained to step {run.state.step} on {int(fit['samples'])} positions: "
+        log(
+            f"  trained to step {run.state.step} on {int(fit['samples'])} positions: "
             f"policy loss {fit.get('policy_loss', math.nan):.3f}, "
-            f"value loss {fit.get('value_loss', math.nan):.3f}")
+            f"value loss {fit.get('value_loss', math.nan):.3f}"
+        )
         last = i + 1 == cfg.run.iterations
         every = cfg.evaluate.every
         evaluation = (
@@ -615,9 +678,8 @@ def iterate(
         )
         if not evaluation and not cfg.evaluate.gating:
             # Without gating, self-play always uses the latest network.
-            shutil.copyfile(run.model_path(i + 1), run.dir / "models" / "best.pt")
+            _atomic_copy(run.model_path(i + 1), run.dir / "models" / "best.pt")
             run.state.best = i + 1
-        run.save()
         stats: dict[str, Any] = {
             "iteration": i + 1,
             "step": run.state.step,
@@ -631,8 +693,12 @@ def iterate(
             "evaluation": evaluation,
             "final": last,
             "seconds": time.perf_counter() - started,
+            "selfplay_network_share": sp.get("network_share"),
         }
+        # Metrics first: a kill between the two repeats the iteration (read_metrics keeps the
+        # last line of each), where the other order would lose its line.
         run.record(stats)
+        run.save()
         yield stats
 
 
@@ -661,19 +727,21 @@ def final_table(run_dir: str | os.PathLike[str]) -> str:
     if not evaluated:
         return "no evaluation yet"
     last = evaluated[-1]
-    rows = [f"network after iteration {last['iteration']} (step {last['step']}):",
-            f"{'opponent':<28} {'W':>4} {'D':>4} {'L':>4} {'score':>6} {'Elo':>14}"]
+    rows = [
+        f"network after iteration {last['iteration']} (step {last['step']}):",
+        f"{'opponent':<28} {'W':>4} {'D':>4} {'L':>4} {'score':>6} {'Elo':>14}",
+    ]
     for opp, r in last["evaluation"].items():
         name = "previous best" if opp == "best" else opp
         half = (r["elo_high"] - r["elo_low"]) / 2
-        rows.append(f"{name:<28} {r['wins']:>4} {r['draws']:>4} {r['losses']:>4} "
-                    f"{r['score']:>6.2f} {r['elo']:>+7.0f} ± {half:<4.0f}")
+        rows.append(
+            f"{name:<28} {r['wins']:>4} {r['draws']:>4} {r['losses']:>4} "
+            f"{r['score']:>6.2f} {r['elo']:>+7.0f} ± {half:<4.0f}"
+        )
     return "\n".join(rows)
 
 
-def export_checkpoint(
-    checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]
-) -> Path:
+def export_checkpoint(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
     """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file."""
     ck = torch.load(checkpoint, map_location="cpu", weights_only=False)
     if not isinstance(ck, dict) or "model" not in ck or "network" not in ck:

@@ -14,7 +14,7 @@ fn every_config_file_loads() {
     for entry in std::fs::read_dir(configs_dir()).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if !name.ends_with(".toml") {
+        if !name.ends_with(".toml") || path.is_dir() {
             continue;
         }
         if name.starts_with("selfplay") {
@@ -27,6 +27,29 @@ fn every_config_file_loads() {
         loaded += 1;
     }
     assert!(loaded >= 1);
+}
+
+/// The `[selfplay]` table of every training config (configs/train/*.toml, read by
+/// `zertz.training`) is valid self-play settings once the keys of the training loop are taken out.
+#[test]
+fn training_configs_hold_valid_selfplay_settings() {
+    let mut loaded = 0;
+    for entry in std::fs::read_dir(configs_dir().join("train")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let doc: toml::Table = toml::from_str(&text).unwrap();
+        let mut table = doc.get("selfplay").and_then(|t| t.as_table()).cloned().unwrap_or_default();
+        table.remove("games");
+        table.remove("chunks");
+        let tmp = std::env::temp_dir()
+            .join(format!("zertz-train-selfplay-{}-{loaded}.toml", std::process::id()));
+        std::fs::write(&tmp, toml::to_string(&table).unwrap()).unwrap();
+        let result = SelfPlayConfig::from_file(&tmp);
+        std::fs::remove_file(&tmp).unwrap();
+        result.unwrap_or_else(|e| panic!("{}: [selfplay]: {e}", path.display()));
+        loaded += 1;
+    }
+    assert!(loaded >= 2);
 }
 
 #[test]

@@ -1,0 +1,507 @@
+"""The training loop (zertz.training): its config, a run end to end, resuming after an
+interruption, export of a checkpoint and the plots.
+
+Two tiny runs of two iterations are shared by the tests: ``run_a`` runs uninterrupted and
+``run_b`` is stopped after its first iteration, given a half-written self-play chunk and resumed;
+both must end in the same state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+import numpy.typing as npt
+import pytest
+import torch
+
+import zertz
+from zertz.nn import load_exported, read_metadata
+from zertz.training import (
+    Run,
+    TrainConfig,
+    export_checkpoint,
+    final_table,
+    iterate,
+    load_config,
+    parse_config,
+    train,
+    zertz_bin,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = REPO / "configs" / "train" / "tiny.toml"
+#: configs/train/tiny.toml made cheaper still: one game per self-play chunk, few simulations.
+FAST = {
+    "selfplay.games": "2",
+    "selfplay.full_simulations": "8",
+    "selfplay.fast_simulations": "4",
+    "evaluate.simulations": "4",
+    "evaluate.final_opponents": '["random"]',
+}
+
+
+def tiny_text(**overrides: str) -> str:
+    """The text of configs/train/tiny.toml with values replaced: ``section__key="TOML value"``
+    (and the FAST settings)."""
+    wanted = {**FAST, **{k.replace("__", "."): v for k, v in overrides.items()}}
+    section = ""
+    lines = []
+    for line in TINY.read_text().splitlines():
+        if m := re.match(r"\[(\w+)\]", line):
+            section = m[1]
+        elif (m := re.match(r"(\w+) = ", line)) and f"{section}.{m[1]}" in wanted:
+            line = f"{m[1]} = {wanted.pop(f'{section}.{m[1]}')}"
+        lines.append(line)
+    assert not wanted, f"not in {TINY}: {wanted}"
+    return "\n".join(lines) + "\n"
+
+
+def files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+
+def stamps(folder: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Inode, modification time and content of every file under ``folder``."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def metrics(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def checkpoint(run: Path) -> dict[str, Any]:
+    ck: dict[str, Any] = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=False)
+    return ck
+
+
+def shard_arrays(chunk: Path) -> dict[str, npt.NDArray[Any]]:
+    (path,) = sorted(chunk.glob("shard-*.npz"))
+    with np.load(path) as shard:
+        return {k: shard[k] for k in shard.files}
+
+
+@pytest.fixture(scope="module")
+def program() -> Path:
+    """The zertz program (``$ZERTZ_BIN`` or target/release/zertz)."""
+    try:
+        path = zertz_bin()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    if not path.is_file():
+        pytest.skip(f"no zertz program at {path} (set ZERTZ_BIN)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def cfg() -> TrainConfig:
+    return parse_config(tiny_text())
+
+
+@pytest.fixture(scope="module")
+def run_a(program: Path, cfg: TrainConfig, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two iterations, uninterrupted."""
+    folder = tmp_path_factory.mktemp("run-a")
+    stats = train(cfg, folder, log=lambda _: None)
+    assert [s["iteration"] for s in stats] == [1, 2]
+    return folder
+
+
+@dataclass
+class Resumed:
+    folder: Path
+    #: Files, metrics and stamps of the iteration-0 shards when the first iteration had finished.
+    files_after_first: set[str]
+    metrics_after_first: list[dict[str, Any]]
+    shards0_before: dict[str, tuple[int, int, bytes]]
+    #: Iteration 1's chunk c0 (finished) and c1 (as the engine wrote it, then made unfinished).
+    chunk0_before: dict[str, tuple[int, int, bytes]]
+    chunk1_arrays: dict[str, npt.NDArray[Any]]
+    #: What the resumed train() returned and logged.
+    stats: list[dict[str, Any]]
+    log: list[str]
+
+
+@pytest.fixture(scope="module")
+def run_b(program: Path, cfg: TrainConfig, tmp_path_factory: pytest.TempPathFactory) -> Resumed:
+    """The same run as ``run_a`` stopped twice: once after its first iteration (the generator is
+    closed), once during the self-play of the second (chunk c0 finished, c1 left as
+    ``.c1.tmp``); then resumed to the end."""
+    folder = tmp_path_factory.mktemp("run-b")
+    loop = iterate(cfg, folder, log=lambda _: None)
+    assert isinstance(loop, Generator)
+    first = next(loop)
+    loop.close()
+    assert first["iteration"] == 1
+    files_after_first = files(folder)
+    metrics_after_first = metrics(folder)
+    shards0_before = stamps(folder / "shards" / "iter-0000")
+
+    # A kill during the second iteration's self-play: c0 is done, c1 half written.
+    run = Run(cfg, folder)
+    run.start()
+    run.selfplay(1, log=lambda _: None)
+    chunks = folder / "shards" / "iter-0001"
+    chunk1_arrays = shard_arrays(chunks / "c1")
+    os.replace(chunks / "c1", chunks / ".c1.tmp")
+    (chunks / ".c1.tmp" / "summary.json").unlink()
+    (chunks / ".c1.tmp" / "shard-00-99999.npz").write_bytes(b"cut short")
+    chunk0_before = stamps(chunks / "c0")
+
+    log: list[str] = []
+    stats = train(cfg, folder, log=log.append)
+    return Resumed(
+        folder=folder,
+        files_after_first=files_after_first,
+        metrics_after_first=metrics_after_first,
+        shards0_before=shards0_before,
+        chunk0_before=chunk0_before,
+        chunk1_arrays=chunk1_arrays,
+        stats=stats,
+        log=log,
+    )
+
+
+# -------------------------------------------------------------------------------------- config
+
+
+def test_every_config_file_loads() -> None:
+    paths = sorted((REPO / "configs" / "train").glob("*.toml"))
+    assert TINY in paths
+    for path in paths:
+        cfg = load_config(path)
+        assert cfg.source == path.read_text()
+        assert cfg.run.board in zertz.BOARDS
+        assert cfg.network.channels >= 1
+
+
+def test_tiny_config() -> None:
+    cfg = load_config(TINY)
+    assert (cfg.run.board, cfg.run.iterations, cfg.run.device) == (37, 2, "cpu")
+    assert (cfg.network.channels, cfg.network.blocks) == (16, 1)
+    assert (cfg.selfplay.games, cfg.selfplay.chunks) == (4, 2)
+    # Every other [selfplay] key goes to the engine.
+    assert cfg.selfplay.engine["threads"] == 1
+    assert cfg.selfplay.engine["full_simulations"] == 16
+    assert "games" not in cfg.selfplay.engine and "chunks" not in cfg.selfplay.engine
+    assert cfg.train.learning_rate == 0.002 and cfg.evaluate.opponents == ["random"]
+
+
+def test_defaults() -> None:
+    cfg = parse_config("")
+    assert cfg == TrainConfig()
+    assert parse_config("[run]\n[train]\n") == TrainConfig()
+
+
+def test_unknown_table() -> None:
+    with pytest.raises(ValueError, match=r"unknown table.*trian"):
+        parse_config("[trian]\nsteps = 3\n")
+    with pytest.raises(ValueError, match="run must be a table"):
+        parse_config("run = 3\n")
+
+
+@pytest.mark.parametrize("section", ["run", "train", "evaluate"])
+def test_unknown_key(section: str) -> None:
+    with pytest.raises(ValueError, match=rf"{section}\.foo\b"):
+        parse_config(f"[{section}]\nfoo = 1\n")
+
+
+def test_unknown_network_key() -> None:
+    with pytest.raises(ValueError, match=r"network.*'foo'"):
+        parse_config("[network]\nchannels = 8\nfoo = 1\n")
+
+
+def test_unknown_selfplay_key_goes_to_the_engine(tmp_path: Path, program: Path) -> None:
+    cfg = parse_config(tiny_text().replace("[selfplay]\n", "[selfplay]\nfulll_simulations = 4\n"))
+    assert cfg.selfplay.engine["fulll_simulations"] == 4
+    with pytest.raises(RuntimeError, match="fulll_simulations"):
+        train(cfg, tmp_path, log=lambda _: None)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[run]\nboard = "37"\n', "run.board"),
+        ("[run]\nblitz = 1\n", "run.blitz"),
+        ("[run]\ndevice = 0\n", "run.device"),
+        ("[run]\niterations = 2.0\n", "run.iterations"),
+        ('[train]\naugment = "yes"\n', "train.augment"),
+        ("[train]\nsteps = 1.5\n", "train.steps"),
+        ("[train]\nlearning_rate = true\n", "train.learning_rate"),
+        ('[evaluate]\nopponents = "random"\n', "evaluate.opponents"),
+        ("[evaluate]\nfinal_opponents = [1]\n", "evaluate.final_opponents"),
+        ('[selfplay]\ngames = "2"\n', "selfplay.games"),
+        ('[network]\nchannels = "16"\n', "network.channels"),
+        ("[network]\nblocks = 0\n", "network.blocks"),
+    ],
+)
+def test_wrong_types(text: str, key: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(key)):
+        parse_config(text)
+
+
+def test_int_is_a_float() -> None:
+    cfg = parse_config("[train]\nlearning_rate = 1\nvalue_weight = 2\n")
+    assert cfg.train.learning_rate == 1.0 and isinstance(cfg.train.learning_rate, float)
+    assert isinstance(cfg.train.value_weight, float)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[run]\niterations = 0\n", "run.iterations"),
+        ("[run]\nboard = 36\n", "run.board"),
+        ("[selfplay]\ngames = 0\n", "selfplay.games"),
+        ("[selfplay]\ngames = 2\nchunks = 3\n", "selfplay.chunks"),
+        ("[selfplay]\nchunks = 0\n", "selfplay.chunks"),
+        ("[train]\nwindow = 0\n", "train.window"),
+        ("[train]\nlearning_rate = 0.0\n", "train.learning_rate"),
+        ("[train]\nbatch_size = 0\n", "train.batch_size"),
+        ("[evaluate]\nevery = -1\n", "evaluate.every"),
+        ("[evaluate]\nsimulations = 0\n", "evaluate.simulations"),
+    ],
+)
+def test_values_out_of_range(text: str, key: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(key)):
+        parse_config(text)
+
+
+@pytest.mark.parametrize("key", ["board = 37", "blitz = true", "seed = 3"])
+def test_selfplay_keys_of_the_loop_are_refused(key: str) -> None:
+    name = key.split()[0]
+    with pytest.raises(ValueError, match=rf"selfplay\.{name}\b"):
+        parse_config(f"[selfplay]\n{key}\n")
+
+
+def test_bad_toml_and_load_config_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="bad TOML"):
+        parse_config("[run\n")
+    path = tmp_path / "bad.toml"
+    path.write_text("[train]\nfoo = 1\n")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: .*train\.foo"):
+        load_config(path)
+
+
+# --------------------------------------------------------------------------------- a whole run
+
+
+def test_run_folder(run_a: Path, cfg: TrainConfig) -> None:
+    found = files(run_a)
+    for name in [
+        "config.toml",
+        "selfplay.toml",
+        "checkpoint.pt",
+        "metrics.jsonl",
+        "models/iter-0000.pt",
+        "models/iter-0001.pt",
+        "models/iter-0002.pt",
+        "models/best.pt",
+    ]:
+        assert name in found
+    assert (run_a / "config.toml").read_text() == cfg.source
+    selfplay = (run_a / "selfplay.toml").read_text()
+    assert "board = 37" in selfplay and "full_simulations = 8" in selfplay
+    for i in range(2):
+        for c in range(cfg.selfplay.chunks):
+            chunk = run_a / "shards" / f"iter-{i:04d}" / f"c{c}"
+            assert list(chunk.glob("shard-*.npz")), chunk
+            assert json.loads((chunk / "summary.json").read_text())["games"] == 1
+    assert not [name for name in found if ".tmp" in name]
+    # The network after each iteration played the best before it and the baselines.
+    matches = {p.name for p in (run_a / "matches").iterdir()}
+    assert matches == {
+        "iter-0001-best.jsonl",
+        "iter-0001-random.jsonl",
+        "iter-0002-best.jsonl",
+        "iter-0002-random.jsonl",
+    }
+    games = (run_a / "matches" / "iter-0002-random.jsonl").read_text().splitlines()
+    assert len(games) == cfg.evaluate.final_games
+
+
+def test_metrics_and_checkpoint(run_a: Path, cfg: TrainConfig) -> None:
+    rows = metrics(run_a)
+    assert [r["iteration"] for r in rows] == [1, 2]
+    assert [r["step"] for r in rows] == [cfg.train.steps, 2 * cfg.train.steps]
+    assert [r["final"] for r in rows] == [False, True]
+    for r in rows:
+        assert r["selfplay_games"] == cfg.selfplay.games
+        assert r["samples"] > 0 and np.isfinite(r["policy_loss"]) and np.isfinite(r["value_loss"])
+        assert set(r["evaluation"]) == {"best", "random"}
+    ck = checkpoint(run_a)
+    assert ck["state"]["iteration"] == 2 and ck["state"]["step"] == 2 * cfg.train.steps
+    assert ck["state"]["best"] == 2  # no gating: always the latest
+    assert set(ck["state"]["ladder"]) == {0, 1, 2}
+    assert ck["board"] == 37
+    # The exported networks carry their training step; best.pt is the last one.
+    assert [read_metadata(run_a / "models" / f"iter-{i:04d}.pt")["step"] for i in range(3)] == [
+        0,
+        cfg.train.steps,
+        2 * cfg.train.steps,
+    ]
+    assert (run_a / "models" / "best.pt").read_bytes() == (
+        run_a / "models" / "iter-0002.pt"
+    ).read_bytes()
+
+
+def test_one_iteration(run_b: Resumed, cfg: TrainConfig) -> None:
+    """The state of a run stopped after its first iteration."""
+    found = run_b.files_after_first
+    for name in ["config.toml", "selfplay.toml", "checkpoint.pt", "metrics.jsonl"]:
+        assert name in found
+    models = {name for name in found if name.startswith("models/")}
+    assert models == {"models/iter-0000.pt", "models/iter-0001.pt", "models/best.pt"}
+    for c in ("c0", "c1"):
+        assert any(re.fullmatch(rf"shards/iter-0000/{c}/shard-.*\.npz", n) for n in found)
+    assert not any(n.startswith("shards/iter-0001") for n in found)
+    assert {n for n in found if n.startswith("matches/")} == {
+        "matches/iter-0001-best.jsonl",
+        "matches/iter-0001-random.jsonl",
+    }
+    (row,) = run_b.metrics_after_first
+    assert row["iteration"] == 1 and row["step"] == cfg.train.steps and not row["final"]
+
+
+def test_a_finished_run_does_nothing(run_a: Path, cfg: TrainConfig) -> None:
+    before = stamps(run_a)
+    log: list[str] = []
+    assert train(cfg, run_a, log=log.append) == []
+    assert "all 2 iterations are done" in log[-1]
+    after = stamps(run_a)
+    # selfplay.toml is written again (with the same text) by every start.
+    assert after.pop("selfplay.toml")[2] == before.pop("selfplay.toml")[2]
+    assert after == before
+
+
+# ------------------------------------------------------------------------------------- resume
+
+
+def test_resume_continues(run_b: Resumed, cfg: TrainConfig) -> None:
+    resumed = f"resuming after iteration 1 (step {cfg.train.steps})"
+    assert any(resumed in line for line in run_b.log)
+    assert [s["iteration"] for s in run_b.stats] == [2]
+    assert [r["iteration"] for r in metrics(run_b.folder)] == [1, 2]
+    assert checkpoint(run_b.folder)["state"]["step"] == 2 * cfg.train.steps
+
+
+def test_resume_keeps_finished_selfplay(run_b: Resumed) -> None:
+    assert stamps(run_b.folder / "shards" / "iter-0000") == run_b.shards0_before
+
+
+def test_resume_replays_an_unfinished_chunk(run_b: Resumed) -> None:
+    chunks = run_b.folder / "shards" / "iter-0001"
+    assert sorted(p.name for p in chunks.iterdir()) == ["c0", "c1"]
+    assert stamps(chunks / "c0") == run_b.chunk0_before
+    assert not (chunks / "c1" / "shard-00-99999.npz").exists()
+    assert (chunks / "c1" / "summary.json").exists()
+    assert any("self-play chunk 2/2" in line for line in run_b.log)
+    assert not any("self-play chunk 1/2" in line for line in run_b.log)
+    # Self-play with one thread is deterministic: the replayed chunk is the one that was lost.
+    replayed = shard_arrays(chunks / "c1")
+    assert replayed.keys() == run_b.chunk1_arrays.keys()
+    for key, value in run_b.chunk1_arrays.items():
+        np.testing.assert_array_equal(replayed[key], value, err_msg=key)
+
+
+def test_resume_ends_where_an_uninterrupted_run_does(run_a: Path, run_b: Resumed) -> None:
+    a, b = checkpoint(run_a), checkpoint(run_b.folder)
+    assert a["state"] == b["state"]
+    assert a["model"].keys() == b["model"].keys()
+    for key, value in a["model"].items():
+        torch.testing.assert_close(b["model"][key], value, rtol=0, atol=0, msg=key)
+    for i in range(2):
+        for c in ("c0", "c1"):
+            chunk = f"iter-{i:04d}/{c}"
+            want = shard_arrays(run_a / "shards" / chunk)
+            got = shard_arrays(run_b.folder / "shards" / chunk)
+            for key, value in want.items():
+                np.testing.assert_array_equal(got[key], value, err_msg=f"{chunk} {key}")
+    timing = {"seconds", "train_seconds", "selfplay_seconds", "selfplay_network_seconds"}
+
+    def comparable(run: Path) -> list[dict[str, Any]]:
+        rows = json.loads(json.dumps(metrics(run)).replace(str(run), "RUN"))
+        return [{k: v for k, v in r.items() if k not in timing} for r in rows]
+
+    rows_a, rows_b = comparable(run_a), comparable(run_b.folder)
+    for ra, rb in zip(rows_a, rows_b, strict=True):
+        for e in (*ra["evaluation"].values(), *rb["evaluation"].values()):
+            e.pop("seconds", None)
+        assert ra == rb
+
+
+def test_another_config_is_refused(run_a: Path, cfg: TrainConfig) -> None:
+    before = (run_a / "config.toml").read_text()
+    other = parse_config(tiny_text(run__seed="1"))
+    with pytest.raises(ValueError, match="other settings"):
+        train(other, run_a, log=lambda _: None)
+    with pytest.raises(ValueError, match="other settings"):
+        Run(parse_config(tiny_text(train__steps="5")), run_a)
+    assert (run_a / "config.toml").read_text() == before
+    # The same settings written differently are the same run.
+    same = parse_config("# the same run\n" + cfg.source.replace(" = ", "="))
+    assert same == cfg
+    assert train(same, run_a, log=lambda _: None) == []
+
+
+# --------------------------------------------------------------------------- export and plots
+
+
+def test_export_checkpoint(run_a: Path, tmp_path: Path, cfg: TrainConfig) -> None:
+    out = export_checkpoint(run_a / "checkpoint.pt", tmp_path / "exported.pt")
+    meta = read_metadata(out)
+    assert meta["step"] == checkpoint(run_a)["state"]["step"] == 2 * cfg.train.steps
+    assert meta["boards"] == [37]
+    assert meta["network"]["channels"] == cfg.network.channels
+    # The same weights as the network the run exported after its last iteration.
+    game = zertz.Game()
+    game.play(int(game.legal_action_indices()[5]))
+    planes, globals_ = (torch.from_numpy(x)[None] for x in game.encode())
+    want = load_exported(run_a / "models" / "iter-0002.pt")(planes, globals_)
+    got = load_exported(out)(planes, globals_)
+    for w, g in zip(want, got, strict=True):
+        torch.testing.assert_close(g, w, rtol=0, atol=1e-6)
+
+
+def test_export_checkpoint_refuses_other_files(tmp_path: Path) -> None:
+    torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not a zertz training checkpoint"):
+        export_checkpoint(tmp_path / "other.pt", tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_plot_and_final_table(
+    run_a: Path, cfg: TrainConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = zertz.plot(run_a)
+    assert isinstance(fig, Figure)
+    assert len(fig.axes) == 3
+    (loss,) = [ax for ax in fig.axes if ax.get_title() == "training loss"]
+    assert [np.asarray(line.get_xdata()).tolist() for line in loss.get_lines()] == [[1, 2], [1, 2]]
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+    table = final_table(run_a)
+    assert f"network after iteration 2 (step {2 * cfg.train.steps})" in table
+    rows = {line.split()[0] for line in table.splitlines()[2:]}
+    assert rows == {"previous", "random"}
+
+
+def test_final_table_before_any_evaluation(tmp_path: Path) -> None:
+    (tmp_path / "metrics.jsonl").write_text(json.dumps({"iteration": 1, "evaluation": {}}) + "\n")
+    assert final_table(tmp_path) == "no evaluation yet"
