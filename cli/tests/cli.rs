@@ -150,9 +150,19 @@ fn match_prints_the_score_and_elo() {
     let o = zertz(&["match", "--player", "greedy", "--games", "2"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("exactly two players"));
-    let o = zertz(&["match", "--player", "greedy", "--player", "nn:model.pt"]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("model crate"));
+    // A neural player whose model file is missing: one clear line, not a crash.
+    let o = zertz(&["match", "--player", "greedy", "--player", "nn:no-such-model.pt"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot read model no-such-model.pt") && err.lines().count() == 1,
+        "{err}"
+    );
+    // The --json form.
+    let o = zertz(&["match", "--player", "greedy", "--player", "random", "--games", "2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!((v["games"].as_u64(), v["a"].as_str()), (Some(2), Some("greedy")));
+    assert!(v["score"].as_f64().is_some_and(|s| (0.0..=1.0).contains(&s)));
 }
 
 #[test]

@@ -427,7 +427,13 @@ def test_resume_ends_where_an_uninterrupted_run_does(run_a: Path, run_b: Resumed
             got = shard_arrays(run_b.folder / "shards" / chunk)
             for key, value in want.items():
                 np.testing.assert_array_equal(got[key], value, err_msg=f"{chunk} {key}")
-    timing = {"seconds", "train_seconds", "selfplay_seconds", "selfplay_network_seconds"}
+    timing = {
+        "seconds",
+        "train_seconds",
+        "selfplay_seconds",
+        "selfplay_network_seconds",
+        "selfplay_network_share",
+    }
 
     def comparable(run: Path) -> list[dict[str, Any]]:
         rows = json.loads(json.dumps(metrics(run)).replace(str(run), "RUN"))

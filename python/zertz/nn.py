@@ -30,6 +30,9 @@ import json
 import os
 import tempfile
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -213,6 +216,15 @@ class ZertzNet(nn.Module):
         return NetConfig(**json.loads(self.config_json))
 
 
+@contextmanager
+def _torchscript() -> Iterator[None]:
+    """torch 2.11 marks TorchScript deprecated in favour of torch.export, but TorchScript is what
+    libtorch (and so the engine, through tch) loads: silence that one warning."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.", category=DeprecationWarning)
+        yield
+
+
 def masked_log_softmax(logits: Tensor, legal: Tensor) -> Tensor:
     """Log-probabilities over the legal actions (``-inf`` elsewhere)."""
     return torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=1)
@@ -261,13 +273,15 @@ def export(
     m = copy.deepcopy(model).cpu().eval()
     m.boards = boards
     m.metadata_json = json.dumps(metadata_of(m, step=step, name=name, boards=boards))
-    scripted = torch.jit.script(m)
+    with _torchscript():
+        scripted = torch.jit.script(m)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        torch.jit.save(scripted, tmp)
+        with _torchscript():
+            torch.jit.save(scripted, tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -277,9 +291,10 @@ def export(
 
 def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.jit.ScriptModule:
     """Loads an exported model (a TorchScript module) for inference in Python."""
-    module: torch.jit.ScriptModule = torch.jit.load(  # type: ignore[no-untyped-call]
-        str(path), map_location=device
-    )
+    with _torchscript():
+        module: torch.jit.ScriptModule = torch.jit.load(  # type: ignore[no-untyped-call]
+            str(path), map_location=device
+        )
     module.eval()
     return module
 
@@ -287,7 +302,8 @@ def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.ji
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The metadata of an exported model file; ValueError when it is not one."""
     try:
-        module = torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
+        with _torchscript():
+            module = torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
         meta = json.loads(module.metadata())
     except Exception as e:
         raise ValueError(f"{path} is not an exported zertz model: {e}") from e

@@ -99,7 +99,7 @@ class TrainSection:
     augment: bool = True
     #: Weight of the value loss against the policy loss.
     value_weight: float = 1.0
-    #: Value target: (1 - q_weight) × the game's result + q_weight × the search's value of the
+    #: Value target: (1 - q_weight) * the game's result + q_weight * the search's value of the
     #: position (0: the result alone, as in AlphaZero; mixing in the search value lowers the
     #: noise of the target when there are few games).
     q_weight: float = 0.0
@@ -533,7 +533,10 @@ class Run:
         legal = torch.from_numpy(data["legal_mask"]).to(dev)
         policy = torch.from_numpy(data["policy"]).to(dev)
         q = t.q_weight
-        value = torch.from_numpy((1 - q) * data["value"] + q * data["root_value"]).to(dev)
+        target = (1 - q) * data["value"].astype(np.float32) + q * data["root_value"].astype(
+            np.float32
+        )
+        value = torch.from_numpy(target).to(dev)
         full = torch.from_numpy(data["full_search"]).to(dev)
         self.net.train()
         sums = {"policy_loss": 0.0, "value_loss": 0.0}
