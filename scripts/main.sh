@@ -2,7 +2,8 @@
 # The main job: set everything up (scripts/setup-python.sh: .venv with the pinned packages, torch
 # among them, and the zertz package; then the zertz program, linked to .venv's libtorch), train a
 # network from nothing with configs/train/default.toml (about 20 minutes on two CPU cores), print
-# the final evaluation against the baselines and how to play against the result.
+# the final evaluation against the baselines and how to play against the result. Measured from a
+# fresh clone on two cores: 24 minutes in all (BENCHMARKS.md).
 #
 #   scripts/main.sh [CONFIG [RUN_FOLDER]]     defaults: configs/train/default.toml runs/default
 #

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up the Python side: the virtual environment .venv at the repository root (created when
-# missing), the pinned tools of python/requirements-dev.txt in it (maturin, numpy, pytest, mypy,
-# ruff), and the zertz package built from python/ in release mode (`maturin develop --release`).
+# missing), the pinned packages of python/requirements-dev.txt in it (maturin, numpy, pytest, mypy,
+# ruff; torch 2.11.0, whose libtorch the model crate links; matplotlib, tensorboard; nbclient and
+# ipykernel for the notebook test), and the zertz package built from python/ in release mode
+# (`maturin develop --release`).
 # Safe to run again: it installs only what changed, and cargo rebuilds only what changed.
 #
 # Needs Python >= 3.11 with pip and venv, the Rust toolchain, and PyPI. $PYTHON picks the

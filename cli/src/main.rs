@@ -104,7 +104,11 @@ enum Command {
         #[arg(long, conflicts_with = "opponent")]
         model: Option<PathBuf>,
         /// Simulations per move of the network given with --model.
-        #[arg(long, default_value_t = zertz_selfplay::players::DEFAULT_NEURAL_SIMULATIONS)]
+        #[arg(
+            long,
+            requires = "model",
+            default_value_t = zertz_selfplay::players::DEFAULT_NEURAL_SIMULATIONS
+        )]
         simulations: u32,
         #[command(flatten)]
         device: DeviceArgs,
@@ -208,12 +212,13 @@ impl DeviceArgs {
     }
 }
 
-/// Loads the networks of the neural players among `specs`, checked against `board`, each behind
-/// one batching inference thread shared by every game.
+/// Loads the networks of the neural players among `specs`, checked against `board`, as evaluators
+/// for `searchers` search threads (see [`into_evaluator`]).
 fn load_models(
     specs: &[&zertz_selfplay::PlayerSpec],
     board: Board,
     device: &DeviceArgs,
+    searchers: usize,
 ) -> Result<zertz_selfplay::Models> {
     let mut models = zertz_selfplay::Models::new();
     for spec in specs {
@@ -221,7 +226,7 @@ fn load_models(
             if models.0.contains_key(path) {
                 continue;
             }
-            models.insert(path, load_evaluator(Path::new(path), board, device)?);
+            models.insert(path, load_evaluator(Path::new(path), board, device, searchers)?);
         }
     }
     Ok(models)
@@ -232,23 +237,29 @@ fn load_evaluator(
     path: &Path,
     board: Board,
     device: &DeviceArgs,
+    searchers: usize,
 ) -> Result<std::sync::Arc<dyn zertz_selfplay::Evaluator>> {
     let model = zertz_model::Model::load(path, device.choice()?)?;
     model.check_board(board)?;
-    Ok(into_evaluator(std::sync::Arc::new(model), device))
+    Ok(into_evaluator(std::sync::Arc::new(model), device, searchers))
 }
 
-/// A loaded network as an evaluator. On a GPU, one inference thread gathers the requests of every
-/// search thread into large batches. On the CPU, each search thread runs the network itself on
-/// its own batch with one libtorch thread (unless --shared-inference): the cores stay busy
-/// without OpenMP threads spinning against the search threads, which, with more busy threads than
-/// cores, slows everything down many times over (BENCHMARKS.md).
+/// A loaded network as the evaluator of `searchers` search threads (0: one per core). On a GPU,
+/// one inference thread gathers the requests of every search thread into large batches. On the
+/// CPU, each search thread runs the network itself on its own batch (unless --shared-inference),
+/// with one libtorch thread when there are several searchers: the cores stay busy without OpenMP
+/// threads spinning against the search threads, which, with more busy threads than cores, slows
+/// everything down many times over (BENCHMARKS.md). A single searcher (`zertz play`) keeps
+/// libtorch's own threads.
 fn into_evaluator(
     model: std::sync::Arc<zertz_model::Model>,
     device: &DeviceArgs,
+    searchers: usize,
 ) -> std::sync::Arc<dyn zertz_selfplay::Evaluator> {
     if model.device() == zertz_model::Device::Cpu && !device.shared_inference {
-        zertz_model::set_cpu_threads(1);
+        if searchers != 1 {
+            zertz_model::set_cpu_threads(1);
+        }
         model
     } else {
         std::sync::Arc::new(model.batching(4096, std::time::Duration::from_micros(500)))
@@ -295,6 +306,17 @@ impl PositionArgs {
 }
 
 fn main() -> ExitCode {
+    // A failure deep inside (a network that fails during a match, say) ends the program with one
+    // line, as other errors do, not a panic report.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("internal error");
+        eprintln!("error: {msg}");
+    }));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft { position, depth, divide } => run_perft(&position, depth, divide),
@@ -576,7 +598,7 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let a: PlayerSpec = a.parse().map_err(anyhow::Error::msg)?;
     let b: PlayerSpec = b.parse().map_err(anyhow::Error::msg)?;
-    let models = load_models(&[&a, &b], board, device)?;
+    let models = load_models(&[&a, &b], board, device, threads)?;
     let config = MatchConfig {
         a,
         b,
@@ -707,7 +729,7 @@ fn run_selfplay(
             m.check_board(board)?;
             let m = Arc::new(m);
             model = Some(m.clone());
-            Box::new(into_evaluator(m, device))
+            Box::new(into_evaluator(m, device, cfg.threads))
         }
     };
     let progress = Progress::default();
@@ -805,7 +827,7 @@ fn run_play(
     let Some(board) = Board::from_rings(board) else {
         bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
     };
-    let models = load_models(&[&spec], board, device)?;
+    let models = load_models(&[&spec], board, device, 1)?;
     let mut engine = spec.build(seed, &models).map_err(anyhow::Error::msg)?;
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let (you, them) =
@@ -915,9 +937,15 @@ fn run_train(args: &[String]) -> Result<ExitCode> {
             venv.filter(|p| p.exists()).unwrap_or_else(|| PathBuf::from("python3"))
         }
     };
-    let status = std::process::Command::new(&python)
-        .args(["-m", "zertz", "train"])
-        .args(args)
+    let mut command = std::process::Command::new(&python);
+    command.args(["-m", "zertz", "train"]).args(args);
+    // The training's self-play and matches use this very program unless told otherwise.
+    if std::env::var_os("ZERTZ_BIN").is_none() {
+        if let Ok(exe) = std::env::current_exe() {
+            command.env("ZERTZ_BIN", exe);
+        }
+    }
+    let status = command
         .status()
         .with_context(|| format!("cannot run {} (set ZERTZ_PYTHON)", python.display()))?;
     Ok(match status.code() {
@@ -927,11 +955,19 @@ fn run_train(args: &[String]) -> Result<ExitCode> {
     })
 }
 
+/// `cpu` or `cuda:N`, as --device takes them.
+fn device_name(d: zertz_model::Device) -> String {
+    match d {
+        zertz_model::Device::Cuda(i) => format!("cuda:{i}"),
+        other => format!("{other:?}").to_ascii_lowercase(),
+    }
+}
+
 fn run_model_info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {
     let model = zertz_model::Model::load(path, device.choice()?)?;
     let m = model.metadata();
     let info = serde_json::json!({
-        "path": path.display().to_string(), "device": format!("{:?}", model.device()),
+        "path": path.display().to_string(), "device": device_name(model.device()),
         "cuda_available": zertz_model::cuda_available(), "name": m.name, "boards": m.boards,
         "encoding_version": m.encoding_version, "format_version": m.format_version,
         "step": m.step, "action_space": m.action_space, "network": m.network,

@@ -249,3 +249,16 @@ fn records_convert_to_sgf_that_replays() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn train_hands_over_to_the_python_training_loop() {
+    // `zertz train` runs `python -m zertz train` with the repository's .venv (test.sh sets it up
+    // before the Rust tests).
+    let o = zertz(&["train", "--help"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("--config") && out.contains("--run"), "{out}");
+    let o = zertz(&["train", "--config", "no-such-config.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no-such-config.toml"));
+}

@@ -4,16 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import zertz
 import zertz._zertz as native
 
 
 def test_public_names() -> None:
+    # Pure Python: shards in zertz.data; the training side (torch) imported on first use.
+    python_side = {
+        "load_shards": "zertz.data",
+        "export": "zertz.nn",
+        "train": "zertz.training",
+        "plot": "zertz.plots",
+    }
     for name in zertz.__all__:
-        if name == "load_shards":  # pure Python, in zertz.data
-            assert zertz.load_shards.__module__ == "zertz.data"
+        if name in python_side:
+            assert getattr(zertz, name).__module__ == python_side[name]
             continue
         assert getattr(zertz, name) is getattr(native, name)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = zertz.no_such_name
     assert "_zertz" not in zertz.__all__
     assert zertz.Game.__module__ == "zertz"
     assert zertz.__version__.count(".") == 2

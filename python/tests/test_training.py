@@ -158,6 +158,7 @@ def run_b(program: Path, cfg: TrainConfig, tmp_path_factory: pytest.TempPathFact
     (chunks / ".c1.tmp" / "summary.json").unlink()
     (chunks / ".c1.tmp" / "shard-00-99999.npz").write_bytes(b"cut short")
     chunk0_before = stamps(chunks / "c0")
+    del run  # its process-wide lock on the folder goes with it
 
     log: list[str] = []
     stats = train(cfg, folder, log=log.append)
@@ -321,9 +322,9 @@ def test_run_folder(run_a: Path, cfg: TrainConfig) -> None:
     # The network after each iteration played the best before it and the baselines.
     matches = {p.name for p in (run_a / "matches").iterdir()}
     assert matches == {
-        "iter-0001-best.jsonl",
+        "iter-0001-previous.jsonl",
         "iter-0001-random.jsonl",
-        "iter-0002-best.jsonl",
+        "iter-0002-previous.jsonl",
         "iter-0002-random.jsonl",
     }
     games = (run_a / "matches" / "iter-0002-random.jsonl").read_text().splitlines()
@@ -366,7 +367,7 @@ def test_one_iteration(run_b: Resumed, cfg: TrainConfig) -> None:
         assert any(re.fullmatch(rf"shards/iter-0000/{c}/shard-.*\.npz", n) for n in found)
     assert not any(n.startswith("shards/iter-0001") for n in found)
     assert {n for n in found if n.startswith("matches/")} == {
-        "matches/iter-0001-best.jsonl",
+        "matches/iter-0001-previous.jsonl",
         "matches/iter-0001-random.jsonl",
     }
     (row,) = run_b.metrics_after_first

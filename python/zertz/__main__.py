@@ -9,8 +9,13 @@ python -m zertz table runs/default
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,12 +36,20 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "train":
-            from zertz.training import final_table, train
+            from zertz.plots import read_metrics
+            from zertz.training import final_table, load_config, train, zertz_bin
 
+            # A kill (SIGTERM) stops the run as Ctrl-C does.
+            signal.signal(signal.SIGTERM, _interrupt)
             run = Path(args.run or Path("runs") / Path(args.config).stem)
+            iterations = load_config(args.config).run.iterations
             train(args.config, run)
+            done = (run / "metrics.jsonl").exists() and read_metrics(run)[-1]["iteration"]
+            if done != iterations:
+                print(f"stopped: run the same command again to resume {run}")
+                return 130
             print(final_table(run))
-            print(f"\nplay against it: target/release/zertz play --model {run}/models/best.pt")
+            print(f"\nplay against it: {zertz_bin()} play --model {run / 'models' / 'best.pt'}")
         elif args.command == "export":
             from zertz.training import export_checkpoint
 
@@ -51,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             from zertz.training import final_table
 
             print(final_table(args.run))
-    except (ValueError, FileNotFoundError, RuntimeError) as err:
+    except (ValueError, OSError, RuntimeError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -24,13 +24,19 @@ match``), which loads the exported network with libtorch; this module finds the 
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import fcntl
+import hashlib
 import json
 import math
 import os
 import random
+import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 import tomllib
@@ -206,6 +212,10 @@ def parse_config(text: str) -> TrainConfig:
         (cfg.evaluate.every >= 0, "evaluate.every must be at least 0"),
         (cfg.evaluate.simulations >= 1, "evaluate.simulations must be at least 1"),
         (cfg.evaluate.final_simulations >= 1, "evaluate.final_simulations must be at least 1"),
+        (cfg.evaluate.games >= 1 and cfg.evaluate.final_games >= 1, "evaluate games: at least 1"),
+        (0.0 <= cfg.evaluate.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
+        (cfg.train.weight_decay >= 0 and cfg.train.value_weight >= 0, "train weights must be >= 0"),
+        (cfg.run.torch_threads >= 0, "run.torch_threads must be at least 0"),
     ]
     for ok, message in checks:
         if not ok:
@@ -248,11 +258,26 @@ def zertz_bin() -> Path:
     )
 
 
+def _die_with_parent() -> None:
+    """In the engine's process before it starts (Linux): be killed when the training process
+    dies, however it dies, so that no engine goes on writing into a run folder."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def engine(*args: str | os.PathLike[str]) -> str:
     """Runs the zertz program and returns its standard output; RuntimeError with its message
     when it fails."""
     cmd = [str(zertz_bin()), *map(str, args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+    )
     try:
         out, err = proc.communicate()
     except BaseException:
@@ -284,6 +309,60 @@ def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def _seed(*parts: int) -> int:
+    """A 63-bit seed from a tuple of integers (distinct tuples, distinct seeds)."""
+    digest = hashlib.sha256(repr(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def _lock(folder: Path) -> Any:
+    """An exclusive lock on a run folder for this process's lifetime (released when it ends,
+    however it ends)."""
+    f = open(folder / ".lock", "a")  # held open on purpose
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise ValueError(f"{folder} is in use by another training process") from None
+    return f
+
+
+def _trim_partial_line(path: Path) -> None:
+    """Cuts a last line left unfinished by a kill, so the next append starts a line of its own."""
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def _same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
+    """Whether ``cfg`` continues the run of ``saved``: only the length, the device, the torch
+    threads and the evaluation may differ."""
+
+    def core(c: TrainConfig) -> TrainConfig:
+        run = dataclasses.replace(c.run, iterations=0, device="", torch_threads=0)
+        gating = EvalSection(gating=c.evaluate.gating, gating_score=c.evaluate.gating_score)
+        return dataclasses.replace(c, run=run, evaluate=gating, source="")
+
+    return core(saved) == core(cfg)
+
+
+_SPEC = re.compile(r"^(random|greedy|(mcts|uniform)(:[1-9][0-9]*)?|nn:.+)$")
+
+
+def _check_opponents(e: EvalSection) -> None:
+    for opp in [*e.opponents, *e.final_opponents]:
+        if not _SPEC.match(opp.strip().lower()):
+            raise ValueError(
+                f"evaluate: unknown opponent {opp!r}: use random, greedy, mcts:SIMS, uniform:SIMS "
+                "or nn:MODEL[:SIMS]"
+            )
+        if opp.startswith("nn:"):
+            path = opp[3:].rsplit(":", 1)[0] if opp[3:].rsplit(":", 1)[-1].isdigit() else opp[3:]
+            if not Path(path).exists():
+                raise ValueError(f"evaluate: opponent {opp!r}: no model file {path}")
 
 
 def _atomic_copy(src: Path, dst: Path) -> None:
@@ -353,27 +432,36 @@ class Run:
     """One run folder (see the module docs)."""
 
     def __init__(self, cfg: TrainConfig, folder: str | os.PathLike[str]) -> None:
+        if not cfg.source or parse_config(cfg.source) != cfg:
+            raise ValueError(
+                "the run folder keeps its config as TOML: pass a config file or "
+                "parse_config(text), not a TrainConfig built or changed in code"
+            )
         self.cfg = cfg
         self.dir = Path(folder)
         self.dir.mkdir(parents=True, exist_ok=True)
+        self._lock = _lock(self.dir)
         saved = self.dir / "config.toml"
-        if saved.exists() and parse_config(saved.read_text()) != cfg:
+        if saved.exists() and not _same_run(parse_config(saved.read_text()), cfg):
             raise ValueError(
                 f"{self.dir} holds a run with other settings ({saved}); resume it with those "
-                "settings or start a new run folder"
+                "settings (only run.iterations, run.device, run.torch_threads and the evaluation "
+                "may change) or start a new run folder"
             )
-        # The engine checks its settings before the run folder takes the config, so that a typo
-        # in [selfplay] does not tie the folder to a config that cannot run.
+        # Everything is checked before the run folder takes the config, so that a typo does not
+        # tie the folder to a config that cannot run: the device, the opponents, and (by the
+        # engine) the self-play settings.
+        self.device = _device(cfg.run.device)
+        _check_opponents(cfg.evaluate)
         self.board = cfg.run.board
         self._write_selfplay_config()
         engine("selfplay", "--config", self.dir / "selfplay.toml", "--check")
-        if not saved.exists():
+        if not saved.exists() or saved.read_text() != cfg.source:
             _atomic_write_text(saved, cfg.source)
         for sub in ("shards", "models", "matches"):
             (self.dir / sub).mkdir(exist_ok=True)
-        self.device = _device(cfg.run.device)
-        self.engine_device = "auto" if cfg.run.device == "auto" else cfg.run.device
         self.actions = action_space_size(self.board)
+        torch.manual_seed(cfg.run.seed)
         self.net = ZertzNet(cfg.network, boards=[self.board]).to(self.device)
         self.opt = torch.optim.AdamW(
             self.net.parameters(), lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay
@@ -403,14 +491,7 @@ class Run:
             torch.set_rng_state(ck["rng"]["torch"])
             np.random.set_state(ck["rng"]["numpy"])
             random.setstate(ck["rng"]["python"])
-        else:
-            torch.manual_seed(self.cfg.run.seed)
-            self.net = ZertzNet(self.cfg.network, boards=[self.board]).to(self.device)
-            self.opt = torch.optim.AdamW(
-                self.net.parameters(),
-                lr=self.cfg.train.learning_rate,
-                weight_decay=self.cfg.train.weight_decay,
-            )
+        _trim_partial_line(self.dir / "metrics.jsonl")
         if not self.model_path(self.state.iteration).exists():
             self.export(self.state.iteration)
         if not (self.dir / "models" / "best.pt").exists():
@@ -448,15 +529,14 @@ class Run:
             f"board = {self.board}",
             f"blitz = {str(self.cfg.run.blitz).lower()}",
         ]
-        search = {}
-        for k, v in self.cfg.selfplay.engine.items():
-            if isinstance(v, dict):
-                search = v
-            else:
-                lines.append(f"{k} = {json.dumps(v)}")
-        if search:
-            lines.append("[search]")
-            lines += [f"{k} = {json.dumps(v)}" for k, v in search.items()]
+        tables = {k: v for k, v in self.cfg.selfplay.engine.items() if isinstance(v, dict)}
+        lines += [
+            f"{k} = {json.dumps(v)}" for k, v in self.cfg.selfplay.engine.items() if k not in tables
+        ]
+        # Every table under its own name ([search]); the engine refuses unknown ones.
+        for name, table in tables.items():
+            lines.append(f"[{name}]")
+            lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
         _atomic_write_text(self.dir / "selfplay.toml", "\n".join(lines) + "\n")
 
     def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
@@ -464,8 +544,8 @@ class Run:
         the totals of all its chunks (those kept from before an interruption too)."""
         folder = self.dir / "shards" / f"iter-{iteration:04d}"
         folder.mkdir(exist_ok=True)
-        model = self.dir / "models" / "best.pt" if self.cfg.evaluate.gating else None
-        model = model or self.model_path(iteration)
+        # The network the checkpoint names (best.pt is only a convenience copy of it).
+        model = self.model_path(self.state.best)
         chunks = self.cfg.selfplay.chunks
         games = self.cfg.selfplay.games
         totals: dict[str, float] = {}
@@ -476,9 +556,11 @@ class Run:
                 summary = json.loads((done / "summary.json").read_text())
             else:
                 n = games // chunks + (1 if c < games % chunks else 0)
-                tmp = folder / f".c{c}.tmp"
-                shutil.rmtree(tmp, ignore_errors=True)
-                seed = (self.cfg.run.seed * 1_000_003 + iteration) * 101 + c
+                # Leftovers of an interrupted attempt go; each attempt writes its own folder.
+                for old in folder.glob(f".c{c}.*tmp"):
+                    shutil.rmtree(old, ignore_errors=True)
+                tmp = folder / f".c{c}.{os.getpid()}.tmp"
+                seed = _seed(self.cfg.run.seed, iteration, c)
                 out = engine(
                     "selfplay",
                     "--config",
@@ -486,7 +568,7 @@ class Run:
                     "--model",
                     model,
                     "--device",
-                    self.engine_device,
+                    self.cfg.run.device,
                     "--out",
                     tmp,
                     "--games",
@@ -526,7 +608,13 @@ class Run:
         data = load_shards(shards, self.actions)
         n = len(data["value"])
         if n == 0 or t.steps == 0:
-            return {"samples": float(n)}
+            nan = math.nan
+            return {
+                "samples": float(n),
+                "policy_loss": nan,
+                "value_loss": nan,
+                "train_seconds": 0.0,
+            }
         dev = self.device
         planes = torch.from_numpy(data["planes"]).to(dev)
         globals_ = torch.from_numpy(data["globals"]).to(dev)
@@ -580,7 +668,7 @@ class Run:
             "--seed",
             str(self.cfg.run.seed + iteration),
             "--device",
-            self.engine_device,
+            self.cfg.run.device,
             "--out",
             out,
             "--json",
@@ -596,21 +684,27 @@ class Run:
         opponents = e.final_opponents if final else e.opponents
         sims = e.final_simulations if final else e.simulations
         results: dict[str, Any] = {}
-        best = self.model_path(self.state.best)
+        # The ladder chains through rated networks: the newest rated one at or before the best.
+        anchor = max(k for k in self.state.ladder if k <= self.state.best)
         r = self.match(
-            iteration, model, f"nn:{best}:{e.simulations}", e.games, e.simulations, "best"
+            iteration,
+            model,
+            f"nn:{self.model_path(anchor)}:{e.simulations}",
+            e.games,
+            e.simulations,
+            "previous",
         )
         results["best"] = r
-        self.state.ladder[iteration] = self.state.ladder.get(self.state.best, 0.0) + r["elo"]
+        self.state.ladder[iteration] = self.state.ladder[anchor] + r["elo"]
         log(
-            f"  vs iteration {self.state.best}: {r['wins']}-{r['draws']}-{r['losses']} "
+            f"  vs iteration {anchor}: {r['wins']}-{r['draws']}-{r['losses']} "
             f"(Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})"
         )
         if not e.gating or r["score"] >= e.gating_score:
             self.state.best = iteration
             _atomic_copy(model, self.dir / "models" / "best.pt")
         for opp in opponents:
-            tag = opp.replace(":", "")
+            tag = re.sub(r"[^A-Za-z0-9.-]+", "_", opp)
             r = self.match(iteration, model, opp, games, sims, tag)
             results[opp] = r
             log(
@@ -725,8 +819,9 @@ def train(
 
 def final_table(run_dir: str | os.PathLike[str]) -> str:
     """The last evaluation of a run as a text table."""
-    lines = [json.loads(x) for x in (Path(run_dir) / "metrics.jsonl").read_text().splitlines() if x]
-    evaluated = [x for x in lines if x.get("evaluation")]
+    from zertz.plots import read_metrics
+
+    evaluated = [x for x in read_metrics(run_dir) if x.get("evaluation")]
     if not evaluated:
         return "no evaluation yet"
     last = evaluated[-1]
