@@ -271,6 +271,13 @@ def test_int_is_a_float() -> None:
         ("[train]\nbatch_size = 0\n", "train.batch_size"),
         ("[evaluate]\nevery = -1\n", "evaluate.every"),
         ("[evaluate]\nsimulations = 0\n", "evaluate.simulations"),
+        ("[evaluate]\nfinal_simulations = 0\n", "evaluate.final_simulations"),
+        ("[evaluate]\ngating_score = 1.5\n", "evaluate.gating_score"),
+        ("[evaluate]\nopponents = []\ngames = 0\n", "evaluate games"),
+        ("[train]\nq_weight = 2.0\n", "train.q_weight"),
+        ('[train]\nschedule = "linear"\n', "train.schedule"),
+        ("[train]\nfinal_learning_rate = -1.0\n", "train.final_learning_rate"),
+        ("[run]\ntorch_threads = -1\n", "run.torch_threads"),
     ],
 )
 def test_values_out_of_range(text: str, key: str) -> None:

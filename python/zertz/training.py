@@ -95,8 +95,13 @@ class TrainSection:
     batch_size: int = 256
     #: SGD steps per iteration.
     steps: int = 100
-    #: AdamW learning rate.
+    #: AdamW learning rate (at the start, with a schedule).
     learning_rate: float = 2e-3
+    #: Learning-rate schedule over the run's steps: "constant", or "cosine" (from learning_rate
+    #: down to final_learning_rate at the last step of the last iteration).
+    schedule: str = "constant"
+    #: The learning rate at the end of a cosine schedule.
+    final_learning_rate: float = 1e-4
     #: AdamW weight decay.
     weight_decay: float = 1e-4
     #: Self-play iterations in the replay window (the most recent ones).
@@ -208,6 +213,8 @@ def parse_config(text: str) -> TrainConfig:
         (cfg.train.batch_size >= 1 and cfg.train.steps >= 0, "train.batch_size/steps too small"),
         (cfg.train.window >= 1, "train.window must be at least 1"),
         (cfg.train.learning_rate > 0, "train.learning_rate must be positive"),
+        (cfg.train.final_learning_rate >= 0, "train.final_learning_rate must be at least 0"),
+        (cfg.train.schedule in ("constant", "cosine"), "train.schedule: constant or cosine"),
         (0.0 <= cfg.train.q_weight <= 1.0, "train.q_weight must be in 0..1"),
         (cfg.evaluate.every >= 0, "evaluate.every must be at least 0"),
         (cfg.evaluate.simulations >= 1, "evaluate.simulations must be at least 1"),
@@ -309,6 +316,21 @@ def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def learning_rate(train: TrainSection, iterations: int, step: int) -> float:
+    """The learning rate of SGD step ``step`` of a run of ``iterations`` iterations: a function of
+    the step alone, so that a resumed run follows the same schedule.
+
+    >>> t = TrainSection(steps=10, learning_rate=1e-3, schedule="cosine", final_learning_rate=0.0)
+    >>> [round(learning_rate(t, 2, s), 6) for s in (0, 10, 20)]
+    [0.001, 0.0005, 0.0]
+    """
+    if train.schedule == "constant":
+        return train.learning_rate
+    progress = min(1.0, step / max(1, iterations * train.steps))
+    cos = 0.5 * (1.0 + math.cos(math.pi * progress))
+    return train.final_learning_rate + (train.learning_rate - train.final_learning_rate) * cos
 
 
 def _seed(*parts: int) -> int:
@@ -602,6 +624,9 @@ class Run:
 
     # ----------------------------------------------------------------------------- training
 
+    def learning_rate(self, step: int) -> float:
+        return learning_rate(self.cfg.train, self.cfg.run.iterations, step)
+
     def fit(self, shards: list[Path]) -> dict[str, float]:
         """``train.steps`` SGD steps on batches drawn from ``shards``."""
         t = self.cfg.train
@@ -630,6 +655,8 @@ class Run:
         sums = {"policy_loss": 0.0, "value_loss": 0.0}
         started = time.perf_counter()
         for _ in range(t.steps):
+            for group in self.opt.param_groups:
+                group["lr"] = self.learning_rate(self.state.step)
             idx = torch.randint(n, (min(t.batch_size, n),), generator=self.gen).to(dev)
             p, lg, pol = planes[idx], legal[idx], policy[idx]
             if t.augment:
@@ -644,6 +671,7 @@ class Run:
             sums["value_loss"] += float(vl.detach())
         self.net.eval()
         stats = {k: v / t.steps for k, v in sums.items()}
+        stats["learning_rate"] = self.learning_rate(self.state.step)
         stats["samples"] = float(n)
         stats["train_seconds"] = time.perf_counter() - started
         return stats
