@@ -160,6 +160,11 @@ enum Command {
         /// Print the result as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Play this many random single actions before the players take over (the same opening
+        /// for both games of a pair, A on each side once): varied games between deterministic
+        /// players.
+        #[arg(long, default_value_t = 0)]
+        opening_actions: u32,
     },
     /// Draw a position in the terminal.
     Show {
@@ -374,6 +379,7 @@ fn main() -> ExitCode {
             out,
             device,
             json,
+            opening_actions,
         } => (|| {
             let file = match &config {
                 Some(path) => zertz_selfplay::config::MatchFileConfig::from_file(path)?,
@@ -393,6 +399,7 @@ fn main() -> ExitCode {
                 threads: threads.unwrap_or(file.threads),
                 out,
                 json,
+                opening_actions,
             };
             run_match(&settings, &device)
         })(),
@@ -581,11 +588,21 @@ struct MatchSettings {
     threads: usize,
     out: Option<PathBuf>,
     json: bool,
+    opening_actions: u32,
 }
 
 fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> {
-    let MatchSettings { ref players, games, board, blitz, seed, threads, ref out, json } =
-        *settings;
+    let MatchSettings {
+        ref players,
+        games,
+        board,
+        blitz,
+        seed,
+        threads,
+        ref out,
+        json,
+        opening_actions,
+    } = *settings;
     let out = out.as_deref();
     use zertz_selfplay::PlayerSpec;
     use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
@@ -608,6 +625,7 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
         threads,
         max_actions: DEFAULT_MAX_ACTIONS,
         models,
+        opening_actions,
     };
     let bar = if std::io::stderr().is_terminal() && games > 1 {
         indicatif::ProgressBar::new(games as u64).with_style(

@@ -139,6 +139,9 @@ class EvalSection:
     gating: bool = False
     #: Score needed to replace the best network when gating.
     gating_score: float = 0.55
+    #: Random single actions opening each game between two networks (the same for both games of
+    #: a pair): searches without noise would otherwise repeat the same few games.
+    opening_actions: int = 4
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,7 @@ def parse_config(text: str) -> TrainConfig:
         (cfg.evaluate.final_simulations >= 1, "evaluate.final_simulations must be at least 1"),
         (cfg.evaluate.games >= 1 and cfg.evaluate.final_games >= 1, "evaluate games: at least 1"),
         (0.0 <= cfg.evaluate.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
+        (cfg.evaluate.opening_actions >= 0, "evaluate.opening_actions must be at least 0"),
         (cfg.train.weight_decay >= 0 and cfg.train.value_weight >= 0, "train weights must be >= 0"),
         (cfg.run.torch_threads >= 0, "run.torch_threads must be at least 0"),
     ]
@@ -679,7 +683,14 @@ class Run:
     # --------------------------------------------------------------------------- evaluation
 
     def match(
-        self, iteration: int, model: Path, opponent: str, games: int, sims: int, tag: str
+        self,
+        iteration: int,
+        model: Path,
+        opponent: str,
+        games: int,
+        sims: int,
+        tag: str,
+        opening: int = 0,
     ) -> dict[str, Any]:
         out = self.dir / "matches" / f"iter-{iteration:04d}-{tag}.jsonl"
         result = engine(
@@ -699,6 +710,8 @@ class Run:
             self.cfg.run.device,
             "--out",
             out,
+            "--opening-actions",
+            str(opening),
             "--json",
         )
         r: dict[str, Any] = json.loads(result.strip().splitlines()[-1])
@@ -721,6 +734,7 @@ class Run:
             e.games,
             e.simulations,
             "previous",
+            opening=e.opening_actions,
         )
         results["best"] = r
         self.state.ladder[iteration] = self.state.ladder[anchor] + r["elo"]

@@ -122,8 +122,19 @@ pub fn play_game(
     variant: Variant,
     max_actions: u32,
 ) -> PlayedGame {
-    let mut game = Game::from_position(Position::new(variant, Side::P0));
-    let mut actions = 0;
+    play_game_from(p0, p1, Game::from_position(Position::new(variant, Side::P0)), 0, max_actions)
+}
+
+/// [`play_game`] from a game already under way after `played` single actions (an opening, say),
+/// which count towards `max_actions`; the players see only what follows.
+pub fn play_game_from(
+    p0: &mut dyn Player,
+    p1: &mut dyn Player,
+    mut game: Game,
+    played: u32,
+    max_actions: u32,
+) -> PlayedGame {
+    let mut actions = played;
     while actions < max_actions && !game.is_over() {
         let pos = *game.position();
         let mover: &mut dyn Player = if pos.turn() == Side::P0 { &mut *p0 } else { &mut *p1 };
@@ -258,6 +269,10 @@ pub struct MatchConfig {
     pub max_actions: u32,
     /// Evaluators of the neural players (empty when there are none).
     pub models: Models,
+    /// Single actions played at random before the players take over, the same for the two games
+    /// of a pair (games 2k and 2k + 1, where the players swap sides): deterministic players
+    /// would otherwise repeat the same few games.
+    pub opening_actions: u32,
 }
 
 /// The seed of one player of one game.
@@ -275,7 +290,16 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, 
     let a_is_p0 = game % 2 == 0;
     let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
     let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
-    let played = play_game(p0.as_mut(), p1.as_mut(), config.variant, config.max_actions);
+    let mut start = Game::from_position(Position::new(config.variant, Side::P0));
+    let mut rng = SplitMix64(player_seed(config.seed, game / 2, 2));
+    let mut opening = 0;
+    while opening < config.opening_actions && !start.is_over() {
+        let pos = *start.position();
+        let Some(a) = pos.nth_legal_action(rng.below(pos.count_legal_actions())) else { break };
+        start.play_action(&a).map_err(|e| format!("opening: {e}"))?;
+        opening += 1;
+    }
+    let played = play_game_from(p0.as_mut(), p1.as_mut(), start, opening, config.max_actions);
     let start = played.game.start();
     let moves = played.game.moves().iter().map(|m| start.move_to_string(m)).collect();
     Ok(GameRecord {
@@ -356,6 +380,7 @@ pub fn play_match(
         threads,
         max_actions: DEFAULT_MAX_ACTIONS,
         models: Models::new(),
+        opening_actions: 0,
     };
     run_match(&config, &|_| {})
 }

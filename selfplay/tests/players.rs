@@ -261,3 +261,34 @@ fn illegal_actions_lose_and_long_games_are_drawn() {
     let g = play_game(&mut a, &mut b, Variant::default(), 3);
     assert_eq!((g.end, g.winner, g.actions), (End::Limit, None, 3));
 }
+
+#[test]
+fn random_openings_are_shared_by_the_two_games_of_a_pair() {
+    use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
+    let config = MatchConfig {
+        a: PlayerSpec::Greedy,
+        b: PlayerSpec::Greedy,
+        games: 6,
+        variant: Variant::default(),
+        seed: 5,
+        threads: 2,
+        max_actions: DEFAULT_MAX_ACTIONS,
+        models: Models::new(),
+        opening_actions: 3,
+    };
+    let r = run_match(&config, &|_| {}).unwrap();
+    let mut records = r.records.clone();
+    records.sort_by_key(|g| g.game);
+    let opening = |g: &zertz_selfplay::arena::GameRecord| g.moves[..3].to_vec();
+    for pair in records.chunks(2) {
+        assert_eq!(opening(&pair[0]), opening(&pair[1]));
+        assert!(pair[0].a_is_p0 != pair[1].a_is_p0);
+    }
+    assert!(
+        opening(&records[0]) != opening(&records[2])
+            || opening(&records[2]) != opening(&records[4])
+    );
+    // Without an opening, two greedy players differ only by their tie-breaks.
+    let plain = run_match(&MatchConfig { opening_actions: 0, ..config }, &|_| {}).unwrap();
+    assert_eq!(plain.records.len(), 6);
+}
