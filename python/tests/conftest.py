@@ -1,4 +1,4 @@
-"""Shared fixtures: the boardspace records folder and random playouts."""
+"""Shared fixtures: the boardspace records folder, the zertz program and random playouts."""
 
 from __future__ import annotations
 
@@ -17,6 +17,20 @@ REPO = Path(__file__).resolve().parents[2]
 def games_dir() -> Path:
     """The folder of boardspace records: $ZERTZ_GAMES, else ../shared/games beside the repo."""
     return Path(os.environ.get("ZERTZ_GAMES", REPO.parent / "shared" / "games"))
+
+
+@pytest.fixture(scope="module")
+def program() -> Path:
+    """The zertz program (``$ZERTZ_BIN`` or target/release/zertz)."""
+    from zertz.training import zertz_bin  # imports torch: only for the tests that need it
+
+    try:
+        path = zertz_bin()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    if not path.is_file():
+        pytest.skip(f"no zertz program at {path} (set ZERTZ_BIN)")
+    return path
 
 
 @pytest.fixture(scope="session")

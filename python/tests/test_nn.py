@@ -100,18 +100,6 @@ def run_engine(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def program() -> Path:
-    """The zertz program (``$ZERTZ_BIN`` or target/release/zertz)."""
-    try:
-        path = zertz_bin()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-    if not path.is_file():
-        pytest.skip(f"no zertz program at {path} (set ZERTZ_BIN)")
-    return path
-
-
-@pytest.fixture(scope="module")
 def net_all() -> ZertzNet:
     torch.manual_seed(0)
     return randomised(ZertzNet(TINY, boards=list(zertz.BOARDS)))

@@ -33,7 +33,6 @@ from zertz.training import (
     load_config,
     parse_config,
     train,
-    zertz_bin,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,18 +89,6 @@ def shard_arrays(chunk: Path) -> dict[str, npt.NDArray[Any]]:
     (path,) = sorted(chunk.glob("shard-*.npz"))
     with np.load(path) as shard:
         return {k: shard[k] for k in shard.files}
-
-
-@pytest.fixture(scope="module")
-def program() -> Path:
-    """The zertz program (``$ZERTZ_BIN`` or target/release/zertz)."""
-    try:
-        path = zertz_bin()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-    if not path.is_file():
-        pytest.skip(f"no zertz program at {path} (set ZERTZ_BIN)")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -217,6 +217,20 @@ class ZertzNet(nn.Module):
 
 
 @contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write; it replaces ``path`` when the block ends
+    without an error, and is removed otherwise, so a reader never sees a partial file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@contextmanager
 def _torchscript() -> Iterator[None]:
     """torch 2.11 marks TorchScript deprecated in favour of torch.export, but TorchScript is what
     libtorch (and so the engine, through tch) loads: silence that one warning."""
@@ -277,15 +291,8 @@ def export(
         scripted = torch.jit.script(m)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with _torchscript():
-            torch.jit.save(scripted, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp, _torchscript():
+        torch.jit.save(scripted, str(tmp))
     return path
 
 

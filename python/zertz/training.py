@@ -37,7 +37,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -50,7 +49,7 @@ import torch
 
 from zertz._zertz import BOARDS, action_space_size, symmetry_tables
 from zertz.data import load_shards
-from zertz.nn import NetConfig, ZertzNet, export, masked_log_softmax
+from zertz.nn import NetConfig, ZertzNet, atomic_path, export, masked_log_softmax
 
 # --------------------------------------------------------------------------------------- config
 
@@ -306,20 +305,13 @@ def engine(*args: str | os.PathLike[str]) -> str:
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
 
 
 def learning_rate(train: TrainSection, iterations: int, step: int) -> float:
@@ -392,9 +384,8 @@ def _check_opponents(e: EvalSection) -> None:
 
 
 def _atomic_copy(src: Path, dst: Path) -> None:
-    tmp = dst.with_name(f".{dst.name}.tmp")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
+    with atomic_path(dst) as tmp:
+        shutil.copyfile(src, tmp)
 
 
 def _device(name: str) -> torch.device:
