@@ -209,6 +209,10 @@ struct DeviceArgs {
     /// search threads (always so on a GPU). By default each CPU search thread runs it itself.
     #[arg(long)]
     shared_inference: bool,
+    /// Inference threads per network when one is shared (on a GPU, or with --shared-inference):
+    /// while one runs a batch, the next merges and copies its own.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    inference_threads: u16,
 }
 
 impl DeviceArgs {
@@ -267,7 +271,8 @@ fn into_evaluator(
         }
         model
     } else {
-        std::sync::Arc::new(model.batching(4096, std::time::Duration::from_micros(500)))
+        let threads = usize::from(device.inference_threads);
+        std::sync::Arc::new(model.batching(4096, std::time::Duration::from_micros(500), threads))
     }
 }
 
@@ -780,16 +785,15 @@ fn run_selfplay(
     let secs = started.elapsed().as_secs_f64();
     let network = model.as_ref().map(|m| m.stats());
     let network_secs = network.map(|s| s.busy.as_secs_f64());
-    // On the CPU every worker runs the network itself; on a GPU one inference thread does.
-    let lanes = match (&model, evaluator) {
-        (Some(m), EvaluatorChoice::Model(_, d))
-            if m.device() == zertz_model::Device::Cpu && !d.shared_inference =>
-        {
-            summary.workers.max(1)
-        }
-        _ => 1,
-    };
-    let network_share = network_secs.map(|busy| busy / (secs * lanes as f64).max(1e-9));
+    // On the CPU every worker runs the network itself: the share is the mean over the workers.
+    // Behind the inference threads (a GPU), it is the wall time with a forward pass running.
+    let per_worker = matches!((&model, evaluator), (Some(m), EvaluatorChoice::Model(_, d))
+        if m.device() == zertz_model::Device::Cpu && !d.shared_inference);
+    let lanes = if per_worker { summary.workers.max(1) } else { 1 };
+    let network_share = network.map(|s| {
+        let inside = if per_worker { s.busy } else { s.covered };
+        inside.as_secs_f64() / (secs * lanes as f64).max(1e-9)
+    });
     if json {
         let line = serde_json::json!({
             "games": summary.games, "first_wins": summary.first_wins,
@@ -807,10 +811,14 @@ fn run_selfplay(
     }
     if let (Some(s), Some(busy), Some(share)) = (network, network_secs, network_share) {
         println!(
-            "network: {} positions in {} batches, {busy:.1} s in {lanes} thread(s) over {secs:.1} \
-             s: {:.0}% of the time",
+            "network: {} positions in {} batches, {busy:.1} s in {} thread(s) over {secs:.1} s: \
+             {:.0}% of the time",
             s.positions,
             s.batches,
+            match evaluator {
+                EvaluatorChoice::Model(_, d) if !per_worker => usize::from(d.inference_threads),
+                _ => lanes,
+            },
             100.0 * share
         );
     }

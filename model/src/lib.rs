@@ -17,8 +17,8 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -178,8 +178,45 @@ pub struct ModelStats {
     pub batches: u64,
     /// Positions evaluated.
     pub positions: u64,
-    /// Time spent in forward passes (including the copies to and from the device).
+    /// Time spent in forward passes (including the copies to and from the device), summed over
+    /// the threads that ran them.
     pub busy: Duration,
+    /// Wall time during which at least one forward pass was running (`busy` without counting
+    /// overlapping passes twice).
+    pub covered: Duration,
+}
+
+/// Forward passes running now, for [`ModelStats::covered`].
+#[derive(Debug)]
+struct Running {
+    count: usize,
+    since: Instant,
+    covered: Duration,
+}
+
+/// Counts a forward pass as running while it lives.
+struct RunningGuard<'a>(&'a Mutex<Running>);
+
+impl<'a> RunningGuard<'a> {
+    fn start(running: &'a Mutex<Running>) -> RunningGuard<'a> {
+        let mut r = running.lock().unwrap_or_else(|e| e.into_inner());
+        if r.count == 0 {
+            r.since = Instant::now();
+        }
+        r.count += 1;
+        RunningGuard(running)
+    }
+}
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        let mut r = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        r.count -= 1;
+        if r.count == 0 {
+            let ran = r.since.elapsed();
+            r.covered += ran;
+        }
+    }
 }
 
 /// A loaded, checked, exported network (see the crate docs).
@@ -191,6 +228,7 @@ pub struct Model {
     batches: AtomicU64,
     positions: AtomicU64,
     busy_nanos: AtomicU64,
+    running: Mutex<Running>,
 }
 
 impl fmt::Debug for Model {
@@ -255,6 +293,11 @@ impl Model {
             batches: AtomicU64::new(0),
             positions: AtomicU64::new(0),
             busy_nanos: AtomicU64::new(0),
+            running: Mutex::new(Running {
+                count: 0,
+                since: Instant::now(),
+                covered: Duration::ZERO,
+            }),
         })
     }
 
@@ -292,6 +335,7 @@ impl Model {
             batches: self.batches.load(Ordering::Relaxed),
             positions: self.positions.load(Ordering::Relaxed),
             busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
+            covered: self.running.lock().unwrap_or_else(|e| e.into_inner()).covered,
         }
     }
 
@@ -320,6 +364,7 @@ impl Model {
             return Ok(());
         }
         let started = Instant::now();
+        let _running = RunningGuard::start(&self.running);
         let dims = [b as i64, shape.planes as i64, shape.height as i64, shape.width as i64];
         let p = Tensor::from_slice(planes).view(dims).to_device(self.device);
         let g = Tensor::from_slice(globals).view([b as i64, GLOBALS as i64]).to_device(self.device);
@@ -351,10 +396,17 @@ impl Model {
         Ok(())
     }
 
-    /// This model behind one inference thread that merges the concurrent requests of all search
-    /// threads into batches of at most `max_batch` positions, waiting at most `max_wait` for more.
-    pub fn batching(self: Arc<Self>, max_batch: usize, max_wait: Duration) -> BatchingEvaluator {
-        BatchingEvaluator::new(self, max_batch, max_wait)
+    /// This model behind `threads` inference threads that merge the concurrent requests of all
+    /// search threads into batches of at most `max_batch` positions, waiting at most `max_wait`
+    /// for more. More than one thread lets a batch be merged and copied while the device runs the
+    /// last one.
+    pub fn batching(
+        self: Arc<Self>,
+        max_batch: usize,
+        max_wait: Duration,
+        threads: usize,
+    ) -> BatchingEvaluator {
+        BatchingEvaluator::with_threads(self, max_batch, max_wait, threads)
     }
 }
 

@@ -207,7 +207,7 @@ fn batches_give_the_same_answers_as_single_positions() {
 #[test]
 fn batching_evaluator_serves_many_threads() {
     let m = Arc::new(load("m37.pt").unwrap());
-    let batching = m.clone().batching(256, std::time::Duration::from_millis(2));
+    let batching = m.clone().batching(256, std::time::Duration::from_millis(2), 2);
     let positions = random_positions(Board::R37, 8, 9);
     let (planes, globals, masks) = encode(&positions);
     let a = ActionSpace::new(Board::R37).len();
@@ -246,5 +246,47 @@ fn a_network_guides_search_to_legal_moves() {
         let a = player.choose(&pos);
         assert!(pos.is_legal_action(&a));
         pos.play_action_unchecked(&a);
+    }
+}
+
+/// With a CUDA device (the lent GPU machine runs this through `scripts/gpu-check.sh`): the model
+/// on the GPU gives the CPU's answers, alone and behind the batching thread. cuDNN convolutions
+/// use TF32 by default, so the tolerance is that of 10-bit mantissas, not 1e-5. Without CUDA
+/// there is nothing to compare (the test above checks that `cuda` is then refused).
+#[test]
+fn cuda_gives_the_cpu_answers() {
+    if !zertz_model::cuda_available() {
+        eprintln!("no CUDA device: nothing to compare");
+        return;
+    }
+    let cpu = load("m_all.pt").unwrap();
+    let gpu = Arc::new(Model::load(models().join("m_all.pt"), DeviceChoice::Auto).unwrap());
+    assert_eq!(gpu.device(), tch::Device::Cuda(0));
+    for board in [Board::R37, Board::R61] {
+        let n = 64;
+        let positions = random_positions(board, n, 17);
+        let a = ActionSpace::new(board).len();
+        let (planes, globals, masks) = encode(&positions);
+        let (mut l_cpu, mut v_cpu) = (vec![0.0; n * a], vec![0.0; n]);
+        cpu.forward(board, &planes, &globals, &mut l_cpu, &mut v_cpu).unwrap();
+        let (mut l_gpu, mut v_gpu) = (vec![0.0; n * a], vec![0.0; n]);
+        gpu.forward(board, &planes, &globals, &mut l_gpu, &mut v_gpu).unwrap();
+        let max_diff = |x: &[f32], y: &[f32]| {
+            x.iter().zip(y).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max)
+        };
+        let (dl, dv) = (max_diff(&l_cpu, &l_gpu), max_diff(&v_cpu, &v_gpu));
+        eprintln!("{board}: largest difference GPU - CPU: logits {dl:e}, values {dv:e}");
+        assert!(dl < 1e-2 && dv < 1e-2, "logits {dl}, values {dv}");
+        let batching = gpu.clone().batching(1024, std::time::Duration::from_millis(1), 2);
+        let batch = Batch {
+            board,
+            positions: &positions,
+            planes: &planes,
+            globals: &globals,
+            masks: &masks,
+        };
+        let (mut l, mut v) = (vec![0.0; n * a], vec![0.0; n]);
+        batching.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
+        assert!(max_diff(&v, &v_gpu) < 1e-5 && max_diff(&l, &l_gpu) < 1e-5);
     }
 }

@@ -1,10 +1,12 @@
 //! A batching queue in front of an evaluator: search threads call [`Evaluator::evaluate`] as
-//! usual, and one inference thread merges the batches that arrive together into one call of the
+//! usual, and an inference thread merges the batches that arrive together into one call of the
 //! inner evaluator (a network on a GPU wants large batches).
 //!
-//! The inference thread runs the inner evaluator when the waiting requests hold at least
+//! An inference thread runs the inner evaluator when the waiting requests hold at least
 //! `max_batch` positions, or when the oldest has waited `max_wait`. A request is never split, so
-//! a merged batch may exceed `max_batch` by less than one request.
+//! a merged batch may exceed `max_batch` by less than one request. With several inference threads
+//! ([`BatchingEvaluator::with_threads`]) one merges and evaluates a batch while another is busy
+//! with the last one (copies, the network's host-side work), so the device waits less.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -62,12 +64,12 @@ pub struct BatchingStats {
 }
 
 /// An [`Evaluator`] that merges concurrent calls into large batches for an inner evaluator,
-/// evaluated on one thread of its own (see the module docs).
+/// evaluated on inference threads of its own (see the module docs).
 pub struct BatchingEvaluator {
     shared: Arc<Shared>,
     wants_encoding: bool,
     stats: Arc<Mutex<BatchingStats>>,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for BatchingEvaluator {
@@ -77,23 +79,38 @@ impl std::fmt::Debug for BatchingEvaluator {
 }
 
 impl BatchingEvaluator {
-    /// Starts the inference thread in front of `inner`.
+    /// Starts one inference thread in front of `inner`.
     pub fn new(
         inner: Arc<dyn Evaluator>,
         max_batch: usize,
         max_wait: Duration,
     ) -> BatchingEvaluator {
+        BatchingEvaluator::with_threads(inner, max_batch, max_wait, 1)
+    }
+
+    /// Starts `threads` inference threads (at least one) in front of `inner`, which they call
+    /// concurrently.
+    pub fn with_threads(
+        inner: Arc<dyn Evaluator>,
+        max_batch: usize,
+        max_wait: Duration,
+        threads: usize,
+    ) -> BatchingEvaluator {
         let shared = Arc::new(Shared { queue: Mutex::new(Queue::default()), wake: Condvar::new() });
         let stats = Arc::new(Mutex::new(BatchingStats::default()));
         let wants_encoding = inner.wants_encoding();
-        let thread = {
-            let (shared, stats) = (shared.clone(), stats.clone());
-            std::thread::Builder::new()
-                .name("zertz-inference".into())
-                .spawn(move || serve(&shared, inner.as_ref(), max_batch.max(1), max_wait, &stats))
-                .ok()
-        };
-        BatchingEvaluator { shared, wants_encoding, stats, thread }
+        let threads = (0..threads.max(1))
+            .filter_map(|i| {
+                let (shared, stats, inner) = (shared.clone(), stats.clone(), inner.clone());
+                std::thread::Builder::new()
+                    .name(format!("zertz-inference-{i}"))
+                    .spawn(move || {
+                        serve(&shared, inner.as_ref(), max_batch.max(1), max_wait, &stats)
+                    })
+                    .ok()
+            })
+            .collect();
+        BatchingEvaluator { shared, wants_encoding, stats, threads }
     }
 
     /// Counters so far.
@@ -106,7 +123,7 @@ impl Drop for BatchingEvaluator {
     fn drop(&mut self) {
         self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()).closing = true;
         self.shared.wake.notify_all();
-        if let Some(t) = self.thread.take() {
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
@@ -118,8 +135,8 @@ impl Evaluator for BatchingEvaluator {
     }
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
-        if self.thread.is_none() {
-            return Err(EvalError("the inference thread could not start".into()));
+        if self.threads.is_empty() {
+            return Err(EvalError("the inference threads could not start".into()));
         }
         let (tx, rx) = mpsc::channel();
         {
@@ -146,7 +163,7 @@ impl Evaluator for BatchingEvaluator {
     }
 }
 
-/// The inference thread: waits for enough positions (or for the oldest request to age), merges
+/// An inference thread: waits for enough positions (or for the oldest request to age), merges
 /// the requests of one board, evaluates them at once and answers each.
 fn serve(
     shared: &Shared,

@@ -133,3 +133,46 @@ fn selfplay_workers_share_one_batching_evaluator() {
     assert!(stats.requests > 0 && stats.positions >= stats.requests);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs like [`Recording`] but slowly, counting how many calls run at the same time.
+#[derive(Default)]
+struct Slow {
+    running: AtomicUsize,
+    most: AtomicUsize,
+}
+
+impl Evaluator for Slow {
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(30));
+        let result = Recording::default().evaluate(batch, out);
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+}
+
+#[test]
+fn several_inference_threads_run_batches_side_by_side() {
+    let inner = Arc::new(Slow::default());
+    // Batches of at most one request: six callers, three inference threads.
+    let eval = Arc::new(BatchingEvaluator::with_threads(inner.clone(), 8, Duration::ZERO, 3));
+    let barrier = Arc::new(Barrier::new(6));
+    let handles: Vec<_> = (0..6u64)
+        .map(|t| {
+            let (eval, barrier) = (eval.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let ps = positions(100 + t, 8);
+                barrier.wait();
+                let (_, values) = call(eval.as_ref(), &ps).unwrap();
+                assert_eq!(values, ps.iter().map(tag).collect::<Vec<_>>(), "caller {t}");
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let most = inner.most.load(Ordering::SeqCst);
+    assert!((2..=3).contains(&most), "{most} batches ran at once with 3 inference threads");
+    assert_eq!(eval.stats().requests, 6);
+}
