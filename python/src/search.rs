@@ -125,7 +125,7 @@ impl std::fmt::Debug for PyMcts {
 impl PyMcts {
     #[new]
     #[pyo3(signature = (evaluator=None, *, c_puct=1.25, c_base=19652.0, fpu_reduction=0.2,
-                        virtual_loss=1.0, leaves_per_round=8))]
+                        virtual_loss=1.0, leaves_per_round=8, policy_temperature=1.0))]
     fn new(
         py: Python<'_>,
         evaluator: Option<&Bound<'_, PyAny>>,
@@ -134,15 +134,26 @@ impl PyMcts {
         fpu_reduction: f32,
         virtual_loss: f32,
         leaves_per_round: u32,
+        policy_temperature: f32,
     ) -> Result<PyMcts, Error> {
         if c_puct <= 0.0 || c_base <= 0.0 || leaves_per_round == 0 {
             return Err(Error::Shape(
                 "c_puct and c_base must be positive and leaves_per_round at least 1".into(),
             ));
         }
+        if !(policy_temperature > 0.0 && policy_temperature.is_finite()) {
+            return Err(Error::Shape("policy_temperature must be a positive number".into()));
+        }
         Ok(PyMcts {
             evaluator: self::evaluator(py, evaluator)?,
-            config: SearchConfig { c_puct, c_base, fpu_reduction, virtual_loss, leaves_per_round },
+            config: SearchConfig {
+                c_puct,
+                c_base,
+                fpu_reduction,
+                virtual_loss,
+                leaves_per_round,
+                policy_temperature,
+            },
             scratch: Scratch::default(),
             trees: Vec::new(),
         })

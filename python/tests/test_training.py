@@ -199,7 +199,7 @@ def test_unknown_table() -> None:
         parse_config("run = 3\n")
 
 
-@pytest.mark.parametrize("section", ["run", "train", "evaluate"])
+@pytest.mark.parametrize("section", ["run", "warmup", "train", "evaluate"])
 def test_unknown_key(section: str) -> None:
     with pytest.raises(ValueError, match=rf"{section}\.foo\b"):
         parse_config(f"[{section}]\nfoo = 1\n")
@@ -265,6 +265,9 @@ def test_int_is_a_float() -> None:
         ('[train]\nschedule = "linear"\n', "train.schedule"),
         ("[train]\nfinal_learning_rate = -1.0\n", "train.final_learning_rate"),
         ("[run]\ntorch_threads = -1\n", "run.torch_threads"),
+        ("[warmup]\niterations = -1\n", "warmup.iterations"),
+        ("[warmup]\ngames = 1\n", "warmup.games"),
+        ("[warmup]\nfast_simulations = 0\n", "warmup simulations"),
     ],
 )
 def test_values_out_of_range(text: str, key: str) -> None:
@@ -289,6 +292,33 @@ def test_bad_toml_and_load_config_names_the_file(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------- a whole run
+
+
+def test_warmup_plays_rollout_mcts_first(program: Path, tmp_path: Path) -> None:
+    """With [warmup], the first iteration's games are rollout MCTS's (with its search settings
+    and [warmup]'s simulations), the second's the network's; both train the network."""
+    warm = "[warmup]\niterations = 1\ngames = 6\nfull_simulations = 24\nfast_simulations = 6\n"
+    cfg = parse_config(tiny_text() + warm)
+    assert (cfg.warmup.iterations, cfg.warmup.games) == (1, 6)
+    stats = train(cfg, tmp_path, log=lambda _: None)
+    assert [s["warmup"] for s in stats] == [True, False]
+    assert stats[0]["selfplay_games"] == 6 and stats[1]["selfplay_games"] == cfg.selfplay.games
+    assert stats[0]["selfplay_network_share"] is None
+    assert stats[1]["selfplay_network_share"] > 0
+    assert stats[0]["step"] == cfg.train.steps and stats[1]["step"] == 2 * cfg.train.steps
+    warmup = (tmp_path / "warmup.toml").read_text()
+    for line in ["full_simulations = 24", "c_puct = 4.0", "leaves_per_round = 1", "board = 37"]:
+        assert line in warmup
+    assert "c_puct = 4.0" not in (tmp_path / "selfplay.toml").read_text()
+    # Rollout self-play ran no network; the network's did.
+    for i, rollout in [(0, True), (1, False)]:
+        for c in range(cfg.selfplay.chunks):
+            summary = json.loads(
+                (tmp_path / "shards" / f"iter-{i:04d}" / f"c{c}" / "summary.json").read_text()
+            )
+            assert (summary["network_seconds"] is None) == rollout
+            if rollout:
+                assert summary["games"] == 3
 
 
 def test_run_folder(run_a: Path, cfg: TrainConfig) -> None:

@@ -216,6 +216,7 @@ class MCTS:
         fpu_reduction: float = 0.2,
         virtual_loss: float = 1.0,
         leaves_per_round: int = 8,
+        policy_temperature: float = 1.0,
     ) -> MCTS: ...
     def search(
         self,

@@ -87,6 +87,24 @@ class SelfPlaySection:
 
 
 @dataclass(frozen=True)
+class WarmupSection:
+    """``[warmup]``: the first self-play iterations played by rollout MCTS instead of the
+    network (expert iteration, Anthony et al. 2017). An untrained network plays about as well as
+    random moves, so AlphaZero's first iterations learn from poor games; rollout MCTS plays well
+    from the start and is cheap on the CPU, so the first network learns from good ones. Its games
+    stay in the replay window like any others; the later iterations are AlphaZero's."""
+
+    #: Self-play iterations played by rollout MCTS (0: none, the network from the first).
+    iterations: int = 0
+    #: Games of each of those iterations.
+    games: int = 1000
+    #: Rollouts of a full search (the positions that become policy targets).
+    full_simulations: int = 800
+    #: Rollouts of a fast search ([selfplay]'s playout-cap randomization applies).
+    fast_simulations: int = 200
+
+
+@dataclass(frozen=True)
 class TrainSection:
     """``[train]``: the optimisation."""
 
@@ -150,6 +168,7 @@ class TrainConfig:
     run: RunSection = field(default_factory=RunSection)
     network: NetConfig = field(default_factory=NetConfig)
     selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
+    warmup: WarmupSection = field(default_factory=WarmupSection)
     train: TrainSection = field(default_factory=TrainSection)
     evaluate: EvalSection = field(default_factory=EvalSection)
     #: The TOML text it came from (copied into the run folder); not part of the settings, so
@@ -187,7 +206,7 @@ def parse_config(text: str) -> TrainConfig:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"bad TOML: {e}") from e
-    tables = {"run", "network", "selfplay", "train", "evaluate"}
+    tables = {"run", "network", "selfplay", "warmup", "train", "evaluate"}
     unknown = sorted(set(doc) - tables)
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}: expected {sorted(tables)}")
@@ -203,6 +222,7 @@ def parse_config(text: str) -> TrainConfig:
         run=_section(RunSection, doc.get("run", {}), "run"),
         network=NetConfig.from_dict(doc.get("network", {})),
         selfplay=dataclasses.replace(_section(SelfPlaySection, ours, "selfplay"), engine=sp),
+        warmup=_section(WarmupSection, doc.get("warmup", {}), "warmup"),
         train=_section(TrainSection, doc.get("train", {}), "train"),
         evaluate=_section(EvalSection, doc.get("evaluate", {}), "evaluate"),
         source=text,
@@ -211,6 +231,12 @@ def parse_config(text: str) -> TrainConfig:
         (cfg.run.iterations >= 1, "run.iterations must be at least 1"),
         (cfg.run.board in BOARDS, f"run.board must be one of {BOARDS}, not {cfg.run.board}"),
         (cfg.selfplay.games >= 1, "selfplay.games must be at least 1"),
+        (cfg.warmup.iterations >= 0, "warmup.iterations must be at least 0"),
+        (cfg.warmup.games >= cfg.selfplay.chunks, "warmup.games must be at least selfplay.chunks"),
+        (
+            cfg.warmup.full_simulations >= 1 and cfg.warmup.fast_simulations >= 1,
+            "warmup simulations must be at least 1",
+        ),
         (1 <= cfg.selfplay.chunks <= cfg.selfplay.games, "selfplay.chunks must be 1..games"),
         (cfg.train.batch_size >= 1 and cfg.train.steps >= 0, "train.batch_size/steps too small"),
         (cfg.train.window >= 1, "train.window must be at least 1"),
@@ -235,8 +261,8 @@ def parse_config(text: str) -> TrainConfig:
 
 def load_config(path: str | os.PathLike[str]) -> TrainConfig:
     """Reads ``configs/train/NAME.toml``: tables ``[run]``, ``[network]`` (``preset`` or sizes),
-    ``[selfplay]``, ``[train]``, ``[evaluate]``; every key is optional and unknown keys are
-    refused.
+    ``[selfplay]``, ``[warmup]``, ``[train]``, ``[evaluate]``; every key is optional and unknown
+    keys are refused.
 
     >>> from zertz.training import load_config
     >>> cfg = load_config("../configs/train/tiny.toml")
@@ -473,6 +499,7 @@ class Run:
         self.board = cfg.run.board
         self._write_selfplay_config()
         engine("selfplay", "--config", self.dir / "selfplay.toml", "--check")
+        engine("selfplay", "--config", self.dir / "warmup.toml", "--check")
         if not saved.exists() or saved.read_text() != cfg.source:
             _atomic_write_text(saved, cfg.source)
         for sub in ("shards", "models", "matches"):
@@ -541,30 +568,57 @@ class Run:
     # ---------------------------------------------------------------------------- self-play
 
     def _write_selfplay_config(self) -> None:
-        lines = [
-            "# Written by zertz.train from the run's [selfplay] settings.",
-            f"board = {self.board}",
-            f"blitz = {str(self.cfg.run.blitz).lower()}",
-        ]
-        tables = {k: v for k, v in self.cfg.selfplay.engine.items() if isinstance(v, dict)}
-        lines += [
-            f"{k} = {json.dumps(v)}" for k, v in self.cfg.selfplay.engine.items() if k not in tables
-        ]
-        # Every table under its own name ([search]); the engine refuses unknown ones.
-        for name, table in tables.items():
-            lines.append(f"[{name}]")
-            lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
-        _atomic_write_text(self.dir / "selfplay.toml", "\n".join(lines) + "\n")
+        """RUN/selfplay.toml from [selfplay], and RUN/warmup.toml, the same with [warmup]'s
+        simulations and the search settings of the engine's rollout player (a high c_puct and an
+        optimistic first-play urgency, one leaf per round: with uniform priors the network's
+        settings hardly explore; BENCHMARKS.md, issue 4)."""
+        engine = dict(self.cfg.selfplay.engine)
+        w = self.cfg.warmup
+        warm = {
+            **engine,
+            "full_simulations": w.full_simulations,
+            "fast_simulations": w.fast_simulations,
+            "search": {
+                **engine.get("search", {}),
+                "c_puct": 4.0,
+                "fpu_reduction": -1.0,
+                "leaves_per_round": 1,
+            },
+        }
+        for name, settings, what in (
+            ("selfplay.toml", engine, "[selfplay]"),
+            ("warmup.toml", warm, "[selfplay] and [warmup]"),
+        ):
+            lines = [
+                f"# Written by zertz.train from the run's {what} settings.",
+                f"board = {self.board}",
+                f"blitz = {str(self.cfg.run.blitz).lower()}",
+            ]
+            tables = {k: v for k, v in settings.items() if isinstance(v, dict)}
+            lines += [f"{k} = {json.dumps(v)}" for k, v in settings.items() if k not in tables]
+            # Every table under its own name ([search]); the engine refuses unknown ones.
+            for table_name, table in tables.items():
+                lines.append(f"[{table_name}]")
+                lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
+            _atomic_write_text(self.dir / name, "\n".join(lines) + "\n")
 
     def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
-        """Plays the missing chunks of an iteration with the current self-play network; returns
-        the totals of all its chunks (those kept from before an interruption too)."""
+        """Plays the missing chunks of an iteration with the current self-play network (or, in
+        the warm-up, rollout MCTS); returns the totals of all its chunks (those kept from before
+        an interruption too)."""
         folder = self.dir / "shards" / f"iter-{iteration:04d}"
         folder.mkdir(exist_ok=True)
-        # The network the checkpoint names (best.pt is only a convenience copy of it).
-        model = self.model_path(self.state.best)
+        warmup = iteration < self.cfg.warmup.iterations
+        if warmup:
+            player = ["--config", self.dir / "warmup.toml", "--evaluator", "rollout"]
+            games = self.cfg.warmup.games
+        else:
+            # The network the checkpoint names (best.pt is only a convenience copy of it).
+            model = self.model_path(self.state.best)
+            player = ["--config", self.dir / "selfplay.toml", "--model", model]
+            player += ["--device", self.cfg.run.device]
+            games = self.cfg.selfplay.games
         chunks = self.cfg.selfplay.chunks
-        games = self.cfg.selfplay.games
         totals: dict[str, float] = {}
         for c in range(chunks):
             done = folder / f"c{c}"
@@ -580,12 +634,7 @@ class Run:
                 seed = _seed(self.cfg.run.seed, iteration, c)
                 out = engine(
                     "selfplay",
-                    "--config",
-                    self.dir / "selfplay.toml",
-                    "--model",
-                    model,
-                    "--device",
-                    self.cfg.run.device,
+                    *player,
                     "--out",
                     tmp,
                     "--games",
@@ -598,7 +647,8 @@ class Run:
                 (tmp / "summary.json").write_text(json.dumps(summary))
                 os.replace(tmp, done)
                 log(
-                    f"  self-play chunk {c + 1}/{chunks}: {summary['games']} games, "
+                    f"  self-play chunk {c + 1}/{chunks}: {summary['games']} games"
+                    f"{' of rollout MCTS' if warmup else ''}, "
                     f"{summary['samples']} positions in {summary['seconds']:.1f} s"
                 )
             for k in ("games", "samples", "actions", "evaluations", "seconds", "network_seconds"):
@@ -792,6 +842,7 @@ def iterate(
         started = time.perf_counter()
         log(f"iteration {i + 1}/{cfg.run.iterations}")
         sp = run.selfplay(i, log)
+        warm = i < cfg.warmup.iterations
         shards = run.window(i)
         fit = run.fit(shards)
         run.state.iteration = i + 1
@@ -823,7 +874,9 @@ def iterate(
             "evaluation": evaluation,
             "final": last,
             "seconds": time.perf_counter() - started,
-            "selfplay_network_share": sp.get("network_share"),
+            # Rollout self-play (the warm-up) has no network.
+            "selfplay_network_share": None if warm else sp.get("network_share"),
+            "warmup": warm,
         }
         # Metrics first: a kill between the two repeats the iteration (read_metrics keeps the
         # last line of each), where the other order would lose its line.

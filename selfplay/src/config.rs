@@ -46,6 +46,8 @@ pub struct SearchSection {
     pub virtual_loss: f32,
     /// Leaves collected from one tree per evaluation round.
     pub leaves_per_round: u32,
+    /// Softmax temperature of the network's priors (1: as it says; above 1 flatter).
+    pub policy_temperature: f32,
     /// Dirichlet noise at the root: total concentration spread over the legal actions
     /// (alpha = this / legal actions; KataGo: 10.83).
     pub dirichlet_alpha_total: f32,
@@ -64,6 +66,7 @@ impl Default for SearchSection {
             fpu_reduction: s.fpu_reduction,
             virtual_loss: s.virtual_loss,
             leaves_per_round: s.leaves_per_round,
+            policy_temperature: s.policy_temperature,
             dirichlet_alpha_total: 10.83,
             dirichlet_fraction: 0.25,
             tree_reuse: true,
@@ -80,6 +83,7 @@ impl SearchSection {
             fpu_reduction: self.fpu_reduction,
             virtual_loss: self.virtual_loss,
             leaves_per_round: self.leaves_per_round,
+            policy_temperature: self.policy_temperature,
         }
     }
 }
@@ -200,6 +204,9 @@ impl SelfPlayConfig {
         if self.search.c_puct <= 0.0 || self.search.c_base <= 0.0 {
             return bad("search.c_puct", "c_puct and c_base must be positive");
         }
+        if !(self.search.policy_temperature > 0.0 && self.search.policy_temperature.is_finite()) {
+            return bad("search.policy_temperature", "must be a positive number");
+        }
         Ok(())
     }
 }
@@ -219,6 +226,13 @@ mod tests {
         let err = SelfPlayConfig::from_toml("board = 38").unwrap_err().to_string();
         assert!(err.starts_with("board:"), "{err}");
         assert!(SelfPlayConfig::from_toml("games = \"many\"").is_err());
+        for bad in ["0.0", "-1.0", "nan"] {
+            let text = format!("[search]\npolicy_temperature = {bad}");
+            let err = SelfPlayConfig::from_toml(&text).unwrap_err().to_string();
+            assert!(err.starts_with("search.policy_temperature:"), "{err}");
+        }
+        let cfg = SelfPlayConfig::from_toml("[search]\npolicy_temperature = 2.5").unwrap();
+        assert_eq!(cfg.search.search_config().policy_temperature, 2.5);
     }
 }
 

@@ -31,6 +31,10 @@ pub struct SearchConfig {
     pub virtual_loss: f32,
     /// Leaves collected from one tree per evaluation round.
     pub leaves_per_round: u32,
+    /// Softmax temperature of the priors: `softmax(logits / policy_temperature)` over the legal
+    /// actions (1: the network's own distribution; above 1 flattens it, as Leela Chess Zero's
+    /// `PolicySoftmaxTemp`).
+    pub policy_temperature: f32,
 }
 
 impl Default for SearchConfig {
@@ -41,6 +45,7 @@ impl Default for SearchConfig {
             fpu_reduction: 0.2,
             virtual_loss: 1.0,
             leaves_per_round: 8,
+            policy_temperature: 1.0,
         }
     }
 }
@@ -373,8 +378,9 @@ impl Tree {
         self.nodes[n as usize].value_sum += v;
     }
 
-    /// Expands `leaf` with the evaluator's logits over the action space (`[A]`).
-    fn expand(&mut self, leaf: u32, logits: &[f32]) {
+    /// Expands `leaf` with the evaluator's logits over the action space (`[A]`), their softmax at
+    /// `temperature` as priors.
+    fn expand(&mut self, leaf: u32, logits: &[f32], temperature: f32) {
         let space = ActionSpace::new(self.nodes[leaf as usize].position.board());
         let start = self.edges.len();
         let pos = self.nodes[leaf as usize].position;
@@ -393,8 +399,9 @@ impl Tree {
             edges.iter_mut().for_each(|e| e.prior = e0.prior);
         } else {
             let mut sum = 0.0;
+            let inverse = 1.0 / temperature;
             for p in priors.iter_mut() {
-                *p = (*p - max).exp();
+                *p = ((*p - max) * inverse).exp();
                 sum += *p;
             }
             for (e, p) in edges.iter_mut().zip(&priors) {
@@ -570,7 +577,8 @@ pub fn search(
         scratch.evaluated += b as u64;
         for (i, &(t, n)) in scratch.requests.iter().enumerate() {
             let tree = &mut trees[t as usize];
-            tree.expand(n, &scratch.logits[i * space.len()..(i + 1) * space.len()]);
+            let logits = &scratch.logits[i * space.len()..(i + 1) * space.len()];
+            tree.expand(n, logits, config.policy_temperature);
             let v = scratch.values[i].clamp(-1.0, 1.0);
             tree.backup(n, v, config);
         }

@@ -929,3 +929,23 @@ fn logits_of_illegal_actions_are_ignored() {
     let b = searched(pos(DIAGRAM_3), 100, &config(8), &UniformEvaluator);
     assert_eq!(a.root_info(), b.root_info());
 }
+
+#[test]
+fn policy_temperature_flattens_the_priors() {
+    // PreferLast's logit 3 on one action: at temperature 1 it draws most of the visits, at 3
+    // fewer, and at a huge temperature (uniform priors) about its share of the legal actions.
+    let p = pos(DIAGRAM_3);
+    let space = ActionSpace::new(p.board());
+    let last = p.legal_actions().into_iter().max_by_key(|a| space.index(a)).unwrap();
+    let n = p.count_legal_actions() as u32;
+    let visits_of_last = |temperature: f32| {
+        let cfg = SearchConfig { policy_temperature: temperature, ..config(1) };
+        let tree = searched(p, 200, &cfg, &PreferLast);
+        check_tree(&tree);
+        let info = tree.root_info();
+        info.visits.iter().find(|(a, _)| *a == last).map_or(0, |&(_, v)| v)
+    };
+    let (sharp, flat, uniform) = (visits_of_last(1.0), visits_of_last(3.0), visits_of_last(1e6));
+    assert!(sharp > flat && flat > uniform, "visits {sharp}, {flat}, {uniform}");
+    assert!(uniform <= 199 / n + 2, "{uniform} visits of 199 over {n} actions");
+}
