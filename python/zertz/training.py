@@ -600,7 +600,11 @@ class Run:
             for table_name, table in tables.items():
                 lines.append(f"[{table_name}]")
                 lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
-            _atomic_write_text(self.dir / name, "\n".join(lines) + "\n")
+            text = "\n".join(lines) + "\n"
+            path = self.dir / name
+            # Written only when it changes: a finished run opened again touches nothing.
+            if not path.exists() or path.read_text() != text:
+                _atomic_write_text(path, text)
 
     def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
         """Plays the missing chunks of an iteration with the current self-play network (or, in
