@@ -613,6 +613,7 @@ class Run:
         folder = self.dir / "shards" / f"iter-{iteration:04d}"
         folder.mkdir(exist_ok=True)
         warmup = iteration < self.cfg.warmup.iterations
+        player: list[str | os.PathLike[str]]
         if warmup:
             player = ["--config", self.dir / "warmup.toml", "--evaluator", "rollout"]
             games = self.cfg.warmup.games
