@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use zertz_env::{Board, MarbleSet, Variant};
 
-use crate::mcts::SearchConfig;
+use crate::mcts::{Noise, SearchConfig, SettingError};
 
 /// A config file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +30,22 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// A value of a section out of range.
+    #[error("{section}.{error}")]
+    Setting {
+        /// The section (`search`).
+        section: &'static str,
+        /// The key and what is wrong.
+        error: SettingError,
+    },
 }
+
+/// The most worker threads of self-play and matches (0 asks for one per core).
+pub const MAX_THREADS: usize = 1024;
+/// The most games one self-play worker searches together.
+pub const MAX_GAMES_PER_WORKER: usize = 1 << 16;
+/// The most samples of one shard file.
+pub const MAX_SHARD_SIZE: usize = 1 << 20;
 
 /// PUCT search settings (see [`SearchConfig`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,6 +90,11 @@ impl Default for SearchSection {
 }
 
 impl SearchSection {
+    /// The root noise of these settings, with `seed`.
+    pub fn noise(&self, seed: u64) -> Noise {
+        Noise { alpha_total: self.dirichlet_alpha_total, fraction: self.dirichlet_fraction, seed }
+    }
+
     /// The search part as a [`SearchConfig`].
     pub fn search_config(&self) -> SearchConfig {
         SearchConfig {
@@ -174,14 +194,32 @@ impl SelfPlayConfig {
         Variant::new(board, if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard })
     }
 
-    /// Checks every value's range.
+    /// Checks every value's range (NaN and infinities are refused everywhere).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key, reason: &str| Err(ConfigError::Value { key, reason: reason.to_string() });
         if Board::from_rings(self.board).is_none() {
             return bad("board", "must be 37, 40, 43, 44, 48 or 61");
         }
-        if self.games_per_worker == 0 {
-            return bad("games_per_worker", "must be at least 1");
+        if self.threads > MAX_THREADS {
+            return bad("threads", "must be at most 1024 (0: every core)");
+        }
+        if !(1..=MAX_GAMES_PER_WORKER).contains(&self.games_per_worker) {
+            return bad("games_per_worker", "must be between 1 and 65536");
+        }
+        if !(1..=MAX_SHARD_SIZE).contains(&self.shard_size) {
+            return bad("shard_size", "must be between 1 and 1048576");
+        }
+        if self.max_actions == 0 {
+            return bad("max_actions", "must be at least 1");
+        }
+        if !(-1.0..=1.0).contains(&self.resign_threshold) {
+            return bad("resign_threshold", "must be between -1 (never resign) and 1");
+        }
+        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
+            return bad("temperature", "must be a finite number, 0 or more");
+        }
+        if !(self.final_temperature >= 0.0 && self.final_temperature.is_finite()) {
+            return bad("final_temperature", "must be a finite number, 0 or more");
         }
         if self.full_simulations == 0 || self.fast_simulations == 0 {
             return bad("full_simulations", "simulations must be at least 1");
@@ -192,22 +230,9 @@ impl SelfPlayConfig {
         if !(0.0..=1.0).contains(&self.resign_playout_fraction) {
             return bad("resign_playout_fraction", "must be between 0 and 1");
         }
-        if self.temperature < 0.0 || self.final_temperature < 0.0 {
-            return bad("temperature", "must not be negative");
-        }
-        if self.shard_size == 0 {
-            return bad("shard_size", "must be at least 1");
-        }
-        if !(0.0..=1.0).contains(&self.search.dirichlet_fraction) {
-            return bad("search.dirichlet_fraction", "must be between 0 and 1");
-        }
-        if self.search.c_puct <= 0.0 || self.search.c_base <= 0.0 {
-            return bad("search.c_puct", "c_puct and c_base must be positive");
-        }
-        if !(self.search.policy_temperature > 0.0 && self.search.policy_temperature.is_finite()) {
-            return bad("search.policy_temperature", "must be a positive number");
-        }
-        Ok(())
+        let search = |e: SettingError| ConfigError::Setting { section: "search", error: e };
+        self.search.search_config().validate().map_err(search)?;
+        self.search.noise(0).validate().map_err(search)
     }
 }
 
@@ -226,13 +251,53 @@ mod tests {
         let err = SelfPlayConfig::from_toml("board = 38").unwrap_err().to_string();
         assert!(err.starts_with("board:"), "{err}");
         assert!(SelfPlayConfig::from_toml("games = \"many\"").is_err());
-        for bad in ["0.0", "-1.0", "nan"] {
+        for bad in ["0.0", "-1.0", "nan", "inf"] {
             let text = format!("[search]\npolicy_temperature = {bad}");
             let err = SelfPlayConfig::from_toml(&text).unwrap_err().to_string();
             assert!(err.starts_with("search.policy_temperature:"), "{err}");
         }
         let cfg = SelfPlayConfig::from_toml("[search]\npolicy_temperature = 2.5").unwrap();
         assert_eq!(cfg.search.search_config().policy_temperature, 2.5);
+    }
+
+    #[test]
+    fn non_finite_and_out_of_range_values_are_refused_by_key() {
+        let refused = [
+            ("temperature = nan", "temperature:"),
+            ("temperature = inf", "temperature:"),
+            ("final_temperature = -inf", "final_temperature:"),
+            ("resign_threshold = 5.0", "resign_threshold:"),
+            ("resign_threshold = nan", "resign_threshold:"),
+            ("full_search_probability = nan", "full_search_probability:"),
+            ("resign_playout_fraction = inf", "resign_playout_fraction:"),
+            ("threads = 100000", "threads:"),
+            ("games_per_worker = 0", "games_per_worker:"),
+            ("games_per_worker = 1000000000", "games_per_worker:"),
+            ("shard_size = 1000000000", "shard_size:"),
+            ("max_actions = 0", "max_actions:"),
+            ("[search]\nc_puct = nan", "search.c_puct:"),
+            ("[search]\nc_puct = 0.0", "search.c_puct:"),
+            ("[search]\nc_base = inf", "search.c_base:"),
+            ("[search]\nfpu_reduction = nan", "search.fpu_reduction:"),
+            ("[search]\nvirtual_loss = nan", "search.virtual_loss:"),
+            ("[search]\nvirtual_loss = -1.0", "search.virtual_loss:"),
+            ("[search]\nleaves_per_round = 0", "search.leaves_per_round:"),
+            ("[search]\ndirichlet_alpha_total = -1.0", "search.dirichlet_alpha_total:"),
+            ("[search]\ndirichlet_alpha_total = inf", "search.dirichlet_alpha_total:"),
+            ("[search]\ndirichlet_alpha_total = nan", "search.dirichlet_alpha_total:"),
+            ("[search]\ndirichlet_fraction = 2.0", "search.dirichlet_fraction:"),
+            ("[search]\ndirichlet_fraction = nan", "search.dirichlet_fraction:"),
+        ];
+        for (text, key) in refused {
+            let err = SelfPlayConfig::from_toml(text).unwrap_err().to_string();
+            assert!(err.starts_with(key), "{text}: {err}");
+        }
+        // The edges of the ranges are accepted.
+        let cfg = SelfPlayConfig::from_toml(
+            "resign_threshold = -1.0\ntemperature = 0.0\n[search]\nfpu_reduction = -1.0",
+        )
+        .unwrap();
+        assert_eq!(cfg.resign_threshold, -1.0);
     }
 }
 
@@ -288,6 +353,9 @@ impl MatchFileConfig {
         }
         if Board::from_rings(config.board).is_none() {
             return bad("board", "must be 37, 40, 43, 44, 48 or 61".into());
+        }
+        if config.threads > MAX_THREADS {
+            return bad("threads", format!("must be at most {MAX_THREADS} (0: one per core)"));
         }
         Ok(config)
     }

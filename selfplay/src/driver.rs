@@ -30,14 +30,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
 use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64};
 
-use crate::config::SelfPlayConfig;
+use crate::config::{ConfigError, SelfPlayConfig};
 use crate::evaluator::{EvalError, Evaluator};
-use crate::mcts::{Noise, Scratch, Tree, search};
+use crate::mcts::{Finished, Scratch, Tree, search_interruptible};
 use crate::npz::Npz;
 use crate::records::GameLine;
 
@@ -61,6 +61,54 @@ pub enum SelfPlayError {
     /// The thread pool could not start.
     #[error("cannot start the thread pool: {0}")]
     Threads(String),
+    /// A setting out of range.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The output folder already holds self-play output, which would be replaced.
+    #[error(
+        "{} already holds self-play output ({}): choose an empty or new folder",
+        folder.display(),
+        file.display()
+    )]
+    OutputExists {
+        /// The output folder.
+        folder: PathBuf,
+        /// One of the files found there.
+        file: PathBuf,
+    },
+    /// [`Progress::stop`] was set; the games finished before are written (whole shards and
+    /// records), the others are dropped.
+    #[error("self-play stopped: {games} finished games written")]
+    Stopped {
+        /// Games finished and written.
+        games: u64,
+    },
+}
+
+/// Whether `name` is a file self-play writes (`shard-*.npz`, `games-*.jsonl`).
+pub fn is_output_file(name: &str) -> bool {
+    (name.starts_with("shard-") && name.ends_with(".npz"))
+        || (name.starts_with("games-") && name.ends_with(".jsonl"))
+}
+
+/// Refuses an output folder that holds self-play output already (so that none is replaced).
+fn check_output_folder(out: &Path) -> Result<(), SelfPlayError> {
+    let entries = match std::fs::read_dir(out) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(SelfPlayError::Io { path: out.to_path_buf(), source }),
+    };
+    for entry in entries {
+        let entry =
+            entry.map_err(|source| SelfPlayError::Io { path: out.to_path_buf(), source })?;
+        if entry.file_name().to_str().is_some_and(is_output_file) {
+            return Err(SelfPlayError::OutputExists {
+                folder: out.to_path_buf(),
+                file: entry.path(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Counters shared by the workers, for progress reports.
@@ -76,6 +124,10 @@ pub struct Progress {
     pub batches: AtomicU64,
     /// Training samples written.
     pub samples: AtomicU64,
+    /// Set it to stop the run (from another thread: a Ctrl-C handler, a deadline): the workers
+    /// stop after their current round of evaluations, write the games they finished and return
+    /// [`SelfPlayError::Stopped`].
+    pub stop: AtomicBool,
 }
 
 /// What a run produced.
@@ -215,13 +267,17 @@ fn pick(visits: &[(Action, u32)], t: f32, rng: &mut SplitMix64) -> Action {
     visits[visits.len() - 1].0
 }
 
-/// Plays `config.games` games, writing shards and `games-WW.jsonl` records into `out`.
+/// Plays `config.games` games, writing shards and `games-WW.jsonl` records into `out`, a new or
+/// empty folder: one that holds self-play output already is refused
+/// ([`SelfPlayError::OutputExists`]), so that no output is ever replaced.
 pub fn run(
     config: &SelfPlayConfig,
     evaluator: &dyn Evaluator,
     out: &Path,
     progress: &Progress,
 ) -> Result<Summary, SelfPlayError> {
+    config.validate()?;
+    check_output_folder(out)?;
     std::fs::create_dir_all(out)
         .map_err(|source| SelfPlayError::Io { path: out.to_path_buf(), source })?;
     let threads = if config.threads == 0 {
@@ -242,7 +298,12 @@ pub fn run(
     });
     let mut total = Summary::default();
     let mut batch_sum = 0.0;
-    for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    if progress.stop.load(Ordering::Relaxed) && results.iter().all(Result::is_ok) {
+        let games = results.iter().flatten().map(|s| s.games).sum();
+        return Err(SelfPlayError::Stopped { games });
+    }
+    for r in results {
         let s = r?;
         total.games += s.games;
         total.first_wins += s.first_wins;
@@ -286,7 +347,9 @@ fn worker(
     };
     let records_path = out.join(format!("games-{w:02}.jsonl"));
     let io = |source| SelfPlayError::Io { path: records_path.clone(), source };
-    let mut records = std::fs::File::create(&records_path).map_err(io)?;
+    // `create_new`: a file that appeared since the folder was checked is never replaced.
+    let mut records =
+        std::fs::File::options().write(true).create_new(true).open(&records_path).map_err(io)?;
     let mut next_game = w as u64;
     let new_slot = |id: u64| {
         let mut rng = SplitMix64(config.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -321,7 +384,8 @@ fn worker(
     let mut policy = vec![0f32; space.len()];
     let mut planes = vec![0f32; shape.planes_len()];
     let mut mask = vec![false; space.len()];
-    while slots.iter().any(Option::is_some) {
+    let mut stop = || progress.stop.load(Ordering::Relaxed);
+    while slots.iter().any(Option::is_some) && !stop() {
         // Decide the search of every game.
         for (i, slot) in slots.iter_mut().enumerate() {
             sims[i] = 0;
@@ -333,17 +397,23 @@ fn worker(
                 < config.full_search_probability as f64;
             sims[i] = if full[i] { config.full_simulations } else { config.fast_simulations };
             if full[i] && config.search.dirichlet_fraction > 0.0 {
-                trees[i].add_noise(Noise {
-                    alpha_total: config.search.dirichlet_alpha_total,
-                    fraction: config.search.dirichlet_fraction,
-                    seed: s.rng.next_u64(),
-                });
+                trees[i].add_noise(config.search.noise(s.rng.next_u64()));
             }
         }
         let before = (scratch.batches, scratch.evaluated);
-        search(&mut trees, &sims, &search_config, evaluator, &mut scratch)?;
+        let finished = search_interruptible(
+            &mut trees,
+            &sims,
+            &search_config,
+            evaluator,
+            &mut scratch,
+            &mut stop,
+        )?;
         progress.batches.fetch_add(scratch.batches - before.0, Ordering::Relaxed);
         progress.evaluations.fetch_add(scratch.evaluated - before.1, Ordering::Relaxed);
+        if finished == Finished::Interrupted {
+            break;
+        }
         // Play one action in every game.
         for i in 0..slots.len() {
             let Some(s) = slots[i].as_mut() else { continue };

@@ -37,6 +37,49 @@ pub struct SearchConfig {
     pub policy_temperature: f32,
 }
 
+/// A search setting out of its range (NaN and infinities included).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {reason}")]
+pub struct SettingError {
+    /// The setting, by its config key.
+    pub key: &'static str,
+    /// What its value must be.
+    pub reason: &'static str,
+}
+
+/// The most leaves one tree may collect per round.
+pub const MAX_LEAVES_PER_ROUND: u32 = 1 << 16;
+
+/// Checks a setting: `Err` with its key and range unless `ok`.
+pub(crate) fn check(ok: bool, key: &'static str, reason: &'static str) -> Result<(), SettingError> {
+    if ok { Ok(()) } else { Err(SettingError { key, reason }) }
+}
+
+impl SearchConfig {
+    /// Checks every value's range; NaN and infinities are refused everywhere.
+    pub fn validate(&self) -> Result<(), SettingError> {
+        let positive = |x: f32| x > 0.0 && x.is_finite();
+        check(positive(self.c_puct), "c_puct", "must be a positive finite number")?;
+        check(positive(self.c_base), "c_base", "must be a positive finite number")?;
+        check(self.fpu_reduction.is_finite(), "fpu_reduction", "must be a finite number")?;
+        check(
+            self.virtual_loss >= 0.0 && self.virtual_loss.is_finite(),
+            "virtual_loss",
+            "must be a finite number, 0 or more",
+        )?;
+        check(
+            (1..=MAX_LEAVES_PER_ROUND).contains(&self.leaves_per_round),
+            "leaves_per_round",
+            "must be between 1 and 65536",
+        )?;
+        check(
+            positive(self.policy_temperature),
+            "policy_temperature",
+            "must be a positive finite number",
+        )
+    }
+}
+
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
         SearchConfig {
@@ -127,6 +170,18 @@ pub struct Noise {
     pub seed: u64,
 }
 
+impl Noise {
+    /// Checks the concentration (positive and finite) and the weight (0 to 1).
+    pub fn validate(&self) -> Result<(), SettingError> {
+        check(
+            self.alpha_total > 0.0 && self.alpha_total.is_finite(),
+            "dirichlet_alpha_total",
+            "must be a positive finite number",
+        )?;
+        check((0.0..=1.0).contains(&self.fraction), "dirichlet_fraction", "must be between 0 and 1")
+    }
+}
+
 /// What a search found at a root.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RootInfo {
@@ -194,10 +249,12 @@ impl Tree {
         }
         let mut rng = SplitMix64(noise.seed);
         let alpha = noise.alpha_total / len as f32;
-        let draws: Vec<f32> = (0..len).map(|_| gamma(&mut rng, alpha)).collect();
-        let sum: f32 = draws.iter().sum::<f32>().max(f32::MIN_POSITIVE);
+        // In f64: the draws of a huge concentration would overflow an f32 sum.
+        let draws: Vec<f64> = (0..len).map(|_| gamma(&mut rng, alpha)).collect();
+        let sum: f64 = draws.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        let f = noise.fraction as f64;
         for (e, d) in self.edges[start..start + len].iter_mut().zip(&draws) {
-            e.set_prior((1.0 - noise.fraction) * e.prior() + noise.fraction * d / sum);
+            e.set_prior(((1.0 - f) * e.prior() as f64 + f * d / sum) as f32);
         }
         // Keep the visited prefix, re-sort the rest by prior.
         sort_edges(&mut self.edges[start + visited..start + len]);
@@ -321,6 +378,11 @@ impl Tree {
                 if score > best_score {
                     best = visited;
                 }
+            }
+            if best == usize::MAX {
+                // Every score was NaN: settings that `SearchConfig::validate` refuses. Walk on
+                // rather than index out of bounds.
+                best = 0;
             }
             let child = if best == visited {
                 self.create_child(n, start + visited)
@@ -448,8 +510,9 @@ fn sort_edges(edges: &mut [Edge]) {
     edges.sort_unstable_by(|a, b| b.prior.cmp(&a.prior).then(a.action.cmp(&b.action)));
 }
 
-/// A Gamma(alpha, 1) draw (Marsaglia and Tsang; boosted for alpha < 1).
-fn gamma(rng: &mut SplitMix64, alpha: f32) -> f32 {
+/// A Gamma(alpha, 1) draw (Marsaglia and Tsang; boosted for alpha < 1). `alpha` must be positive
+/// and finite ([`Noise::validate`]).
+fn gamma(rng: &mut SplitMix64, alpha: f32) -> f64 {
     let uniform =
         |rng: &mut SplitMix64| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
     let (a, boost) = if alpha < 1.0 {
@@ -467,7 +530,7 @@ fn gamma(rng: &mut SplitMix64, alpha: f32) -> f32 {
             continue;
         }
         if uniform(rng).ln() < 0.5 * z * z + d - d * v + d * v.ln() {
-            return (d * v * boost) as f32;
+            return d * v * boost;
         }
     }
 }
@@ -497,8 +560,33 @@ pub fn search(
     evaluator: &dyn Evaluator,
     scratch: &mut Scratch,
 ) -> Result<(), EvalError> {
+    search_interruptible(trees, simulations, config, evaluator, scratch, &mut || false).map(|_| ())
+}
+
+/// How a [`search_interruptible`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finished {
+    /// Every tree has its simulations.
+    Done,
+    /// `interrupted` said stop; the trees hold the simulations of the rounds before, and are
+    /// consistent (no leaf waits, no virtual loss is left), so a later search goes on from them.
+    Interrupted,
+}
+
+/// [`search`] that asks `interrupted` after every round of evaluations (a Ctrl-C, a deadline, a
+/// stop flag) and stops when it says so.
+pub fn search_interruptible(
+    trees: &mut [Tree],
+    simulations: &[u32],
+    config: &SearchConfig,
+    evaluator: &dyn Evaluator,
+    scratch: &mut Scratch,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<Finished, EvalError> {
     assert_eq!(trees.len(), simulations.len(), "one simulation count per tree");
-    let Some(board) = trees.first().map(|t| t.position().board()) else { return Ok(()) };
+    let Some(board) = trees.first().map(|t| t.position().board()) else {
+        return Ok(Finished::Done);
+    };
     let targets: Vec<u32> =
         trees.iter().zip(simulations).map(|(t, &s)| t.root_visits() + s).collect();
     let space = ActionSpace::new(board);
@@ -531,7 +619,7 @@ pub fn search(
             if busy {
                 continue; // only terminal leaves this round
             }
-            return Ok(());
+            return Ok(Finished::Done);
         }
         let b = scratch.requests.len();
         scratch.positions.clear();
@@ -564,7 +652,10 @@ pub fn search(
             logits: &mut scratch.logits[..b * space.len()],
             values: &mut scratch.values[..b],
         };
-        if let Err(e) = evaluator.evaluate(&batch, &mut out) {
+        let evaluated = evaluator.evaluate(&batch, &mut out).and_then(|()| {
+            check_outputs(&scratch.logits[..b * space.len()], &scratch.values[..b], batch.masks)
+        });
+        if let Err(e) = evaluated {
             // Leave the trees as they were: the leaves wait for nothing, the virtual losses go.
             for &(t, n) in &scratch.requests {
                 let tree = &mut trees[t as usize];
@@ -582,7 +673,33 @@ pub fn search(
             let v = scratch.values[i].clamp(-1.0, 1.0);
             tree.backup(n, v, config);
         }
+        if interrupted() {
+            return Ok(Finished::Interrupted);
+        }
     }
+}
+
+/// Refuses an evaluator's answers that are not numbers: a NaN or infinite value, or a NaN or
+/// infinite logit of a legal action (`masks` `[B, A]`; empty for evaluators that take no
+/// encoding, whose logits are not checked). Illegal actions' logits are never read.
+fn check_outputs(logits: &[f32], values: &[f32], masks: &[bool]) -> Result<(), EvalError> {
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        return Err(EvalError(format!(
+            "the value of position {i} of the batch is {}, not a finite number",
+            values[i]
+        )));
+    }
+    let bad = masks.iter().zip(logits).position(|(&legal, l)| legal && !l.is_finite());
+    if let Some(k) = bad {
+        let a = masks.len() / values.len().max(1);
+        return Err(EvalError(format!(
+            "the logit of legal action {} of position {} of the batch is {}, not a finite number",
+            k % a,
+            k / a,
+            logits[k]
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,9 +2,11 @@
 
 use std::path::PathBuf;
 
+use std::sync::atomic::Ordering;
 use zertz_env::sgf::Record;
 use zertz_selfplay::config::SelfPlayConfig;
-use zertz_selfplay::driver::{Progress, run};
+
+use zertz_selfplay::driver::{Progress, SelfPlayError, run};
 use zertz_selfplay::{RolloutEvaluator, UniformEvaluator};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -106,4 +108,78 @@ fn games_export_to_boardspace_sgf() {
         zertz_env::Player::P0,
     );
     assert!(zertz_selfplay::records::to_sgf(&blitz, None).is_err());
+}
+
+#[test]
+fn a_folder_that_holds_output_is_refused_and_nothing_is_replaced() {
+    let dir = temp_dir("refuse");
+    run(&small(2, 1), &UniformEvaluator, &dir, &Progress::default()).unwrap();
+    let before: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (p.clone(), std::fs::read(&p).unwrap())
+        })
+        .collect();
+    assert!(!before.is_empty());
+    let err = run(&small(2, 1), &UniformEvaluator, &dir, &Progress::default()).unwrap_err();
+    assert!(matches!(err, SelfPlayError::OutputExists { .. }), "{err}");
+    assert!(err.to_string().contains("already holds self-play output"), "{err}");
+    for (path, bytes) in &before {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} changed", path.display());
+    }
+    // A folder with other files only is fine.
+    let other = temp_dir("other-files");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    run(&small(1, 1), &UniformEvaluator, &other, &Progress::default()).unwrap();
+    assert_eq!(std::fs::read_to_string(other.join("notes.txt")).unwrap(), "mine");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&other).unwrap();
+}
+
+#[test]
+fn settings_out_of_range_are_refused_before_anything_is_written() {
+    let dir = temp_dir("bad-settings");
+    let mut cfg = small(2, 1);
+    cfg.temperature = f32::NAN;
+    let err = run(&cfg, &UniformEvaluator, &dir, &Progress::default()).unwrap_err();
+    assert!(err.to_string().starts_with("temperature:"), "{err}");
+    cfg = small(2, 100_000);
+    let err = run(&cfg, &UniformEvaluator, &dir, &Progress::default()).unwrap_err();
+    assert!(err.to_string().starts_with("threads:"), "{err}");
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_stopped_run_writes_the_games_it_finished_and_says_so() {
+    // The stop flag is set while the workers play (after the first finished game); they stop
+    // after their round of evaluations, and the shards and records hold whole games only.
+    let dir = temp_dir("stop");
+    let progress = Progress::default();
+    let mut cfg = small(200, 2);
+    cfg.games_per_worker = 1;
+    let err = std::thread::scope(|s| {
+        let runner = s.spawn(|| run(&cfg, &UniformEvaluator, &dir, &progress));
+        while progress.games.load(Ordering::Relaxed) == 0 && !runner.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        progress.stop.store(true, Ordering::Relaxed);
+        runner.join().unwrap().unwrap_err()
+    });
+    let SelfPlayError::Stopped { games } = err else { panic!("{err}") };
+    assert!((1..200).contains(&games), "{games}");
+    let mut lines = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.contains(".tmp"), "{name} left behind");
+        if name.ends_with(".jsonl") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.is_empty() || text.ends_with('\n'), "a partial line in {name}");
+            lines += text.lines().count() as u64;
+        }
+    }
+    assert_eq!(lines, games, "every finished game is recorded, and no other");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

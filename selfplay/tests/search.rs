@@ -14,7 +14,9 @@ use zertz_env::{
     Action, ActionSpace, Board, MarbleSet, Outcome, Player, Position, SplitMix64, Variant,
 };
 use zertz_selfplay::evaluator::batch_lengths;
-use zertz_selfplay::mcts::{Noise, RootInfo, Scratch, SearchConfig, Tree, search};
+use zertz_selfplay::mcts::{
+    Finished, Noise, RootInfo, Scratch, SearchConfig, Tree, search, search_interruptible,
+};
 use zertz_selfplay::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
 
 // -------------------------------------------------------------------------------------- positions
@@ -948,4 +950,164 @@ fn policy_temperature_flattens_the_priors() {
     let (sharp, flat, uniform) = (visits_of_last(1.0), visits_of_last(3.0), visits_of_last(1e6));
     assert!(sharp > flat && flat > uniform, "visits {sharp}, {flat}, {uniform}");
     assert!(uniform <= 199 / n + 2, "{uniform} visits of 199 over {n} actions");
+}
+
+// ------------------------------------------------------------------------------ hostile input
+
+/// Answers like [`UniformEvaluator`], then spoils one number: the value of the last position
+/// (`spoil_value`) or the logit of the first legal action of the first position.
+#[derive(Debug)]
+struct Spoiled {
+    bad: f32,
+    spoil_value: bool,
+}
+
+impl Evaluator for Spoiled {
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        UniformEvaluator.evaluate(batch, out)?;
+        if self.spoil_value {
+            *out.values.last_mut().unwrap() = self.bad;
+        } else {
+            let first_legal = batch.masks.iter().position(|&m| m).unwrap();
+            out.logits[first_legal] = self.bad;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn non_finite_evaluator_outputs_are_errors_and_leave_the_trees_usable() {
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        for spoil_value in [true, false] {
+            let mut trees = vec![Tree::new(start()), Tree::new(pos(DIAGRAM_3))];
+            let mut scratch = Scratch::default();
+            let got = search(
+                &mut trees,
+                &[10, 10],
+                &config(4),
+                &Spoiled { bad, spoil_value },
+                &mut scratch,
+            );
+            let err = got.unwrap_err().to_string();
+            let what =
+                if spoil_value { "the value of position" } else { "the logit of legal action" };
+            assert!(err.contains(what) && err.contains("not a finite number"), "{bad}: {err}");
+            search(&mut trees, &[10, 10], &config(4), &UniformEvaluator, &mut scratch).unwrap();
+            trees.iter().for_each(check_tree);
+            assert_eq!(trees[0].root_visits(), 10);
+        }
+    }
+    // Illegal actions' logits are never read: -inf there (a masked network) is fine.
+    #[derive(Debug)]
+    struct Masked;
+    impl Evaluator for Masked {
+        fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+            UniformEvaluator.evaluate(batch, out)?;
+            for (l, &legal) in out.logits.iter_mut().zip(batch.masks) {
+                if !legal {
+                    *l = f32::NEG_INFINITY;
+                }
+            }
+            Ok(())
+        }
+    }
+    let tree = searched(start(), 50, &config(8), &Masked);
+    check_tree(&tree);
+}
+
+#[test]
+fn search_settings_out_of_range_are_refused_by_name() {
+    assert_eq!(SearchConfig::default().validate(), Ok(()));
+    type Spoil = fn(&mut SearchConfig);
+    let cases: [(Spoil, &str); 11] = [
+        (|c| c.c_puct = f32::NAN, "c_puct"),
+        (|c| c.c_puct = 0.0, "c_puct"),
+        (|c| c.c_base = f32::INFINITY, "c_base"),
+        (|c| c.c_base = -1.0, "c_base"),
+        (|c| c.fpu_reduction = f32::NAN, "fpu_reduction"),
+        (|c| c.fpu_reduction = f32::NEG_INFINITY, "fpu_reduction"),
+        (|c| c.virtual_loss = f32::NAN, "virtual_loss"),
+        (|c| c.virtual_loss = -0.5, "virtual_loss"),
+        (|c| c.leaves_per_round = 0, "leaves_per_round"),
+        (|c| c.policy_temperature = f32::INFINITY, "policy_temperature"),
+        (|c| c.policy_temperature = f32::NAN, "policy_temperature"),
+    ];
+    for (spoil, key) in cases {
+        let mut c = SearchConfig::default();
+        spoil(&mut c);
+        assert_eq!(c.validate().unwrap_err().key, key, "{c:?}");
+    }
+    let noise = |alpha_total, fraction| Noise { alpha_total, fraction, seed: 1 };
+    assert_eq!(noise(10.83, 0.25).validate(), Ok(()));
+    for (n, key) in [
+        (noise(f32::INFINITY, 0.25), "dirichlet_alpha_total"),
+        (noise(f32::NAN, 0.25), "dirichlet_alpha_total"),
+        (noise(0.0, 0.25), "dirichlet_alpha_total"),
+        (noise(-1.0, 0.25), "dirichlet_alpha_total"),
+        (noise(10.0, 2.0), "dirichlet_fraction"),
+        (noise(10.0, f32::NAN), "dirichlet_fraction"),
+    ] {
+        assert_eq!(n.validate().unwrap_err().key, key, "{n:?}");
+    }
+}
+
+#[test]
+fn unchecked_non_finite_settings_do_not_panic() {
+    // The doors refuse these (`SearchConfig::validate`); search itself still walks on with them
+    // instead of indexing out of bounds (it once panicked with index 18446744073709551615).
+    for spoil in [
+        |c: &mut SearchConfig| c.c_puct = f32::NAN,
+        |c: &mut SearchConfig| c.c_base = f32::INFINITY,
+        |c: &mut SearchConfig| c.fpu_reduction = f32::NAN,
+        |c: &mut SearchConfig| c.virtual_loss = f32::NAN,
+    ] {
+        let mut c = config(8);
+        spoil(&mut c);
+        let tree = searched(start(), 100, &c, &UniformEvaluator);
+        assert_eq!(tree.root_visits(), 100);
+    }
+    // A huge but finite concentration draws finite noise.
+    let mut trees = vec![Tree::new(start())];
+    trees[0].add_noise(Noise { alpha_total: f32::MAX, fraction: 0.25, seed: 3 });
+    run(&mut trees, &[50], &config(8), &UniformEvaluator);
+    check_tree(&trees[0]);
+}
+
+#[test]
+fn an_interrupted_search_stops_between_rounds_and_goes_on_later() {
+    let mut trees = vec![Tree::new(start()), Tree::new(pos(DIAGRAM_3))];
+    let mut scratch = Scratch::default();
+    let mut rounds = 0;
+    let mut stop_after_three = || {
+        rounds += 1;
+        rounds >= 3
+    };
+    let finished = search_interruptible(
+        &mut trees,
+        &[400, 400],
+        &config(4),
+        &UniformEvaluator,
+        &mut scratch,
+        &mut stop_after_three,
+    )
+    .unwrap();
+    assert_eq!(finished, Finished::Interrupted);
+    assert_eq!(scratch.batches, 3, "one round of evaluations per question");
+    let visits: Vec<u32> = trees.iter().map(Tree::root_visits).collect();
+    assert!(visits.iter().all(|&v| (1..400).contains(&v)), "{visits:?}");
+    trees.iter().for_each(check_tree);
+    // The trees are consistent: a later search adds exactly its simulations.
+    let finished = search_interruptible(
+        &mut trees,
+        &[10, 10],
+        &config(4),
+        &UniformEvaluator,
+        &mut scratch,
+        &mut || false,
+    )
+    .unwrap();
+    assert_eq!(finished, Finished::Done);
+    let after: Vec<u32> = trees.iter().map(Tree::root_visits).collect();
+    assert_eq!(after, vec![visits[0] + 10, visits[1] + 10]);
+    trees.iter().for_each(check_tree);
 }

@@ -53,16 +53,21 @@ pub enum FirstPlayer {
     P1,
 }
 
+/// The most games of one [`VecEnv`] (about 6 GB of observations per step on 37 rings).
+pub const MAX_NUM_ENVS: usize = 1 << 20;
+/// The most worker threads of one [`VecEnv`].
+pub const MAX_THREADS: usize = 1024;
+
 /// Settings of a [`VecEnv`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// Number of games `N` (at least 1).
+    /// Number of games `N` (1 to [`MAX_NUM_ENVS`]).
     pub num_envs: usize,
     /// Board shape.
     pub board: Board,
     /// Marble set.
     pub marbles: MarbleSet,
-    /// Worker threads; 0 uses every core.
+    /// Worker threads (at most [`MAX_THREADS`]); 0 uses every core.
     pub threads: usize,
     /// A game is truncated after this many actions (0: never). Default 1000.
     pub max_steps: u32,
@@ -250,15 +255,28 @@ fn build_pool(threads: usize) -> Result<rayon::ThreadPool, Error> {
 impl VecEnv {
     /// A batch of new games; call [`VecEnv::reset`] to get the first observations.
     pub fn new(config: Config) -> Result<VecEnv, Error> {
-        if config.num_envs == 0 {
-            return Err(Error::Config("num_envs must be at least 1".into()));
+        if !(1..=MAX_NUM_ENVS).contains(&config.num_envs) {
+            return Err(Error::Config(format!(
+                "num_envs must be between 1 and {MAX_NUM_ENVS}, not {}",
+                config.num_envs
+            )));
         }
+        if config.threads > MAX_THREADS {
+            return Err(Error::Config(format!(
+                "threads must be at most {MAX_THREADS} (0: every core), not {}",
+                config.threads
+            )));
+        }
+        let mut games = Vec::new();
+        games.try_reserve_exact(config.num_envs).map_err(|_| {
+            Error::Config(format!("not enough memory for {} games", config.num_envs))
+        })?;
         let variant = Variant::new(config.board, config.marbles);
         let pool = build_pool(config.threads)?;
         let mut env = VecEnv {
             space: ActionSpace::new(config.board),
             shape: Shape::of(config.board),
-            games: Vec::with_capacity(config.num_envs),
+            games,
             variant,
             pool,
             pool_pid: std::process::id(),

@@ -1,7 +1,7 @@
 //! The conformance test every environment configuration passes, and the API's edge cases.
 
 use zertz_env::{Board, MarbleSet, Position, Variant};
-use zertz_vecenv::{Config, Error, FirstPlayer, VecEnv};
+use zertz_vecenv::{Config, Error, FirstPlayer, MAX_NUM_ENVS, MAX_THREADS, VecEnv};
 
 fn config(board: Board, marbles: MarbleSet, n: usize) -> Config {
     Config { num_envs: n, board, marbles, threads: 2, seed: 11, ..Config::default() }
@@ -163,6 +163,22 @@ fn bad_input_is_refused_and_changes_nothing() {
         VecEnv::new(Config { num_envs: 0, ..Config::default() }),
         Err(Error::Config(_))
     ));
+    // Bounds are checked before anything is allocated or started: a billion games once aborted
+    // on a failed allocation, a million threads were started one by one.
+    for (num_envs, threads, what) in [
+        (1_000_000_000, 1, "num_envs"),
+        (MAX_NUM_ENVS + 1, 1, "num_envs"),
+        (2, 1_000_000, "threads"),
+    ] {
+        let err = VecEnv::new(Config { num_envs, threads, ..Config::default() }).unwrap_err();
+        assert!(matches!(err, Error::Config(ref m) if m.starts_with(what)), "{err}");
+    }
+    assert_eq!(
+        VecEnv::new(Config { num_envs: 2, threads: MAX_THREADS.min(4), ..Config::default() })
+            .unwrap()
+            .num_envs(),
+        2
+    );
     let mut env = VecEnv::new(config(Board::R37, MarbleSet::Standard, 2)).unwrap();
     let mut buf = env.buffers();
     env.reset(None, &mut buf.view()).unwrap();
