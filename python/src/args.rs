@@ -12,18 +12,49 @@ fn type_name(obj: &Borrowed<'_, '_, PyAny>) -> String {
     obj.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
 }
 
-/// A Python int (or an object with `__index__`, such as a numpy integer): its value when it fits
-/// in an `i64`, else its decimal text. Bools are refused.
+/// A Python int (or an object with `__index__`, such as a numpy integer of any width): its value
+/// when it fits in an `i64`, else its decimal text (so that `np.uint64(2**64 - 1)` is reported as
+/// itself, not as -1). Bools are refused.
 fn int(obj: &Borrowed<'_, '_, PyAny>, what: &str) -> Result<Result<i64, String>, Error> {
-    if !obj.is_instance_of::<PyBool>() {
-        if let Ok(i) = obj.extract::<i64>() {
-            return Ok(Ok(i));
-        }
-        if obj.is_instance_of::<PyInt>() {
-            return Ok(Err(obj.str()?.to_cow()?.into_owned()));
+    let is_bool = obj.is_instance_of::<PyBool>()
+        || obj.get_type().name().is_ok_and(|n| n.to_cow().is_ok_and(|n| n == "bool"));
+    if !is_bool {
+        let index = if obj.is_instance_of::<PyInt>() {
+            Some((**obj).clone())
+        } else if obj.hasattr("__index__").unwrap_or(false) {
+            obj.call_method0("__index__").ok().filter(|i| i.is_instance_of::<PyInt>())
+        } else {
+            None
+        };
+        if let Some(i) = index {
+            return Ok(match i.extract::<i64>() {
+                Ok(i) => Ok(i),
+                Err(_) => Err(i.str()?.to_cow()?.into_owned()),
+            });
         }
     }
     Err(Error::Type(format!("{what} must be an int, not {}", type_name(obj))))
+}
+
+/// An int argument: its value when it fits in an `i64`, else its decimal text.
+#[derive(Clone, Debug)]
+pub struct IntArg(pub Result<i64, String>);
+
+impl std::fmt::Display for IntArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Ok(i) => write!(f, "{i}"),
+            Err(text) => f.write_str(text),
+        }
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for IntArg {
+    type Error = Error;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> Result<IntArg, Error> {
+        Ok(IntArg(int(&obj, "an index")?))
+    }
 }
 
 /// A board shape given by its number of rings.

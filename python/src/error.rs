@@ -3,9 +3,15 @@
 use std::path::PathBuf;
 
 use pyo3::PyErr;
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError,
+};
 use zertz_env::sgf::{ReplayError, SgfError};
 use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
+use zertz_selfplay::EvalError;
+use zertz_selfplay::config::ConfigError;
+use zertz_selfplay::driver::SelfPlayError;
+use zertz_selfplay::mcts::SettingError;
 
 /// Why a call into the bindings failed.
 #[derive(Debug, thiserror::Error)]
@@ -80,9 +86,54 @@ pub enum Error {
     /// A refused call to the vectorized environment (bad settings, array shapes, actions).
     #[error(transparent)]
     Env(#[from] zertz_vecenv::Error),
-    /// An exception raised by Python itself (a failed conversion); passed on unchanged.
+    /// An index past the end of a sequence (a game of a `VecEnv`).
+    #[error("{0}")]
+    Index(String),
+    /// A search setting out of range.
+    #[error(transparent)]
+    Setting(#[from] SettingError),
+    /// A self-play config that cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// An evaluator's failure (a wrong answer; an exception it raised is passed on as itself).
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// Self-play failed.
+    #[error(transparent)]
+    SelfPlay(#[from] SelfPlayError),
+    /// A panic of the engine, caught where the call returns to Python: a bug.
+    #[error("internal error of zertz (a bug, please report it): {0}")]
+    Internal(String),
+    /// An exception raised by Python itself (a failed conversion, a signal handler, an
+    /// evaluator); passed on unchanged.
     #[error(transparent)]
     Python(#[from] PyErr),
+}
+
+impl Error {
+    /// The error of a caught panic, from its payload.
+    pub fn internal(payload: &(dyn std::any::Any + Send)) -> Error {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        Error::Internal(message)
+    }
+}
+
+/// Runs `f`, turning a panic into [`Error::Internal`] (a `RuntimeError` in Python, which
+/// `except Exception` catches, unlike pyo3's `PanicException`). The last line of defence only:
+/// every failure the engine can foresee is an error of its own.
+pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
+}
+
+/// An I/O error as the `OSError` subclass of its kind (`FileNotFoundError`, `PermissionError`,
+/// `FileExistsError`, ...) with `message`.
+fn os_error(kind: std::io::ErrorKind, message: String) -> PyErr {
+    PyErr::from(std::io::Error::new(kind, message))
 }
 
 impl From<Error> for PyErr {
@@ -93,11 +144,20 @@ impl From<Error> for PyErr {
         let message = e.to_string();
         match e {
             Error::Type(_) => PyTypeError::new_err(message),
-            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                PyFileNotFoundError::new_err(message)
+            Error::Index(_) => PyIndexError::new_err(message),
+            Error::Io { source, .. }
+            | Error::Config(ConfigError::Io { source, .. })
+            | Error::SelfPlay(SelfPlayError::Io { source, .. })
+            | Error::SelfPlay(SelfPlayError::Config(ConfigError::Io { source, .. })) => {
+                os_error(source.kind(), message)
             }
-            Error::Io { .. } => PyOSError::new_err(message),
-            Error::Env(zertz_vecenv::Error::Threads(_)) => PyRuntimeError::new_err(message),
+            Error::SelfPlay(SelfPlayError::OutputExists { .. }) => {
+                os_error(std::io::ErrorKind::AlreadyExists, message)
+            }
+            Error::SelfPlay(SelfPlayError::Stopped { .. }) => PyKeyboardInterrupt::new_err(message),
+            Error::Env(zertz_vecenv::Error::Threads(_))
+            | Error::SelfPlay(SelfPlayError::Threads(_))
+            | Error::Internal(_) => PyRuntimeError::new_err(message),
             _ => PyValueError::new_err(message),
         }
     }

@@ -11,7 +11,7 @@ use zertz_env::sgf::Record;
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player, Position, Variant, notation};
 
 use crate::args::{BoardArg, IndexArg, MoveArg};
-use crate::error::{Error, parse_player, player_name};
+use crate::error::{Error, guard, parse_player, player_name};
 use crate::svg;
 
 /// A ZÈRTZ game: the current position and the moves that led to it (third repetition draws).
@@ -100,48 +100,55 @@ impl PyGame {
         text_signature = "(board=37, blitz=False, first='P0')"
     )]
     fn new(board: BoardArg, blitz: bool, first: &str) -> Result<PyGame, Error> {
-        let marbles = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
-        let variant = Variant::new(board.0, marbles);
-        Ok(PyGame { game: Game::new(variant, parse_player(first)?) })
+        guard(|| {
+            let marbles = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+            let variant = Variant::new(board.0, marbles);
+            Ok(PyGame { game: Game::new(variant, parse_player(first)?) })
+        })
     }
 
     /// A game that starts from a position in the text format (see `to_text`).
     #[staticmethod]
     fn from_text(text: &str) -> Result<PyGame, Error> {
-        Ok(PyGame { game: Game::from_position(Position::from_text(text)?) })
+        guard(|| Ok(PyGame { game: Game::from_position(Position::from_text(text)?) }))
     }
 
     /// A game replayed from a boardspace.net record: SGF text, or the path of a `.sgf` file.
     /// A record that breaks the rules raises ValueError naming the turn.
     #[staticmethod]
     fn from_sgf(py: Python<'_>, source: &Bound<'_, PyAny>) -> Result<PyGame, Error> {
-        let source = if let Ok(s) = source.cast::<PyString>() {
-            let s = s.to_cow()?.into_owned();
-            if s.trim_start().starts_with('(') {
-                SgfSource::Text(s)
-            } else {
-                SgfSource::Path(s.into())
-            }
-        } else {
-            SgfSource::Path(source.extract().map_err(|_| {
-                Error::Type("from_sgf takes SGF text or a path (str or os.PathLike)".to_string())
-            })?)
-        };
-        let game = py.detach(move || -> Result<Game, Error> {
-            let (text, source_name) = match source {
-                SgfSource::Text(text) => (text, "<text>".to_string()),
-                SgfSource::Path(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|source| Error::Io { path: path.clone(), source })?;
-                    (text, path.display().to_string())
+        guard(|| {
+            let source = if let Ok(s) = source.cast::<PyString>() {
+                let s = s.to_cow()?.into_owned();
+                if s.trim_start().starts_with('(') {
+                    SgfSource::Text(s)
+                } else {
+                    SgfSource::Path(s.into())
                 }
+            } else {
+                SgfSource::Path(source.extract().map_err(|_| {
+                    Error::Type(
+                        "from_sgf takes SGF text or a path (str or os.PathLike)".to_string(),
+                    )
+                })?)
             };
-            let record = Record::parse(&text)
-                .map_err(|error| Error::Sgf { source_name: source_name.clone(), error })?;
-            let replay = record.replay().map_err(|error| Error::Replay { source_name, error })?;
-            Ok(replay.game)
-        })?;
-        Ok(PyGame { game })
+            let game = py.detach(move || -> Result<Game, Error> {
+                let (text, source_name) = match source {
+                    SgfSource::Text(text) => (text, "<text>".to_string()),
+                    SgfSource::Path(path) => {
+                        let text = std::fs::read_to_string(&path)
+                            .map_err(|source| Error::Io { path: path.clone(), source })?;
+                        (text, path.display().to_string())
+                    }
+                };
+                let record = Record::parse(&text)
+                    .map_err(|error| Error::Sgf { source_name: source_name.clone(), error })?;
+                let replay =
+                    record.replay().map_err(|error| Error::Replay { source_name, error })?;
+                Ok(replay.game)
+            })?;
+            Ok(PyGame { game })
+        })
     }
 
     /// Number of rings of the board shape.
@@ -205,17 +212,21 @@ impl PyGame {
 
     /// The whole-turn moves played so far, in notation.
     #[getter]
-    fn moves(&self) -> Vec<String> {
-        let geo = self.position().geometry();
-        self.game
-            .moves()
-            .iter()
-            .map(|m| {
-                let mut s = String::new();
-                notation::write_move(geo, m, &mut s);
-                s
+    fn moves(&self) -> Result<Vec<String>, Error> {
+        guard(|| {
+            Ok({
+                let geo = self.position().geometry();
+                self.game
+                    .moves()
+                    .iter()
+                    .map(|m| {
+                        let mut s = String::new();
+                        notation::write_move(geo, m, &mut s);
+                        s
+                    })
+                    .collect()
             })
-            .collect()
+        })
     }
 
     /// Number of indices of the board's action space (legal or not).
@@ -226,94 +237,122 @@ impl PyGame {
 
     /// Legal whole-turn moves in notation: placements with their ring removal, complete capture
     /// chains, or "pass". Empty once the game is over.
-    fn legal_moves(&self, py: Python<'_>) -> Vec<String> {
-        let game = &self.game;
-        py.detach(|| {
-            let pos = game.position();
-            game.legal_moves().iter().map(|m| pos.move_to_string(m)).collect()
+    fn legal_moves(&self, py: Python<'_>) -> Result<Vec<String>, Error> {
+        guard(|| {
+            Ok({
+                let game = &self.game;
+                py.detach(|| {
+                    let pos = game.position();
+                    game.legal_moves().iter().map(|m| pos.move_to_string(m)).collect()
+                })
+            })
         })
     }
 
     /// Legal single actions in notation: placements, single hops, or "pass".
-    fn legal_actions(&self) -> Vec<String> {
-        let pos = self.position();
-        let mut out = Vec::new();
-        self.for_each_legal_action(|a| out.push(pos.action_to_string(&a)));
-        out
+    fn legal_actions(&self) -> Result<Vec<String>, Error> {
+        guard(|| {
+            Ok({
+                let pos = self.position();
+                let mut out = Vec::new();
+                self.for_each_legal_action(|a| out.push(pos.action_to_string(&a)));
+                out
+            })
+        })
     }
 
     /// Indices of the legal single actions, int64 [n], in the order of `legal_actions`.
-    fn legal_action_indices<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let space = self.position().action_space();
-        let mut out = Vec::new();
-        self.for_each_legal_action(|a| out.push(space.index(&a) as i64));
-        out.into_pyarray(py)
+    fn legal_action_indices<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Result<Bound<'py, PyArray1<i64>>, Error> {
+        guard(|| {
+            Ok({
+                let space = self.position().action_space();
+                let mut out = Vec::new();
+                self.for_each_legal_action(|a| out.push(space.index(&a) as i64));
+                out.into_pyarray(py)
+            })
+        })
     }
 
     /// Legal-action mask, bool [action_space_size].
-    fn legal_action_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
-        let space = self.position().action_space();
-        let mut mask = vec![false; space.len()];
-        // The engine's row-wise mask; a game drawn by repetition has no legal action.
-        if !self.game.is_over() {
-            self.position().legal_action_mask(&mut mask);
-        }
-        mask.into_pyarray(py)
+    fn legal_action_mask<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<bool>>, Error> {
+        guard(|| {
+            Ok({
+                let space = self.position().action_space();
+                let mut mask = vec![false; space.len()];
+                // The engine's row-wise mask; a game drawn by repetition has no legal action.
+                if !self.game.is_over() {
+                    self.position().legal_action_mask(&mut mask);
+                }
+                mask.into_pyarray(py)
+            })
+        })
     }
 
     /// Plays a whole-turn move or a single action, given in notation or as an action index.
     /// Raises ValueError for text that is not a move, an illegal move, or a finished game.
     #[pyo3(signature = (move_, /))]
     fn play(&mut self, move_: MoveArg) -> Result<(), Error> {
-        match move_ {
+        guard(|| match move_ {
             MoveArg::Text(text) => self.play_text(&text),
             MoveArg::Index(i) => self.play_index(&i),
-        }
+        })
     }
 
     /// The single action with this index, in notation (legal or not).
     fn decode_action(&self, index: IndexArg) -> Result<String, Error> {
-        let (_, a) = index.decode(&self.position().action_space())?;
-        Ok(self.position().action_to_string(&a))
+        guard(|| {
+            let (_, a) = index.decode(&self.position().action_space())?;
+            Ok(self.position().action_to_string(&a))
+        })
     }
 
     /// The index of a single action given in notation (legal or not).
     fn action_index(&self, action: &str) -> Result<usize, Error> {
-        let pos = self.position();
-        Ok(pos.action_space().index(&pos.parse_action(action)?))
+        guard(|| {
+            let pos = self.position();
+            Ok(pos.action_space().index(&pos.parse_action(action)?))
+        })
     }
 
     /// The observation seen from the player to move: planes float32 [C, H, W] and globals
     /// float32 [G] (encoding version `ENCODING_VERSION`).
     fn encode<'py>(&self, py: Python<'py>) -> Result<Observation<'py>, Error> {
-        let pos = self.position();
-        let shape = Shape::of(pos.board());
-        let mut planes = vec![0.0; shape.planes_len()];
-        let mut globals = vec![0.0; shape.globals];
-        pos.encode(&mut planes, &mut globals);
-        let planes = planes.into_pyarray(py).reshape([shape.planes, shape.height, shape.width])?;
-        Ok((planes, globals.into_pyarray(py)))
+        guard(|| {
+            let pos = self.position();
+            let shape = Shape::of(pos.board());
+            let mut planes = vec![0.0; shape.planes_len()];
+            let mut globals = vec![0.0; shape.globals];
+            pos.encode(&mut planes, &mut globals);
+            let planes =
+                planes.into_pyarray(py).reshape([shape.planes, shape.height, shape.width])?;
+            Ok((planes, globals.into_pyarray(py)))
+        })
     }
 
     /// The current position in the text format (`Game.from_text` reads it back).
-    fn to_text(&self) -> String {
-        self.position().to_text()
+    fn to_text(&self) -> Result<String, Error> {
+        guard(|| Ok(self.position().to_text()))
     }
 
     /// The position under symmetry `s` of the board (`0 <= s < symmetry_count(board)`), as a new
     /// game without history. Its encoding, mask and policy are this game's moved by
     /// `symmetry_tables(board)`.
     fn transformed(&self, s: usize) -> Result<PyGame, Error> {
-        let pos = self.position();
-        let syms = zertz_env::symmetry::symmetries(pos.board());
-        let sym = syms.get(s).ok_or_else(|| {
-            Error::Shape(format!(
-                "symmetry {s} is out of range: the {}-ring board has {}",
-                pos.board().rings(),
-                syms.len()
-            ))
-        })?;
-        Ok(PyGame::from_position(sym.apply_position(pos)))
+        guard(|| {
+            let pos = self.position();
+            let syms = zertz_env::symmetry::symmetries(pos.board());
+            let sym = syms.get(s).ok_or_else(|| {
+                Error::Shape(format!(
+                    "symmetry {s} is out of range: the {}-ring board has {}",
+                    pos.board().rings(),
+                    syms.len()
+                ))
+            })?;
+            Ok(PyGame::from_position(sym.apply_position(pos)))
+        })
     }
 
     /// An independent copy of the game.
@@ -342,7 +381,7 @@ impl PyGame {
     }
 
     /// The board drawn as SVG, for notebooks.
-    fn _repr_svg_(&self) -> String {
-        svg::draw(self.position(), self.game.outcome())
+    fn _repr_svg_(&self) -> Result<String, Error> {
+        guard(|| Ok(svg::draw(self.position(), self.game.outcome())))
     }
 }

@@ -4,6 +4,9 @@
 //! Rust runs with the GIL released and takes it back only to call the evaluator.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -11,49 +14,90 @@ use pyo3::types::PyDict;
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Position};
 use zertz_selfplay::config::SelfPlayConfig;
-use zertz_selfplay::mcts::{Noise, Scratch, SearchConfig, Tree, search};
-use zertz_selfplay::{
-    Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator, driver,
-};
+use zertz_selfplay::driver::{self, SelfPlayError};
+use zertz_selfplay::mcts::{Finished, Noise, Scratch, SearchConfig, Tree, search_interruptible};
+use zertz_selfplay::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
 
-use crate::error::Error;
+use crate::error::{Error, guard};
 use crate::game::PyGame;
 
 /// An evaluator written in Python: called as `evaluator(planes, globals, masks)` with float32
 /// `[B, C, H, W]`, float32 `[B, G]` and bool `[B, A]` arrays, it returns `(logits, values)`:
 /// float32-compatible `[B, A]` and `[B]` arrays (values in -1..1 for the player to move).
+///
+/// An exception it raises is kept in `raised` (the first one, when several search threads call
+/// it) and raised again, unchanged with its traceback, where the call from Python returns.
 struct PyEvaluator {
     callable: Py<PyAny>,
+    raised: Raised,
+}
+
+/// The first exception a Python evaluator raised, for the caller to raise again.
+#[derive(Clone, Debug, Default)]
+struct Raised(Arc<Mutex<Option<PyErr>>>);
+
+impl Raised {
+    fn keep(&self, e: PyErr) {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+    }
+
+    fn take(&self) -> Option<PyErr> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// `e` as the caller's error: the evaluator's own exception when it raised one.
+    fn or(&self, e: impl Into<Error>) -> Error {
+        self.take().map_or_else(|| e.into(), Error::Python)
+    }
+}
+
+/// Why a Python evaluator's call failed.
+enum CallError {
+    /// It raised (or a conversion of its answer did).
+    Raised(PyErr),
+    /// Its answer has the wrong form.
+    Answer(String),
+}
+
+impl From<PyErr> for CallError {
+    fn from(e: PyErr) -> CallError {
+        CallError::Raised(e)
+    }
 }
 
 impl PyEvaluator {
-    fn call(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), String> {
-        Python::attach(|py| -> Result<(), String> {
-            let b = batch.len();
-            let shape = Shape::of(batch.board);
-            let a = ActionSpace::new(batch.board).len();
-            let err = |e: PyErr| e.to_string();
-            let planes = PyArray1::from_slice(py, batch.planes)
-                .reshape([b, shape.planes, shape.height, shape.width])
-                .map_err(err)?;
-            let globals =
-                PyArray1::from_slice(py, batch.globals).reshape([b, GLOBALS]).map_err(err)?;
-            let masks = PyArray1::from_slice(py, batch.masks).reshape([b, a]).map_err(err)?;
-            let result = self.callable.call1(py, (planes, globals, masks)).map_err(err)?;
-            let (logits, values): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-                result.extract(py).map_err(|_| {
-                    "the evaluator must return a tuple (logits [B, A], values [B])".to_string()
-                })?;
-            let np = py.import("numpy").map_err(err)?;
-            let logits = as_f32(&np, logits, "logits", &[b, a])?;
-            let values = as_f32(&np, values, "values", &[b])?;
-            out.logits.copy_from_slice(logits.readonly().as_slice().map_err(|e| e.to_string())?);
-            out.values.copy_from_slice(values.readonly().as_slice().map_err(|e| e.to_string())?);
-            if out.values.iter().chain(out.logits.iter()).any(|v| v.is_nan()) {
-                return Err("the evaluator returned NaN".to_string());
-            }
-            Ok(())
-        })
+    fn call(
+        &self,
+        py: Python<'_>,
+        batch: &Batch<'_>,
+        out: &mut Output<'_>,
+    ) -> Result<(), CallError> {
+        let b = batch.len();
+        let shape = Shape::of(batch.board);
+        let a = ActionSpace::new(batch.board).len();
+        let planes = PyArray1::from_slice(py, batch.planes).reshape([
+            b,
+            shape.planes,
+            shape.height,
+            shape.width,
+        ])?;
+        let globals = PyArray1::from_slice(py, batch.globals).reshape([b, GLOBALS])?;
+        let masks = PyArray1::from_slice(py, batch.masks).reshape([b, a])?;
+        let result = self.callable.call1(py, (planes, globals, masks))?;
+        let (logits, values): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+            result.extract(py).map_err(|_| {
+                CallError::Answer(
+                    "the evaluator must return a tuple (logits [B, A], values [B])".to_string(),
+                )
+            })?;
+        let np = py.import("numpy")?;
+        let logits = as_f32(&np, logits, "logits", &[b, a])?;
+        let values = as_f32(&np, values, "values", &[b])?;
+        let answer = |e: numpy::AsSliceError| CallError::Answer(e.to_string());
+        out.logits.copy_from_slice(logits.readonly().as_slice().map_err(answer)?);
+        out.values.copy_from_slice(values.readonly().as_slice().map_err(answer)?);
+        Ok(())
     }
 }
 
@@ -63,29 +107,44 @@ fn as_f32<'py>(
     x: Bound<'py, PyAny>,
     what: &str,
     shape: &[usize],
-) -> Result<Bound<'py, numpy::PyArrayDyn<f32>>, String> {
-    let arr =
-        np.call_method1("ascontiguousarray", (x, "float32")).map_err(|e| format!("{what}: {e}"))?;
-    let arr = arr.cast_into::<numpy::PyArrayDyn<f32>>().map_err(|e| format!("{what}: {e}"))?;
+) -> Result<Bound<'py, numpy::PyArrayDyn<f32>>, CallError> {
+    let answer = |e: &dyn std::fmt::Display| CallError::Answer(format!("{what}: {e}"));
+    let arr = np.call_method1("ascontiguousarray", (x, "float32")).map_err(|e| answer(&e))?;
+    let arr = arr.cast_into::<numpy::PyArrayDyn<f32>>().map_err(|e| answer(&e))?;
     if arr.shape() != shape {
-        return Err(format!("{what} has shape {:?}, expected {shape:?}", arr.shape()));
+        return Err(CallError::Answer(format!(
+            "{what} has shape {:?}, expected {shape:?}",
+            arr.shape()
+        )));
     }
     Ok(arr)
 }
 
 impl Evaluator for PyEvaluator {
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
-        self.call(batch, out).map_err(EvalError)
+        Python::attach(|py| match self.call(py, batch, out) {
+            Ok(()) => Ok(()),
+            Err(CallError::Answer(message)) => Err(EvalError(message)),
+            Err(CallError::Raised(e)) => {
+                let message = e.to_string();
+                self.raised.keep(e);
+                Err(EvalError(message))
+            }
+        })
     }
 }
 
-/// The evaluator argument: `None`/"uniform", "rollout", or a callable.
-fn evaluator(py: Python<'_>, arg: Option<&Bound<'_, PyAny>>) -> Result<Box<dyn Evaluator>, Error> {
-    let Some(obj) = arg.filter(|o| !o.is_none()) else { return Ok(Box::new(UniformEvaluator)) };
+/// The evaluator argument: `None`/"uniform", "rollout", or a callable; with the slot where a
+/// callable's exception is kept.
+fn evaluator(arg: Option<&Bound<'_, PyAny>>) -> Result<(Box<dyn Evaluator>, Raised), Error> {
+    let raised = Raised::default();
+    let Some(obj) = arg.filter(|o| !o.is_none()) else {
+        return Ok((Box::new(UniformEvaluator), raised));
+    };
     if let Ok(name) = obj.extract::<String>() {
         return match name.as_str() {
-            "uniform" => Ok(Box::new(UniformEvaluator)),
-            "rollout" => Ok(Box::new(RolloutEvaluator::default())),
+            "uniform" => Ok((Box::new(UniformEvaluator), raised)),
+            "rollout" => Ok((Box::new(RolloutEvaluator::default()), raised)),
             _ => Err(Error::Shape(format!(
                 "unknown evaluator {name:?}: use \"uniform\", \"rollout\" or a callable"
             ))),
@@ -94,13 +153,43 @@ fn evaluator(py: Python<'_>, arg: Option<&Bound<'_, PyAny>>) -> Result<Box<dyn E
     if !obj.is_callable() {
         return Err(Error::Type("evaluator must be a callable, \"uniform\" or \"rollout\"".into()));
     }
-    let _ = py;
-    Ok(Box::new(PyEvaluator { callable: obj.clone().unbind() }))
+    let callable = obj.clone().unbind();
+    Ok((Box::new(PyEvaluator { callable, raised: raised.clone() }), raised))
+}
+
+/// How often long calls look for a signal (Ctrl-C) while the GIL is released.
+const SIGNAL_CHECK: Duration = Duration::from_millis(20);
+
+/// Asks Python whether a signal handler raised (Ctrl-C: `KeyboardInterrupt`), at most once per
+/// [`SIGNAL_CHECK`]; keeps the exception. Called with the GIL released, from the thread that
+/// called in from Python (only the main thread runs signal handlers).
+#[derive(Debug)]
+struct Signals {
+    last: Instant,
+    raised: Option<PyErr>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        Signals { last: Instant::now(), raised: None }
+    }
+
+    /// Whether to stop: a handler raised, now or before.
+    fn raised(&mut self) -> bool {
+        if self.raised.is_none() && self.last.elapsed() >= SIGNAL_CHECK {
+            self.last = Instant::now();
+            self.raised = Python::attach(|py| py.check_signals().err());
+        }
+        self.raised.is_some()
+    }
 }
 
 /// `(policies [N, A], values [N], visits [N])` of `MCTS.search`.
 type SearchResult<'py> =
     (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<u32>>);
+
+/// The most simulations of one `MCTS.search` call per game.
+const MAX_SIMULATIONS: u32 = 1 << 20;
 
 /// Batched PUCT search over single actions (AlphaZero), for a list of games at once.
 ///
@@ -109,6 +198,7 @@ type SearchResult<'py> =
 #[pyclass(name = "MCTS", module = "zertz")]
 pub struct PyMcts {
     evaluator: Box<dyn Evaluator>,
+    raised: Raised,
     config: SearchConfig,
     scratch: Scratch,
     /// Trees kept between calls: their arenas keep their capacity.
@@ -127,7 +217,6 @@ impl PyMcts {
     #[pyo3(signature = (evaluator=None, *, c_puct=1.25, c_base=19652.0, fpu_reduction=0.2,
                         virtual_loss=1.0, leaves_per_round=8, policy_temperature=1.0))]
     fn new(
-        py: Python<'_>,
         evaluator: Option<&Bound<'_, PyAny>>,
         c_puct: f32,
         c_base: f32,
@@ -136,26 +225,18 @@ impl PyMcts {
         leaves_per_round: u32,
         policy_temperature: f32,
     ) -> Result<PyMcts, Error> {
-        if c_puct <= 0.0 || c_base <= 0.0 || leaves_per_round == 0 {
-            return Err(Error::Shape(
-                "c_puct and c_base must be positive and leaves_per_round at least 1".into(),
-            ));
-        }
-        if !(policy_temperature > 0.0 && policy_temperature.is_finite()) {
-            return Err(Error::Shape("policy_temperature must be a positive number".into()));
-        }
-        Ok(PyMcts {
-            evaluator: self::evaluator(py, evaluator)?,
-            config: SearchConfig {
-                c_puct,
-                c_base,
-                fpu_reduction,
-                virtual_loss,
-                leaves_per_round,
-                policy_temperature,
-            },
-            scratch: Scratch::default(),
-            trees: Vec::new(),
+        let config = SearchConfig {
+            c_puct,
+            c_base,
+            fpu_reduction,
+            virtual_loss,
+            leaves_per_round,
+            policy_temperature,
+        };
+        guard(|| {
+            config.validate()?;
+            let (evaluator, raised) = self::evaluator(evaluator)?;
+            Ok(PyMcts { evaluator, raised, config, scratch: Scratch::default(), trees: Vec::new() })
         })
     }
 
@@ -163,7 +244,9 @@ impl PyMcts {
     /// `(policies, values, visits)`: the root visit distributions float32 `[N, A]`, the root
     /// values float32 `[N]` (for the player to move) and root visits uint32 `[N]`. With
     /// `noise=True`, Dirichlet noise (alpha `noise_alpha_total / legal actions`, weight
-    /// `noise_fraction`) is mixed into each root, seeded by `seed`.
+    /// `noise_fraction`) is mixed into each root, seeded by `seed`. Ctrl-C stops it between
+    /// rounds of evaluations (`KeyboardInterrupt`); an exception of the evaluator is raised as
+    /// it is.
     #[pyo3(signature = (games, simulations=800, *, noise=false, noise_alpha_total=10.83,
                         noise_fraction=0.25, seed=0))]
     #[allow(clippy::too_many_arguments)]
@@ -177,6 +260,23 @@ impl PyMcts {
         noise_fraction: f32,
         seed: u64,
     ) -> Result<SearchResult<'py>, Error> {
+        if simulations > MAX_SIMULATIONS {
+            return Err(Error::Shape(format!(
+                "simulations must be at most {MAX_SIMULATIONS}, not {simulations}"
+            )));
+        }
+        let noise = noise.then_some(Noise {
+            alpha_total: noise_alpha_total,
+            fraction: noise_fraction,
+            seed,
+        });
+        if let Some(n) = noise {
+            // Named by this method's keywords, not by the config keys.
+            n.validate().map_err(|e| {
+                let key = e.key.replace("dirichlet_", "noise_");
+                Error::Shape(format!("{key}: {}", e.reason))
+            })?;
+        }
         let positions: Vec<Position> = games.iter().map(|g| *g.current()).collect();
         drop(games);
         let Some(board) = positions.first().map(Position::board) else {
@@ -191,20 +291,30 @@ impl PyMcts {
             t.reset(p);
         }
         trees.extend(positions[trees.len()..].iter().map(|&p| Tree::new(p)));
-        if noise {
+        if let Some(n) = noise {
             for (i, t) in trees.iter_mut().enumerate() {
-                t.add_noise(Noise {
-                    alpha_total: noise_alpha_total,
-                    fraction: noise_fraction,
-                    seed: seed ^ i as u64,
-                });
+                t.add_noise(Noise { seed: n.seed ^ i as u64, ..n });
             }
         }
         let sims = vec![simulations; trees.len()];
         let (evaluator, config, scratch) = (&*self.evaluator, &self.config, &mut self.scratch);
-        let searched = py.detach(|| search(&mut trees, &sims, config, evaluator, scratch));
-        let result = searched.map_err(|e| Error::Shape(e.to_string()));
-        let out = result.and_then(|()| Self::results(py, &trees, board));
+        let mut signals = Signals::new();
+        let searched = py.detach(|| {
+            guard(|| {
+                let mut stop = || signals.raised();
+                Ok(search_interruptible(&mut trees, &sims, config, evaluator, scratch, &mut stop))
+            })
+        });
+        let out = match searched {
+            Ok(Ok(Finished::Done)) => Self::results(py, &trees, board),
+            Ok(Ok(Finished::Interrupted)) => {
+                Err(Error::Python(signals.raised.take().expect("a search stops only on a signal")))
+            }
+            Ok(Err(e)) => Err(self.raised.or(e)),
+            Err(e) => Err(e),
+        };
+        // The trees stay usable after an error, an interruption or a panic of the search: the
+        // next call resets them.
         self.trees = trees;
         out
     }
@@ -232,8 +342,11 @@ impl PyMcts {
 }
 
 /// Runs self-play and writes shards (`.npz`, read with `zertz.load_shards`) and game records
-/// (`games-*.jsonl`) into `out`; returns a summary dict. `config` is a TOML file
-/// (see configs/selfplay.toml; None: the defaults); `games`, `threads` and `seed` override it.
+/// (`games-*.jsonl`) into `out`, a new or empty folder (one that holds self-play output is
+/// refused with `FileExistsError`: nothing is ever replaced); returns a summary dict. `config` is
+/// a TOML file (see configs/selfplay.toml; None: the defaults); `games`, `threads` and `seed`
+/// override it. Ctrl-C stops the workers after their round of evaluations; the games finished
+/// by then are written whole, and `KeyboardInterrupt` is raised.
 #[pyfunction]
 #[pyo3(signature = (out, evaluator=None, *, config=None, games=None, threads=None, seed=None))]
 #[allow(clippy::too_many_arguments)]
@@ -247,7 +360,7 @@ pub fn selfplay<'py>(
     seed: Option<u64>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let mut cfg = match &config {
-        Some(path) => SelfPlayConfig::from_file(path).map_err(|e| Error::Shape(e.to_string()))?,
+        Some(path) => SelfPlayConfig::from_file(path)?,
         None => SelfPlayConfig::default(),
     };
     if let Some(g) = games {
@@ -259,12 +372,33 @@ pub fn selfplay<'py>(
     if let Some(s) = seed {
         cfg.seed = s;
     }
-    cfg.validate().map_err(|e| Error::Shape(e.to_string()))?;
-    let evaluator = self::evaluator(py, evaluator)?;
+    cfg.validate()?;
+    let (evaluator, raised) = self::evaluator(evaluator)?;
     let progress = driver::Progress::default();
-    let summary = py
-        .detach(|| driver::run(&cfg, evaluator.as_ref(), &out, &progress))
-        .map_err(|e| Error::Shape(e.to_string()))?;
+    // The workers play on threads of their own; this thread, which Python called from, waits
+    // for them with the GIL released and looks for a signal (Ctrl-C) meanwhile.
+    let mut signals = Signals::new();
+    let result = py.detach(|| {
+        std::thread::scope(|scope| {
+            let (cfg, evaluator, out, progress) = (&cfg, &*evaluator, &out, &progress);
+            let runner =
+                scope.spawn(move || guard(|| Ok(driver::run(cfg, evaluator, out, progress))));
+            while !runner.is_finished() {
+                std::thread::sleep(SIGNAL_CHECK);
+                if signals.raised() {
+                    progress.stop.store(true, Ordering::Relaxed);
+                }
+            }
+            runner.join().unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
+        })
+    });
+    let summary = match result? {
+        Ok(summary) => summary,
+        Err(SelfPlayError::Stopped { .. }) if signals.raised.is_some() => {
+            return Err(Error::Python(signals.raised.take().expect("checked")));
+        }
+        Err(e) => return Err(raised.or(e)),
+    };
     let d = PyDict::new(py);
     d.set_item("games", summary.games)?;
     d.set_item("first_player_wins", summary.first_wins)?;

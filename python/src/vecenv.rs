@@ -12,8 +12,8 @@ use pyo3::types::PyDict;
 use zertz_env::MarbleSet;
 use zertz_vecenv::{Buffers, Config, FirstPlayer, VecEnv};
 
-use crate::args::BoardArg;
-use crate::error::Error;
+use crate::args::{BoardArg, IntArg};
+use crate::error::{Error, guard};
 use crate::game::PyGame;
 
 /// The arrays of one call, allocated by numpy and filled by Rust.
@@ -30,26 +30,31 @@ struct Arrays<'py> {
 
 impl<'py> Arrays<'py> {
     /// New arrays for `env`. Their contents are not initialised: every element is written by
-    /// `VecEnv::reset`, `observe` or `step` before Python sees them.
+    /// `VecEnv::reset`, `observe` or `step` before Python sees them. (numpy's failure to allocate
+    /// panics in rust-numpy: [`guard`] makes it an exception.)
     #[allow(unsafe_code)]
-    fn new(py: Python<'py>, env: &VecEnv) -> Arrays<'py> {
-        let n = env.num_envs();
-        let s = env.shape();
-        let a = env.action_space().len();
-        // SAFETY: the elements are plain numbers and bools, and the caller overwrites all of them
-        // (VecEnv writes every element of every buffer) before the arrays reach Python code; on an
-        // error the arrays are dropped unseen.
-        unsafe {
-            Arrays {
-                planes: PyArray4::new(py, [n, s.planes, s.height, s.width], false),
-                globals: PyArray2::new(py, [n, s.globals], false),
-                mask: PyArray2::new(py, [n, a], false),
-                to_play: PyArray1::new(py, [n], false),
-                rewards: PyArray2::new(py, [n, 2], false),
-                terminated: PyArray1::new(py, [n], false),
-                truncated: PyArray1::new(py, [n], false),
-            }
-        }
+    fn new(py: Python<'py>, env: &VecEnv) -> Result<Arrays<'py>, Error> {
+        guard(|| {
+            Ok({
+                let n = env.num_envs();
+                let s = env.shape();
+                let a = env.action_space().len();
+                // SAFETY: the elements are plain numbers and bools, and the caller overwrites all
+                // of them (VecEnv writes every element of every buffer) before the arrays reach
+                // Python code; on an error the arrays are dropped unseen.
+                unsafe {
+                    Arrays {
+                        planes: PyArray4::new(py, [n, s.planes, s.height, s.width], false),
+                        globals: PyArray2::new(py, [n, s.globals], false),
+                        mask: PyArray2::new(py, [n, a], false),
+                        to_play: PyArray1::new(py, [n], false),
+                        rewards: PyArray2::new(py, [n, 2], false),
+                        terminated: PyArray1::new(py, [n], false),
+                        truncated: PyArray1::new(py, [n], false),
+                    }
+                }
+            })
+        })
     }
 
     /// Runs `f` on mutable views of every array, with the GIL released.
@@ -205,7 +210,7 @@ impl PyVecEnv {
             opening_plies,
             seed,
         };
-        let env = py.detach(|| VecEnv::new(config))?;
+        let env = py.detach(|| guard(|| Ok(VecEnv::new(config)?)))?;
         Ok(PyVecEnv { env })
     }
 
@@ -254,10 +259,12 @@ impl PyVecEnv {
         py: Python<'py>,
         seed: Option<u64>,
     ) -> Result<ResetResult<'py>, Error> {
-        let arrays = Arrays::new(py, &self.env);
-        let env = &mut self.env;
-        arrays.fill(py, |b| env.reset(seed, b))?;
-        Ok((arrays.observation(py)?, arrays.infos(py)?))
+        guard(|| {
+            let arrays = Arrays::new(py, &self.env)?;
+            let env = &mut self.env;
+            arrays.fill(py, |b| env.reset(seed, b))?;
+            Ok((arrays.observation(py)?, arrays.infos(py)?))
+        })
     }
 
     /// Plays `actions[i]` (an action index, any integer array-like of length N) in game `i`;
@@ -268,35 +275,49 @@ impl PyVecEnv {
         py: Python<'py>,
         actions: &Bound<'py, PyAny>,
     ) -> Result<StepResult<'py>, Error> {
-        let indices = self.action_indices(py, actions)?;
-        let arrays = Arrays::new(py, &self.env);
-        let env = &mut self.env;
-        arrays.fill(py, |b| env.step(&indices, b))?;
-        Ok((
-            arrays.observation(py)?,
-            arrays.rewards.clone(),
-            arrays.terminated.clone(),
-            arrays.truncated.clone(),
-            arrays.infos(py)?,
-        ))
+        guard(|| {
+            let indices = self.action_indices(py, actions)?;
+            let arrays = Arrays::new(py, &self.env)?;
+            let env = &mut self.env;
+            arrays.fill(py, |b| env.step(&indices, b))?;
+            Ok((
+                arrays.observation(py)?,
+                arrays.rewards.clone(),
+                arrays.terminated.clone(),
+                arrays.truncated.clone(),
+                arrays.infos(py)?,
+            ))
+        })
     }
 
     /// A uniform random legal action index for every game (int64 [N]), from generators seeded
     /// with the environment.
-    fn sample_actions<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let mut actions = vec![0u32; self.env.num_envs()];
-        let env = &mut self.env;
-        py.detach(|| env.sample_actions(&mut actions));
-        PyArray1::from_iter(py, actions.into_iter().map(i64::from))
+    fn sample_actions<'py>(&mut self, py: Python<'py>) -> Result<Bound<'py, PyArray1<i64>>, Error> {
+        guard(|| {
+            Ok({
+                let mut actions = vec![0u32; self.env.num_envs()];
+                let env = &mut self.env;
+                py.detach(|| env.sample_actions(&mut actions));
+                PyArray1::from_iter(py, actions.into_iter().map(i64::from))
+            })
+        })
     }
 
     /// A copy of game `i` as a `zertz.Game` (its current position; earlier moves are not kept).
-    fn game(&self, i: usize) -> Result<PyGame, Error> {
-        let n = self.env.num_envs();
-        let g = self.env.game(i).ok_or_else(|| {
-            Error::Type(format!("game index {i} is out of range (the batch has {n} games)"))
-        })?;
-        Ok(PyGame::from_position(*g.position()))
+    /// An index out of range raises IndexError.
+    fn game(&self, i: IntArg) -> Result<PyGame, Error> {
+        guard(|| {
+            let n = self.env.num_envs();
+            let g =
+                i.0.as_ref()
+                    .ok()
+                    .and_then(|&i| usize::try_from(i).ok())
+                    .and_then(|i| self.env.game(i));
+            let g = g.ok_or_else(|| {
+                Error::Index(format!("game index {i} is out of range (the batch has {n} games)"))
+            })?;
+            Ok(PyGame::from_position(*g.position()))
+        })
     }
 
     fn __len__(&self) -> usize {

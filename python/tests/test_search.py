@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +69,10 @@ def test_evaluator_errors_become_exceptions() -> None:
     def raises(*_: object) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
         raise RuntimeError("model exploded")
 
-    with pytest.raises(ValueError, match="model exploded"):
+    # The evaluator's own exception, unchanged, with its traceback (not a ValueError about it).
+    with pytest.raises(RuntimeError, match=r"^model exploded$") as info:
         zertz.MCTS(raises).search([zertz.Game()], 10)
+    assert info.traceback[-1].name == "raises"
     with pytest.raises(ValueError, match="unknown evaluator"):
         zertz.MCTS("neural")
     with pytest.raises(TypeError, match="callable"):
@@ -111,3 +119,151 @@ def test_selfplay_rejects_bad_configs(tmp_path: Path) -> None:
     config.write_text("gmaes = 3\n")
     with pytest.raises(ValueError, match="gmaes"):
         zertz.selfplay(tmp_path / "run", config=config)
+
+
+class _Boom(Exception):
+    pass
+
+
+def _raising(
+    exc: BaseException,
+) -> Callable[..., tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]:
+    def evaluator(*_: object) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        raise exc
+
+    return evaluator
+
+
+@pytest.mark.parametrize("exc", [_Boom("mine"), SystemExit(3), KeyboardInterrupt()])
+def test_evaluator_exceptions_pass_through_unchanged(tmp_path: Path, exc: BaseException) -> None:
+    """Whatever a Python evaluator raises reaches the caller as itself: the same object, with the
+    evaluator's frame in its traceback, from search and from self-play on worker threads."""
+    with pytest.raises(type(exc)) as info:
+        zertz.MCTS(_raising(exc)).search([zertz.Game()], 10)
+    assert info.value is exc
+    assert info.traceback[-1].name == "evaluator"
+    with pytest.raises(type(exc)) as info:
+        zertz.selfplay(tmp_path / "run", _raising(exc), games=4, threads=2)
+    assert info.value is exc
+
+
+def test_non_finite_evaluator_answers_are_refused() -> None:
+    def nan_values(
+        planes: npt.NDArray[np.float32],
+        globals_: npt.NDArray[np.float32],
+        masks: npt.NDArray[np.bool_],
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        return np.zeros(masks.shape, np.float32), np.full(len(masks), np.nan, np.float32)
+
+    def inf_logits(
+        planes: npt.NDArray[np.float32],
+        globals_: npt.NDArray[np.float32],
+        masks: npt.NDArray[np.bool_],
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        return np.where(masks, np.inf, 0).astype(np.float32), np.zeros(len(masks), np.float32)
+
+    mcts = zertz.MCTS(nan_values)
+    with pytest.raises(ValueError, match="value of position 0 of the batch is NaN"):
+        mcts.search([zertz.Game()], 10)
+    with pytest.raises(ValueError, match=r"logit of legal action .* is inf"):
+        zertz.MCTS(inf_logits).search([zertz.Game()], 10)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value"),
+    [
+        ("c_puct", float("nan")),
+        ("c_puct", 0.0),
+        ("c_base", float("inf")),
+        ("fpu_reduction", float("nan")),
+        ("virtual_loss", float("nan")),
+        ("virtual_loss", -1.0),
+        ("leaves_per_round", 0),
+        ("policy_temperature", float("inf")),
+    ],
+)
+def test_search_settings_out_of_range_are_refused(keyword: str, value: float) -> None:
+    # NaN settings once panicked in the search (PanicException, which `except Exception` misses).
+    with pytest.raises(ValueError, match=f"^{keyword}: must be"):
+        zertz.MCTS("uniform", **{keyword: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value"),
+    [
+        ("noise_alpha_total", float("inf")),  # once never returned
+        ("noise_alpha_total", float("nan")),
+        ("noise_alpha_total", 0.0),
+        ("noise_alpha_total", -1.0),
+        ("noise_fraction", 2.0),
+        ("noise_fraction", float("nan")),
+    ],
+)
+def test_noise_settings_out_of_range_are_refused(keyword: str, value: float) -> None:
+    with pytest.raises(ValueError, match=f"^{keyword}: must be"):
+        zertz.MCTS("uniform").search([zertz.Game()], 10, noise=True, **{keyword: value})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="simulations must be at most"):
+        zertz.MCTS("uniform").search([zertz.Game()], 2**30)
+
+
+def _interrupt_after(seconds: float) -> threading.Timer:
+    """Sends SIGINT (Ctrl-C) to this process after ``seconds``."""
+    timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+def test_ctrl_c_stops_a_long_search_and_the_trees_stay_usable() -> None:
+    mcts = zertz.MCTS("uniform")
+    games = [zertz.Game() for _ in range(16)]
+    started = time.monotonic()
+    timer = _interrupt_after(0.3)
+    with pytest.raises(KeyboardInterrupt):
+        mcts.search(games, 1_000_000)  # minutes of work
+    timer.join()
+    assert time.monotonic() - started < 5, "Ctrl-C is honoured between rounds"
+    _, _, visits = mcts.search(games[:2], 50)
+    assert (visits == 50).all()
+
+
+def test_ctrl_c_stops_selfplay_and_keeps_whole_games(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    started = time.monotonic()
+    timer = _interrupt_after(0.5)
+    with pytest.raises(KeyboardInterrupt):
+        zertz.selfplay(out, "rollout", games=100_000, threads=2)
+    timer.join()
+    assert time.monotonic() - started < 10
+    assert not list(out.glob("*.tmp*")), "no partial shard is left"
+    for records in out.glob("games-*.jsonl"):
+        text = records.read_text()
+        assert text == "" or text.endswith("\n"), "records hold whole lines"
+        for line in text.splitlines():
+            assert json.loads(line)["moves"]
+
+
+def test_selfplay_never_replaces_output(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    zertz.selfplay(out, "uniform", games=2, seed=1)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(FileExistsError, match="already holds self-play output"):
+        zertz.selfplay(out, "uniform", games=2, seed=2)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("temperature = nan", "temperature"),
+        ("resign_threshold = 5.0", "resign_threshold"),
+        ("[search]\ndirichlet_alpha_total = -1.0", "search.dirichlet_alpha_total"),
+        ("[search]\nc_puct = inf", "search.c_puct"),
+        ("threads = 100000", "threads"),
+    ],
+)
+def test_selfplay_configs_out_of_range_are_refused(tmp_path: Path, text: str, key: str) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text(text + "\n")
+    with pytest.raises(ValueError, match=f"^{key}:"):
+        zertz.selfplay(tmp_path / "run", config=config)
+    assert not (tmp_path / "run").exists()

@@ -10,11 +10,15 @@ array([[0., 0., 1.],
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from os import PathLike
 
 import numpy as np
 import numpy.typing as npt
+
+from zertz._zertz import BOARDS, ENCODING_VERSION, action_space_size, observation_shape
 
 SHARD_FORMAT_VERSION = 1
 
@@ -41,27 +45,103 @@ def load_shards(
     float32 ``[S, G]``, ``legal_mask`` bool ``[S, A]``, ``policy`` float32 ``[S, A]``, ``value``,
     ``root_value`` float32 ``[S]``, ``full_search`` bool ``[S]``, ``game_id``, ``move_number``,
     ``to_play`` ``[S]``. ``actions`` is the action-space size of the board
-    (``zertz.action_space_size(board)``). Raises ValueError for another format version."""
+    (``zertz.action_space_size(board)``).
+
+    Every shard is checked before it is used: a file that is not a shard, another format or
+    encoding version, a board whose action space is not ``actions``, or arrays whose shapes or
+    indices do not agree raise ValueError naming the file (a missing file: FileNotFoundError).
+    Shards hold no pickled objects and are read with ``allow_pickle=False``."""
+    if isinstance(actions, bool) or not isinstance(actions, int | np.integer) or actions <= 0:
+        raise ValueError(f"actions must be a positive int (an action-space size), not {actions!r}")
+    actions = int(actions)
     parts: dict[str, list[npt.NDArray[np.generic]]] = {}
     for path in paths:
-        with np.load(path) as shard:
-            version = int(shard["format_version"][0])
-            if version != SHARD_FORMAT_VERSION:
-                raise ValueError(f"{path}: shard format {version}, expected {SHARD_FORMAT_VERSION}")
-            arrays: dict[str, npt.NDArray[np.generic]] = {
-                "planes": shard["planes"].astype(np.float32),
-                "globals": shard["globals"],
-                "legal_mask": np.unpackbits(
-                    shard["legal_mask"], axis=1, count=actions, bitorder="little"
-                ).astype(bool),
-                "policy": dense_policy(
-                    shard["policy_offsets"], shard["policy_index"], shard["policy_prob"], actions
-                ),
-            }
-            for key in ("value", "root_value", "full_search", "game_id", "move_number", "to_play"):
-                arrays[key] = shard[key]
-            for key, value in arrays.items():
-                parts.setdefault(key, []).append(value)
+        for key, value in _read_shard(path, actions).items():
+            parts.setdefault(key, []).append(value)
     if not parts:
         raise ValueError("no shards given")
     return {key: np.concatenate(values) for key, values in parts.items()}
+
+
+_PER_SAMPLE = ("value", "root_value", "full_search", "game_id", "move_number", "to_play")
+
+
+def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArray[np.generic]]:
+    """One shard's training arrays, checked (see ``load_shards``)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block, a folder is no shard
+        raise ValueError(f"{path}: not a regular file")
+    try:
+        with np.load(path, allow_pickle=False) as shard:
+            if not isinstance(shard, np.lib.npyio.NpzFile):
+                raise ValueError("not an .npz archive")
+            raw = {key: shard[key] for key in shard.files}
+    except OSError:
+        raise
+    except Exception as e:  # a zip, npy header or pickle error: the file is not a shard
+        raise ValueError(f"{path}: not a self-play shard ({type(e).__name__}: {e})") from e
+
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{path}: {what}")
+
+    def scalar(key: str) -> int:
+        a = raw.get(key)
+        if a is None or a.shape != (1,) or a.dtype.kind not in "iu":
+            raise bad(f"no {key} (not a self-play shard)")
+        return int(a[0])
+
+    version = scalar("format_version")
+    if version != SHARD_FORMAT_VERSION:
+        raise bad(f"shard format {version}, expected {SHARD_FORMAT_VERSION}")
+    encoding = scalar("encoding_version")
+    if encoding != ENCODING_VERSION:
+        raise bad(f"encoding version {encoding}, this zertz encodes version {ENCODING_VERSION}")
+    board = scalar("board")
+    if board not in BOARDS:
+        raise bad(f"board {board} is not one of {BOARDS}")
+    if action_space_size(board) != actions:
+        raise bad(
+            f"a shard of the {board}-ring board has {action_space_size(board)} actions, "
+            f"not {actions} (load shards of one board with zertz.action_space_size(board))"
+        )
+    missing = {"planes", "globals", "legal_mask", "policy_offsets", "policy_index", "policy_prob"}
+    missing = (missing | set(_PER_SAMPLE)) - raw.keys()
+    if missing:
+        raise bad(f"arrays {sorted(missing)} are missing")
+    (c, h, w), g = observation_shape(board)
+    planes, offsets, index = raw["planes"], raw["policy_offsets"], raw["policy_index"]
+    samples = planes.shape[0] if planes.ndim == 4 else -1
+    expected = {
+        "planes": (samples, c, h, w),
+        "globals": (samples, g),
+        "legal_mask": (samples, (actions + 7) // 8),
+        "policy_offsets": (samples + 1,),
+        "policy_index": (len(index),),
+        "policy_prob": (len(index),),
+        **{key: (samples,) for key in _PER_SAMPLE},
+    }
+    for key, shape in expected.items():
+        if samples < 0 or raw[key].shape != shape or raw[key].dtype.kind not in "iufb":
+            raise bad(f"{key} has shape {raw[key].shape} and dtype {raw[key].dtype}")
+    if (
+        offsets.dtype.kind not in "iu"
+        or index.dtype.kind not in "iu"
+        or offsets[0] != 0
+        or offsets[-1] != len(index)
+        or np.any(np.diff(offsets) < 0)
+    ):
+        raise bad("policy_offsets do not index policy_index")
+    if len(index) and (index.min() < 0 or index.max() >= actions):
+        raise bad(f"policy_index holds actions outside 0..{actions}")
+    if raw["legal_mask"].dtype != np.uint8:
+        raise bad(f"legal_mask has dtype {raw['legal_mask'].dtype}, expected uint8")
+    arrays: dict[str, npt.NDArray[np.generic]] = {
+        "planes": planes.astype(np.float32),
+        "globals": raw["globals"],
+        "legal_mask": np.unpackbits(
+            raw["legal_mask"], axis=1, count=actions, bitorder="little"
+        ).astype(bool),
+        "policy": dense_policy(offsets, index, raw["policy_prob"], actions),
+    }
+    for key in _PER_SAMPLE:
+        arrays[key] = raw[key]
+    return arrays
