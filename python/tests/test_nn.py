@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 import os
 import random
 import re
@@ -21,9 +23,11 @@ from zertz.nn import (
     MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
     NetConfig,
+    NonFiniteError,
     ZertzNet,
     export,
     load_exported,
+    non_finite,
     read_metadata,
 )
 from zertz.training import zertz_bin
@@ -292,6 +296,34 @@ def test_failed_export_keeps_the_old_file(
         export(net_all, path, step=2)
     assert os.listdir(tmp_path) == ["m.pt"]
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("stem.weight", math.nan),
+        ("value_fc2.bias", math.inf),
+        ("no_removal", -math.inf),
+        ("stem_bn.running_var", math.nan),  # a buffer
+    ],
+)
+def test_export_refuses_non_finite_weights(
+    tmp_path: Path, net_all: ZertzNet, name: str, value: float
+) -> None:
+    """A diverged network (NaN or infinite weights) is never written: the old file stays."""
+    path = export(net_all, tmp_path / "m.pt", step=1)
+    before = path.read_bytes()
+    net = copy.deepcopy(net_all)
+    assert non_finite(net) == []
+    with torch.no_grad():
+        tensor = dict([*net.named_parameters(), *net.named_buffers()])[name]
+        tensor.view(-1)[0] = value
+    assert non_finite(net) == [name]
+    with pytest.raises(NonFiniteError, match=rf"cannot export .*m\.pt: .*NaN or infinite.*{name}"):
+        export(net, path, step=2)
+    assert os.listdir(tmp_path) == ["m.pt"]
+    assert path.read_bytes() == before
+    assert isinstance(NonFiniteError("x"), ValueError)
 
 
 def test_load_exported_matches_the_eager_net(tmp_path: Path, net_all: ZertzNet) -> None:

@@ -81,7 +81,7 @@ def metrics(run: Path) -> list[dict[str, Any]]:
 
 
 def checkpoint(run: Path) -> dict[str, Any]:
-    ck: dict[str, Any] = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=False)
+    ck: dict[str, Any] = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=True)
     return ck
 
 

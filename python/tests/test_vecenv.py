@@ -106,7 +106,7 @@ def test_every_call_returns_new_arrays() -> None:
 def test_bad_input_raises_clear_errors() -> None:
     with pytest.raises(ValueError, match="unknown board size 50"):
         zertz.VecEnv(2, 50)
-    with pytest.raises(ValueError, match="num_envs must be at least 1"):
+    with pytest.raises(ValueError, match="num_envs must be between 1 and 1048576, not 0"):
         zertz.VecEnv(0)
     with pytest.raises(ValueError, match="first_player"):
         zertz.VecEnv(2, first_player="white")

@@ -49,6 +49,32 @@ MODEL_FORMAT_VERSION = 1
 MODEL_FORMAT = "zertz-model"
 
 
+class NonFiniteError(ValueError):
+    """A network (or a loss) holds NaN or infinite values: such weights are never exported or
+    checkpointed (training diverged, usually from too high a learning rate)."""
+
+
+def non_finite(module: nn.Module) -> list[str]:
+    """The names of the parameters and buffers of ``module`` that hold NaN or infinite values."""
+    tensors = [*module.named_parameters(), *module.named_buffers()]
+    return [
+        name
+        for name, t in tensors
+        if t.is_floating_point() and not bool(torch.isfinite(t.detach()).all())
+    ]
+
+
+def check_finite(module: nn.Module, what: str) -> None:
+    """NonFiniteError (naming ``what`` and the first tensors) when ``module`` holds NaN or
+    infinite parameters or buffers."""
+    if bad := non_finite(module):
+        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        raise NonFiniteError(
+            f"{what}: the network holds NaN or infinite values ({', '.join(bad[:3])}{more}); "
+            "training diverged (lower train.learning_rate)"
+        )
+
+
 @dataclass(frozen=True)
 class NetConfig:
     """Size of the network. Presets: ``tiny`` (trains on two CPU cores), ``small``, ``medium``,
@@ -282,7 +308,11 @@ def export(
     ...     meta = read_metadata(export(net, f"{d}/m.pt", step=7))
     >>> meta["boards"], meta["step"], meta["action_space"]
     ([37], 7, {'37': 4441})
+
+    A network with NaN or infinite weights is refused (:class:`NonFiniteError`); nothing is
+    written.
     """
+    check_finite(model, f"cannot export {path}")
     boards = sorted(set(boards if boards is not None else model.boards))
     m = copy.deepcopy(model).cpu().eval()
     m.boards = boards

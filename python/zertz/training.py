@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,21 @@ import torch
 
 from zertz._zertz import BOARDS, action_space_size, symmetry_tables
 from zertz.data import load_shards
-from zertz.nn import NetConfig, ZertzNet, atomic_path, export, masked_log_softmax
+from zertz.nn import (
+    NetConfig,
+    NonFiniteError,
+    ZertzNet,
+    atomic_path,
+    check_finite,
+    export,
+    masked_log_softmax,
+)
+
+#: The largest seed ([run] seed): torch takes it, and the engine's u64 seeds take it plus the
+#: iteration.
+MAX_SEED = 2**63 - 1
+#: The largest count the engine takes (games, simulations, opening actions: u32).
+_U32 = 2**32 - 1
 
 # --------------------------------------------------------------------------------------- config
 
@@ -196,6 +211,11 @@ def _section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
         }.get(str(want), True)
         if not ok:
             raise ValueError(f"{name}.{k} must be of type {want}, not {v!r}")
+        # TOML has nan and inf, and integers of any size (tomllib): none is a usable setting.
+        if want == "float" and not math.isfinite(v):
+            raise ValueError(f"{name}.{k} must be a finite number, not {v!r}")
+        if want == "int" and not -MAX_SEED <= v <= MAX_SEED:
+            raise ValueError(f"{name}.{k} is out of range: {v!r} (the limit is ±(2**63 - 1))")
         values[k] = float(v) if want == "float" else v
     return cls(**values)
 
@@ -227,36 +247,48 @@ def parse_config(text: str) -> TrainConfig:
         evaluate=_section(EvalSection, doc.get("evaluate", {}), "evaluate"),
         source=text,
     )
+    # Each condition states what is right (``x > 0``, never ``not x <= 0``): NaN fails every
+    # comparison, so it fails them too (_section already refuses NaN and infinities).
+    r, sp_, w, tr, ev = cfg.run, cfg.selfplay, cfg.warmup, cfg.train, cfg.evaluate
     checks = [
-        (cfg.run.iterations >= 1, "run.iterations must be at least 1"),
-        (cfg.run.board in BOARDS, f"run.board must be one of {BOARDS}, not {cfg.run.board}"),
-        (cfg.selfplay.games >= 1, "selfplay.games must be at least 1"),
-        (cfg.warmup.iterations >= 0, "warmup.iterations must be at least 0"),
-        (cfg.warmup.games >= cfg.selfplay.chunks, "warmup.games must be at least selfplay.chunks"),
+        (r.iterations >= 1, "run.iterations must be at least 1"),
+        (r.board in BOARDS, f"run.board must be one of {BOARDS}, not {r.board}"),
+        (0 <= r.seed <= MAX_SEED, f"run.seed must be in 0..{MAX_SEED} (2**63 - 1), not {r.seed}"),
         (
-            cfg.warmup.full_simulations >= 1 and cfg.warmup.fast_simulations >= 1,
-            "warmup simulations must be at least 1",
+            _DEVICE.match(r.device) is not None,
+            f"run.device must be auto, cpu, cuda or cuda:N, not {r.device!r}",
         ),
-        (1 <= cfg.selfplay.chunks <= cfg.selfplay.games, "selfplay.chunks must be 1..games"),
-        (cfg.train.batch_size >= 1 and cfg.train.steps >= 0, "train.batch_size/steps too small"),
-        (cfg.train.window >= 1, "train.window must be at least 1"),
-        (cfg.train.learning_rate > 0, "train.learning_rate must be positive"),
-        (cfg.train.final_learning_rate >= 0, "train.final_learning_rate must be at least 0"),
-        (cfg.train.schedule in ("constant", "cosine"), "train.schedule: constant or cosine"),
-        (0.0 <= cfg.train.q_weight <= 1.0, "train.q_weight must be in 0..1"),
-        (cfg.evaluate.every >= 0, "evaluate.every must be at least 0"),
-        (cfg.evaluate.simulations >= 1, "evaluate.simulations must be at least 1"),
-        (cfg.evaluate.final_simulations >= 1, "evaluate.final_simulations must be at least 1"),
-        (cfg.evaluate.games >= 1 and cfg.evaluate.final_games >= 1, "evaluate games: at least 1"),
-        (0.0 <= cfg.evaluate.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
-        (cfg.evaluate.opening_actions >= 0, "evaluate.opening_actions must be at least 0"),
-        (cfg.train.weight_decay >= 0 and cfg.train.value_weight >= 0, "train weights must be >= 0"),
-        (cfg.run.torch_threads >= 0, "run.torch_threads must be at least 0"),
+        (0 <= r.torch_threads <= 4096, "run.torch_threads must be in 0..4096"),
+        (1 <= sp_.games <= _U32, f"selfplay.games must be in 1..{_U32}"),
+        (1 <= sp_.chunks <= sp_.games, "selfplay.chunks must be 1..games"),
+        (w.iterations >= 0, "warmup.iterations must be at least 0"),
+        (sp_.chunks <= w.games <= _U32, f"warmup.games must be in selfplay.chunks..{_U32}"),
+        (
+            1 <= w.full_simulations <= _U32 and 1 <= w.fast_simulations <= _U32,
+            f"warmup simulations must be in 1..{_U32}",
+        ),
+        (tr.batch_size >= 1 and tr.steps >= 0, "train.batch_size/steps too small"),
+        (tr.window >= 1, "train.window must be at least 1"),
+        (tr.learning_rate > 0, "train.learning_rate must be positive"),
+        (tr.final_learning_rate >= 0, "train.final_learning_rate must be at least 0"),
+        (tr.schedule in ("constant", "cosine"), "train.schedule: constant or cosine"),
+        (0.0 <= tr.q_weight <= 1.0, "train.q_weight must be in 0..1"),
+        (tr.weight_decay >= 0, "train.weight_decay must be at least 0"),
+        (tr.value_weight >= 0, "train.value_weight must be at least 0"),
+        (ev.every >= 0, "evaluate.every must be at least 0"),
+        (1 <= ev.simulations <= _U32, f"evaluate.simulations must be in 1..{_U32}"),
+        (1 <= ev.final_simulations <= _U32, f"evaluate.final_simulations must be in 1..{_U32}"),
+        (ev.games >= 1 and ev.final_games >= 1, "evaluate games: at least 1"),
+        (0.0 <= ev.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
+        (0 <= ev.opening_actions <= _U32, f"evaluate.opening_actions must be in 0..{_U32}"),
     ]
     for ok, message in checks:
         if not ok:
             raise ValueError(message)
     return cfg
+
+
+_DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
 
 
 def load_config(path: str | os.PathLike[str]) -> TrainConfig:
@@ -415,9 +447,82 @@ def _atomic_copy(src: Path, dst: Path) -> None:
 
 
 def _device(name: str) -> torch.device:
+    """run.device as a torch device; ValueError for one this machine does not have."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    if not _DEVICE.match(name):
+        raise ValueError(f"run.device must be auto, cpu, cuda or cuda:N, not {name!r}")
+    device = torch.device(name)
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= count:
+            raise ValueError(f"run.device = {name!r}: this machine has {count} CUDA device(s)")
+    return device
+
+
+def _first_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
+
+
+def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Reads a training checkpoint on the CPU, with ``torch.load(weights_only=True)``: tensors
+    and plain data only, never objects, whose unpickling could run code. ValueError (naming the
+    file) for anything else: other files, corrupt ones, pickles of objects (checkpoints of older
+    versions of zertz, which held numpy random states, among them)."""
+    try:
+        with warnings.catch_warnings():
+            # A pickle protocol torch did not write warns; the file is refused or read anyway.
+            warnings.simplefilter("ignore")
+            ck = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as e:
+        if found := re.search(r"GLOBAL ([\w.]+)", str(e)):
+            raise ValueError(
+                f"{path} is refused: it holds a {found[1]} object, and a checkpoint holds only "
+                "tensors and plain data (loading objects could run code; checkpoints of older "
+                "zertz versions, with numpy random states, are refused too: start a new run "
+                "folder or export with that version)"
+            ) from None
+        raise ValueError(f"{path} is not a zertz training checkpoint ({_first_line(e)})") from None
+    keys = ("model", "optimizer", "state", "rng", "network", "board")
+    if not isinstance(ck, dict) or not all(k in ck for k in keys):
+        raise ValueError(f"{path} is not a zertz training checkpoint")
+    return ck
+
+
+def _net_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> ZertzNet:
+    """The network of a checkpoint read by :func:`load_checkpoint`, with its weights; its sizes
+    are checked against the tensors of the file before any memory is taken for it."""
+    try:
+        if not isinstance(ck["network"], dict) or not isinstance(ck["model"], dict):
+            raise ValueError("no network sizes and weights")
+        config = NetConfig.from_dict(ck["network"])
+        board = ck["board"]
+        if not isinstance(board, int) or board not in BOARDS:
+            raise ValueError(f"board {board!r}")
+        state: dict[str, Any] = ck["model"]
+        blocks = {k.split(".")[1] for k in state if k.startswith("blocks.")}
+        if len(blocks) != config.blocks or blocks != {str(b) for b in range(config.blocks)}:
+            raise ValueError(f"{config.blocks} blocks in the sizes, not in the weights")
+        stem = state.get("stem.weight")
+        if not isinstance(stem, torch.Tensor) or stem.shape[:1] != (config.channels,):
+            raise ValueError("weights that do not fit the sizes (stem.weight)")
+        # Built without memory (the meta device) to compare every shape with the file's.
+        with torch.device("meta"):
+            shapes = {k: v.shape for k, v in ZertzNet(config, boards=[board]).state_dict().items()}
+        got = {k: v.shape if isinstance(v, torch.Tensor) else None for k, v in state.items()}
+        if got != shapes:
+            bad = sorted(k for k in set(got) | set(shapes) if got.get(k) != shapes.get(k))
+            raise ValueError(f"weights that do not fit the sizes ({', '.join(bad[:3])})")
+        net = ZertzNet(config, boards=[board])
+        net.load_state_dict(state)
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise ValueError(
+            f"{path} is not a usable zertz training checkpoint ({_first_line(e)})"
+        ) from None
+    return net
 
 
 class Augmenter:
@@ -500,10 +605,6 @@ class Run:
         self._write_selfplay_config()
         engine("selfplay", "--config", self.dir / "selfplay.toml", "--check")
         engine("selfplay", "--config", self.dir / "warmup.toml", "--check")
-        if not saved.exists() or saved.read_text() != cfg.source:
-            _atomic_write_text(saved, cfg.source)
-        for sub in ("shards", "models", "matches"):
-            (self.dir / sub).mkdir(exist_ok=True)
         self.actions = action_space_size(self.board)
         torch.manual_seed(cfg.run.seed)
         self.net = ZertzNet(cfg.network, boards=[self.board]).to(self.device)
@@ -514,6 +615,11 @@ class Run:
         self.state = State()
         self.augment = Augmenter(self.board, self.device)
         self._tb: Any = None
+        # Last: whatever failed above leaves a folder that takes any config.
+        if not saved.exists() or saved.read_text() != cfg.source:
+            _atomic_write_text(saved, cfg.source)
+        for sub in ("shards", "models", "matches"):
+            (self.dir / sub).mkdir(exist_ok=True)
 
     # -------------------------------------------------------------------- state and checkpoints
 
@@ -527,14 +633,32 @@ class Run:
     def start(self) -> None:
         """Loads the last checkpoint, or seeds a fresh network."""
         if self.checkpoint.exists():
-            ck = torch.load(self.checkpoint, map_location=self.device, weights_only=False)
-            self.net.load_state_dict(ck["model"])
-            self.opt.load_state_dict(ck["optimizer"])
-            self.state = State(**ck["state"])
-            self.gen.set_state(ck["rng"]["generator"])
-            torch.set_rng_state(ck["rng"]["torch"])
-            np.random.set_state(ck["rng"]["numpy"])
-            random.setstate(ck["rng"]["python"])
+            ck = load_checkpoint(self.checkpoint)
+            try:
+                self.net.load_state_dict(ck["model"])
+                self.opt.load_state_dict(ck["optimizer"])
+                self.state = State(**ck["state"])
+                rng = ck["rng"]
+                self.gen.set_state(rng["generator"])
+                torch.set_rng_state(rng["torch"])
+                np_rng = rng["numpy"]
+                np.random.set_state(
+                    (
+                        str(np_rng["name"]),
+                        np_rng["keys"].numpy().astype(np.uint32),
+                        int(np_rng["pos"]),
+                        int(np_rng["has_gauss"]),
+                        float(np_rng["cached_gaussian"]),
+                    )
+                )
+                py_rng = rng["python"]
+                internal = tuple(int(x) for x in py_rng["internal"].tolist())
+                random.setstate((int(py_rng["version"]), internal, py_rng["gauss_next"]))
+            except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+                raise ValueError(
+                    f"{self.checkpoint} is not a usable checkpoint of this run ({_first_line(e)})"
+                ) from None
+            check_finite(self.net, str(self.checkpoint))
         _trim_partial_line(self.dir / "metrics.jsonl")
         if not self.model_path(self.state.iteration).exists():
             self.export(self.state.iteration)
@@ -542,7 +666,19 @@ class Run:
             _atomic_copy(self.model_path(self.state.best), self.dir / "models" / "best.pt")
 
     def save(self) -> None:
-        """Writes the checkpoint atomically."""
+        """Writes the checkpoint atomically: tensors and plain data only (it is read with
+        ``weights_only=True``). A network or optimizer state with NaN or infinite values is
+        refused (NonFiniteError), so the last checkpoint stays the last good one."""
+        check_finite(self.net, f"cannot checkpoint {self.checkpoint}")
+        for state in self.opt.state.values():
+            for name, value in state.items():
+                if isinstance(value, torch.Tensor) and not bool(torch.isfinite(value).all()):
+                    raise NonFiniteError(
+                        f"cannot checkpoint {self.checkpoint}: the optimizer's {name} holds NaN "
+                        "or infinite values; training diverged (lower train.learning_rate)"
+                    )
+        name, keys, pos, has_gauss, cached_gaussian = np.random.get_state(legacy=True)
+        version, internal, gauss_next = random.getstate()
         _atomic_save(
             {
                 "model": self.net.state_dict(),
@@ -551,8 +687,18 @@ class Run:
                 "rng": {
                     "generator": self.gen.get_state(),
                     "torch": torch.get_rng_state(),
-                    "numpy": np.random.get_state(),
-                    "python": random.getstate(),
+                    "numpy": {
+                        "name": str(name),
+                        "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64)),
+                        "pos": int(pos),
+                        "has_gauss": int(has_gauss),
+                        "cached_gaussian": float(cached_gaussian),
+                    },
+                    "python": {
+                        "version": int(version),
+                        "internal": torch.tensor(internal, dtype=torch.int64),
+                        "gauss_next": gauss_next,
+                    },
                 },
                 "network": dataclasses.asdict(self.cfg.network),
                 "board": self.board,
@@ -705,21 +851,31 @@ class Run:
         sums = {"policy_loss": 0.0, "value_loss": 0.0}
         started = time.perf_counter()
         for _ in range(t.steps):
+            lr = self.learning_rate(self.state.step)
             for group in self.opt.param_groups:
-                group["lr"] = self.learning_rate(self.state.step)
+                group["lr"] = lr
             idx = torch.randint(n, (min(t.batch_size, n),), generator=self.gen).to(dev)
             p, lg, pol = planes[idx], legal[idx], policy[idx]
             if t.augment:
                 p, lg, pol = self.augment(p, lg, pol, self.gen)
             pl, vl = losses(self.net, p, globals_[idx], lg, pol, value[idx], full[idx])
             loss = pl + t.value_weight * vl
+            pl_f, vl_f, loss_f = torch.stack([pl.detach(), vl.detach(), loss.detach()]).tolist()
+            if not math.isfinite(loss_f):
+                raise NonFiniteError(
+                    f"training diverged at step {self.state.step}: the loss is {loss_f} (policy "
+                    f"{pl_f}, value {vl_f}) at learning rate {lr:g}; iteration "
+                    f"{self.state.iteration + 1} was not saved: lower train.learning_rate (in a "
+                    "new run folder)"
+                )
             self.opt.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
             self.opt.step()
             self.state.step += 1
-            sums["policy_loss"] += float(pl.detach())
-            sums["value_loss"] += float(vl.detach())
+            sums["policy_loss"] += pl_f
+            sums["value_loss"] += vl_f
         self.net.eval()
+        check_finite(self.net, f"after training step {self.state.step}")
         stats = {k: v / t.steps for k, v in sums.items()}
         stats["learning_rate"] = self.learning_rate(self.state.step)
         stats["samples"] = float(n)
@@ -931,10 +1087,13 @@ def final_table(run_dir: str | os.PathLike[str]) -> str:
 
 
 def export_checkpoint(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
-    """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file."""
-    ck = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    if not isinstance(ck, dict) or "model" not in ck or "network" not in ck:
-        raise ValueError(f"{checkpoint} is not a zertz training checkpoint")
-    net = ZertzNet(NetConfig(**ck["network"]), boards=[int(ck["board"])])
-    net.load_state_dict(ck["model"])
-    return export(net, out, step=int(ck["state"]["step"]), boards=[int(ck["board"])])
+    """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file.
+    ValueError for a file that is not one (it is read with ``weights_only=True``: objects, whose
+    unpickling could run code, are refused) and for NaN or infinite weights."""
+    ck = load_checkpoint(checkpoint)
+    net = _net_of_checkpoint(ck, checkpoint)
+    state = ck["state"]
+    step = state.get("step") if isinstance(state, dict) else None
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise ValueError(f"{checkpoint} is not a zertz training checkpoint (no training step)")
+    return export(net, out, step=step, boards=net.boards)

@@ -1,0 +1,388 @@
+"""Hostile input to the training loop (issue 11): configs with NaN, infinite or out-of-range
+values, a training run that diverges, checkpoints that are not checkpoints or that would run code
+when unpickled. None may crash with a traceback, hang, run code, or leave a run folder that
+refuses a corrected config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from test_training import tiny_text
+
+import zertz
+import zertz.training
+from zertz.nn import (
+    NetConfig,
+    NonFiniteError,
+    ZertzNet,
+    load_exported,
+    non_finite,
+    read_metadata,
+)
+from zertz.training import (
+    EvalSection,
+    RunSection,
+    SelfPlaySection,
+    TrainSection,
+    WarmupSection,
+    export_checkpoint,
+    load_config,
+    parse_config,
+    train,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8)
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``python -m zertz ARGS`` in a fresh process."""
+    return subprocess.run(
+        [sys.executable, "-m", "zertz", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=REPO / "python",
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
+    """A failure with a one-line ``error: ...`` message (no traceback) containing ``words``."""
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+def fake_checkpoint(**changes: Any) -> dict[str, Any]:
+    """A checkpoint as a run writes it (untrained weights), with entries replaced."""
+    torch.manual_seed(0)
+    net = ZertzNet(TINY, boards=[37])
+    ck: dict[str, Any] = {
+        "model": net.state_dict(),
+        "optimizer": {},
+        "state": {"iteration": 1, "step": 4, "ladder": {0: 0.0}, "best": 0},
+        "rng": {},
+        "network": dataclasses.asdict(TINY),
+        "board": 37,
+    }
+    return {**ck, **changes}
+
+
+class Payload:
+    """Unpickling it runs a shell command (creates a marker file)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, (f"touch '{self.marker}'",))
+
+
+# -------------------------------------------------------------------------------------- config
+
+SECTIONS = {
+    "run": RunSection,
+    "selfplay": SelfPlaySection,
+    "warmup": WarmupSection,
+    "train": TrainSection,
+    "evaluate": EvalSection,
+}
+FLOAT_KEYS = [
+    f"{name}.{f.name}"
+    for name, cls in SECTIONS.items()
+    for f in dataclasses.fields(cls)
+    if str(f.type) == "float"
+]
+
+
+def test_the_float_keys() -> None:
+    assert FLOAT_KEYS == [
+        "train.learning_rate",
+        "train.final_learning_rate",
+        "train.weight_decay",
+        "train.value_weight",
+        "train.q_weight",
+        "evaluate.gating_score",
+    ]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "+inf", "-nan"])
+@pytest.mark.parametrize("key", FLOAT_KEYS)
+def test_float_keys_refuse_nan_and_infinity(key: str, value: str) -> None:
+    section, name = key.split(".")
+    with pytest.raises(ValueError, match=rf"^{key} must be a finite number"):
+        parse_config(f"[{section}]\n{name} = {value}\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[run]\nseed = 1180591620717411303424\n", "run.seed"),  # 2**70
+        ("[run]\nseed = 9223372036854775808\n", "run.seed"),  # 2**63
+        ("[run]\nseed = -1\n", "run.seed"),
+        ("[run]\niterations = 1180591620717411303424\n", "run.iterations"),
+        ("[run]\ntorch_threads = 100000\n", "run.torch_threads"),
+        ('[run]\ndevice = "tpu"\n', "run.device"),
+        ('[run]\ndevice = "cuda:x"\n', "run.device"),
+        ("[train]\nsteps = 1180591620717411303424\n", "train.steps"),
+        ("[train]\nlearning_rate = 1e400\n", "train.learning_rate"),  # inf in TOML's eyes
+        ("[selfplay]\ngames = 4294967296\nchunks = 1\n", "selfplay.games"),
+        ("[evaluate]\nopening_actions = 4294967296\n", "evaluate.opening_actions"),
+        ("[evaluate]\nsimulations = 4294967296\n", "evaluate.simulations"),
+    ],
+)
+def test_out_of_range_values(text: str, key: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(key)):
+        parse_config(text)
+
+
+def test_the_largest_seed_is_taken() -> None:
+    assert parse_config(f"[run]\nseed = {2**63 - 1}\n").run.seed == 2**63 - 1
+
+
+def test_a_refused_seed_leaves_the_folder_free(program: Path, tmp_path: Path) -> None:
+    """``seed = 2**70`` used to be written into RUN/config.toml before torch refused it, and the
+    folder then refused every corrected config."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text(tiny_text(run__seed=str(2**70)))
+    folder = tmp_path / "run"
+    with pytest.raises(
+        ValueError, match=r"bad\.toml: run\.seed is out of range: 1180591620717411303424"
+    ):
+        train(bad, folder, log=lambda _: None)
+    assert not (folder / "config.toml").exists()
+    proc = cli("train", "--config", bad, "--run", folder)
+    assert_one_line_error(proc, "run.seed")
+    assert not (folder / "config.toml").exists()
+    # The corrected config takes the folder.
+    good = parse_config(tiny_text(run__seed="7"))
+    run = zertz.training.Run(good, folder)
+    assert (folder / "config.toml").read_text() == good.source
+    del run
+
+
+def test_a_failure_after_the_checks_leaves_no_config(
+    program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RUN/config.toml is written after everything else that can fail (here building the
+    network, as a huge [network] would fail)."""
+
+    def broken(config: NetConfig, boards: list[int]) -> ZertzNet:
+        raise RuntimeError("cannot allocate memory")
+
+    cfg = parse_config(tiny_text())
+    with monkeypatch.context() as m:
+        m.setattr(zertz.training, "ZertzNet", broken)
+        with pytest.raises(RuntimeError, match="cannot allocate"):
+            zertz.training.Run(cfg, tmp_path)
+    assert not (tmp_path / "config.toml").exists()
+    other = parse_config(tiny_text(train__steps="3"))
+    run = zertz.training.Run(other, tmp_path)
+    assert (tmp_path / "config.toml").read_text() == other.source
+    del run
+
+
+def test_a_missing_cuda_device_is_refused_before_the_config(tmp_path: Path) -> None:
+    cfg = parse_config(tiny_text(run__device='"cuda:99"'))
+    with pytest.raises(ValueError, match=r"run\.device = 'cuda:99': this machine has \d+ CUDA"):
+        zertz.training.Run(cfg, tmp_path)
+    assert not (tmp_path / "config.toml").exists()
+
+
+# ---------------------------------------------------------------------------------- divergence
+
+
+def test_a_diverging_run_stops_and_saves_nothing(program: Path, tmp_path: Path) -> None:
+    """``learning_rate = 1e30``: the loss is NaN at the second step. The run stops with a
+    one-line error; no checkpoint and no exported network of NaN weights is written, and running
+    it again fails the same way instead of resuming from a poisoned checkpoint."""
+    config = tmp_path / "diverge.toml"
+    config.write_text(tiny_text(train__learning_rate="1e30"))
+    folder = tmp_path / "run"
+    proc = cli("train", "--config", config, "--run", folder)
+    message = assert_one_line_error(proc, "training diverged", "train.learning_rate", "nan")
+    assert "iteration 1 was not saved" in message
+    assert not (folder / "checkpoint.pt").exists()
+    assert sorted(p.name for p in (folder / "models").iterdir()) == ["best.pt", "iter-0000.pt"]
+    for model in (folder / "models").iterdir():
+        for name, t in load_exported(model).state_dict().items():
+            assert bool(torch.isfinite(t).all()), (model, name)
+    assert not (folder / "metrics.jsonl").exists()
+    # The same command again: the self-play is kept, the training diverges again.
+    log: list[str] = []
+    with pytest.raises(NonFiniteError, match="training diverged at step 1"):
+        train(load_config(config), folder, log=log.append)
+    assert not any("self-play chunk" in line for line in log)
+    assert not (folder / "checkpoint.pt").exists()
+
+
+def test_save_and_export_refuse_non_finite_weights(program: Path, tmp_path: Path) -> None:
+    cfg = parse_config(tiny_text())
+    run = zertz.training.Run(cfg, tmp_path)
+    run.start()
+    run.save()
+    good = run.checkpoint.read_bytes()
+    with torch.no_grad():
+        run.net.stem.weight[0, 0, 0, 0] = math.nan
+        run.net.stem_bn.running_var[1] = math.inf  # type: ignore[index]
+    assert non_finite(run.net) == ["stem.weight", "stem_bn.running_var"]
+    with pytest.raises(NonFiniteError, match=r"cannot checkpoint .*stem\.weight, stem_bn"):
+        run.save()
+    assert run.checkpoint.read_bytes() == good
+    with pytest.raises(NonFiniteError, match=r"cannot export .*iter-0001\.pt.*stem\.weight"):
+        run.export(1)
+    assert not run.model_path(1).exists()
+    # NaN in the optimizer's state is refused too.
+    with torch.no_grad():
+        run.net.stem.weight.nan_to_num_(0.0)
+        run.net.stem_bn.running_var.fill_(1.0)  # type: ignore[union-attr]
+    run.opt.state[run.net.stem.weight]["exp_avg"] = torch.full_like(run.net.stem.weight, math.nan)
+    with pytest.raises(NonFiniteError, match="optimizer's exp_avg"):
+        run.save()
+    assert run.checkpoint.read_bytes() == good
+    del run
+    # The good checkpoint resumes; a poisoned one (written by hand) is refused.
+    again = zertz.training.Run(cfg, tmp_path)
+    again.start()
+    assert non_finite(again.net) == []
+    del again
+    ck = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    ck["model"]["value_fc2.bias"][0] = math.nan
+    torch.save(ck, tmp_path / "checkpoint.pt")
+    poisoned = zertz.training.Run(cfg, tmp_path)
+    with pytest.raises(NonFiniteError, match=r"checkpoint\.pt: .*value_fc2\.bias"):
+        poisoned.start()
+
+
+# ---------------------------------------------------------------------------------- checkpoints
+
+
+def test_a_checkpoint_holds_only_tensors_and_plain_data(program: Path, tmp_path: Path) -> None:
+    run = zertz.training.Run(parse_config(tiny_text()), tmp_path)
+    run.start()
+    run.save()
+    ck = torch.load(run.checkpoint, weights_only=True)
+    assert set(ck["rng"]) == {"generator", "torch", "numpy", "python"}
+    assert ck["rng"]["numpy"]["keys"].shape == (624,)
+    assert ck["rng"]["python"]["internal"].shape == (625,)
+
+
+def test_export_of_a_malicious_checkpoint_runs_no_code(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    evil = tmp_path / "checkpoint.pt"
+    torch.save(fake_checkpoint(model=Payload(marker)), evil)
+    with pytest.raises(ValueError, match=r"checkpoint\.pt is refused: it holds a posix\.system"):
+        export_checkpoint(evil, tmp_path / "out.pt")
+    assert not marker.exists()
+    proc = cli("export", evil, tmp_path / "out.pt")
+    assert_one_line_error(proc, str(evil), "refused")
+    assert not marker.exists() and not (tmp_path / "out.pt").exists()
+    # The payload works: an unrestricted load would have run it.
+    torch.load(evil, weights_only=False)
+    assert marker.exists()
+
+
+def test_resume_from_a_malicious_checkpoint_runs_no_code(program: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    folder = tmp_path / "run"
+    run = zertz.training.Run(parse_config(tiny_text()), folder)
+    torch.save(fake_checkpoint(rng=Payload(marker)), run.checkpoint)
+    with pytest.raises(ValueError, match=r"checkpoint\.pt is refused"):
+        run.start()
+    assert not marker.exists()
+
+
+def test_a_checkpoint_of_numpy_objects_is_refused(tmp_path: Path) -> None:
+    """Checkpoints of older versions held numpy's random state (arrays, unpickled as objects)."""
+    import numpy as np
+
+    old = tmp_path / "old.pt"
+    torch.save(fake_checkpoint(rng={"numpy": np.random.get_state()}), old)
+    with pytest.raises(ValueError, match=r"old\.pt is refused: it holds a numpy.*older zertz"):
+        export_checkpoint(old, tmp_path / "out.pt")
+
+
+def test_export_cli_refuses_random_bytes(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(bytes(range(256)) * 8)
+    proc = cli("export", junk, tmp_path / "out.pt")
+    assert_one_line_error(proc, str(junk), "not a zertz training checkpoint")
+    assert not (tmp_path / "out.pt").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\x80\x04garbage", b"PK\x03\x04" + bytes(100), b"not a checkpoint at all"],
+)
+def test_export_refuses_other_files(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "file.pt"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"file\.pt is not a zertz training checkpoint"):
+        export_checkpoint(path, tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_export_of_a_good_fake_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoint.pt"
+    torch.save(fake_checkpoint(), path)
+    out = export_checkpoint(path, tmp_path / "out.pt")
+    assert read_metadata(out)["step"] == 4
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"network": {**dataclasses.asdict(TINY), "channels": 10**9}}, "do not fit"),
+        ({"network": {**dataclasses.asdict(TINY), "blocks": 10**9}}, "blocks"),
+        ({"network": {**dataclasses.asdict(TINY), "evil": 1}}, "network keys"),
+        ({"network": "tiny"}, "no network sizes"),
+        ({"board": 36}, "board 36"),
+        ({"board": "37"}, "board '37'"),
+        ({"model": {"stem.weight": torch.zeros(3)}}, "blocks"),
+        ({"state": {"step": "4"}}, "no training step"),
+        ({"state": [4]}, "no training step"),
+    ],
+)
+def test_export_refuses_a_checkpoint_that_does_not_fit(
+    tmp_path: Path, changes: dict[str, Any], words: str
+) -> None:
+    """Sizes that disagree with the weights are refused before any memory is taken for them."""
+    path = tmp_path / "checkpoint.pt"
+    torch.save(fake_checkpoint(**changes), path)
+    with pytest.raises(ValueError, match=re.escape(words)):
+        export_checkpoint(path, tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_export_refuses_non_finite_weights_of_a_checkpoint(tmp_path: Path) -> None:
+    ck = fake_checkpoint()
+    ck["model"]["hop.weight"][0, 0] = math.inf
+    torch.save(ck, tmp_path / "checkpoint.pt")
+    with pytest.raises(NonFiniteError, match=r"hop\.weight"):
+        export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_export_refuses_huge_sizes_without_taking_memory(tmp_path: Path) -> None:
+    """A stem of no elements claims 10**9 channels: the network is never built."""
+    ck = fake_checkpoint(network={**dataclasses.asdict(TINY), "channels": 10**9})
+    ck["model"]["stem.weight"] = torch.zeros(10**9, 0, 3, 3)
+    torch.save(ck, tmp_path / "checkpoint.pt")
+    with pytest.raises(ValueError, match=r"checkpoint\.pt is not a usable zertz training"):
+        export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
