@@ -136,8 +136,12 @@ impl PyGame {
                 let (text, source_name) = match source {
                     SgfSource::Text(text) => (text, "<text>".to_string()),
                     SgfSource::Path(path) => {
-                        let text = std::fs::read_to_string(&path)
-                            .map_err(|source| Error::Io { path: path.clone(), source })?;
+                        let io = |source| Error::Io { path: path.clone(), source };
+                        if !std::fs::metadata(&path).map_err(io)?.is_file() {
+                            let not_file = std::io::ErrorKind::InvalidInput;
+                            return Err(io(std::io::Error::new(not_file, "not a regular file")));
+                        }
+                        let text = std::fs::read_to_string(&path).map_err(io)?;
                         (text, path.display().to_string())
                     }
                 };

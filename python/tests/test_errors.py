@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +114,17 @@ def test_play_after_the_end() -> None:
 def test_bad_position_text(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message or "bad position text"):
         zertz.Game.from_text(text)
+
+
+def test_files_that_are_not_regular_are_refused_at_once(tmp_path: Path) -> None:
+    """A FIFO given as a record, a config or a shard once blocked for ever (open waits for a
+    writer); a folder is no file either."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):
+        with pytest.raises(OSError, match="not a regular file"):
+            zertz.Game.from_sgf(str(path))
+        with pytest.raises(OSError, match="not a regular file"):
+            zertz.selfplay(tmp_path / "run", config=path)
+        with pytest.raises(ValueError, match="not a regular file"):
+            zertz.load_shards([path], zertz.action_space_size(37))

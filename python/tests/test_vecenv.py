@@ -133,8 +133,12 @@ def test_bad_input_raises_clear_errors() -> None:
     with pytest.raises(ValueError, match=r"game 2: action \d+ \(pass\) is not legal"):
         env.step(legal)
     assert env.game(0).to_text() == before, "nothing was played"
-    with pytest.raises(TypeError, match="out of range"):
+    with pytest.raises(IndexError, match="game index 3 is out of range"):
         env.game(3)
+    with pytest.raises(IndexError, match="game index -1 is out of range"):
+        env.game(-1)
+    with pytest.raises(IndexError, match="game index 18446744073709551616 is out of range"):
+        env.game(2**64)
     # Integer arrays of other dtypes are accepted.
     env.step(env.sample_actions().astype(np.int32))
     env.step(env.sample_actions().astype(np.uint16))

@@ -140,7 +140,8 @@ class VecEnv:
     ``infos`` holds ``"legal_mask"`` (bool [N, A]) and ``"to_play"`` (uint8 [N], 0 = P0,
     1 = P1). Rewards are float32 [N, 2]: this step's reward of P0 and of P1. Finished games
     restart at once; their result is still in that step's rewards, terminations and
-    truncations. Every call returns new arrays.
+    truncations. Every call returns new arrays. ``num_envs`` is 1 to 1,048,576 and ``threads``
+    at most 1024 (0: every core); both are checked before anything is allocated or started.
     """
 
     def __new__(
@@ -191,7 +192,7 @@ class VecEnv:
     def sample_actions(self) -> npt.NDArray[np.int64]:
         """A uniform random legal action index for every game (int64 [N])."""
     def game(self, i: int) -> Game:
-        """A copy of game ``i`` as a :class:`Game`."""
+        """A copy of game ``i`` as a :class:`Game` (IndexError when ``i`` is out of range)."""
     def __len__(self) -> int: ...
 
 _Evaluator = Callable[
@@ -205,6 +206,9 @@ class MCTS:
 
     ``evaluator`` is ``"uniform"`` (default), ``"rollout"`` or a callable
     ``evaluator(planes [B, C, H, W], globals [B, G], masks [B, A]) -> (logits [B, A], values [B])``.
+    Settings out of range (NaN and infinities included) raise ValueError naming the keyword; an
+    exception the callable raises reaches the caller unchanged; answers that are not finite
+    (values, or logits of legal actions) raise ValueError.
     """
 
     def __new__(
@@ -228,7 +232,9 @@ class MCTS:
         noise_fraction: float = 0.25,
         seed: int = 0,
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.uint32]]:
-        """Returns ``(policies [N, A], values [N], visits [N])`` of the roots."""
+        """Returns ``(policies [N, A], values [N], visits [N])`` of the roots. ``simulations`` is
+        at most 1,048,576. Ctrl-C stops the search between rounds of evaluations
+        (``KeyboardInterrupt``); the next call starts afresh."""
 
 def selfplay(
     out: str | PathLike[str],
@@ -240,4 +246,7 @@ def selfplay(
     seed: int | None = None,
 ) -> dict[str, Any]:
     """Runs self-play, writing ``.npz`` shards and ``games-*.jsonl`` records into ``out``;
-    returns a summary dict."""
+    returns a summary dict. A folder that already holds self-play output raises
+    FileExistsError (nothing is replaced). Ctrl-C stops the workers after their round of
+    evaluations: the games finished by then are written whole, then ``KeyboardInterrupt`` is
+    raised."""

@@ -40,6 +40,18 @@ pub enum ConfigError {
     },
 }
 
+/// The text of a config file: a regular file (a FIFO or a device would block or never end).
+fn read_text(path: &Path) -> Result<String, ConfigError> {
+    let io = |source| ConfigError::Io { path: path.to_path_buf(), source };
+    if !std::fs::metadata(path).map_err(io)?.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )));
+    }
+    std::fs::read_to_string(path).map_err(io)
+}
+
 /// The most worker threads of self-play and matches (0 asks for one per core).
 pub const MAX_THREADS: usize = 1024;
 /// The most games one self-play worker searches together.
@@ -175,8 +187,7 @@ impl Default for SelfPlayConfig {
 impl SelfPlayConfig {
     /// Reads a TOML file (missing keys take their defaults).
     pub fn from_file(path: &Path) -> Result<SelfPlayConfig, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        let text = read_text(path)?;
         SelfPlayConfig::from_toml(&text)
     }
 
@@ -338,8 +349,7 @@ impl Default for MatchFileConfig {
 impl MatchFileConfig {
     /// Reads a TOML file (missing keys take their defaults) and checks it.
     pub fn from_file(path: &Path) -> Result<MatchFileConfig, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        let text = read_text(path)?;
         let config: MatchFileConfig =
             toml::from_str(&text).map_err(|e| ConfigError::Toml(e.to_string()))?;
         let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
