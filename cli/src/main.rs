@@ -10,9 +10,24 @@ use serde::Serialize;
 use zertz_env::sgf::Record;
 use zertz_env::{Board, Marble, MarbleSet, Player, Position, Variant, perft};
 
+/// Exit status of a failure met while working: a record that breaks the rules, a network that
+/// fails or answers NaN during a match, a file that cannot be written.
+const EXIT_FAILED: u8 = 1;
+/// Exit status of bad arguments or settings (clap's own status for them).
+const EXIT_USAGE: u8 = 2;
+/// Exit status of an internal error (a bug: a panic), as sysexits' `EX_SOFTWARE`.
+const EXIT_INTERNAL: u8 = 70;
+
 /// ZÈRTZ rules engine tools.
 #[derive(Parser, Debug)]
-#[command(name = "zertz", version, about, max_term_width = 100)]
+#[command(
+    name = "zertz",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Exit status: 0 success; 1 a failure while working (a record that breaks the \
+                  rules, a network that fails); 2 bad arguments or settings; 70 an internal error."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,8 +75,8 @@ enum Command {
         /// Games to play (overrides the config).
         #[arg(long)]
         games: Option<u32>,
-        /// Worker threads (overrides the config; 0: every core).
-        #[arg(long)]
+        /// Worker threads (overrides the config; 0: every core; at most 1024).
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Seed (overrides the config).
         #[arg(long)]
@@ -103,11 +118,13 @@ enum Command {
         /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
         #[arg(long, conflicts_with = "opponent")]
         model: Option<PathBuf>,
-        /// Simulations per move of the network given with --model.
+        /// Simulations per move of the network given with --model (at most 1048576).
         #[arg(
             long,
             requires = "model",
-            default_value_t = zertz_selfplay::players::DEFAULT_NEURAL_SIMULATIONS
+            default_value_t = zertz_selfplay::players::DEFAULT_NEURAL_SIMULATIONS,
+            value_parser = clap::value_parser!(u32)
+                .range(1..=i64::from(zertz_selfplay::players::MAX_SIMULATIONS))
         )]
         simulations: u32,
         #[command(flatten)]
@@ -137,8 +154,8 @@ enum Command {
         /// A player, twice: A then B.
         #[arg(long = "player", num_args = 1, value_name = "SPEC")]
         players: Vec<String>,
-        /// Number of games [default: 100].
-        #[arg(long)]
+        /// Number of games (at most 16777216) [default: 100].
+        #[arg(long, value_parser = parse_match_games)]
         games: Option<usize>,
         /// Board size: 37, 40, 43, 44, 48 or 61 rings [default: 37].
         #[arg(long)]
@@ -149,8 +166,8 @@ enum Command {
         /// Seed of the match (players and games are seeded from it) [default: 0].
         #[arg(long)]
         seed: Option<u64>,
-        /// Worker threads (0: one per core) [default: 0].
-        #[arg(long)]
+        /// Worker threads (0: one per core; at most 1024) [default: 0].
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Write every game as a JSON line to this file.
         #[arg(long)]
@@ -174,6 +191,9 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
+    /// Panics on purpose: tests that a panic ends the program with one line and status 70.
+    #[command(hide = true, name = "internal-panic-test")]
+    InternalPanicTest,
 }
 
 #[derive(Subcommand, Debug)]
@@ -219,6 +239,56 @@ impl DeviceArgs {
     fn choice(&self) -> Result<zertz_model::DeviceChoice> {
         Ok(self.device.parse()?)
     }
+}
+
+/// `--threads`: a count of worker threads, 0 (one per core) to
+/// [`zertz_selfplay::config::MAX_THREADS`], refused before anything starts.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let max = zertz_selfplay::config::MAX_THREADS;
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("must be a number of threads from 0 (one per core) to {max}")),
+    }
+}
+
+/// `match --games`: 0 to [`zertz_selfplay::arena::MAX_GAMES`].
+fn parse_match_games(s: &str) -> Result<usize, String> {
+    let max = zertz_selfplay::arena::MAX_GAMES;
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("must be a number of games from 0 to {max}")),
+    }
+}
+
+/// An error met while working (a network that fails during a match, a file that cannot be
+/// written), as opposed to bad arguments or settings: the program exits with status 1, not 2.
+#[derive(Debug)]
+struct Failed(anyhow::Error);
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+/// `e` as a [`Failed`] error (exit status 1).
+fn failed(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(Failed(e.into()))
+}
+
+/// Refuses a path that is not a regular file (after symbolic links) before anything opens it:
+/// opening a FIFO waits for a writer forever, and a device may never end.
+fn check_regular_file(path: &Path) -> Result<()> {
+    zertz_selfplay::files::check_regular(path)
+        .with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The text of a file named by the user: a regular file only (see [`check_regular_file`]).
+fn read_text_file(path: &Path) -> Result<String> {
+    check_regular_file(path)?;
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// Loads the networks of the neural players among `specs`, checked against `board`, as evaluators
@@ -315,20 +385,55 @@ impl PositionArgs {
     }
 }
 
+/// Where the last panic happened, recorded by the panic hook for the one-line report.
+static PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The message of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic".into())
+}
+
 fn main() -> ExitCode {
-    // A failure deep inside (a network that fails during a match, say) ends the program with one
-    // line, as other errors do, not a panic report.
+    // Every failure is an error with one line and a status (see `EXIT_*`). A panic is a bug: as a
+    // last line of defence it is caught, reported as one "internal error" line and exits with
+    // status 70. The hook only records where it happened, instead of the default report.
     std::panic::set_hook(Box::new(|info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("internal error");
-        eprintln!("error: {msg}");
+        if let Some(at) = info.location() {
+            let mut slot = PANIC_AT.lock().unwrap_or_else(|e| e.into_inner());
+            slot.get_or_insert_with(|| format!("{}:{}", at.file(), at.line()));
+        }
     }));
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_command(cli.command)));
+    match result {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            eprintln!("error: {}", one_line(&format!("{e:#}")));
+            let failure = e.chain().any(|c| c.is::<Failed>());
+            ExitCode::from(if failure { EXIT_FAILED } else { EXIT_USAGE })
+        }
+        Err(payload) => {
+            let at = PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let at = at.map(|a| format!(" (at {a})")).unwrap_or_default();
+            eprintln!("internal error: {}{at}", one_line(&panic_message(payload.as_ref())));
+            ExitCode::from(EXIT_INTERNAL)
+        }
+    }
+}
+
+/// `text` on one line (the lines of a multi-line message joined by " | ").
+fn one_line(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines.join(" | ")
+}
+
+fn run_command(command: Command) -> Result<ExitCode> {
+    match command {
         Command::Perft { position, depth, divide } => run_perft(&position, depth, divide),
         Command::Replay { json, paths } => run_replay(&paths, json),
         Command::Show { position, verbose } => run_show(&position, verbose),
@@ -387,7 +492,10 @@ fn main() -> ExitCode {
             opening_actions,
         } => (|| {
             let file = match &config {
-                Some(path) => zertz_selfplay::config::MatchFileConfig::from_file(path)?,
+                Some(path) => {
+                    check_regular_file(path)?;
+                    zertz_selfplay::config::MatchFileConfig::from_file(path)?
+                }
                 None => zertz_selfplay::config::MatchFileConfig::default(),
             };
             if players.is_empty() && config.is_none() {
@@ -408,13 +516,7 @@ fn main() -> ExitCode {
             };
             run_match(&settings, &device)
         })(),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
+        Command::InternalPanicTest => panic!("internal-panic-test panics on purpose"),
     }
 }
 
@@ -496,6 +598,8 @@ fn record_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 fn replay_file(path: &Path) -> Result<zertz_env::sgf::Replay> {
+    // Only a regular file: a FIFO would block the whole batch, a device would never end.
+    zertz_selfplay::files::check_regular(path).context("cannot read file")?;
     let bytes = std::fs::read(path).context("cannot read file")?;
     let text = String::from_utf8_lossy(&bytes);
     let record = Record::parse(&text)?;
@@ -610,7 +714,7 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
     } = *settings;
     let out = out.as_deref();
     use zertz_selfplay::PlayerSpec;
-    use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
+    use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, run_match};
     let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
     };
@@ -620,6 +724,14 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let a: PlayerSpec = a.parse().map_err(anyhow::Error::msg)?;
     let b: PlayerSpec = b.parse().map_err(anyhow::Error::msg)?;
+    // The sizes are checked before any model loads or thread starts (also from a config file).
+    let max_threads = zertz_selfplay::config::MAX_THREADS;
+    if threads > max_threads {
+        bail!("threads must be at most {max_threads} (0: one per core), not {threads}");
+    }
+    if games > zertz_selfplay::arena::MAX_GAMES {
+        bail!("games must be at most {}, not {games}", zertz_selfplay::arena::MAX_GAMES);
+    }
     let models = load_models(&[&a, &b], board, device, threads)?;
     let config = MatchConfig {
         a,
@@ -641,7 +753,10 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
         indicatif::ProgressBar::hidden()
     };
     let started = std::time::Instant::now();
-    let result = run_match(&config, &|_| bar.inc(1)).map_err(anyhow::Error::msg)?;
+    let result = run_match(&config, &|_| bar.inc(1)).map_err(|e| match e {
+        MatchError::Player { .. } => failed(e),
+        MatchError::Settings(_) => e.into(),
+    })?;
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
     if let Some(path) = out {
@@ -717,9 +832,12 @@ fn run_selfplay(
     use std::sync::Arc;
     use std::sync::atomic::Ordering;
     use zertz_selfplay::config::SelfPlayConfig;
-    use zertz_selfplay::driver::{Progress, run};
+    use zertz_selfplay::driver::{Progress, SelfPlayError, run};
     let mut cfg = match config {
-        Some(path) => SelfPlayConfig::from_file(path)?,
+        Some(path) => {
+            check_regular_file(path)?;
+            SelfPlayConfig::from_file(path)?
+        }
         None => SelfPlayConfig::default(),
     };
     if let Some(g) = overrides.games {
@@ -779,8 +897,17 @@ fn run_selfplay(
             }
             bar.finish_and_clear();
         }
-        worker.join().map_err(|_| anyhow::anyhow!("self-play panicked"))
-    })??;
+        // A panic of the worker is a bug: on to `main`, which reports it as an internal error.
+        worker.join().unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+    })
+    .map_err(|e| match e {
+        // Failures while playing (a network that fails, a disk that fills) exit with status 1;
+        // settings and an output folder already in use are refused with status 2.
+        SelfPlayError::Eval(_) | SelfPlayError::Io { .. } | SelfPlayError::Stopped { .. } => {
+            failed(e)
+        }
+        other => other.into(),
+    })?;
     drop(eval);
     let secs = started.elapsed().as_secs_f64();
     let network = model.as_ref().map(|m| m.stats());
@@ -872,7 +999,7 @@ fn run_play(
         // The engine plays until it is your turn or the game ends.
         while !game.is_over() && game.position().turn() == them {
             let before = *game.position();
-            let action = engine.choose(&before);
+            let action = engine.choose(&before).map_err(failed)?;
             println!("{them} plays {}", before.action_to_string(&action));
             game.play_action(&action).map_err(|e| anyhow::anyhow!("the engine played {e}"))?;
             engine.observe(&before, &action);
@@ -1005,9 +1132,8 @@ fn run_model_info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {
 fn run_model_eval(path: &Path, positions: &Path, device: &DeviceArgs) -> Result<ExitCode> {
     use zertz_env::ActionSpace;
     use zertz_env::encode::{GLOBALS, Shape};
+    let text = read_text_file(positions)?;
     let model = zertz_model::Model::load(path, device.choice()?)?;
-    let text = std::fs::read_to_string(positions)
-        .with_context(|| format!("cannot read {}", positions.display()))?;
     let mut stdout = std::io::stdout().lock();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let pos = Position::from_text(line.trim())
@@ -1017,16 +1143,24 @@ fn run_model_eval(path: &Path, positions: &Path, device: &DeviceArgs) -> Result<
         let (mut planes, mut globals) = (vec![0.0; shape.planes_len()], vec![0.0; GLOBALS]);
         pos.encode(&mut planes, &mut globals);
         let mut logits = vec![0.0; ActionSpace::new(board).len()];
+        let mut mask = vec![false; logits.len()];
+        pos.legal_action_mask(&mut mask);
         let mut value = [0.0];
-        model.forward(board, &planes, &globals, &mut logits, &mut value)?;
+        model.forward_masked(board, &planes, &globals, &mask, &mut logits, &mut value).map_err(
+            |e| match e {
+                // The network itself failed: status 1 (a board it was not trained for: 2).
+                zertz_model::ModelError::Forward { .. }
+                | zertz_model::ModelError::NonFinite { .. } => failed(e),
+                other => other.into(),
+            },
+        )?;
         writeln!(stdout, "{}", serde_json::json!({ "value": value[0], "logits": logits }))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn run_sgf(records: &Path, out: &Path) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(records)
-        .with_context(|| format!("cannot read {}", records.display()))?;
+    let text = read_text_file(records)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let (mut written, mut failed) = (0, 0);
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

@@ -262,3 +262,287 @@ fn train_hands_over_to_the_python_training_loop() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no-such-config.toml"));
 }
+
+// ------------------------------------------------------------------------------- hostile input
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `zertz` with a deadline: a command that blocks (opening a FIFO, say) is killed and fails
+/// the test instead of hanging it.
+fn zertz_within(args: &[&str], secs: u64) -> Output {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zertz"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zertz runs");
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if child.try_wait().expect("zertz can be waited for").is_some() {
+            return child.wait_with_output().expect("zertz's output");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("zertz {args:?} still runs after {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A fresh temporary folder for one test.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zertz-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
+}
+
+/// Broken models with the metadata of a real 37-ring export (written once, by the Python package
+/// of .venv or $ZERTZ_PYTHON): `nan.pt` (every weight NaN) and `shape.pt` (logits `[B, 7]`).
+fn broken_models() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("models");
+        let script = r#"
+import sys, torch
+from zertz.nn import NetConfig, ZertzNet, export
+d = sys.argv[1]
+net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
+               boards=[37])
+export(net, f"{d}/good.pt", boards=[37])
+m = torch.jit.load(f"{d}/good.pt")
+with torch.no_grad():
+    for p in m.parameters():
+        p.fill_(float("nan"))
+torch.jit.save(m, f"{d}/nan.pt")
+
+class Shape(torch.nn.Module):
+    def __init__(self, meta: str):
+        super().__init__()
+        self.meta = meta
+
+    @torch.jit.export
+    def metadata(self) -> str:
+        return self.meta
+
+    def forward(self, planes: torch.Tensor, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.zeros(planes.shape[0], 7), torch.zeros(planes.shape[0])
+
+torch.jit.save(torch.jit.script(Shape(m.metadata())), f"{d}/shape.pt")
+"#;
+        // From a file: TorchScript compiles the source of the module classes it scripts.
+        let path = dir.join("export_broken_models.py");
+        std::fs::write(&path, script).unwrap();
+        let out = Command::new(python()).arg(&path).arg(&dir).output().unwrap_or_else(|e| {
+            panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
+        });
+        assert!(out.status.success(), "exporting test models failed: {}", stderr(&out));
+        dir
+    })
+}
+
+/// Exactly one line on stderr, for any failure.
+fn assert_one_line(o: &Output) {
+    let err = stderr(o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+}
+
+#[test]
+fn a_nan_network_fails_the_match_with_one_line_naming_it() {
+    let model = broken_models().join("nan.pt");
+    let nn = format!("nn:{}:8", model.display());
+    let args = ["match", "--player", "greedy", "--player", &nn, "--games", "2", "--threads", "1"];
+    let o = zertz_within(&args, 120);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_one_line(&o);
+    let err = stderr(&o);
+    assert!(err.starts_with("error: ") && err.contains(&model.display().to_string()), "{err}");
+    assert!(err.contains("NaN/non-finite"), "{err}");
+    // Its answers through `model eval`: the same error, status 1.
+    let positions = temp_dir("nan-eval").join("positions.txt");
+    std::fs::write(
+        &positions,
+        "37 standard ..../...../....../......./....../...../.... 6/8/10 0/0/0 0/0/0 P0 - 0\n",
+    )
+    .unwrap();
+    let o = zertz_within(
+        &[
+            "model",
+            "eval",
+            model.to_str().unwrap(),
+            "--positions",
+            positions.to_str().unwrap(),
+            "--device",
+            "cpu",
+        ],
+        60,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_one_line(&o);
+    assert!(
+        stderr(&o).contains("nan.pt") && stderr(&o).contains("NaN/non-finite"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_network_with_wrong_output_shapes_fails_with_status_1() {
+    let model = broken_models().join("shape.pt");
+    let nn = format!("nn:{}:8", model.display());
+    let args = ["match", "--player", &nn, "--player", "random", "--games", "2", "--threads", "2"];
+    let o = zertz_within(&args, 120);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_one_line(&o);
+    let err = stderr(&o);
+    assert!(err.contains("shape.pt") && err.contains("expected [1, 4441]"), "{err}");
+    // Self-play guided by it: status 1 too.
+    let out = temp_dir("shape-selfplay").join("out");
+    let o = zertz_within(
+        &[
+            "selfplay",
+            "--model",
+            model.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--games",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        120,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("shape.pt"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_panic_is_one_internal_error_line_not_status_101() {
+    let o = zertz_within(&["internal-panic-test"], 30);
+    assert_eq!(o.status.code(), Some(70), "{}", stderr(&o));
+    assert_one_line(&o);
+    let err = stderr(&o);
+    assert!(err.starts_with("internal error: internal-panic-test panics on purpose"), "{err}");
+}
+
+#[test]
+fn thread_and_size_counts_past_the_maxima_are_refused_before_starting() {
+    let dir = temp_dir("maxima");
+    let started = Instant::now();
+    for args in [
+        &["match", "--player", "random", "--player", "random", "--threads", "100000"][..],
+        &["match", "--player", "random", "--player", "random", "--threads", "1025"],
+        &["match", "--player", "random", "--player", "random", "--games", "100000000000"],
+        &["match", "--player", "mcts:4294967295", "--player", "random"],
+        &["selfplay", "--evaluator", "uniform", "--threads", "100000", "--check"],
+        &["selfplay", "--evaluator", "uniform", "--games", "5000000000", "--check"],
+        &["play", "--model", "m.pt", "--simulations", "4000000000"],
+    ] {
+        let o = zertz_within(args, 10);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("error"), "{args:?}: {err}");
+    }
+    let o = zertz_within(
+        &["match", "--player", "random", "--player", "random", "--threads", "100000"],
+        10,
+    );
+    assert!(stderr(&o).contains("1024"), "{}", stderr(&o));
+    // From a config file as well.
+    let config = dir.join("match.toml");
+    std::fs::write(&config, "players = [\"random\", \"random\"]\nthreads = 100000\n").unwrap();
+    let o = zertz_within(&["match", "--config", config.to_str().unwrap()], 10);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_one_line(&o);
+    assert!(stderr(&o).contains("threads") && stderr(&o).contains("1024"), "{}", stderr(&o));
+    std::fs::write(&config, "players = [\"random\", \"random\"]\ngames = 100000000000\n").unwrap();
+    let o = zertz_within(&["match", "--config", config.to_str().unwrap()], 10);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("games"), "{}", stderr(&o));
+    let sp = dir.join("selfplay.toml");
+    std::fs::write(&sp, "threads = 100000\n").unwrap();
+    let o = zertz_within(&["selfplay", "--config", sp.to_str().unwrap(), "--check"], 10);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("threads"), "{}", stderr(&o));
+    // The edge is accepted.
+    let o = zertz_within(
+        &["match", "--player", "random", "--player", "random", "--games", "2", "--threads", "1024"],
+        60,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(60));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fifos_and_other_non_regular_files_are_refused_without_blocking() {
+    let dir = temp_dir("fifo");
+    let fifo = dir.join("pipe.sgf");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let f = fifo.to_str().unwrap();
+    // replay: an error for that file, the others go on; status 1.
+    let good = games_dir().join("zertz-00000.sgf");
+    let o = zertz_within(&["replay", "--json", f, good.to_str().unwrap()], 10);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["ok"], false);
+    assert!(
+        lines[0]["error"].as_str().unwrap().contains("not a regular file (a FIFO)"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[1]["ok"], true);
+    // A FIFO named *.sgf inside a folder, and /dev/null (a device) given directly.
+    let o = zertz_within(&["replay", dir.to_str().unwrap(), "/dev/null"], 10);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("pipe.sgf: error: cannot read file: not a regular file (a FIFO)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("/dev/null: error: cannot read file: not a regular file (a device)"),
+        "{out}"
+    );
+    // Every other file argument: status 2 and one line naming the file.
+    let none = dir.join("none.pt");
+    let sgf_out = dir.join("sgf");
+    let nn = format!("nn:{f}");
+    let cases: [&[&str]; 6] = [
+        &["sgf", f, "--out", sgf_out.to_str().unwrap()],
+        &["model", "eval", none.to_str().unwrap(), "--positions", f],
+        &["model", "info", f],
+        &["match", "--config", f],
+        &["selfplay", "--config", f, "--check"],
+        &["match", "--player", "random", "--player", &nn],
+    ];
+    for args in cases {
+        let o = zertz_within(args, 10);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_one_line(&o);
+        let err = stderr(&o);
+        assert!(err.contains("not a regular file (a FIFO)") && err.contains(f), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -9,7 +9,9 @@
 //!
 //! A [`Model`] is a batched [`Evaluator`]: it checks the board of every batch against the
 //! metadata (naming both sides when they differ), runs the network without gradients and copies
-//! logits `[B, A]` and values `[B]` into the caller's buffers. Put it behind
+//! logits `[B, A]` and values `[B]` into the caller's buffers. Answers of the wrong shape, NaN or
+//! infinite values, and NaN or infinite logits of legal actions are errors naming the model
+//! ([`ModelError::Forward`], [`ModelError::NonFinite`]), never a panic further on. Put it behind
 //! [`zertz_selfplay::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference
 //! thread per device gathers the requests of every search thread into large batches.
 //!
@@ -88,6 +90,15 @@ pub enum ModelError {
         path: PathBuf,
         /// What went wrong.
         reason: String,
+    },
+    /// The network answered NaN or infinities: a value, or the logit of a legal action (the logits
+    /// of illegal actions may be `-inf`).
+    #[error("model {path} produced NaN/non-finite {what}")]
+    NonFinite {
+        /// The file.
+        path: PathBuf,
+        /// Which output, where, and what it held.
+        what: String,
     },
 }
 
@@ -246,7 +257,8 @@ impl Model {
     pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Model, ModelError> {
         let path = path.as_ref().to_path_buf();
         let device = device.resolve()?;
-        if let Err(e) = std::fs::metadata(&path) {
+        // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
+        if let Err(e) = zertz_selfplay::files::check_regular(&path) {
             return Err(ModelError::Read { path, reason: e.to_string() });
         }
         let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
@@ -340,12 +352,41 @@ impl Model {
     }
 
     /// Runs the network on `b` encoded positions of `board`: `planes` `[b, C, H, W]` and
-    /// `globals` `[b, G]` in, `logits` `[b, A]` and `values` `[b]` out.
+    /// `globals` `[b, G]` in, `logits` `[b, A]` and `values` `[b]` out. Without the legal masks,
+    /// a value that is not finite, or a logit that is NaN or `+inf`, is an error
+    /// ([`ModelError::NonFinite`]); [`Model::forward_masked`] checks the legal logits exactly.
     pub fn forward(
         &self,
         board: Board,
         planes: &[f32],
         globals: &[f32],
+        logits: &mut [f32],
+        values: &mut [f32],
+    ) -> Result<(), ModelError> {
+        self.run(board, planes, globals, None, logits, values)
+    }
+
+    /// [`Model::forward`] with the legal masks `[b, A]` of the positions: every value and the
+    /// logit of every legal action must be finite (illegal ones may be anything, `-inf` included),
+    /// else the answer is a [`ModelError::NonFinite`] naming the model.
+    pub fn forward_masked(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        masks: &[bool],
+        logits: &mut [f32],
+        values: &mut [f32],
+    ) -> Result<(), ModelError> {
+        self.run(board, planes, globals, Some(masks), logits, values)
+    }
+
+    fn run(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        masks: Option<&[bool]>,
         logits: &mut [f32],
         values: &mut [f32],
     ) -> Result<(), ModelError> {
@@ -357,6 +398,7 @@ impl Model {
         if planes.len() != b * shape.planes_len()
             || globals.len() != b * GLOBALS
             || logits.len() != b * actions
+            || masks.is_some_and(|m| m.len() != b * actions)
         {
             return Err(fail(format!("buffers do not hold {b} positions of {board}")));
         }
@@ -390,9 +432,39 @@ impl Model {
         let v = v.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
         l.f_copy_data(logits, b * actions).map_err(|e| fail(first_line(&e)))?;
         v.f_copy_data(values, b).map_err(|e| fail(first_line(&e)))?;
+        self.check_finite(logits, values, masks, actions)?;
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.positions.fetch_add(b as u64, Ordering::Relaxed);
         self.busy_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Refuses NaN and infinite answers (see [`Model::forward_masked`]).
+    fn check_finite(
+        &self,
+        logits: &[f32],
+        values: &[f32],
+        masks: Option<&[bool]>,
+        actions: usize,
+    ) -> Result<(), ModelError> {
+        let b = values.len();
+        let bad = |what: String| ModelError::NonFinite { path: self.path.clone(), what };
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(bad(format!("values ({} for position {i} of {b})", values[i])));
+        }
+        let wrong = |i: usize, l: f32| match masks {
+            Some(m) => m[i] && !l.is_finite(),
+            None => l.is_nan() || l == f32::INFINITY,
+        };
+        if let Some(i) = logits.iter().enumerate().position(|(i, &l)| wrong(i, l)) {
+            let legal = if masks.is_some() { "legal " } else { "" };
+            return Err(bad(format!(
+                "logits ({} for {legal}action {} of position {} of {b})",
+                logits[i],
+                i % actions,
+                i / actions
+            )));
+        }
         Ok(())
     }
 
@@ -411,8 +483,11 @@ impl Model {
 }
 
 impl Evaluator for Model {
+    /// Runs [`Model::forward_masked`] with the batch's legal masks (when it carries them): NaN or
+    /// infinite answers are an error naming the model.
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
-        self.forward(batch.board, batch.planes, batch.globals, out.logits, out.values)
+        let masks = (!batch.masks.is_empty()).then_some(batch.masks);
+        self.run(batch.board, batch.planes, batch.globals, masks, out.logits, out.values)
             .map_err(|e| EvalError(e.to_string()))
     }
 }

@@ -21,7 +21,9 @@ fn python() -> PathBuf {
 }
 
 /// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
-/// (every board), `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`.
+/// (every board), `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`, and
+/// with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
+/// shape), `tail_inf.pt` (logits `-inf` from action 2000 on, else 0).
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -47,11 +49,39 @@ torch.jit.save(torch.jit.trace(torch.nn.Identity(), torch.zeros(1)), f"{d}/plain
 open(f"{d}/corrupt.pt", "w").write("not a model")
 data = open(f"{d}/m37.pt", "rb").read()
 open(f"{d}/half.pt", "wb").write(data[: len(data) // 2])
+m = torch.jit.load(f"{d}/m37.pt")
+with torch.no_grad():
+    for p in m.parameters():
+        p.fill_(float("nan"))
+torch.jit.save(m, f"{d}/nan.pt")
+
+class Fake(torch.nn.Module):
+    def __init__(self, meta: str, kind: int):
+        super().__init__()
+        self.meta = meta
+        self.kind = kind
+
+    @torch.jit.export
+    def metadata(self) -> str:
+        return self.meta
+
+    def forward(self, planes: torch.Tensor, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b = planes.shape[0]
+        if self.kind == 0:
+            return torch.zeros(b, 7), torch.zeros(b)
+        logits = torch.zeros(b, 4441)
+        logits[:, 2000:] = float("-inf")
+        return logits, torch.zeros(b)
+
+torch.jit.save(torch.jit.script(Fake(m.metadata(), 0)), f"{d}/shape.pt")
+torch.jit.save(torch.jit.script(Fake(m.metadata(), 1)), f"{d}/tail_inf.pt")
 "#;
-        let out =
-            Command::new(python()).arg("-c").arg(script).arg(&dir).output().unwrap_or_else(|e| {
-                panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
-            });
+        // From a file: TorchScript compiles the source of the module classes it scripts.
+        let path = dir.join("export_test_models.py");
+        std::fs::write(&path, script).unwrap();
+        let out = Command::new(python()).arg(&path).arg(&dir).output().unwrap_or_else(|e| {
+            panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
+        });
         assert!(
             out.status.success(),
             "exporting test models failed: {}",
@@ -243,9 +273,91 @@ fn a_network_guides_search_to_legal_moves() {
         if pos.outcome().is_some() {
             break;
         }
-        let a = player.choose(&pos);
+        let a = player.choose(&pos).unwrap();
         assert!(pos.is_legal_action(&a));
         pos.play_action_unchecked(&a);
+    }
+}
+
+#[test]
+fn non_finite_answers_are_errors_naming_the_model() {
+    let a = ActionSpace::new(Board::R37).len();
+    let positions = random_positions(Board::R37, 3, 2);
+    let (planes, globals, masks) = encode(&positions);
+    let batch = Batch {
+        board: Board::R37,
+        positions: &positions,
+        planes: &planes,
+        globals: &globals,
+        masks: &masks,
+    };
+    let (mut l, mut v) = (vec![0.0; 3 * a], vec![0.0; 3]);
+    // NaN weights: NaN everywhere.
+    let nan = load("nan.pt").unwrap();
+    let e = nan.forward(Board::R37, &planes, &globals, &mut l, &mut v).unwrap_err();
+    assert!(matches!(e, ModelError::NonFinite { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("nan.pt") && text.contains("NaN/non-finite"), "{text}");
+    assert!(!text.contains('\n'), "{text}");
+    let e = nan.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap_err();
+    assert!(e.0.contains("nan.pt") && e.0.contains("NaN/non-finite"), "{e}");
+    // A search guided by it fails with an error naming it, not a panic.
+    let mut player = MctsPlayer::neural("nn:nan.pt", Arc::new(nan), 16, 0);
+    let e = player.choose(&positions[0]).unwrap_err();
+    assert!(e.to_string().contains("nan.pt"), "{e}");
+    // -inf is fine for illegal actions, not for legal ones.
+    let tail = load("tail_inf.pt").unwrap();
+    tail.forward(Board::R37, &planes, &globals, &mut l, &mut v).unwrap();
+    let mut mask = vec![false; 3 * a];
+    mask[5] = true;
+    mask[a + 1999] = true;
+    tail.forward_masked(Board::R37, &planes, &globals, &mask, &mut l, &mut v).unwrap();
+    mask[2 * a + 3000] = true;
+    let e = tail.forward_masked(Board::R37, &planes, &globals, &mask, &mut l, &mut v).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("tail_inf.pt")
+            && text.contains("legal action 3000 of position 2")
+            && text.contains("-inf"),
+        "{text}"
+    );
+    // Through the evaluator, with the positions' own masks (the opening's placements are legal
+    // past action 2000).
+    assert!(masks[2000..a].iter().any(|&m| m));
+    let e = tail.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap_err();
+    assert!(e.0.contains("tail_inf.pt") && e.0.contains("legal action"), "{e}");
+}
+
+#[test]
+fn wrong_output_shapes_are_errors_naming_the_model() {
+    let m = load("shape.pt").unwrap();
+    let positions = random_positions(Board::R37, 2, 4);
+    let (planes, globals, _) = encode(&positions);
+    let a = ActionSpace::new(Board::R37).len();
+    let (mut l, mut v) = (vec![0.0; 2 * a], vec![0.0; 2]);
+    let e = m.forward(Board::R37, &planes, &globals, &mut l, &mut v).unwrap_err();
+    assert!(matches!(e, ModelError::Forward { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("shape.pt") && text.contains("[2, 7]"), "{text}");
+}
+
+#[test]
+fn only_regular_files_are_loaded() {
+    let dir = models().join("not-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = Model::load(&dir, DeviceChoice::Cpu).unwrap_err();
+    assert!(matches!(e, ModelError::Read { .. }), "{e:?}");
+    assert!(e.to_string().contains("not a regular file (a folder)"), "{e}");
+    // A FIFO is refused without opening it (opening would wait for a writer forever).
+    let fifo = dir.join("fifo.pt");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        // On a thread, so that a load that blocks fails the test instead of hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(Model::load(&fifo, DeviceChoice::Cpu).map(|_| ())));
+        let answer = rx.recv_timeout(std::time::Duration::from_secs(10));
+        let e = answer.expect("loading a FIFO blocks").unwrap_err();
+        assert!(e.to_string().contains("not a regular file (a FIFO)"), "{e}");
     }
 }
 

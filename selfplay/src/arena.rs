@@ -19,10 +19,31 @@ use rayon::prelude::*;
 use serde::Serialize;
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
-use crate::players::{Models, Player, PlayerSpec};
+use crate::config::MAX_THREADS;
+use crate::players::{Models, Player, PlayerError, PlayerSpec};
 
 /// Actions after which an unfinished game counts as a draw.
 pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
+
+/// Most games of one match (every record is kept in memory until the match ends).
+pub const MAX_GAMES: usize = 1 << 24;
+
+/// Why a match cannot be played or did not finish.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MatchError {
+    /// The settings cannot be played (a bad player spec, a model not loaded, too many threads or
+    /// games, a thread pool that cannot start); nothing was played.
+    #[error("{0}")]
+    Settings(String),
+    /// A player failed during a game (its network failed, say); the match stops.
+    #[error("game {game}: {error}")]
+    Player {
+        /// The game's index in the match.
+        game: usize,
+        /// What went wrong, naming the player.
+        error: PlayerError,
+    },
+}
 
 /// How a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -115,13 +136,14 @@ pub struct PlayedGame {
 
 /// Plays one game between `p0` (moving first) and `p1` from the start of `variant`; after
 /// `max_actions` single actions an unfinished game is a draw. Both players observe every action.
-/// A player that chooses an illegal action loses.
+/// A player that chooses an illegal action loses; a player that cannot choose (its evaluator
+/// failed) ends the game with its error.
 pub fn play_game(
     p0: &mut dyn Player,
     p1: &mut dyn Player,
     variant: Variant,
     max_actions: u32,
-) -> PlayedGame {
+) -> Result<PlayedGame, PlayerError> {
     play_game_from(p0, p1, Game::from_position(Position::new(variant, Side::P0)), 0, max_actions)
 }
 
@@ -133,14 +155,14 @@ pub fn play_game_from(
     mut game: Game,
     played: u32,
     max_actions: u32,
-) -> PlayedGame {
+) -> Result<PlayedGame, PlayerError> {
     let mut actions = played;
     while actions < max_actions && !game.is_over() {
         let pos = *game.position();
         let mover: &mut dyn Player = if pos.turn() == Side::P0 { &mut *p0 } else { &mut *p1 };
-        let a = mover.choose(&pos);
+        let a = mover.choose(&pos)?;
         if game.play_action(&a).is_err() {
-            return PlayedGame { game, winner: Some(!pos.turn()), end: End::Illegal, actions };
+            return Ok(PlayedGame { game, winner: Some(!pos.turn()), end: End::Illegal, actions });
         }
         actions += 1;
         p0.observe(&pos, &a);
@@ -152,7 +174,7 @@ pub fn play_game_from(
         Some(Outcome::Draw) if game.is_repetition() => (None, End::Repetition),
         Some(Outcome::Draw) => (None, End::Draw),
     };
-    PlayedGame { game, winner, end, actions }
+    Ok(PlayedGame { game, winner, end, actions })
 }
 
 /// An Elo difference with its 95% interval.
@@ -257,13 +279,13 @@ pub struct MatchConfig {
     pub a: PlayerSpec,
     /// Player B.
     pub b: PlayerSpec,
-    /// Number of games.
+    /// Number of games (at most [`MAX_GAMES`]).
     pub games: usize,
     /// Board and marble set.
     pub variant: Variant,
     /// Seed of the whole match.
     pub seed: u64,
-    /// Worker threads; 0 for one per core.
+    /// Worker threads (at most [`MAX_THREADS`]); 0 for one per core.
     pub threads: usize,
     /// Actions after which a game is a draw.
     pub max_actions: u32,
@@ -283,10 +305,14 @@ fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
 }
 
 /// Plays one game of a match (see the module description); fails when a neural player's model is
-/// not in `config.models`.
-pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, String> {
-    let mut a = config.a.build(player_seed(config.seed, game, 0), &config.models)?;
-    let mut b = config.b.build(player_seed(config.seed, game, 1), &config.models)?;
+/// not in `config.models`, or when a player fails.
+pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, MatchError> {
+    let build = |spec: &PlayerSpec, side| {
+        spec.build(player_seed(config.seed, game, side), &config.models)
+            .map_err(MatchError::Settings)
+    };
+    let mut a = build(&config.a, 0)?;
+    let mut b = build(&config.b, 1)?;
     let a_is_p0 = game % 2 == 0;
     let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
     let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
@@ -296,10 +322,11 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, 
     while opening < config.opening_actions && !start.is_over() {
         let pos = *start.position();
         let Some(a) = pos.nth_legal_action(rng.below(pos.count_legal_actions())) else { break };
-        start.play_action(&a).map_err(|e| format!("opening: {e}"))?;
+        start.play_action(&a).map_err(|e| MatchError::Settings(format!("opening: {e}")))?;
         opening += 1;
     }
-    let played = play_game_from(p0.as_mut(), p1.as_mut(), start, opening, config.max_actions);
+    let played = play_game_from(p0.as_mut(), p1.as_mut(), start, opening, config.max_actions)
+        .map_err(|error| MatchError::Player { game, error })?;
     let start = played.game.start();
     let moves = played.game.moves().iter().map(|m| start.move_to_string(m)).collect();
     Ok(GameRecord {
@@ -314,23 +341,45 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, 
     })
 }
 
-/// Plays a match on a thread pool of `config.threads` workers; `on_game` hears of every finished
-/// game (from the workers, in any order).
-pub fn run_match(
-    config: &MatchConfig,
-    on_game: &(dyn Fn(&GameRecord) + Sync),
-) -> Result<MatchResult, String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads)
-        .build()
-        .map_err(|e| format!("cannot start the thread pool: {e}"))?;
+/// Checks what [`run_match`] checks before it starts anything: the thread and game counts are
+/// within [`MAX_THREADS`] and [`MAX_GAMES`], and every neural player's model is loaded.
+pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
+    if config.threads > MAX_THREADS {
+        return Err(MatchError::Settings(format!(
+            "threads must be at most {MAX_THREADS} (0: one per core), not {}",
+            config.threads
+        )));
+    }
+    if config.games > MAX_GAMES {
+        return Err(MatchError::Settings(format!(
+            "games must be at most {MAX_GAMES}, not {}",
+            config.games
+        )));
+    }
     for spec in [&config.a, &config.b] {
         if let Some(model) = spec.model() {
             if !config.models.0.contains_key(model) {
-                return Err(format!("player {spec}: the model {model} is not loaded"));
+                return Err(MatchError::Settings(format!(
+                    "player {spec}: the model {model} is not loaded"
+                )));
             }
         }
     }
+    Ok(())
+}
+
+/// Plays a match on a thread pool of `config.threads` workers; `on_game` hears of every finished
+/// game (from the workers, in any order). The settings are checked first ([`check_match`]); a
+/// player that fails stops the match with [`MatchError::Player`].
+pub fn run_match(
+    config: &MatchConfig,
+    on_game: &(dyn Fn(&GameRecord) + Sync),
+) -> Result<MatchResult, MatchError> {
+    check_match(config)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(config.threads)
+        .build()
+        .map_err(|e| MatchError::Settings(format!("cannot start the thread pool: {e}")))?;
     let records: Vec<GameRecord> = pool.install(|| {
         (0..config.games)
             .into_par_iter()
@@ -340,7 +389,7 @@ pub fn run_match(
                 on_game(&r);
                 Ok(r)
             })
-            .collect::<Result<Vec<_>, String>>()
+            .collect::<Result<Vec<_>, MatchError>>()
     })?;
     let (mut wins, mut draws, mut losses) = (0, 0, 0);
     for r in &records {
@@ -370,10 +419,10 @@ pub fn play_match(
     variant: Variant,
     seed: u64,
     threads: usize,
-) -> Result<MatchResult, String> {
+) -> Result<MatchResult, MatchError> {
     let config = MatchConfig {
-        a: spec_a.parse()?,
-        b: spec_b.parse()?,
+        a: spec_a.parse().map_err(MatchError::Settings)?,
+        b: spec_b.parse().map_err(MatchError::Settings)?,
         games,
         variant,
         seed,

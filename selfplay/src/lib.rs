@@ -5,6 +5,7 @@
 //!   alone) and [`RolloutEvaluator`] (classic MCTS).
 //! - [`mcts`]: PUCT over single actions, values from the perspective of the player to move at each
 //!   node, many trees evaluated together with virtual loss, root noise, tree reuse.
+//! - [`files`]: files named by users must be regular files (a FIFO would block).
 //!
 //! ```
 //! use zertz_env::{Position, Variant, Player};
@@ -21,6 +22,7 @@ pub mod batching;
 pub mod config;
 pub mod driver;
 pub mod evaluator;
+pub mod files;
 pub mod mcts;
 pub mod npz;
 pub mod players;

@@ -14,7 +14,7 @@
 //! use zertz_selfplay::players::{parse_player, Player};
 //! let pos = Position::new(Variant::default(), Side::P0);
 //! let mut greedy = parse_player("greedy").unwrap();
-//! let a = greedy.choose(&pos);
+//! let a = greedy.choose(&pos).unwrap();
 //! assert!(pos.is_legal_action(&a));
 //! assert!(parse_player("alphazero").is_err());
 //! ```
@@ -26,8 +26,41 @@ use std::sync::Arc;
 
 use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, SplitMix64};
 
-use crate::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
+use crate::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
 use crate::mcts::{Scratch, SearchConfig, Tree, search};
+
+/// Why a player could not choose an action. The message names the player (for a network's
+/// player, `nn:MODEL:SIMS`, so the model file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlayerError {
+    /// The evaluator behind a search failed (a network that fails or answers NaN, say).
+    #[error("player {player}: {error}")]
+    Evaluator {
+        /// The player's name.
+        player: String,
+        /// What the evaluator said.
+        error: EvalError,
+    },
+    /// The player was asked to move in a position without a legal action (a finished game).
+    #[error("player {player}: no legal action in {position}")]
+    NoLegalAction {
+        /// The player's name.
+        player: String,
+        /// The position, in the text format.
+        position: String,
+    },
+}
+
+impl PlayerError {
+    fn no_legal_action(player: &str, pos: &Position) -> PlayerError {
+        PlayerError::NoLegalAction { player: player.to_string(), position: pos.to_text() }
+    }
+}
+
+/// Most simulations per decision of a player spec (`mcts:SIMS`, `uniform:SIMS`,
+/// `nn:MODEL:SIMS`): a search keeps a few nodes per simulation, so a larger count only runs out of
+/// memory.
+pub const MAX_SIMULATIONS: u32 = 1 << 20;
 
 /// Something that plays ZÈRTZ one single action at a time (a placement, one hop of a capture
 /// chain, or a pass).
@@ -35,8 +68,9 @@ pub trait Player: Send {
     /// A short name for reports, such as `greedy` or `mcts:1000`.
     fn name(&self) -> &str;
 
-    /// A legal action in `pos`, whose game is not over and where this player is to move.
-    fn choose(&mut self, pos: &Position) -> Action;
+    /// A legal action in `pos`, whose game is not over and where this player is to move; an error
+    /// when the player cannot choose (its evaluator failed, or `pos` has no legal action).
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError>;
 
     /// Told about every action played in the game, its own and the opponent's, with the position
     /// it was played in. Players that keep state between decisions (a search tree) follow the game
@@ -71,9 +105,13 @@ impl Player for RandomPlayer {
         "random"
     }
 
-    fn choose(&mut self, pos: &Position) -> Action {
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
         let n = pos.count_legal_actions();
-        pos.nth_legal_action(self.rng.below(n)).expect("a legal action in a game that goes on")
+        if n == 0 {
+            return Err(PlayerError::no_legal_action(self.name(), pos));
+        }
+        pos.nth_legal_action(self.rng.below(n))
+            .ok_or_else(|| PlayerError::no_legal_action(self.name(), pos))
     }
 }
 
@@ -175,19 +213,23 @@ impl Player for GreedyPlayer {
         "greedy"
     }
 
-    fn choose(&mut self, pos: &Position) -> Action {
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
         if !self.plan.is_empty() && pos.hash() == self.plan_at {
             let hop = self.plan.remove(0);
             let a = Action::Hop(hop);
             if pos.is_legal_action(&a) {
                 self.plan_at = pos.play_action(&a).map_or(0, |p| p.hash());
-                return a;
+                return Ok(a);
             }
         }
         self.plan.clear();
         let mut moves = std::mem::take(&mut self.moves);
         moves.clear();
         pos.legal_moves_into(&mut moves);
+        if moves.is_empty() {
+            self.moves = moves;
+            return Err(PlayerError::no_legal_action(self.name(), pos));
+        }
         let full = moves.len() <= FULL_REPLY_LIMIT;
         let mut best_score = f64::NEG_INFINITY;
         self.best.clear();
@@ -209,7 +251,7 @@ impl Player for GreedyPlayer {
             self.plan = rest;
             self.plan_at = pos.play_action(&first).map_or(0, |p| p.hash());
         }
-        first
+        Ok(first)
     }
 }
 
@@ -358,9 +400,11 @@ impl Player for MctsPlayer {
         &self.name
     }
 
-    /// # Panics
-    /// If the evaluator fails.
-    fn choose(&mut self, pos: &Position) -> Action {
+    /// An error names this player when its evaluator fails (or `pos` has no legal action).
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        if pos.count_legal_actions() == 0 {
+            return Err(PlayerError::no_legal_action(&self.name, pos));
+        }
         let action = match forced_action(pos) {
             Some(a) => a,
             None => {
@@ -372,14 +416,18 @@ impl Player for MctsPlayer {
                     }
                     None => self.tree.insert(Tree::new(*pos)),
                 };
-                search(
+                let searched = search(
                     std::slice::from_mut(tree),
                     &[self.simulations],
                     &self.config,
                     self.evaluator.as_ref(),
                     &mut self.scratch,
-                )
-                .unwrap_or_else(|e| panic!("{}: {e}", self.name));
+                );
+                if let Err(error) = searched {
+                    // The tree may hold half-finished statistics: start afresh next time.
+                    self.tree = None;
+                    return Err(PlayerError::Evaluator { player: self.name.clone(), error });
+                }
                 let info = tree.root_info();
                 let most = info.visits.iter().map(|&(_, v)| v).max().unwrap_or(0);
                 let best: Vec<Action> =
@@ -387,13 +435,13 @@ impl Player for MctsPlayer {
                 match best.len() {
                     0 => pos
                         .nth_legal_action(self.rng.below(pos.count_legal_actions()))
-                        .expect("a legal action in a game that goes on"),
+                        .ok_or_else(|| PlayerError::no_legal_action(&self.name, pos))?,
                     n => best[self.rng.below(n)],
                 }
             }
         };
         self.observe(pos, &action);
-        action
+        Ok(action)
     }
 
     fn observe(&mut self, before: &Position, action: &Action) {
@@ -510,9 +558,10 @@ impl FromStr for PlayerSpec {
             match arg {
                 None => Ok(default),
                 Some(a) => match a.trim().parse::<u32>() {
-                    Ok(n) if n > 0 => Ok(n),
+                    Ok(n) if (1..=MAX_SIMULATIONS).contains(&n) => Ok(n),
                     _ => Err(format!(
-                        "bad player '{spec}': the simulation count must be a positive integer"
+                        "bad player '{spec}': the simulation count must be an integer from 1 to \
+                         {MAX_SIMULATIONS}"
                     )),
                 },
             }

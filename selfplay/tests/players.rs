@@ -3,7 +3,7 @@
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
 use zertz_selfplay::arena::{End, elo, elo_from_score, play_game, play_match};
 use zertz_selfplay::players::{
-    GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer, parse_player,
+    GreedyPlayer, MctsPlayer, Models, Player, PlayerError, PlayerSpec, RandomPlayer, parse_player,
 };
 
 /// Wraps a player and checks every action it chooses.
@@ -14,10 +14,10 @@ impl Player for Checked {
         self.0.name()
     }
 
-    fn choose(&mut self, pos: &Position) -> Action {
-        let a = self.0.choose(pos);
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        let a = self.0.choose(pos)?;
         assert!(pos.is_legal_action(&a), "{} chose {a:?} in {}", self.name(), pos.to_text());
-        a
+        Ok(a)
     }
 
     fn observe(&mut self, before: &Position, action: &Action) {
@@ -36,7 +36,7 @@ fn every_player_plays_legal_actions_on_every_board() {
                 Checked(a.parse::<PlayerSpec>().unwrap().build(seed, &Models::new()).unwrap());
             let mut p1 =
                 Checked(b.parse::<PlayerSpec>().unwrap().build(seed + 1, &Models::new()).unwrap());
-            let g = play_game(&mut p0, &mut p1, variant, 120);
+            let g = play_game(&mut p0, &mut p1, variant, 120).unwrap();
             assert_ne!(g.end, End::Illegal, "{variant}: {a} vs {b}");
             assert!(g.actions <= 120);
             match g.end {
@@ -54,7 +54,7 @@ fn games_between_baselines_finish_legally() {
         let variant = Variant::new(Board::R37, MarbleSet::ALL[seed % 2]);
         let mut p0 = Checked(Box::new(GreedyPlayer::new(seed as u64)));
         let mut p1 = Checked(Box::new(RandomPlayer::new(seed as u64)));
-        let g = play_game(&mut p0, &mut p1, variant, 2000);
+        let g = play_game(&mut p0, &mut p1, variant, 2000).unwrap();
         assert_ne!(g.end, End::Illegal);
         assert_ne!(g.end, End::Limit);
         assert!(g.game.is_over());
@@ -70,12 +70,12 @@ fn greedy_takes_an_immediate_capture_win() {
     let pos = Position::from_text(WHITE_WIN).unwrap();
     assert_eq!(pos.count_legal_actions(), 2);
     for seed in 0..20 {
-        let a = GreedyPlayer::new(seed).choose(&pos);
+        let a = GreedyPlayer::new(seed).choose(&pos).unwrap();
         let after = pos.play_action(&a).unwrap();
         assert_eq!(after.outcome(), Some(Outcome::Win(Side::P0)), "seed {seed}: {a:?}");
     }
     // Search finds it too.
-    let a = MctsPlayer::rollout(50, 1).choose(&pos);
+    let a = MctsPlayer::rollout(50, 1).choose(&pos).unwrap();
     assert_eq!(pos.play_action(&a).unwrap().outcome(), Some(Outcome::Win(Side::P0)));
 }
 
@@ -86,7 +86,7 @@ fn greedy_avoids_handing_over_a_win() {
     let text = "37 standard ..../...../....../...w.../....../...../.... 2/8/10 0/0/0 3/0/0 P0 - 0";
     let pos = Position::from_text(text).unwrap();
     for seed in 0..5 {
-        let a = GreedyPlayer::new(seed).choose(&pos);
+        let a = GreedyPlayer::new(seed).choose(&pos).unwrap();
         let after = pos.play_action(&a).unwrap();
         for r in after.legal_moves() {
             let next = after.play(&r).unwrap();
@@ -103,23 +103,23 @@ fn mcts_skips_search_when_forced_and_reuses_its_tree() {
     let pos = Position::from_text(forced).unwrap();
     assert_eq!(pos.count_legal_actions(), 1);
     let mut p = MctsPlayer::rollout(100, 0);
-    let a = p.choose(&pos);
+    let a = p.choose(&pos).unwrap();
     assert!(pos.is_legal_action(&a));
     assert!(p.tree().is_none());
 
     // The chosen child keeps its subtree, and the tree follows the opponent's action.
     let start = Position::new(Variant::default(), Side::P0);
     let mut p = MctsPlayer::rollout(200, 0);
-    let a = p.choose(&start);
+    let a = p.choose(&start).unwrap();
     let after = start.play_action(&a).unwrap();
     let tree = p.tree().unwrap();
     assert_eq!(tree.position(), &after);
     assert!(tree.root_visits() > 0);
-    let reply = RandomPlayer::new(3).choose(&after);
+    let reply = RandomPlayer::new(3).choose(&after).unwrap();
     p.observe(&after, &reply);
     let next = after.play_action(&reply).unwrap();
     assert_eq!(p.tree().unwrap().position(), &next);
-    let a2 = p.choose(&next);
+    let a2 = p.choose(&next).unwrap();
     assert!(next.is_legal_action(&a2));
 }
 
@@ -162,7 +162,7 @@ fn specs_parse_and_name_players() {
     let mut p = spec.build(1, &models).unwrap();
     assert_eq!(p.name(), "nn:model.pt:16");
     let pos = Position::new(Variant::default(), Side::P0);
-    assert!(pos.is_legal_action(&p.choose(&pos)));
+    assert!(pos.is_legal_action(&p.choose(&pos).unwrap()));
 }
 
 #[test]
@@ -245,20 +245,20 @@ impl Player for Passer {
         "passer"
     }
 
-    fn choose(&mut self, _pos: &Position) -> Action {
-        Action::Pass
+    fn choose(&mut self, _pos: &Position) -> Result<Action, PlayerError> {
+        Ok(Action::Pass)
     }
 }
 
 #[test]
 fn illegal_actions_lose_and_long_games_are_drawn() {
-    let g = play_game(&mut Passer, &mut RandomPlayer::new(0), Variant::default(), 100);
+    let g = play_game(&mut Passer, &mut RandomPlayer::new(0), Variant::default(), 100).unwrap();
     assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Side::P1), 0));
-    let g = play_game(&mut RandomPlayer::new(0), &mut Passer, Variant::default(), 100);
+    let g = play_game(&mut RandomPlayer::new(0), &mut Passer, Variant::default(), 100).unwrap();
     assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Side::P0), 1));
     let mut a = RandomPlayer::new(1);
     let mut b = RandomPlayer::new(2);
-    let g = play_game(&mut a, &mut b, Variant::default(), 3);
+    let g = play_game(&mut a, &mut b, Variant::default(), 3).unwrap();
     assert_eq!((g.end, g.winner, g.actions), (End::Limit, None, 3));
 }
 

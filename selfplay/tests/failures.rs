@@ -1,0 +1,119 @@
+//! Players and matches fail with errors, never panics: an evaluator that fails, a finished game,
+//! settings past the documented maxima.
+
+use std::sync::Arc;
+
+use zertz_env::{Player as Side, Position, Variant};
+use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MAX_GAMES, MatchConfig, MatchError, run_match};
+use zertz_selfplay::config::MAX_THREADS;
+use zertz_selfplay::players::{
+    GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError, PlayerSpec,
+    RandomPlayer,
+};
+use zertz_selfplay::{Batch, EvalError, Evaluator, Output};
+
+/// An evaluator that always fails, as a broken network does.
+struct Broken;
+
+impl Evaluator for Broken {
+    fn evaluate(&self, _batch: &Batch<'_>, _out: &mut Output<'_>) -> Result<(), EvalError> {
+        Err(EvalError("model broken.pt produced NaN/non-finite values".into()))
+    }
+}
+
+fn match_config(a: PlayerSpec, b: PlayerSpec, models: Models) -> MatchConfig {
+    MatchConfig {
+        a,
+        b,
+        games: 4,
+        variant: Variant::default(),
+        seed: 1,
+        threads: 2,
+        max_actions: DEFAULT_MAX_ACTIONS,
+        models,
+        opening_actions: 0,
+    }
+}
+
+#[test]
+fn a_failing_evaluator_is_an_error_naming_the_player() {
+    let pos = Position::new(Variant::default(), Side::P0);
+    let mut p = MctsPlayer::neural("nn:broken.pt:8", Arc::new(Broken), 8, 0);
+    let e = p.choose(&pos).unwrap_err();
+    assert!(matches!(e, PlayerError::Evaluator { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("nn:broken.pt:8") && text.contains("NaN"), "{text}");
+    // The player stays usable (and fails the same way) rather than poisoned.
+    assert!(p.choose(&pos).is_err());
+}
+
+#[test]
+fn a_failing_player_stops_the_match_with_an_error() {
+    let mut models = Models::new();
+    models.insert("broken.pt", Arc::new(Broken));
+    let spec: PlayerSpec = "nn:broken.pt:8".parse().unwrap();
+    let config = match_config(PlayerSpec::Greedy, spec, models);
+    let e = run_match(&config, &|_| {}).unwrap_err();
+    match &e {
+        MatchError::Player { error: PlayerError::Evaluator { player, .. }, .. } => {
+            assert_eq!(player, "nn:broken.pt:8")
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = e.to_string();
+    assert!(text.starts_with("game ") && text.contains("broken.pt"), "{text}");
+    assert!(!text.contains('\n'), "{text}");
+}
+
+#[test]
+fn finished_games_have_no_action_to_choose() {
+    // P1 holds four whites: the game is over.
+    let text = "37 standard ..../...../....../......./....../...../.... 2/8/10 0/0/0 4/0/0 P0 - 0";
+    let pos = Position::from_text(text).unwrap();
+    assert!(pos.is_over());
+    let players: Vec<Box<dyn Player>> = vec![
+        Box::new(RandomPlayer::new(0)),
+        Box::new(GreedyPlayer::new(0)),
+        Box::new(MctsPlayer::rollout(8, 0)),
+        Box::new(MctsPlayer::uniform(8, 0)),
+    ];
+    for mut p in players {
+        let e = p.choose(&pos).unwrap_err();
+        assert!(matches!(e, PlayerError::NoLegalAction { .. }), "{}: {e:?}", p.name());
+    }
+}
+
+#[test]
+fn match_sizes_past_the_maxima_are_refused_before_anything_starts() {
+    let config = match_config(PlayerSpec::Random, PlayerSpec::Random, Models::new());
+    for (bad, what) in [
+        (MatchConfig { threads: MAX_THREADS + 1, ..config.clone() }, "threads"),
+        (MatchConfig { threads: 100_000, ..config.clone() }, "threads"),
+        (MatchConfig { games: MAX_GAMES + 1, ..config.clone() }, "games"),
+        (MatchConfig { games: usize::MAX, ..config.clone() }, "games"),
+    ] {
+        let started = std::time::Instant::now();
+        let e = run_match(&bad, &|_| panic!("no game may start")).unwrap_err();
+        assert!(matches!(e, MatchError::Settings(_)), "{e:?}");
+        assert!(e.to_string().starts_with(what), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+    // The edge is accepted (no game: nothing runs).
+    let edge = MatchConfig { threads: 4, games: 0, ..config };
+    assert_eq!(run_match(&edge, &|_| {}).unwrap().games(), 0);
+}
+
+#[test]
+fn simulation_counts_past_the_maximum_are_refused() {
+    let max = MAX_SIMULATIONS;
+    assert_eq!(format!("mcts:{max}").parse::<PlayerSpec>(), Ok(PlayerSpec::Mcts(max)));
+    for bad in [
+        format!("mcts:{}", max + 1),
+        format!("uniform:{}", u32::MAX),
+        format!("nn:m.pt:{}", max + 1),
+        "mcts:99999999999999999999".to_string(),
+    ] {
+        let e = bad.parse::<PlayerSpec>().unwrap_err();
+        assert!(e.contains(&max.to_string()), "{bad}: {e}");
+    }
+}
