@@ -264,8 +264,8 @@ def parse_config(text: str) -> TrainConfig:
         (w.iterations >= 0, "warmup.iterations must be at least 0"),
         (sp_.chunks <= w.games <= _U32, f"warmup.games must be in selfplay.chunks..{_U32}"),
         (
-            1 <= w.full_simulations <= _U32 and 1 <= w.fast_simulations <= _U32,
-            f"warmup simulations must be in 1..{_U32}",
+            2 <= w.full_simulations <= _U32 and 2 <= w.fast_simulations <= _U32,
+            f"warmup simulations must be in 2..{_U32} (one simulation evaluates the root only)",
         ),
         (tr.batch_size >= 1 and tr.steps >= 0, "train.batch_size/steps too small"),
         (tr.window >= 1, "train.window must be at least 1"),

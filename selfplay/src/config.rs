@@ -43,15 +43,13 @@ pub enum ConfigError {
 /// The text of a config file: a regular file (a FIFO or a device would block or never end).
 fn read_text(path: &Path) -> Result<String, ConfigError> {
     let io = |source| ConfigError::Io { path: path.to_path_buf(), source };
-    if !std::fs::metadata(path).map_err(io)?.is_file() {
-        return Err(io(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        )));
-    }
+    crate::files::check_regular(path).map_err(io)?;
     std::fs::read_to_string(path).map_err(io)
 }
 
+/// The fewest simulations of a self-play search: the first evaluates the root, the second visits
+/// a move.
+pub const MIN_SIMULATIONS: u32 = 2;
 /// The most worker threads of self-play and matches (0 asks for one per core).
 pub const MAX_THREADS: usize = 1024;
 /// The most games one self-play worker searches together.
@@ -136,9 +134,10 @@ pub struct SelfPlayConfig {
     pub games_per_worker: usize,
     /// Seed of everything random (first player, noise, temperature, playout caps).
     pub seed: u64,
-    /// Simulations of a full search (its visits become a policy target).
+    /// Simulations of a full search (its visits become a policy target); at least 2.
     pub full_simulations: u32,
-    /// Simulations of a fast search (KataGo's playout-cap randomization; not a policy target).
+    /// Simulations of a fast search (KataGo's playout-cap randomization; not a policy target); at
+    /// least 2.
     pub fast_simulations: u32,
     /// Probability that a move gets a full search (1 turns playout-cap randomization off).
     pub full_search_probability: f32,
@@ -232,8 +231,15 @@ impl SelfPlayConfig {
         if !(self.final_temperature >= 0.0 && self.final_temperature.is_finite()) {
             return bad("final_temperature", "must be a finite number, 0 or more");
         }
-        if self.full_simulations == 0 || self.fast_simulations == 0 {
-            return bad("full_simulations", "simulations must be at least 1");
+        // One simulation only evaluates the root: no move is visited, so there is neither a
+        // policy target nor visit counts to choose a move from.
+        for (key, n) in [
+            ("full_simulations", self.full_simulations),
+            ("fast_simulations", self.fast_simulations),
+        ] {
+            if n < MIN_SIMULATIONS {
+                return bad(key, "must be at least 2 (one simulation evaluates the root only)");
+            }
         }
         if !(0.0..=1.0).contains(&self.full_search_probability) {
             return bad("full_search_probability", "must be between 0 and 1");
@@ -286,6 +292,9 @@ mod tests {
             ("games_per_worker = 1000000000", "games_per_worker:"),
             ("shard_size = 1000000000", "shard_size:"),
             ("max_actions = 0", "max_actions:"),
+            ("full_simulations = 0", "full_simulations:"),
+            ("full_simulations = 1", "full_simulations:"),
+            ("fast_simulations = 1", "fast_simulations:"),
             ("[search]\nc_puct = nan", "search.c_puct:"),
             ("[search]\nc_puct = 0.0", "search.c_puct:"),
             ("[search]\nc_base = inf", "search.c_base:"),
@@ -305,10 +314,12 @@ mod tests {
         }
         // The edges of the ranges are accepted.
         let cfg = SelfPlayConfig::from_toml(
-            "resign_threshold = -1.0\ntemperature = 0.0\n[search]\nfpu_reduction = -1.0",
+            "resign_threshold = -1.0\ntemperature = 0.0\nfull_simulations = 2\nfast_simulations = \
+             2\n[search]\nfpu_reduction = -1.0",
         )
         .unwrap();
         assert_eq!(cfg.resign_threshold, -1.0);
+        assert_eq!(cfg.fast_simulations, MIN_SIMULATIONS);
     }
 }
 

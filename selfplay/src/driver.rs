@@ -250,21 +250,27 @@ impl ShardWriter {
 }
 
 /// Picks an action from visit counts: proportional to `visits^(1/t)`, or the most visited when
-/// `t` is 0.
-fn pick(visits: &[(Action, u32)], t: f32, rng: &mut SplitMix64) -> Action {
-    if t <= 0.0 || visits.len() == 1 {
-        return visits.iter().max_by_key(|(_, v)| *v).map(|(a, _)| *a).expect("visited children");
+/// `t` is 0; `None` when no child was visited.
+fn pick(visits: &[(Action, u32)], t: f32, rng: &mut SplitMix64) -> Option<Action> {
+    let visited = visits.iter().filter(|&&(_, v)| v > 0);
+    if t <= 0.0 {
+        return visited.max_by_key(|&&(_, v)| v).map(|&(a, _)| a);
     }
-    let weights: Vec<f64> = visits.iter().map(|&(_, v)| (v as f64).powf(1.0 / t as f64)).collect();
-    let total: f64 = weights.iter().sum();
+    let weights: Vec<(Action, f64)> =
+        visited.map(|&(a, v)| (a, (f64::from(v)).powf(1.0 / f64::from(t)))).collect();
+    let total: f64 = weights.iter().map(|&(_, w)| w).sum();
+    if !(total.is_finite() && total > 0.0) {
+        // Visits^(1/t) overflow with a tiny temperature: the most visited.
+        return pick(visits, 0.0, rng);
+    }
     let mut x = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * total;
-    for (w, (a, _)) in weights.iter().zip(visits) {
-        if x < *w {
-            return *a;
+    for &(a, w) in &weights {
+        if x < w {
+            return Some(a);
         }
         x -= w;
     }
-    visits[visits.len() - 1].0
+    weights.last().map(|&(a, _)| a)
 }
 
 /// Plays `config.games` games, writing shards and `games-WW.jsonl` records into `out`, a new or
@@ -453,7 +459,12 @@ fn worker(
                 } else {
                     config.final_temperature
                 };
-                pick(&info.visits, t, &mut s.rng)
+                // A search always visits a move (at least MIN_SIMULATIONS); should it not, a
+                // random legal action rather than a panic.
+                pick(&info.visits, t, &mut s.rng).unwrap_or_else(|| {
+                    let n = pos.count_legal_actions();
+                    pos.nth_legal_action(s.rng.below(n)).expect("a game in progress has an action")
+                })
             };
             let resign = s.may_resign && s.would_resign == Some(pos.turn());
             let outcome = if resign {
@@ -511,4 +522,35 @@ fn worker(
     summary.shards = shards.written;
     summary.mean_batch = scratch.evaluated as f64 / scratch.batches.max(1) as f64;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn actions(n: usize) -> Vec<Action> {
+        let pos = Position::new(zertz_env::Variant::default(), zertz_env::Player::P0);
+        (0..n).map(|i| pos.nth_legal_action(i).unwrap()).collect()
+    }
+
+    #[test]
+    fn pick_chooses_among_visited_children_only() {
+        let a = actions(3);
+        let mut rng = SplitMix64(5);
+        // Nothing visited (a search of one simulation): no choice, never a panic.
+        assert_eq!(pick(&[], 1.0, &mut rng), None);
+        assert_eq!(pick(&[], 0.0, &mut rng), None);
+        assert_eq!(pick(&[(a[0], 0), (a[1], 0)], 1.0, &mut rng), None);
+        assert_eq!(pick(&[(a[0], 0), (a[1], 0)], 0.0, &mut rng), None);
+        // Temperature 0: the most visited.
+        let visits = [(a[0], 0), (a[1], 7), (a[2], 3)];
+        assert_eq!(pick(&visits, 0.0, &mut rng), Some(a[1]));
+        // A temperature so small that visits^(1/t) overflows: the most visited too.
+        assert_eq!(pick(&visits, 1e-30, &mut rng), Some(a[1]));
+        // Temperature 1: in proportion to visits, never an unvisited child.
+        let picks: Vec<Action> = (0..2000).map(|_| pick(&visits, 1.0, &mut rng).unwrap()).collect();
+        assert!(!picks.contains(&a[0]));
+        let ones = picks.iter().filter(|&&x| x == a[1]).count();
+        assert!((1250..1550).contains(&ones), "{ones} of 2000, expected about 1400");
+    }
 }
