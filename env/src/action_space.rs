@@ -90,7 +90,8 @@ impl ActionSpace {
     }
 
     /// The action with this index, or `None` past the end. Every index decodes to an action of
-    /// the board; whether it is legal depends on the position.
+    /// the board; whether it is legal depends on the position. The hops whose landing ring is off
+    /// the board ([`crate::Geometry::jump`] is `None`) are never legal and have no notation.
     pub fn decode(&self, index: usize) -> Option<Action> {
         let r = self.rings;
         if index < self.hops_start() {

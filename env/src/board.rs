@@ -331,6 +331,13 @@ impl Geometry {
         (n != NO_RING).then_some(Ring(n))
     }
 
+    /// The ring two steps from `r` in direction `d` (where a capture from `r` lands), if the
+    /// shape has one there.
+    #[inline]
+    pub fn jump(&self, r: Ring, d: Direction) -> Option<Ring> {
+        self.neighbour(r, d).and_then(|over| self.neighbour(over, d))
+    }
+
     #[inline]
     pub(crate) fn neighbour_raw(&self, r: usize, d: usize) -> u8 {
         self.neighbours[r][d]

@@ -142,7 +142,7 @@ pub fn write_move(geo: &Geometry, m: &Move, out: &mut String) {
             let mut at = c.from();
             let _ = write!(out, "{}", geo.name(at));
             for d in c.dirs() {
-                at = geo.neighbour(at, d).and_then(|o| geo.neighbour(o, d)).unwrap_or(at);
+                at = geo.jump(at, d).unwrap_or(at);
                 let _ = write!(out, "x{}", geo.name(at));
             }
         }

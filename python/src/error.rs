@@ -66,6 +66,14 @@ pub enum Error {
         /// The size of the action space.
         len: usize,
     },
+    /// An action index of a hop that leaves the board: never legal, and without notation.
+    #[error("action index {index} is a hop from {from} off the board: it is never legal")]
+    OffBoardHop {
+        /// The index given.
+        index: usize,
+        /// The ring it starts from.
+        from: String,
+    },
     /// An action index that is not legal in the position.
     #[error("illegal action {index} ({notation})")]
     IllegalIndex {

@@ -305,11 +305,22 @@ impl PyGame {
         })
     }
 
-    /// The single action with this index, in notation (legal or not).
+    /// The single action with this index, in notation (legal or not). Raises ValueError for an
+    /// index past the end, and for the hops that would leave the board (they have no notation).
     fn decode_action(&self, index: IndexArg) -> Result<String, Error> {
         guard(|| {
-            let (_, a) = index.decode(&self.position().action_space())?;
-            Ok(self.position().action_to_string(&a))
+            let pos = self.position();
+            let (i, a) = index.decode(&pos.action_space())?;
+            if let Action::Hop(h) = a {
+                let geo = pos.board().geometry();
+                if geo.jump(h.from, h.dir).is_none() {
+                    return Err(Error::OffBoardHop {
+                        index: i,
+                        from: geo.name(h.from).to_string(),
+                    });
+                }
+            }
+            Ok(pos.action_to_string(&a))
         })
     }
 

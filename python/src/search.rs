@@ -16,6 +16,7 @@ use zertz_env::{ActionSpace, Position};
 use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::driver::{self, SelfPlayError};
 use zertz_selfplay::mcts::{Finished, Noise, Scratch, SearchConfig, Tree, search_interruptible};
+use zertz_selfplay::players::MAX_SIMULATIONS;
 use zertz_selfplay::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
 
 use crate::error::{Error, guard};
@@ -188,9 +189,6 @@ impl Signals {
 type SearchResult<'py> =
     (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<u32>>);
 
-/// The most simulations of one `MCTS.search` call per game.
-const MAX_SIMULATIONS: u32 = 1 << 20;
-
 /// Batched PUCT search over single actions (AlphaZero), for a list of games at once.
 ///
 /// `evaluator` is "uniform" (default: search cost alone), "rollout" (random playouts) or a
@@ -260,6 +258,7 @@ impl PyMcts {
         noise_fraction: f32,
         seed: u64,
     ) -> Result<SearchResult<'py>, Error> {
+        // The players' maximum: a search keeps a few nodes per simulation.
         if simulations > MAX_SIMULATIONS {
             return Err(Error::Shape(format!(
                 "simulations must be at most {MAX_SIMULATIONS}, not {simulations}"

@@ -111,7 +111,8 @@ class Game:
         """Plays a whole-turn move or a single action, in notation or as an action index."""
 
     def decode_action(self, index: SupportsIndex) -> str:
-        """The single action with this index, in notation (legal or not)."""
+        """The single action with this index, in notation (legal or not). Raises ValueError for an
+        index past the end, and for the hops that would leave the board (they have no notation)."""
 
     def action_index(self, action: str) -> int:
         """The index of a single action given in notation (legal or not)."""
