@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,3 +51,13 @@ def playout(game: zertz.Game, rng: random.Random, max_actions: int = 1000) -> It
         indices = game.legal_action_indices()
         game.play(int(indices[rng.randrange(len(indices))]))
     raise AssertionError("the game did not end")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The figures of the fuzz (``tests/test_fuzz.py``) when it ran: calls made, and how many
+    raised, by exception type."""
+    fuzz = sys.modules.get("test_fuzz") or sys.modules.get("tests.test_fuzz")
+    calls: dict[str, int] = getattr(fuzz, "CALLS", {})
+    if calls:
+        raised = ", ".join(f"{k} {v}" for k, v in sorted(calls.items()) if k != "calls")
+        terminalreporter.write_line(f"fuzz: {calls['calls']} calls ({raised or 'none raised'})")

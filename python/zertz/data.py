@@ -122,16 +122,20 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
     for key, shape in expected.items():
         if samples < 0 or raw[key].shape != shape or raw[key].dtype.kind not in "iufb":
             raise bad(f"{key} has shape {raw[key].shape} and dtype {raw[key].dtype}")
+    # Bounds first, then int64: unsigned differences would wrap instead of going negative.
     if (
         offsets.dtype.kind not in "iu"
         or index.dtype.kind not in "iu"
-        or offsets[0] != 0
-        or offsets[-1] != len(index)
-        or np.any(np.diff(offsets) < 0)
+        or offsets.min() < 0
+        or offsets.max() > len(index)
     ):
+        raise bad("policy_offsets do not index policy_index")
+    offsets = offsets.astype(np.int64)
+    if offsets[0] != 0 or offsets[-1] != len(index) or np.any(np.diff(offsets) < 0):
         raise bad("policy_offsets do not index policy_index")
     if len(index) and (index.min() < 0 or index.max() >= actions):
         raise bad(f"policy_index holds actions outside 0..{actions}")
+    index = index.astype(np.int64)
     if raw["legal_mask"].dtype != np.uint8:
         raise bad(f"legal_mask has dtype {raw['legal_mask'].dtype}, expected uint8")
     arrays: dict[str, npt.NDArray[np.generic]] = {

@@ -64,6 +64,9 @@ pub enum SelfPlayError {
     /// A setting out of range.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The output folder is an empty path (a slip: `"."` names the current folder).
+    #[error("the output folder is an empty path: name a folder (\".\" for the current one)")]
+    EmptyOutput,
     /// The output folder already holds self-play output, which would be replaced.
     #[error(
         "{} already holds self-play output ({}): choose an empty or new folder",
@@ -93,6 +96,9 @@ pub fn is_output_file(name: &str) -> bool {
 
 /// Refuses an output folder that holds self-play output already (so that none is replaced).
 fn check_output_folder(out: &Path) -> Result<(), SelfPlayError> {
+    if out.as_os_str().is_empty() {
+        return Err(SelfPlayError::EmptyOutput);
+    }
     let entries = match std::fs::read_dir(out) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),

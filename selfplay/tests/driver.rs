@@ -149,6 +149,11 @@ fn settings_out_of_range_are_refused_before_anything_is_written() {
     let err = run(&cfg, &UniformEvaluator, &dir, &Progress::default()).unwrap_err();
     assert!(err.to_string().starts_with("threads:"), "{err}");
     assert!(!dir.exists());
+    // An empty path would write into the current folder unasked (found by the Python fuzz).
+    let empty = std::path::Path::new("");
+    let err = run(&small(1, 1), &UniformEvaluator, empty, &Progress::default()).unwrap_err();
+    assert!(matches!(err, SelfPlayError::EmptyOutput), "{err}");
+    assert!(err.to_string().contains("empty path"), "{err}");
 }
 
 #[test]
