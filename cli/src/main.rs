@@ -122,9 +122,9 @@ enum Command {
         #[arg(
             long,
             requires = "model",
-            default_value_t = zertz_selfplay::players::DEFAULT_NEURAL_SIMULATIONS,
+            default_value_t = zertz_arena::players::DEFAULT_NEURAL_SIMULATIONS,
             value_parser = clap::value_parser!(u32)
-                .range(1..=i64::from(zertz_selfplay::players::MAX_SIMULATIONS))
+                .range(1..=i64::from(zertz_arena::players::MAX_SIMULATIONS))
         )]
         simulations: u32,
         #[command(flatten)]
@@ -251,9 +251,9 @@ fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
-/// `match --games`: 0 to [`zertz_selfplay::arena::MAX_GAMES`].
+/// `match --games`: 0 to [`zertz_arena::matches::MAX_GAMES`].
 fn parse_match_games(s: &str) -> Result<usize, String> {
-    let max = zertz_selfplay::arena::MAX_GAMES;
+    let max = zertz_arena::matches::MAX_GAMES;
     match s.trim().parse::<usize>() {
         Ok(n) if n <= max => Ok(n),
         _ => Err(format!("must be a number of games from 0 to {max}")),
@@ -281,8 +281,7 @@ fn failed(e: impl Into<anyhow::Error>) -> anyhow::Error {
 /// Refuses a path that is not a regular file (after symbolic links) before anything opens it:
 /// opening a FIFO waits for a writer forever, and a device may never end.
 fn check_regular_file(path: &Path) -> Result<()> {
-    zertz_selfplay::files::check_regular(path)
-        .with_context(|| format!("cannot read {}", path.display()))
+    zertz_env::files::check_regular(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// The text of a file named by the user: a regular file only (see [`check_regular_file`]).
@@ -294,12 +293,12 @@ fn read_text_file(path: &Path) -> Result<String> {
 /// Loads the networks of the neural players among `specs`, checked against `board`, as evaluators
 /// for `searchers` search threads (see [`into_evaluator`]).
 fn load_models(
-    specs: &[&zertz_selfplay::PlayerSpec],
+    specs: &[&zertz_arena::PlayerSpec],
     board: Board,
     device: &DeviceArgs,
     searchers: usize,
-) -> Result<zertz_selfplay::Models> {
-    let mut models = zertz_selfplay::Models::new();
+) -> Result<zertz_arena::Models> {
+    let mut models = zertz_arena::Models::new();
     for spec in specs {
         if let Some(path) = spec.model() {
             if models.0.contains_key(path) {
@@ -317,7 +316,7 @@ fn load_evaluator(
     board: Board,
     device: &DeviceArgs,
     searchers: usize,
-) -> Result<std::sync::Arc<dyn zertz_selfplay::Evaluator>> {
+) -> Result<std::sync::Arc<dyn zertz_search::Evaluator>> {
     let model = zertz_model::Model::load(path, device.choice()?)?;
     model.check_board(board)?;
     Ok(into_evaluator(std::sync::Arc::new(model), device, searchers))
@@ -334,7 +333,7 @@ fn into_evaluator(
     model: std::sync::Arc<zertz_model::Model>,
     device: &DeviceArgs,
     searchers: usize,
-) -> std::sync::Arc<dyn zertz_selfplay::Evaluator> {
+) -> std::sync::Arc<dyn zertz_search::Evaluator> {
     if model.device() == zertz_model::Device::Cpu && !device.shared_inference {
         if searchers != 1 {
             zertz_model::set_cpu_threads(1);
@@ -494,9 +493,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
             let file = match &config {
                 Some(path) => {
                     check_regular_file(path)?;
-                    zertz_selfplay::config::MatchFileConfig::from_file(path)?
+                    zertz_arena::config::MatchFileConfig::from_file(path)?
                 }
-                None => zertz_selfplay::config::MatchFileConfig::default(),
+                None => zertz_arena::config::MatchFileConfig::default(),
             };
             if players.is_empty() && config.is_none() {
                 bail!("give two players (--player A --player B) or --config FILE");
@@ -599,7 +598,7 @@ fn record_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn replay_file(path: &Path) -> Result<zertz_env::sgf::Replay> {
     // Only a regular file: a FIFO would block the whole batch, a device would never end.
-    zertz_selfplay::files::check_regular(path).context("cannot read file")?;
+    zertz_env::files::check_regular(path).context("cannot read file")?;
     let bytes = std::fs::read(path).context("cannot read file")?;
     let text = String::from_utf8_lossy(&bytes);
     let record = Record::parse(&text)?;
@@ -713,8 +712,8 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
         opening_actions,
     } = *settings;
     let out = out.as_deref();
-    use zertz_selfplay::PlayerSpec;
-    use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, run_match};
+    use zertz_arena::PlayerSpec;
+    use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, run_match};
     let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
     };
@@ -729,8 +728,8 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
     if threads > max_threads {
         bail!("threads must be at most {max_threads} (0: one per core), not {threads}");
     }
-    if games > zertz_selfplay::arena::MAX_GAMES {
-        bail!("games must be at most {}, not {games}", zertz_selfplay::arena::MAX_GAMES);
+    if games > zertz_arena::matches::MAX_GAMES {
+        bail!("games must be at most {}, not {games}", zertz_arena::matches::MAX_GAMES);
     }
     let models = load_models(&[&a, &b], board, device, threads)?;
     let config = MatchConfig {
@@ -855,11 +854,9 @@ fn run_selfplay(
         return Ok(ExitCode::SUCCESS);
     }
     let mut model = None;
-    let eval: Box<dyn zertz_selfplay::Evaluator> = match evaluator {
-        EvaluatorChoice::Builtin("uniform") => Box::new(zertz_selfplay::UniformEvaluator),
-        EvaluatorChoice::Builtin("rollout") => {
-            Box::new(zertz_selfplay::RolloutEvaluator::default())
-        }
+    let eval: Box<dyn zertz_search::Evaluator> = match evaluator {
+        EvaluatorChoice::Builtin("uniform") => Box::new(zertz_search::UniformEvaluator),
+        EvaluatorChoice::Builtin("rollout") => Box::new(zertz_search::RolloutEvaluator::default()),
         EvaluatorChoice::Builtin(other) => {
             bail!("unknown evaluator {other:?}: use uniform or rollout, or give --model")
         }
@@ -975,7 +972,7 @@ fn run_play(
     seed: u64,
 ) -> Result<ExitCode> {
     use std::io::BufRead;
-    use zertz_selfplay::players::PlayerSpec;
+    use zertz_arena::players::PlayerSpec;
     let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
     let Some(board) = Board::from_rings(board) else {
         bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");

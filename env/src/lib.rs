@@ -11,6 +11,7 @@
 //! - [`sgf`]: boardspace.net game records. [`perft()`]: move-generation counts.
 //! - [`encode`]: observation planes and globals (versioned), [`ActionSpace`]: a fixed index for
 //!   every single action with legal masks, [`symmetry`]: the symmetries of each board shape.
+//! - [`files`]: files named by users must be regular files (a FIFO would block).
 //!
 //! ```
 //! use zertz_env::{Position, Variant, Player};
@@ -27,6 +28,7 @@ mod action_space;
 mod board;
 mod diagram;
 pub mod encode;
+pub mod files;
 mod game;
 mod moves;
 pub mod notation;

@@ -1,4 +1,5 @@
-//! The mutation fuzzer of the test suites (`env/tests/fuzz.rs`, `selfplay/tests/fuzz.rs`): seeded
+//! The mutation fuzzer of the test suites (`env/tests/fuzz.rs`, `selfplay/tests/fuzz.rs`,
+//! `arena/tests/fuzz.rs`): seeded
 //! mutations of valid inputs, fed to a parser for a bounded time, in the ordinary test run.
 //!
 //! [`fuzz`] starts from a corpus of valid inputs, mutates their bytes (bit flips, byte and token
@@ -296,6 +297,105 @@ fn run_one(name: &str, input: &[u8], check: &impl Fn(&[u8]) -> bool) -> bool {
         }
     }
 }
+
+// ------------------------------------------------------------------------------- configs
+
+/// The repository's `configs/` folder.
+pub fn configs_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs"))
+}
+
+/// Every .toml file under `configs/` (with and without its comments), and `extra`: a corpus for
+/// the config parsers.
+pub fn config_corpus(extra: &[String]) -> Vec<Vec<u8>> {
+    let mut files = Vec::new();
+    let mut dirs = vec![configs_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "toml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 2, "no configs in {}", configs_dir().display());
+    let mut out = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        // Without its comments too, so that fewer mutations land in them.
+        let bare: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect();
+        out.push(bare.join("\n").into_bytes());
+        out.push(text.into_bytes());
+    }
+    out.extend(extra.iter().map(|s| s.clone().into_bytes()));
+    out
+}
+
+/// Tokens of TOML and of the settings.
+pub const TOML_TOKENS: &[&str] = &[
+    "=",
+    " = ",
+    "\n",
+    "[",
+    "]",
+    "[search]",
+    "[[search]]",
+    "\"",
+    "'",
+    "\"\"\"",
+    "#",
+    ",",
+    "{",
+    "}",
+    ".",
+    "0",
+    "1",
+    "-1",
+    "1e9",
+    "1e39",
+    "-0.0",
+    "nan",
+    "inf",
+    "-inf",
+    "+inf",
+    "true",
+    "false",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "18446744073709551616",
+    "1024",
+    "1025",
+    "100000",
+    "65536",
+    "65537",
+    "1048577",
+    "0x10",
+    "0o7",
+    "0b1",
+    "1_000",
+    "1979-05-27",
+    "board",
+    "threads",
+    "games",
+    "games_per_worker",
+    "shard_size",
+    "players",
+    "\"greedy\"",
+    "\"nn:m.pt:0\"",
+    "\"mcts:99999999999\"",
+    "c_puct",
+    "policy_temperature",
+    "dirichlet_fraction",
+    "leaves_per_round",
+    "out",
+    "seed",
+    "\\u0000",
+    "é",
+];
 
 #[cfg(test)]
 mod tests {

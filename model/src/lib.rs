@@ -12,7 +12,7 @@
 //! logits `[B, A]` and values `[B]` into the caller's buffers. Answers of the wrong shape, NaN or
 //! infinite values, and NaN or infinite logits of legal actions are errors naming the model
 //! ([`ModelError::Forward`], [`ModelError::NonFinite`]), never a panic further on. Put it behind
-//! [`zertz_selfplay::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference
+//! [`zertz_search::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference
 //! thread per device gathers the requests of every search thread into large batches.
 //!
 //! This is the only crate of the workspace that links libtorch (through `tch`).
@@ -28,8 +28,8 @@ pub use tch::Device;
 use tch::{CModule, IValue, Kind, Tensor};
 use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board};
-use zertz_selfplay::batching::BatchingEvaluator;
-use zertz_selfplay::{Batch, EvalError, Evaluator, Output};
+use zertz_search::batching::BatchingEvaluator;
+use zertz_search::{Batch, EvalError, Evaluator, Output};
 
 /// The `format` field of every exported model's metadata.
 pub const MODEL_FORMAT: &str = "zertz-model";
@@ -258,7 +258,7 @@ impl Model {
         let path = path.as_ref().to_path_buf();
         let device = device.resolve()?;
         // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
-        if let Err(e) = zertz_selfplay::files::check_regular(&path) {
+        if let Err(e) = zertz_env::files::check_regular(&path) {
             return Err(ModelError::Read { path, reason: e.to_string() });
         }
         let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };

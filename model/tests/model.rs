@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
+use zertz_arena::players::{MctsPlayer, Player as _};
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Player, Position, SplitMix64, Variant};
 use zertz_model::{DeviceChoice, Model, ModelError};
-use zertz_selfplay::players::{MctsPlayer, Player as _};
-use zertz_selfplay::{Batch, Evaluator, Output};
+use zertz_search::{Batch, Evaluator, Output};
 
 fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {

@@ -8,10 +8,10 @@ use pyo3::exceptions::{
 };
 use zertz_env::sgf::{ReplayError, SgfError};
 use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
-use zertz_selfplay::EvalError;
+use zertz_search::EvalError;
+use zertz_search::mcts::SettingError;
 use zertz_selfplay::config::ConfigError;
 use zertz_selfplay::driver::SelfPlayError;
-use zertz_selfplay::mcts::SettingError;
 
 /// Why a call into the bindings failed.
 #[derive(Debug, thiserror::Error)]

@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use zertz_arena::players::MAX_SIMULATIONS;
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Position};
+use zertz_search::mcts::{Finished, Noise, Scratch, SearchConfig, Tree, search_interruptible};
+use zertz_search::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::driver::{self, SelfPlayError};
-use zertz_selfplay::mcts::{Finished, Noise, Scratch, SearchConfig, Tree, search_interruptible};
-use zertz_selfplay::players::MAX_SIMULATIONS;
-use zertz_selfplay::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
 
 use crate::error::{Error, guard};
 use crate::game::PyGame;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use zertz_env::{Board, MarbleSet, Variant};
 
-use crate::mcts::{Noise, SearchConfig, SettingError};
+use zertz_search::mcts::{Noise, SearchConfig, SettingError};
 
 /// A config file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -41,9 +41,9 @@ pub enum ConfigError {
 }
 
 /// The text of a config file: a regular file (a FIFO or a device would block or never end).
-fn read_text(path: &Path) -> Result<String, ConfigError> {
+pub fn read_text(path: &Path) -> Result<String, ConfigError> {
     let io = |source| ConfigError::Io { path: path.to_path_buf(), source };
-    crate::files::check_regular(path).map_err(io)?;
+    zertz_env::files::check_regular(path).map_err(io)?;
     std::fs::read_to_string(path).map_err(io)
 }
 
@@ -320,64 +320,5 @@ mod tests {
         .unwrap();
         assert_eq!(cfg.resign_threshold, -1.0);
         assert_eq!(cfg.fast_simulations, MIN_SIMULATIONS);
-    }
-}
-
-/// Match settings (`zertz match --config`); command-line options override them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MatchFileConfig {
-    /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS) or `uniform:SIMS`.
-    pub players: Vec<String>,
-    /// Number of games; the players alternate who starts.
-    pub games: usize,
-    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-    pub board: usize,
-    /// Blitz marble set.
-    pub blitz: bool,
-    /// Seed of the match (players and games are seeded from it).
-    pub seed: u64,
-    /// Worker threads (0: one per core).
-    pub threads: usize,
-    /// Where the games are written as JSON lines (none: not written).
-    pub out: Option<PathBuf>,
-}
-
-impl Default for MatchFileConfig {
-    fn default() -> MatchFileConfig {
-        MatchFileConfig {
-            players: vec!["greedy".into(), "random".into()],
-            games: 100,
-            board: 37,
-            blitz: false,
-            seed: 0,
-            threads: 0,
-            out: None,
-        }
-    }
-}
-
-impl MatchFileConfig {
-    /// Reads a TOML file (missing keys take their defaults) and checks it.
-    pub fn from_file(path: &Path) -> Result<MatchFileConfig, ConfigError> {
-        let text = read_text(path)?;
-        let config: MatchFileConfig =
-            toml::from_str(&text).map_err(|e| ConfigError::Toml(e.to_string()))?;
-        let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
-        if config.players.len() != 2 {
-            return bad("players", format!("give two players, not {}", config.players.len()));
-        }
-        for p in &config.players {
-            if let Err(e) = p.parse::<crate::players::PlayerSpec>() {
-                return bad("players", e);
-            }
-        }
-        if Board::from_rings(config.board).is_none() {
-            return bad("board", "must be 37, 40, 43, 44, 48 or 61".into());
-        }
-        if config.threads > MAX_THREADS {
-            return bad("threads", format!("must be at most {MAX_THREADS} (0: one per core)"));
-        }
-        Ok(config)
     }
 }

@@ -36,10 +36,10 @@ use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
 use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64};
 
 use crate::config::{ConfigError, SelfPlayConfig};
-use crate::evaluator::{EvalError, Evaluator};
-use crate::mcts::{Finished, Scratch, Tree, search_interruptible};
 use crate::npz::Npz;
 use crate::records::GameLine;
+use zertz_search::evaluator::{EvalError, Evaluator};
+use zertz_search::mcts::{Finished, Scratch, Tree, search_interruptible};
 
 /// Version of the shard format.
 pub const SHARD_FORMAT_VERSION: i32 = 1;

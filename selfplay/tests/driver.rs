@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use zertz_env::sgf::Record;
 use zertz_selfplay::config::SelfPlayConfig;
 
+use zertz_search::{RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::driver::{Progress, SelfPlayError, run};
-use zertz_selfplay::{RolloutEvaluator, UniformEvaluator};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("zertz-selfplay-{name}-{}", std::process::id()));
@@ -186,5 +186,30 @@ fn a_stopped_run_writes_the_games_it_finished_and_says_so() {
         }
     }
     assert_eq!(lines, games, "every finished game is recorded, and no other");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn selfplay_workers_share_one_batching_evaluator() {
+    let dir = std::env::temp_dir().join(format!("zertz-batching-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let eval = zertz_search::batching::BatchingEvaluator::new(
+        std::sync::Arc::new(UniformEvaluator),
+        64,
+        std::time::Duration::from_millis(1),
+    );
+    let config = SelfPlayConfig {
+        games: 4,
+        threads: 2,
+        games_per_worker: 2,
+        full_simulations: 16,
+        fast_simulations: 8,
+        ..Default::default()
+    };
+    let progress = Progress::default();
+    let summary = run(&config, &eval, &dir, &progress).unwrap();
+    assert_eq!(summary.games, 4);
+    let stats = eval.stats();
+    assert!(stats.requests > 0 && stats.positions >= stats.requests);
     std::fs::remove_dir_all(&dir).unwrap();
 }

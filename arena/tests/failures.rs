@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use zertz_env::{Player as Side, Position, Variant};
-use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MAX_GAMES, MatchConfig, MatchError, run_match};
-use zertz_selfplay::config::MAX_THREADS;
-use zertz_selfplay::players::{
+use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MAX_GAMES, MatchConfig, MatchError, run_match};
+use zertz_arena::players::{
     GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError, PlayerSpec,
     RandomPlayer,
 };
-use zertz_selfplay::{Batch, EvalError, Evaluator, Output};
+use zertz_env::{Player as Side, Position, Variant};
+use zertz_search::{Batch, EvalError, Evaluator, Output};
+use zertz_selfplay::config::MAX_THREADS;
 
 /// An evaluator that always fails, as a broken network does.
 struct Broken;

@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use zertz_env::Variant;
-//! use zertz_selfplay::arena::play_match;
+//! use zertz_arena::matches::play_match;
 //! let result = play_match("greedy", "random", 4, Variant::default(), 7, 2).unwrap();
 //! assert_eq!(result.wins + result.draws + result.losses, 4);
 //! assert_eq!(result.records.len(), 4);
@@ -19,8 +19,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
-use crate::config::MAX_THREADS;
 use crate::players::{Models, Player, PlayerError, PlayerSpec};
+use zertz_selfplay::config::MAX_THREADS;
 
 /// Actions after which an unfinished game counts as a draw.
 pub const DEFAULT_MAX_ACTIONS: u32 = 2000;

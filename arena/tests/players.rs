@@ -1,10 +1,10 @@
 //! Players and matches: legal play on every board, greedy captures, MCTS strength, Elo, records.
 
-use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
-use zertz_selfplay::arena::{End, elo, elo_from_score, play_game, play_match};
-use zertz_selfplay::players::{
+use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
+use zertz_arena::players::{
     GreedyPlayer, MctsPlayer, Models, Player, PlayerError, PlayerSpec, RandomPlayer, parse_player,
 };
+use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
 
 /// Wraps a player and checks every action it chooses.
 struct Checked(Box<dyn Player>);
@@ -157,7 +157,7 @@ fn specs_parse_and_name_players() {
     let e = parse_player("nn:model.pt").err().unwrap();
     assert!(e.contains("model.pt") && e.contains("not loaded"), "{e}");
     let mut models = Models::new();
-    models.insert("model.pt", std::sync::Arc::new(zertz_selfplay::UniformEvaluator));
+    models.insert("model.pt", std::sync::Arc::new(zertz_search::UniformEvaluator));
     let spec: PlayerSpec = "nn:model.pt:16".parse().unwrap();
     let mut p = spec.build(1, &models).unwrap();
     assert_eq!(p.name(), "nn:model.pt:16");
@@ -264,7 +264,7 @@ fn illegal_actions_lose_and_long_games_are_drawn() {
 
 #[test]
 fn random_openings_are_shared_by_the_two_games_of_a_pair() {
-    use zertz_selfplay::arena::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
+    use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
     let config = MatchConfig {
         a: PlayerSpec::Greedy,
         b: PlayerSpec::Greedy,
@@ -279,7 +279,7 @@ fn random_openings_are_shared_by_the_two_games_of_a_pair() {
     let r = run_match(&config, &|_| {}).unwrap();
     let mut records = r.records.clone();
     records.sort_by_key(|g| g.game);
-    let opening = |g: &zertz_selfplay::arena::GameRecord| g.moves[..3].to_vec();
+    let opening = |g: &zertz_arena::matches::GameRecord| g.moves[..3].to_vec();
     for pair in records.chunks(2) {
         assert_eq!(opening(&pair[0]), opening(&pair[1]));
         assert!(pair[0].a_is_p0 != pair[1].a_is_p0);

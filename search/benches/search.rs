@@ -1,10 +1,10 @@
 //! Search speed: simulations per second with the uniform evaluator (search cost alone) and with
-//! random rollouts, from the 37-ring start. `cargo bench -p zertz-selfplay --bench search`.
+//! random rollouts, from the 37-ring start. `cargo bench -p zertz-search --bench search`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use zertz_env::{Player, Position, Variant};
-use zertz_selfplay::mcts::{Scratch, SearchConfig, Tree, search};
-use zertz_selfplay::{RolloutEvaluator, UniformEvaluator};
+use zertz_search::mcts::{Scratch, SearchConfig, Tree, search};
+use zertz_search::{RolloutEvaluator, UniformEvaluator};
 
 fn bench(c: &mut Criterion) {
     let start = Position::new(Variant::default(), Player::P0);

@@ -3,7 +3,7 @@
 //! [`check_regular`] first.
 //!
 //! ```
-//! use zertz_selfplay::files::check_regular;
+//! use zertz_env::files::check_regular;
 //! let e = check_regular(std::path::Path::new("/dev/null")).unwrap_err();
 //! assert_eq!(e.to_string(), "not a regular file (a device)");
 //! assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);

@@ -1,4 +1,4 @@
-//! The batched PUCT search (`zertz_selfplay::mcts`) on small positions with known answers.
+//! The batched PUCT search (`zertz_search::mcts`) on small positions with known answers.
 //!
 //! Positions are written in the text format of `zertz_env::setup`, actions in the notation of
 //! `zertz_env::notation`. Every position states the facts its test relies on (which moves win,
@@ -13,11 +13,11 @@ use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{
     Action, ActionSpace, Board, MarbleSet, Outcome, Player, Position, SplitMix64, Variant,
 };
-use zertz_selfplay::evaluator::batch_lengths;
-use zertz_selfplay::mcts::{
+use zertz_search::evaluator::batch_lengths;
+use zertz_search::mcts::{
     Finished, Noise, RootInfo, Scratch, SearchConfig, Tree, search, search_interruptible,
 };
-use zertz_selfplay::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
+use zertz_search::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
 
 // -------------------------------------------------------------------------------------- positions
 

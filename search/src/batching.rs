@@ -11,8 +11,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use zertz_selfplay::batching::BatchingEvaluator;
-//! use zertz_selfplay::UniformEvaluator;
+//! use zertz_search::batching::BatchingEvaluator;
+//! use zertz_search::UniformEvaluator;
 //! let eval = BatchingEvaluator::new(Arc::new(UniformEvaluator), 256, Duration::from_millis(2));
 //! // Use `eval` wherever an Evaluator goes, from as many threads as you like.
 //! # drop(eval);

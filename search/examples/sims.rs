@@ -2,14 +2,14 @@
 //! rollouts, from the 37-ring start, on one thread.
 //!
 //! ```text
-//! cargo run --release -p zertz-selfplay --example sims -- [TREES] [SIMS] [uniform|rollout] [LEAVES_PER_ROUND]
+//! cargo run --release -p zertz-search --example sims -- [TREES] [SIMS] [uniform|rollout] [LEAVES_PER_ROUND]
 //! ```
 
 use std::time::Instant;
 
 use zertz_env::{Player, Position, Variant};
-use zertz_selfplay::mcts::{Scratch, SearchConfig, Tree, search};
-use zertz_selfplay::{Evaluator, RolloutEvaluator, UniformEvaluator};
+use zertz_search::mcts::{Scratch, SearchConfig, Tree, search};
+use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

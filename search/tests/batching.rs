@@ -5,8 +5,8 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
 use zertz_env::{ActionSpace, Player, Position, Variant};
-use zertz_selfplay::batching::BatchingEvaluator;
-use zertz_selfplay::{Batch, EvalError, Evaluator, Output, UniformEvaluator};
+use zertz_search::batching::BatchingEvaluator;
+use zertz_search::{Batch, EvalError, Evaluator, Output};
 
 /// Answers every position with a value derived from its hash, and a logit at one index derived
 /// from it too; remembers the batch sizes it saw.
@@ -111,27 +111,6 @@ fn inner_errors_reach_every_caller() {
     let eval = BatchingEvaluator::new(inner, 4, Duration::from_millis(1));
     let err = call(&eval, &positions(1, 2)).unwrap_err();
     assert_eq!(err.0, "no model");
-}
-
-#[test]
-fn selfplay_workers_share_one_batching_evaluator() {
-    let dir = std::env::temp_dir().join(format!("zertz-batching-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let eval = BatchingEvaluator::new(Arc::new(UniformEvaluator), 64, Duration::from_millis(1));
-    let config = zertz_selfplay::config::SelfPlayConfig {
-        games: 4,
-        threads: 2,
-        games_per_worker: 2,
-        full_simulations: 16,
-        fast_simulations: 8,
-        ..Default::default()
-    };
-    let progress = zertz_selfplay::driver::Progress::default();
-    let summary = zertz_selfplay::driver::run(&config, &eval, &dir, &progress).unwrap();
-    assert_eq!(summary.games, 4);
-    let stats = eval.stats();
-    assert!(stats.requests > 0 && stats.positions >= stats.requests);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Runs like [`Recording`] but slowly, counting how many calls run at the same time.

@@ -7,11 +7,11 @@
 //!   decision, no root noise, the most visited action, tree reuse between decisions.
 //!
 //! [`PlayerSpec`] names them in text (`random`, `greedy`, `mcts:1000`, `uniform:800`) for the
-//! command line and [`crate::arena`].
+//! command line and [`crate::matches`].
 //!
 //! ```
 //! use zertz_env::{Player as Side, Position, Variant};
-//! use zertz_selfplay::players::{parse_player, Player};
+//! use zertz_arena::players::{parse_player, Player};
 //! let pos = Position::new(Variant::default(), Side::P0);
 //! let mut greedy = parse_player("greedy").unwrap();
 //! let a = greedy.choose(&pos).unwrap();
@@ -26,8 +26,8 @@ use std::sync::Arc;
 
 use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, SplitMix64};
 
-use crate::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
-use crate::mcts::{Scratch, SearchConfig, Tree, search};
+use zertz_search::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
+use zertz_search::mcts::{Scratch, SearchConfig, Tree, search};
 
 /// Why a player could not choose an action. The message names the player (for a network's
 /// player, `nn:MODEL:SIMS`, so the model file).

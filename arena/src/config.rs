@@ -1,0 +1,67 @@
+//! Match settings, read from TOML (`zertz match --config`; example: `configs/match.toml`). Every
+//! key is documented and defaulted; an unknown key is an error naming it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use zertz_env::Board;
+use zertz_selfplay::config::{ConfigError, MAX_THREADS, read_text};
+
+/// Match settings (`zertz match --config`); command-line options override them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MatchFileConfig {
+    /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS) or `uniform:SIMS`.
+    pub players: Vec<String>,
+    /// Number of games; the players alternate who starts.
+    pub games: usize,
+    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
+    pub board: usize,
+    /// Blitz marble set.
+    pub blitz: bool,
+    /// Seed of the match (players and games are seeded from it).
+    pub seed: u64,
+    /// Worker threads (0: one per core).
+    pub threads: usize,
+    /// Where the games are written as JSON lines (none: not written).
+    pub out: Option<PathBuf>,
+}
+
+impl Default for MatchFileConfig {
+    fn default() -> MatchFileConfig {
+        MatchFileConfig {
+            players: vec!["greedy".into(), "random".into()],
+            games: 100,
+            board: 37,
+            blitz: false,
+            seed: 0,
+            threads: 0,
+            out: None,
+        }
+    }
+}
+
+impl MatchFileConfig {
+    /// Reads a TOML file (missing keys take their defaults) and checks it.
+    pub fn from_file(path: &Path) -> Result<MatchFileConfig, ConfigError> {
+        let text = read_text(path)?;
+        let config: MatchFileConfig =
+            toml::from_str(&text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
+        if config.players.len() != 2 {
+            return bad("players", format!("give two players, not {}", config.players.len()));
+        }
+        for p in &config.players {
+            if let Err(e) = p.parse::<crate::players::PlayerSpec>() {
+                return bad("players", e);
+            }
+        }
+        if Board::from_rings(config.board).is_none() {
+            return bad("board", "must be 37, 40, 43, 44, 48 or 61".into());
+        }
+        if config.threads > MAX_THREADS {
+            return bad("threads", format!("must be at most {MAX_THREADS} (0: one per core)"));
+        }
+        Ok(config)
+    }
+}

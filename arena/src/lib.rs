@@ -1,0 +1,22 @@
+//! Players and matches: baselines and searching players named by specs (`random`, `greedy`,
+//! `mcts:1000`, `uniform:800`, `nn:MODEL:400`), matches between two of them on a thread pool, and
+//! Elo differences with their intervals.
+//!
+//! - [`players`]: the [`Player`] trait, the players and [`PlayerSpec`], their grammar.
+//! - [`matches`](mod@matches): one game between two players, a whole match, [`matches::elo`].
+//! - [`config`]: match settings from TOML (`zertz match --config`).
+//!
+//! ```
+//! use zertz_arena::matches::play_match;
+//! use zertz_env::Variant;
+//! let result = play_match("greedy", "random", 4, Variant::default(), 1, 1).unwrap();
+//! assert_eq!(result.games(), 4);
+//! ```
+
+pub mod config;
+pub mod matches;
+pub mod players;
+
+pub use players::{
+    GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer, parse_player,
+};

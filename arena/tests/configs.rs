@@ -1,0 +1,51 @@
+//! Every example file in configs/ loads, and the match example equals the documented defaults.
+
+use std::path::PathBuf;
+
+use zertz_arena::config::MatchFileConfig;
+use zertz_selfplay::config::SelfPlayConfig;
+
+fn configs_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs")
+}
+
+#[test]
+fn every_config_file_loads() {
+    let mut loaded = 0;
+    for entry in std::fs::read_dir(configs_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !name.ends_with(".toml") || path.is_dir() {
+            continue;
+        }
+        if name.starts_with("selfplay") {
+            SelfPlayConfig::from_file(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        } else if name.starts_with("match") {
+            MatchFileConfig::from_file(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        } else {
+            panic!("{name}: no config kind for this file name (selfplay*.toml, match*.toml)");
+        }
+        loaded += 1;
+    }
+    assert!(loaded >= 1);
+}
+
+#[test]
+fn the_match_example_shows_the_defaults_and_bad_files_are_named() {
+    let config = MatchFileConfig::from_file(&configs_dir().join("match.toml")).unwrap();
+    assert_eq!(config, MatchFileConfig::default());
+    let dir = std::env::temp_dir().join(format!("zertz-match-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.toml");
+    for (text, needle) in [
+        ("plyers = [\"a\"]", "plyers"),
+        ("players = [\"greedy\"]", "two players"),
+        ("players = [\"greedy\", \"alphazero\"]", "alphazero"),
+        ("board = 38", "board"),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let err = MatchFileConfig::from_file(&path).unwrap_err().to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
