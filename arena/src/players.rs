@@ -27,7 +27,8 @@ use std::sync::Arc;
 use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, SplitMix64};
 
 use zertz_search::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
-use zertz_search::mcts::{Scratch, SearchConfig, Tree, search};
+use zertz_search::mcts::{Scratch, Tree, search};
+use zertz_search::{Preset, SearchConfig};
 
 /// Why a player could not choose an action. The message names the player (for a network's
 /// player, `nn:MODEL:SIMS`, so the model file).
@@ -267,40 +268,6 @@ fn split_chain(pos: &Position, m: &Move) -> (Action, Vec<Hop>) {
 
 // --------------------------------------------------------------------------------------- mcts
 
-/// Search settings for evaluators without a policy (uniform priors): one leaf per round, a larger
-/// exploration constant and an optimistic first-play urgency (unvisited children valued above
-/// their parent, by up to 1 as the visited prior mass grows).
-///
-/// With uniform priors over ~2000 placements the default settings hardly explore: the prior term
-/// is tiny, and a pessimistic first-play value ranks an unvisited child below one that loses
-/// outright once the parent's value nears -1. Measured over 200 games on 37 rings at 1000 rollouts
-/// per decision against [`GreedyPlayer`], before the reduction was scaled by the visited prior
-/// mass: defaults (`c_puct` 1.25, reduction 0.2) 14%, reduction 0 76%, reduction 0 with `c_puct`
-/// 4 89%, `c_puct` 4 with an optimistic 0.2 96%. With the scaled reduction and these settings:
-/// 93 of 100 against greedy, 99 of 100 against random (BENCHMARKS.md).
-pub fn uniform_prior_config() -> SearchConfig {
-    SearchConfig {
-        c_puct: 4.0,
-        fpu_reduction: -1.0,
-        leaves_per_round: 1,
-        ..SearchConfig::default()
-    }
-}
-
-/// The search settings of a network's player (`nn:MODEL`): the defaults with the priors at
-/// policy temperature [`NEURAL_POLICY_TEMPERATURE`].
-pub fn neural_player_config() -> SearchConfig {
-    SearchConfig { policy_temperature: NEURAL_POLICY_TEMPERATURE, ..SearchConfig::default() }
-}
-
-/// Softmax temperature of a network's priors when it plays (`nn:MODEL`). A network trained on
-/// the visit counts of its own short searches grows overconfident: its priors keep the search
-/// from moves it rates low. Measured on the network of a training run (800 simulations, against
-/// `mcts:1000`, 100 games each): temperature 1, 0.40; 2, 0.53; 3, 0.60 (0.52 over 300 games); 5,
-/// 0.58; against greedy 0.955 at 1 and 0.975 at 3 (BENCHMARKS.md). Leela Chess Zero plays at
-/// 1.6–2.2 for the same reason.
-pub const NEURAL_POLICY_TEMPERATURE: f32 = 3.0;
-
 /// Searches every decision with [`search`]: a fixed number of new simulations per decision, no
 /// root noise, the most visited root action (ties at random). The tree follows the game through
 /// [`Player::observe`] (or from its own actions) and keeps the subtree of the position reached;
@@ -351,23 +318,23 @@ impl MctsPlayer {
     }
 
     /// Classic Monte Carlo tree search: uniform priors, one random playout per leaf, one leaf per
-    /// round (no virtual loss in the way), [`uniform_prior_config`]. Named `mcts:SIMS`.
+    /// round (no virtual loss in the way): [`Preset::Rollout`]. Named `mcts:SIMS`.
     pub fn rollout(simulations: u32, seed: u64) -> MctsPlayer {
         let eval = Arc::new(RolloutEvaluator { rollouts: 1, seed });
         MctsPlayer::new(format!("mcts:{simulations}"), eval, simulations, seed)
-            .with_config(uniform_prior_config())
+            .with_config(Preset::Rollout.config())
     }
 
     /// Search with uniform priors and value 0 everywhere: only terminal positions count,
-    /// [`uniform_prior_config`]. Named `uniform:SIMS`.
+    /// [`Preset::Rollout`]. Named `uniform:SIMS`.
     pub fn uniform(simulations: u32, seed: u64) -> MctsPlayer {
         let eval = Arc::new(UniformEvaluator);
         MctsPlayer::new(format!("uniform:{simulations}"), eval, simulations, seed)
-            .with_config(uniform_prior_config())
+            .with_config(Preset::Rollout.config())
     }
 
-    /// Search guided by a network: PUCT with [`neural_player_config`] (the defaults with
-    /// flattened priors), eight leaves per round, no root noise. Named `name` (the spec,
+    /// Search guided by a network: PUCT with [`Preset::Network`] (the defaults with flattened
+    /// priors), eight leaves per round, no root noise. Named `name` (the spec,
     /// `nn:MODEL:SIMS`).
     pub fn neural(
         name: impl Into<String>,
@@ -375,7 +342,7 @@ impl MctsPlayer {
         simulations: u32,
         seed: u64,
     ) -> MctsPlayer {
-        MctsPlayer::new(name, evaluator, simulations, seed).with_config(neural_player_config())
+        MctsPlayer::new(name, evaluator, simulations, seed).with_config(Preset::Network.config())
     }
 
     /// The same player with other search settings.
@@ -445,7 +412,9 @@ impl Player for MctsPlayer {
     }
 
     fn observe(&mut self, before: &Position, action: &Action) {
-        if let Some(t) = &mut self.tree {
+        if !self.config.tree_reuse {
+            self.tree = None;
+        } else if let Some(t) = &mut self.tree {
             if t.position() == before {
                 t.advance(action, self.max_arena);
             }

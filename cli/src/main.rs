@@ -871,7 +871,7 @@ fn run_selfplay(
         }
     };
     let progress = Progress::default();
-    let started = std::time::Instant::now();
+    let started = std::time::Instant::now(); // for the progress bar's rate
     let summary = std::thread::scope(|scope| {
         let worker = scope.spawn(|| run(&cfg, eval.as_ref(), out, &progress));
         if std::io::stderr().is_terminal() {
@@ -906,7 +906,8 @@ fn run_selfplay(
         other => other.into(),
     })?;
     drop(eval);
-    let secs = started.elapsed().as_secs_f64();
+    let mut summary = summary;
+    let secs = summary.seconds;
     let network = model.as_ref().map(|m| m.stats());
     let network_secs = network.map(|s| s.busy.as_secs_f64());
     // On the CPU every worker runs the network itself: the share is the mean over the workers.
@@ -918,19 +919,10 @@ fn run_selfplay(
         let inside = if per_worker { s.busy } else { s.covered };
         inside.as_secs_f64() / (secs * lanes as f64).max(1e-9)
     });
+    summary.network_seconds = network_secs;
+    summary.network_share = network_share;
     if json {
-        let line = serde_json::json!({
-            "games": summary.games, "first_wins": summary.first_wins,
-            "second_wins": summary.second_wins, "draws": summary.draws,
-            "samples": summary.samples, "shards": summary.shards.len(),
-            "actions": progress.actions.load(Ordering::Relaxed),
-            "evaluations": progress.evaluations.load(Ordering::Relaxed),
-            "mean_batch": summary.mean_batch, "false_resignations": summary.false_resignations,
-            "playouts_checked": summary.playouts_checked, "seconds": secs,
-            "network_seconds": network_secs, "network_share": network_share,
-            "workers": summary.workers,
-        });
-        println!("{line}");
+        println!("{}", serde_json::to_string(&summary)?);
         return Ok(ExitCode::SUCCESS);
     }
     if let (Some(s), Some(busy), Some(share)) = (network, network_secs, network_share) {

@@ -9,7 +9,7 @@ use pyo3::exceptions::{
 use zertz_env::sgf::{ReplayError, SgfError};
 use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
 use zertz_search::EvalError;
-use zertz_search::mcts::SettingError;
+use zertz_search::SettingError;
 use zertz_selfplay::config::ConfigError;
 use zertz_selfplay::driver::SelfPlayError;
 

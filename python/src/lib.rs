@@ -11,6 +11,7 @@
 //!   space size and the number of symmetries of each board.
 
 mod args;
+mod convert;
 mod error;
 mod game;
 mod search;
@@ -42,6 +43,15 @@ mod _zertz {
     /// The board sizes, by number of rings.
     #[pymodule_export]
     const BOARDS: (usize, usize, usize, usize, usize, usize) = (37, 40, 43, 44, 48, 61);
+
+    /// The named search presets and their settings: `{name: {setting: value}}` (`MCTS(preset=)`,
+    /// `[search] preset` in self-play configs).
+    #[pyfunction]
+    fn search_presets(py: Python<'_>) -> Result<Bound<'_, PyAny>, crate::error::Error> {
+        let presets: std::collections::BTreeMap<&str, zertz_search::SearchConfig> =
+            zertz_search::Preset::ALL.iter().map(|p| (p.name(), p.config())).collect();
+        crate::convert::to_python(py, &presets)
+    }
 
     /// Number of indices of the action space of a board (legal or not).
     #[pyfunction]

@@ -14,11 +14,13 @@ use pyo3::types::PyDict;
 use zertz_arena::players::MAX_SIMULATIONS;
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Position};
-use zertz_search::mcts::{Finished, Noise, Scratch, SearchConfig, Tree, search_interruptible};
+use zertz_search::mcts::{Finished, Noise, Scratch, Tree, search_interruptible};
 use zertz_search::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
+use zertz_search::{Preset, SearchConfig, SearchSettings};
 use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::driver::{self, SelfPlayError};
 
+use crate::convert::to_python;
 use crate::error::{Error, guard};
 use crate::game::PyGame;
 
@@ -212,41 +214,54 @@ impl std::fmt::Debug for PyMcts {
 #[pymethods]
 impl PyMcts {
     #[new]
-    #[pyo3(signature = (evaluator=None, *, c_puct=1.25, c_base=19652.0, fpu_reduction=0.2,
-                        virtual_loss=1.0, leaves_per_round=8, policy_temperature=1.0))]
+    #[pyo3(signature = (evaluator=None, *, preset=None, c_puct=None, c_base=None,
+                        fpu_reduction=None, virtual_loss=None, leaves_per_round=None,
+                        policy_temperature=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         evaluator: Option<&Bound<'_, PyAny>>,
-        c_puct: f32,
-        c_base: f32,
-        fpu_reduction: f32,
-        virtual_loss: f32,
-        leaves_per_round: u32,
-        policy_temperature: f32,
+        preset: Option<&str>,
+        c_puct: Option<f32>,
+        c_base: Option<f32>,
+        fpu_reduction: Option<f32>,
+        virtual_loss: Option<f32>,
+        leaves_per_round: Option<u32>,
+        policy_temperature: Option<f32>,
     ) -> Result<PyMcts, Error> {
-        let config = SearchConfig {
-            c_puct,
-            c_base,
-            fpu_reduction,
-            virtual_loss,
-            leaves_per_round,
-            policy_temperature,
-        };
         guard(|| {
-            config.validate()?;
+            let preset = preset.map(str::parse::<Preset>).transpose().map_err(Error::Shape)?;
+            let settings = SearchSettings {
+                preset,
+                c_puct,
+                c_base,
+                fpu_reduction,
+                virtual_loss,
+                leaves_per_round,
+                policy_temperature,
+                ..SearchSettings::default()
+            };
             let (evaluator, raised) = self::evaluator(evaluator)?;
+            // The evaluator chooses the preset when none is named (rollouts: "rollout").
+            let config = settings.resolve(evaluator.preset())?;
             Ok(PyMcts { evaluator, raised, config, scratch: Scratch::default(), trees: Vec::new() })
         })
+    }
+
+    /// The search settings in use (the preset with the overrides), as a dict.
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyAny>, Error> {
+        to_python(py, &self.config)
     }
 
     /// Searches every game (all of one board) with `simulations` simulations each; returns
     /// `(policies, values, visits)`: the root visit distributions float32 `[N, A]`, the root
     /// values float32 `[N]` (for the player to move) and root visits uint32 `[N]`. With
     /// `noise=True`, Dirichlet noise (alpha `noise_alpha_total / legal actions`, weight
-    /// `noise_fraction`) is mixed into each root, seeded by `seed`. Ctrl-C stops it between
-    /// rounds of evaluations (`KeyboardInterrupt`); an exception of the evaluator is raised as
-    /// it is.
-    #[pyo3(signature = (games, simulations=800, *, noise=false, noise_alpha_total=10.83,
-                        noise_fraction=0.25, seed=0))]
+    /// `noise_fraction`; None: the settings' `dirichlet_alpha_total` and `dirichlet_fraction`)
+    /// is mixed into each root, seeded by `seed`. Ctrl-C stops it between rounds of evaluations
+    /// (`KeyboardInterrupt`); an exception of the evaluator is raised as it is.
+    #[pyo3(signature = (games, simulations=800, *, noise=false, noise_alpha_total=None,
+                        noise_fraction=None, seed=0))]
     #[allow(clippy::too_many_arguments)]
     fn search<'py>(
         &mut self,
@@ -254,8 +269,8 @@ impl PyMcts {
         games: Vec<PyRef<'py, PyGame>>,
         simulations: u32,
         noise: bool,
-        noise_alpha_total: f32,
-        noise_fraction: f32,
+        noise_alpha_total: Option<f32>,
+        noise_fraction: Option<f32>,
         seed: u64,
     ) -> Result<SearchResult<'py>, Error> {
         // The players' maximum: a search keeps a few nodes per simulation.
@@ -265,8 +280,8 @@ impl PyMcts {
             )));
         }
         let noise = noise.then_some(Noise {
-            alpha_total: noise_alpha_total,
-            fraction: noise_fraction,
+            alpha_total: noise_alpha_total.unwrap_or(self.config.dirichlet_alpha_total),
+            fraction: noise_fraction.unwrap_or(self.config.dirichlet_fraction),
             seed,
         });
         if let Some(n) = noise {
@@ -398,16 +413,5 @@ pub fn selfplay<'py>(
         }
         Err(e) => return Err(raised.or(e)),
     };
-    let d = PyDict::new(py);
-    d.set_item("games", summary.games)?;
-    d.set_item("first_player_wins", summary.first_wins)?;
-    d.set_item("second_player_wins", summary.second_wins)?;
-    d.set_item("draws", summary.draws)?;
-    d.set_item("samples", summary.samples)?;
-    let shards: Vec<String> = summary.shards.iter().map(|p| p.display().to_string()).collect();
-    d.set_item("shards", shards)?;
-    d.set_item("mean_batch", summary.mean_batch)?;
-    d.set_item("false_resignations", summary.false_resignations)?;
-    d.set_item("playouts_checked", summary.playouts_checked)?;
-    Ok(d)
+    Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
 }

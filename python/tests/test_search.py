@@ -79,6 +79,70 @@ def test_evaluator_errors_become_exceptions() -> None:
         zertz.MCTS(3)  # type: ignore[arg-type]
 
 
+def test_search_presets_come_from_the_engine() -> None:
+    """One source for the settings: the presets, their use by evaluator, overrides on top."""
+    presets = zertz.search_presets()
+    assert set(presets) == {"default", "rollout", "network"}
+    default = presets["default"]
+    assert default["c_puct"] == 1.25 and default["leaves_per_round"] == 8
+    assert default["dirichlet_alpha_total"] == pytest.approx(10.83)
+    assert presets["rollout"] == {
+        **default,
+        "c_puct": 4.0,
+        "fpu_reduction": -1.0,
+        "leaves_per_round": 1,
+    }
+    assert presets["network"] == {**default, "policy_temperature": 3.0}
+    # The evaluator chooses the preset when none is named: rollouts search as "rollout".
+    assert zertz.MCTS("rollout").config == presets["rollout"]
+    assert zertz.MCTS("uniform").config == default
+    assert zertz.MCTS(lambda p, g, m: (m * 0.0, m[:, 0] * 0.0)).config == default
+    mcts = zertz.MCTS("rollout", preset="network", c_puct=2.0)
+    assert mcts.config == {**presets["network"], "c_puct": 2.0}
+    assert zertz.MCTS("rollout", leaves_per_round=4).config["leaves_per_round"] == 4
+    with pytest.raises(ValueError, match=r"unknown search preset .*default, rollout, network"):
+        zertz.MCTS(preset="fast")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="c_puct"):
+        zertz.MCTS(c_puct=float("nan"))
+
+
+def test_selfplay_summary_is_the_programs(tmp_path: Path, program: Path) -> None:
+    """zertz.selfplay and `zertz selfplay --json` give the same typed summary, the search
+    settings included (the rollout evaluator's preset)."""
+    import subprocess
+
+    config = tmp_path / "c.toml"
+    config.write_text("full_simulations = 8\nfast_simulations = 4\ngames_per_worker = 2\n")
+    summary = zertz.selfplay(tmp_path / "py", "rollout", config=config, games=2, seed=3)
+    out = subprocess.run(
+        [
+            program,
+            "selfplay",
+            "--config",
+            config,
+            "--evaluator",
+            "rollout",
+            "--games",
+            "2",
+            "--seed",
+            "3",
+            "--out",
+            tmp_path / "cli",
+            "--json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    line = json.loads(out.strip().splitlines()[-1])
+    assert set(line) == set(summary)
+    assert summary["search"] == line["search"] == zertz.search_presets()["rollout"]
+    for key in ("games", "samples", "actions", "first_wins", "second_wins", "draws"):
+        assert summary[key] == line[key], key
+    assert summary["network_seconds"] is None and summary["network_share"] is None
+    assert [Path(p).name for p in summary["shards"]] == [Path(p).name for p in line["shards"]]
+
+
 def test_selfplay_writes_shards_numpy_reads(tmp_path: Path) -> None:
     config = tmp_path / "small.toml"
     config.write_text(

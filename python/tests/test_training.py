@@ -295,8 +295,9 @@ def test_bad_toml_and_load_config_names_the_file(tmp_path: Path) -> None:
 
 
 def test_warmup_plays_rollout_mcts_first(program: Path, tmp_path: Path) -> None:
-    """With [warmup], the first iteration's games are rollout MCTS's (with its search settings
-    and [warmup]'s simulations), the second's the network's; both train the network."""
+    """With [warmup], the first iteration's games are rollout MCTS's (with the engine's search
+    preset "rollout", which the rollout evaluator chooses, and [warmup]'s simulations), the
+    second's the network's (the default preset); both train the network."""
     warm = "[warmup]\niterations = 1\ngames = 6\nfull_simulations = 24\nfast_simulations = 6\n"
     cfg = parse_config(tiny_text() + warm)
     assert (cfg.warmup.iterations, cfg.warmup.games) == (1, 6)
@@ -307,9 +308,9 @@ def test_warmup_plays_rollout_mcts_first(program: Path, tmp_path: Path) -> None:
     assert stats[1]["selfplay_network_share"] > 0
     assert stats[0]["step"] == cfg.train.steps and stats[1]["step"] == 2 * cfg.train.steps
     warmup = (tmp_path / "warmup.toml").read_text()
-    for line in ["full_simulations = 24", "c_puct = 4.0", "leaves_per_round = 1", "board = 37"]:
+    for line in ["full_simulations = 24", "board = 37"]:
         assert line in warmup
-    assert "c_puct = 4.0" not in (tmp_path / "selfplay.toml").read_text()
+    presets = zertz.search_presets()
     # Rollout self-play ran no network; the network's did.
     for i, rollout in [(0, True), (1, False)]:
         for c in range(cfg.selfplay.chunks):
@@ -317,6 +318,7 @@ def test_warmup_plays_rollout_mcts_first(program: Path, tmp_path: Path) -> None:
                 (tmp_path / "shards" / f"iter-{i:04d}" / f"c{c}" / "summary.json").read_text()
             )
             assert (summary["network_seconds"] is None) == rollout
+            assert summary["search"] == presets["rollout" if rollout else "default"]
             if rollout:
                 assert summary["games"] == 3
 

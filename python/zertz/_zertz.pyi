@@ -17,6 +17,7 @@ __all__ = [
     "action_space_size",
     "observation_shape",
     "ring_cells",
+    "search_presets",
     "selfplay",
     "symmetry_count",
     "symmetry_tables",
@@ -25,6 +26,10 @@ __all__ = [
 __version__: Final[str]
 ENCODING_VERSION: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
+
+def search_presets() -> dict[str, dict[str, float | int | bool]]:
+    """The named search presets and their settings: ``{name: {setting: value}}``
+    (``MCTS(preset=...)``, ``[search] preset`` in self-play configs)."""
 
 def action_space_size(board: int) -> int:
     """Number of indices of the action space of a board (legal or not)."""
@@ -207,35 +212,43 @@ class MCTS:
 
     ``evaluator`` is ``"uniform"`` (default), ``"rollout"`` or a callable
     ``evaluator(planes [B, C, H, W], globals [B, G], masks [B, A]) -> (logits [B, A], values [B])``.
-    Settings out of range (NaN and infinities included) raise ValueError naming the keyword; an
-    exception the callable raises reaches the caller unchanged; answers that are not finite
-    (values, or logits of legal actions) raise ValueError.
+    The settings are those of ``preset`` (``search_presets()``; None: the evaluator's choice,
+    ``"rollout"`` for rollouts and ``"default"`` otherwise) with the keywords given on top;
+    ``config`` shows them. Settings out of range (NaN and infinities included) raise ValueError
+    naming the keyword; an exception the callable raises reaches the caller unchanged; answers
+    that are not finite (values, or logits of legal actions) raise ValueError.
     """
 
     def __new__(
         cls,
         evaluator: _Evaluator | str | None = None,
         *,
-        c_puct: float = 1.25,
-        c_base: float = 19652.0,
-        fpu_reduction: float = 0.2,
-        virtual_loss: float = 1.0,
-        leaves_per_round: int = 8,
-        policy_temperature: float = 1.0,
+        preset: Literal["default", "rollout", "network"] | None = None,
+        c_puct: float | None = None,
+        c_base: float | None = None,
+        fpu_reduction: float | None = None,
+        virtual_loss: float | None = None,
+        leaves_per_round: int | None = None,
+        policy_temperature: float | None = None,
     ) -> MCTS: ...
+    @property
+    def config(self) -> dict[str, float | int | bool]:
+        """The search settings in use (the preset with the overrides)."""
     def search(
         self,
         games: list[Game],
         simulations: int = 800,
         *,
         noise: bool = False,
-        noise_alpha_total: float = 10.83,
-        noise_fraction: float = 0.25,
+        noise_alpha_total: float | None = None,
+        noise_fraction: float | None = None,
         seed: int = 0,
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.uint32]]:
         """Returns ``(policies [N, A], values [N], visits [N])`` of the roots. ``simulations`` is
-        at most 1,048,576. Ctrl-C stops the search between rounds of evaluations
-        (``KeyboardInterrupt``); the next call starts afresh."""
+        at most 1,048,576. With ``noise=True``, Dirichlet noise is mixed into each root
+        (``noise_alpha_total`` and ``noise_fraction``; None: the settings' own). Ctrl-C stops the
+        search between rounds of evaluations (``KeyboardInterrupt``); the next call starts
+        afresh."""
 
 def selfplay(
     out: str | PathLike[str],

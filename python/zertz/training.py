@@ -715,21 +715,16 @@ class Run:
 
     def _write_selfplay_config(self) -> None:
         """RUN/selfplay.toml from [selfplay], and RUN/warmup.toml, the same with [warmup]'s
-        simulations and the search settings of the engine's rollout player (a high c_puct and an
-        optimistic first-play urgency, one leaf per round: with uniform priors the network's
-        settings hardly explore; BENCHMARKS.md, issue 4)."""
+        simulations. The warm-up plays with the rollout evaluator, which chooses the engine's
+        search preset "rollout" (a high c_puct and an optimistic first-play urgency, one leaf per
+        round: with uniform priors the network's settings hardly explore; BENCHMARKS.md, issue 4)
+        unless [selfplay.search] names a preset."""
         engine = dict(self.cfg.selfplay.engine)
         w = self.cfg.warmup
         warm = {
             **engine,
             "full_simulations": w.full_simulations,
             "fast_simulations": w.fast_simulations,
-            "search": {
-                **engine.get("search", {}),
-                "c_puct": 4.0,
-                "fpu_reduction": -1.0,
-                "leaves_per_round": 1,
-            },
         }
         for name, settings, what in (
             ("selfplay.toml", engine, "[selfplay]"),

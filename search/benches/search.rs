@@ -3,7 +3,8 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use zertz_env::{Player, Position, Variant};
-use zertz_search::mcts::{Scratch, SearchConfig, Tree, search};
+use zertz_search::SearchConfig;
+use zertz_search::mcts::{Scratch, Tree, search};
 use zertz_search::{RolloutEvaluator, UniformEvaluator};
 
 fn bench(c: &mut Criterion) {

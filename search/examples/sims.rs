@@ -8,7 +8,8 @@
 use std::time::Instant;
 
 use zertz_env::{Player, Position, Variant};
-use zertz_search::mcts::{Scratch, SearchConfig, Tree, search};
+use zertz_search::SearchConfig;
+use zertz_search::mcts::{Scratch, Tree, search};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
 
 fn main() {

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use zertz_env::{Board, Position};
 
+use crate::config::Preset;
 use crate::evaluator::{Batch, EvalError, Evaluator, Output};
 
 /// The answer to one request: its logits `[b, A]` and values `[b]`.
@@ -68,6 +69,7 @@ pub struct BatchingStats {
 pub struct BatchingEvaluator {
     shared: Arc<Shared>,
     wants_encoding: bool,
+    preset: Preset,
     stats: Arc<Mutex<BatchingStats>>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -99,6 +101,7 @@ impl BatchingEvaluator {
         let shared = Arc::new(Shared { queue: Mutex::new(Queue::default()), wake: Condvar::new() });
         let stats = Arc::new(Mutex::new(BatchingStats::default()));
         let wants_encoding = inner.wants_encoding();
+        let preset = inner.preset();
         let threads = (0..threads.max(1))
             .filter_map(|i| {
                 let (shared, stats, inner) = (shared.clone(), stats.clone(), inner.clone());
@@ -110,7 +113,7 @@ impl BatchingEvaluator {
                     .ok()
             })
             .collect();
-        BatchingEvaluator { shared, wants_encoding, stats, threads }
+        BatchingEvaluator { shared, wants_encoding, preset, stats, threads }
     }
 
     /// Counters so far.
@@ -132,6 +135,10 @@ impl Drop for BatchingEvaluator {
 impl Evaluator for BatchingEvaluator {
     fn wants_encoding(&self) -> bool {
         self.wants_encoding
+    }
+
+    fn preset(&self) -> Preset {
+        self.preset
     }
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {

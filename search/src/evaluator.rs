@@ -3,6 +3,8 @@
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Outcome, Position, SplitMix64};
 
+use crate::config::Preset;
+
 /// A batch of `B` positions to evaluate, all of one board.
 #[derive(Debug)]
 pub struct Batch<'a> {
@@ -53,6 +55,12 @@ pub trait Evaluator: Send + Sync {
         true
     }
 
+    /// The search settings that suit it when none are named ([`Preset::Default`]; evaluators
+    /// without a policy say [`Preset::Rollout`]).
+    fn preset(&self) -> Preset {
+        Preset::Default
+    }
+
     /// Writes policy logits and values for every position of the batch.
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError>;
 }
@@ -61,6 +69,10 @@ pub trait Evaluator: Send + Sync {
 impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     fn wants_encoding(&self) -> bool {
         (**self).wants_encoding()
+    }
+
+    fn preset(&self) -> Preset {
+        (**self).preset()
     }
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
@@ -119,6 +131,11 @@ pub fn random_playout(pos: &Position, rng: &mut SplitMix64, limit: u32) -> Outco
 impl Evaluator for RolloutEvaluator {
     fn wants_encoding(&self) -> bool {
         false
+    }
+
+    /// Uniform priors: [`Preset::Rollout`].
+    fn preset(&self) -> Preset {
+        Preset::Rollout
     }
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {

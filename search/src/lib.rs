@@ -5,6 +5,7 @@
 //!   alone) and [`RolloutEvaluator`] (classic MCTS).
 //! - [`mcts`]: PUCT over single actions, values from the perspective of the player to move at each
 //!   node, many trees evaluated together with virtual loss, root noise, tree reuse.
+//! - [`config`]: every search setting, named presets, and the `[search]` table of configs.
 //! - [`batching`]: inference threads that merge the requests of many search threads into large
 //!   batches (a network on a GPU wants them).
 //!
@@ -13,7 +14,7 @@
 //!
 //! ```
 //! use zertz_env::{Position, Variant, Player};
-//! use zertz_search::{mcts::{search, SearchConfig, Scratch, Tree}, UniformEvaluator};
+//! use zertz_search::{mcts::{search, Scratch, Tree}, SearchConfig, UniformEvaluator};
 //! let mut trees = vec![Tree::new(Position::new(Variant::default(), Player::P0))];
 //! search(&mut trees, &[200], &SearchConfig::default(), &UniformEvaluator, &mut Scratch::default())
 //!     .unwrap();
@@ -22,7 +23,9 @@
 //! ```
 
 pub mod batching;
+pub mod config;
 pub mod evaluator;
 pub mod mcts;
 
+pub use config::{Preset, SearchConfig, SearchSettings, SettingError};
 pub use evaluator::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};

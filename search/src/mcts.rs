@@ -15,83 +15,8 @@
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{Action, ActionSpace, Position, SplitMix64};
 
+use crate::config::{SearchConfig, SettingError, check};
 use crate::evaluator::{Batch, EvalError, Evaluator, Output};
-
-/// Search settings; the defaults follow AlphaZero and KataGo.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SearchConfig {
-    /// Exploration constant `c_init` of PUCT (AlphaZero: 1.25).
-    pub c_puct: f32,
-    /// Growth of exploration with visits, `c_base` (AlphaZero: 19652).
-    pub c_base: f32,
-    /// First-play urgency: an unvisited child is valued at the parent's value minus this times
-    /// the square root of the prior mass of the children already visited (KataGo).
-    pub fpu_reduction: f32,
-    /// Virtual loss added on the path of a leaf waiting for evaluation.
-    pub virtual_loss: f32,
-    /// Leaves collected from one tree per evaluation round.
-    pub leaves_per_round: u32,
-    /// Softmax temperature of the priors: `softmax(logits / policy_temperature)` over the legal
-    /// actions (1: the network's own distribution; above 1 flattens it, as Leela Chess Zero's
-    /// `PolicySoftmaxTemp`).
-    pub policy_temperature: f32,
-}
-
-/// A search setting out of its range (NaN and infinities included).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{key}: {reason}")]
-pub struct SettingError {
-    /// The setting, by its config key.
-    pub key: &'static str,
-    /// What its value must be.
-    pub reason: &'static str,
-}
-
-/// The most leaves one tree may collect per round.
-pub const MAX_LEAVES_PER_ROUND: u32 = 1 << 16;
-
-/// Checks a setting: `Err` with its key and range unless `ok`.
-pub(crate) fn check(ok: bool, key: &'static str, reason: &'static str) -> Result<(), SettingError> {
-    if ok { Ok(()) } else { Err(SettingError { key, reason }) }
-}
-
-impl SearchConfig {
-    /// Checks every value's range; NaN and infinities are refused everywhere.
-    pub fn validate(&self) -> Result<(), SettingError> {
-        let positive = |x: f32| x > 0.0 && x.is_finite();
-        check(positive(self.c_puct), "c_puct", "must be a positive finite number")?;
-        check(positive(self.c_base), "c_base", "must be a positive finite number")?;
-        check(self.fpu_reduction.is_finite(), "fpu_reduction", "must be a finite number")?;
-        check(
-            self.virtual_loss >= 0.0 && self.virtual_loss.is_finite(),
-            "virtual_loss",
-            "must be a finite number, 0 or more",
-        )?;
-        check(
-            (1..=MAX_LEAVES_PER_ROUND).contains(&self.leaves_per_round),
-            "leaves_per_round",
-            "must be between 1 and 65536",
-        )?;
-        check(
-            positive(self.policy_temperature),
-            "policy_temperature",
-            "must be a positive finite number",
-        )
-    }
-}
-
-impl Default for SearchConfig {
-    fn default() -> SearchConfig {
-        SearchConfig {
-            c_puct: 1.25,
-            c_base: 19652.0,
-            fpu_reduction: 0.2,
-            virtual_loss: 1.0,
-            leaves_per_round: 8,
-            policy_temperature: 1.0,
-        }
-    }
-}
 
 const NONE: u32 = u32::MAX;
 

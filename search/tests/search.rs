@@ -14,10 +14,10 @@ use zertz_env::{
     Action, ActionSpace, Board, MarbleSet, Outcome, Player, Position, SplitMix64, Variant,
 };
 use zertz_search::evaluator::batch_lengths;
-use zertz_search::mcts::{
-    Finished, Noise, RootInfo, Scratch, SearchConfig, Tree, search, search_interruptible,
+use zertz_search::mcts::{Finished, Noise, RootInfo, Scratch, Tree, search, search_interruptible};
+use zertz_search::{
+    Batch, EvalError, Evaluator, Output, RolloutEvaluator, SearchConfig, UniformEvaluator,
 };
-use zertz_search::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
 
 // -------------------------------------------------------------------------------------- positions
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use zertz_env::{Board, MarbleSet, Variant};
 
-use zertz_search::mcts::{Noise, SearchConfig, SettingError};
+use zertz_search::{Preset, SearchConfig, SearchSettings, SettingError};
 
 /// A config file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -57,67 +57,6 @@ pub const MAX_GAMES_PER_WORKER: usize = 1 << 16;
 /// The most samples of one shard file.
 pub const MAX_SHARD_SIZE: usize = 1 << 20;
 
-/// PUCT search settings (see [`SearchConfig`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SearchSection {
-    /// Exploration constant `c_init` (AlphaZero: 1.25).
-    pub c_puct: f32,
-    /// Growth of exploration with visits, `c_base` (AlphaZero: 19652).
-    pub c_base: f32,
-    /// First-play urgency: unvisited children are valued at the parent's value minus this.
-    pub fpu_reduction: f32,
-    /// Virtual loss on the path of a leaf waiting for evaluation.
-    pub virtual_loss: f32,
-    /// Leaves collected from one tree per evaluation round.
-    pub leaves_per_round: u32,
-    /// Softmax temperature of the network's priors (1: as it says; above 1 flatter).
-    pub policy_temperature: f32,
-    /// Dirichlet noise at the root: total concentration spread over the legal actions
-    /// (alpha = this / legal actions; KataGo: 10.83).
-    pub dirichlet_alpha_total: f32,
-    /// Weight of the noise in the root priors (0 turns noise off; AlphaZero: 0.25).
-    pub dirichlet_fraction: f32,
-    /// Keep the chosen child's subtree for the next move.
-    pub tree_reuse: bool,
-}
-
-impl Default for SearchSection {
-    fn default() -> SearchSection {
-        let s = SearchConfig::default();
-        SearchSection {
-            c_puct: s.c_puct,
-            c_base: s.c_base,
-            fpu_reduction: s.fpu_reduction,
-            virtual_loss: s.virtual_loss,
-            leaves_per_round: s.leaves_per_round,
-            policy_temperature: s.policy_temperature,
-            dirichlet_alpha_total: 10.83,
-            dirichlet_fraction: 0.25,
-            tree_reuse: true,
-        }
-    }
-}
-
-impl SearchSection {
-    /// The root noise of these settings, with `seed`.
-    pub fn noise(&self, seed: u64) -> Noise {
-        Noise { alpha_total: self.dirichlet_alpha_total, fraction: self.dirichlet_fraction, seed }
-    }
-
-    /// The search part as a [`SearchConfig`].
-    pub fn search_config(&self) -> SearchConfig {
-        SearchConfig {
-            c_puct: self.c_puct,
-            c_base: self.c_base,
-            fpu_reduction: self.fpu_reduction,
-            virtual_loss: self.virtual_loss,
-            leaves_per_round: self.leaves_per_round,
-            policy_temperature: self.policy_temperature,
-        }
-    }
-}
-
 /// Self-play settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -155,8 +94,9 @@ pub struct SelfPlayConfig {
     pub max_actions: u32,
     /// Training samples per shard file.
     pub shard_size: usize,
-    /// Search settings.
-    pub search: SearchSection,
+    /// Search settings: a preset (`preset = "rollout"`; none: the evaluator's choice, see
+    /// [`zertz_search::config`]) and overrides of its settings.
+    pub search: SearchSettings,
 }
 
 impl Default for SelfPlayConfig {
@@ -178,7 +118,7 @@ impl Default for SelfPlayConfig {
             resign_playout_fraction: 0.1,
             max_actions: 1000,
             shard_size: 4096,
-            search: SearchSection::default(),
+            search: SearchSettings::default(),
         }
     }
 }
@@ -247,9 +187,15 @@ impl SelfPlayConfig {
         if !(0.0..=1.0).contains(&self.resign_playout_fraction) {
             return bad("resign_playout_fraction", "must be between 0 and 1");
         }
-        let search = |e: SettingError| ConfigError::Setting { section: "search", error: e };
-        self.search.search_config().validate().map_err(search)?;
-        self.search.noise(0).validate().map_err(search)
+        self.search_config(Preset::Default).map(|_| ())
+    }
+
+    /// The search settings for an evaluator that suits `preset` (when the config names none),
+    /// with the overrides of `[search]`, checked.
+    pub fn search_config(&self, preset: Preset) -> Result<SearchConfig, ConfigError> {
+        self.search
+            .resolve(preset)
+            .map_err(|e: SettingError| ConfigError::Setting { section: "search", error: e })
     }
 }
 
@@ -274,7 +220,16 @@ mod tests {
             assert!(err.starts_with("search.policy_temperature:"), "{err}");
         }
         let cfg = SelfPlayConfig::from_toml("[search]\npolicy_temperature = 2.5").unwrap();
-        assert_eq!(cfg.search.search_config().policy_temperature, 2.5);
+        assert_eq!(cfg.search_config(Preset::Default).unwrap().policy_temperature, 2.5);
+        // A preset, named or chosen by the evaluator, with the overrides on top.
+        let cfg =
+            SelfPlayConfig::from_toml("[search]\npreset = \"rollout\"\nc_puct = 3.0").unwrap();
+        let c = cfg.search_config(Preset::Default).unwrap();
+        assert_eq!((c.c_puct, c.leaves_per_round), (3.0, 1));
+        let c = SelfPlayConfig::default().search_config(Preset::Rollout).unwrap();
+        assert_eq!(c, Preset::Rollout.config());
+        let err = SelfPlayConfig::from_toml("[search]\npreset = \"fast\"").unwrap_err();
+        assert!(err.to_string().contains("fast"), "{err}");
     }
 
     #[test]

@@ -27,6 +27,7 @@
 //! | `move_number` | `[S]` | int32 | action number in the game (from 0) |
 //! | `to_play` | `[S]` | uint8 | 0 = P0, 1 = P1 |
 
+use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -38,6 +39,7 @@ use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64
 use crate::config::{ConfigError, SelfPlayConfig};
 use crate::npz::Npz;
 use crate::records::GameLine;
+use zertz_search::SearchConfig;
 use zertz_search::evaluator::{EvalError, Evaluator};
 use zertz_search::mcts::{Finished, Scratch, Tree, search_interruptible};
 
@@ -136,12 +138,12 @@ pub struct Progress {
     pub stop: AtomicBool,
 }
 
-/// What a run produced.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// What a run produced: the `--json` line of `zertz selfplay` and the dict of `zertz.selfplay`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Summary {
     /// Games played.
     pub games: u64,
-    /// Wins of the first player, of the second, draws (limit included).
+    /// Wins of the first player.
     pub first_wins: u64,
     /// Wins of the second player.
     pub second_wins: u64,
@@ -149,8 +151,12 @@ pub struct Summary {
     pub draws: u64,
     /// Training samples written.
     pub samples: u64,
-    /// Shard files written.
+    /// Shard files written, sorted.
     pub shards: Vec<PathBuf>,
+    /// Single actions played.
+    pub actions: u64,
+    /// Positions evaluated by the evaluator.
+    pub evaluations: u64,
     /// Games that would have resigned but were played out, and how many of those the would-be
     /// resigner did not lose (false resignations).
     pub playouts_checked: u64,
@@ -160,6 +166,16 @@ pub struct Summary {
     pub mean_batch: f64,
     /// Worker threads that played.
     pub workers: usize,
+    /// Wall time of the run, in seconds.
+    pub seconds: f64,
+    /// Seconds the network ran, summed over the threads that ran it; None without a network
+    /// (filled by the caller, who knows the network: see `zertz_model::ModelStats`).
+    pub network_seconds: Option<f64>,
+    /// Share of the run's wall time with the network running (per worker on the CPU, per device
+    /// behind the inference threads); None without a network (filled by the caller).
+    pub network_share: Option<f64>,
+    /// The search settings the games were played with (the preset and the overrides).
+    pub search: SearchConfig,
 }
 
 struct PendingSample {
@@ -288,7 +304,12 @@ pub fn run(
     out: &Path,
     progress: &Progress,
 ) -> Result<Summary, SelfPlayError> {
+    let started = std::time::Instant::now();
     config.validate()?;
+    // The evaluator chooses the preset when the config names none (rollouts: "rollout").
+    let search = config.search_config(evaluator.preset())?;
+    let counted_before =
+        (progress.actions.load(Ordering::Relaxed), progress.evaluations.load(Ordering::Relaxed));
     check_output_folder(out)?;
     std::fs::create_dir_all(out)
         .map_err(|source| SelfPlayError::Io { path: out.to_path_buf(), source })?;
@@ -301,9 +322,9 @@ pub fn run(
     let results: Mutex<Vec<Result<Summary, SelfPlayError>>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for w in 0..workers {
-            let results = &results;
+            let (results, search) = (&results, &search);
             scope.spawn(move || {
-                let r = worker(config, evaluator, out, progress, w, workers);
+                let r = worker(config, search, evaluator, out, progress, w, workers);
                 results.lock().unwrap_or_else(|e| e.into_inner()).push(r);
             });
         }
@@ -330,11 +351,16 @@ pub fn run(
     total.shards.sort();
     total.mean_batch = batch_sum / workers as f64;
     total.workers = workers;
+    total.actions = progress.actions.load(Ordering::Relaxed) - counted_before.0;
+    total.evaluations = progress.evaluations.load(Ordering::Relaxed) - counted_before.1;
+    total.seconds = started.elapsed().as_secs_f64();
+    total.search = search;
     Ok(total)
 }
 
 fn worker(
     config: &SelfPlayConfig,
+    search_config: &SearchConfig,
     evaluator: &dyn Evaluator,
     out: &Path,
     progress: &Progress,
@@ -344,7 +370,6 @@ fn worker(
     let variant = config.variant();
     let space = ActionSpace::new(variant.board);
     let shape = Shape::of(variant.board);
-    let search_config = config.search.search_config();
     let mut summary = Summary::default();
     let mut shards = ShardWriter {
         dir: out.to_path_buf(),
@@ -408,15 +433,15 @@ fn worker(
             full[i] = (s.rng.next_u64() >> 11) as f64 / ((1u64 << 53) as f64)
                 < config.full_search_probability as f64;
             sims[i] = if full[i] { config.full_simulations } else { config.fast_simulations };
-            if full[i] && config.search.dirichlet_fraction > 0.0 {
-                trees[i].add_noise(config.search.noise(s.rng.next_u64()));
+            if full[i] && search_config.dirichlet_fraction > 0.0 {
+                trees[i].add_noise(search_config.noise(s.rng.next_u64()));
             }
         }
         let before = (scratch.batches, scratch.evaluated);
         let finished = search_interruptible(
             &mut trees,
             &sims,
-            &search_config,
+            search_config,
             evaluator,
             &mut scratch,
             &mut stop,
@@ -479,7 +504,7 @@ fn worker(
                 s.game.play_action(&action).expect("search plays legal actions");
                 s.actions += 1;
                 progress.actions.fetch_add(1, Ordering::Relaxed);
-                if config.search.tree_reuse {
+                if search_config.tree_reuse {
                     trees[i].advance(&action, 1 << 20);
                 } else {
                     trees[i].reset(*s.game.position());
