@@ -15,6 +15,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use rayon::prelude::*;
 use serde::Serialize;
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
@@ -42,6 +44,12 @@ pub enum MatchError {
         game: usize,
         /// What went wrong, naming the player.
         error: PlayerError,
+    },
+    /// The stop flag of [`run_match_until`] was set (Ctrl-C); the games under way were dropped.
+    #[error("the match was stopped after {games} games")]
+    Stopped {
+        /// Games finished before the stop.
+        games: usize,
     },
 }
 
@@ -341,9 +349,9 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, 
     })
 }
 
-/// Checks what [`run_match`] checks before it starts anything: the thread and game counts are
-/// within [`MAX_THREADS`] and [`MAX_GAMES`], and every neural player's model is loaded.
-pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
+/// Checks the thread and game counts of a match against [`MAX_THREADS`] and [`MAX_GAMES`]
+/// (before any model loads or thread starts).
+pub fn check_sizes(config: &MatchConfig) -> Result<(), MatchError> {
     if config.threads > MAX_THREADS {
         return Err(MatchError::Settings(format!(
             "threads must be at most {MAX_THREADS} (0: one per core), not {}",
@@ -356,6 +364,13 @@ pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
             config.games
         )));
     }
+    Ok(())
+}
+
+/// Checks what [`run_match`] checks before it starts anything: the sizes ([`check_sizes`]), and
+/// that every neural player's model is loaded.
+pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
+    check_sizes(config)?;
     for spec in [&config.a, &config.b] {
         if let Some(model) = spec.model() {
             if !config.models.0.contains_key(model) {
@@ -375,7 +390,18 @@ pub fn run_match(
     config: &MatchConfig,
     on_game: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<MatchResult, MatchError> {
+    run_match_until(config, on_game, &AtomicBool::new(false))
+}
+
+/// [`run_match`] that stops when `stop` is set: no game starts after it, and the match ends with
+/// [`MatchError::Stopped`] (a game under way still finishes its current decision first).
+pub fn run_match_until(
+    config: &MatchConfig,
+    on_game: &(dyn Fn(&GameRecord) + Sync),
+    stop: &AtomicBool,
+) -> Result<MatchResult, MatchError> {
     check_match(config)?;
+    let finished = AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.threads)
         .build()
@@ -385,7 +411,11 @@ pub fn run_match(
             .into_par_iter()
             .with_max_len(1)
             .map(|i| {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(MatchError::Stopped { games: finished.load(Ordering::Relaxed) });
+                }
                 let r = play_match_game(config, i)?;
+                finished.fetch_add(1, Ordering::Relaxed);
                 on_game(&r);
                 Ok(r)
             })

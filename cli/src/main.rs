@@ -239,6 +239,15 @@ impl DeviceArgs {
     fn choice(&self) -> Result<zertz_model::DeviceChoice> {
         Ok(self.device.parse()?)
     }
+
+    /// Where and how networks run.
+    fn inference(&self) -> Result<zertz_model::Inference> {
+        Ok(zertz_model::Inference {
+            device: self.choice()?,
+            shared: self.shared_inference,
+            threads: self.inference_threads,
+        })
+    }
 }
 
 /// `--threads`: a count of worker threads, 0 (one per core) to
@@ -288,61 +297,6 @@ fn check_regular_file(path: &Path) -> Result<()> {
 fn read_text_file(path: &Path) -> Result<String> {
     check_regular_file(path)?;
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
-/// Loads the networks of the neural players among `specs`, checked against `board`, as evaluators
-/// for `searchers` search threads (see [`into_evaluator`]).
-fn load_models(
-    specs: &[&zertz_arena::PlayerSpec],
-    board: Board,
-    device: &DeviceArgs,
-    searchers: usize,
-) -> Result<zertz_arena::Models> {
-    let mut models = zertz_arena::Models::new();
-    for spec in specs {
-        if let Some(path) = spec.model() {
-            if models.0.contains_key(path) {
-                continue;
-            }
-            models.insert(path, load_evaluator(Path::new(path), board, device, searchers)?);
-        }
-    }
-    Ok(models)
-}
-
-/// Loads one network for `board` as an evaluator (see [`into_evaluator`]).
-fn load_evaluator(
-    path: &Path,
-    board: Board,
-    device: &DeviceArgs,
-    searchers: usize,
-) -> Result<std::sync::Arc<dyn zertz_search::Evaluator>> {
-    let model = zertz_model::Model::load(path, device.choice()?)?;
-    model.check_board(board)?;
-    Ok(into_evaluator(std::sync::Arc::new(model), device, searchers))
-}
-
-/// A loaded network as the evaluator of `searchers` search threads (0: one per core). On a GPU,
-/// one inference thread gathers the requests of every search thread into large batches. On the
-/// CPU, each search thread runs the network itself on its own batch (unless --shared-inference),
-/// with one libtorch thread when there are several searchers: the cores stay busy without OpenMP
-/// threads spinning against the search threads, which, with more busy threads than cores, slows
-/// everything down many times over (BENCHMARKS.md). A single searcher (`zertz play`) keeps
-/// libtorch's own threads.
-fn into_evaluator(
-    model: std::sync::Arc<zertz_model::Model>,
-    device: &DeviceArgs,
-    searchers: usize,
-) -> std::sync::Arc<dyn zertz_search::Evaluator> {
-    if model.device() == zertz_model::Device::Cpu && !device.shared_inference {
-        if searchers != 1 {
-            zertz_model::set_cpu_threads(1);
-        }
-        model
-    } else {
-        let threads = usize::from(device.inference_threads);
-        std::sync::Arc::new(model.batching(4096, std::time::Duration::from_micros(500), threads))
-    }
 }
 
 /// Where a position comes from: a start position, optionally followed by moves.
@@ -449,11 +403,12 @@ fn run_command(command: Command) -> Result<ExitCode> {
             check,
         } => {
             let overrides = SelfplayOverrides { games, threads, seed, check };
-            let evaluator = match &model {
-                Some(m) => EvaluatorChoice::Model(m, &device),
-                None => EvaluatorChoice::Builtin(&evaluator),
+            let guide = match model {
+                Some(path) => zertz_engine::Guide::Network { path, inference: device.inference()? },
+                None => zertz_engine::Guide::builtin(&evaluator)
+                    .map_err(|e| anyhow::anyhow!("{e}, or give --model"))?,
             };
-            run_selfplay(config.as_deref(), &out, evaluator, overrides, json)
+            run_selfplay(config.as_deref(), &out, &guide, overrides, json)
         }
         Command::Train { args } => run_train(&args),
         Command::Model(ModelCommand::Info { model, device }) => run_model_info(&model, &device),
@@ -711,37 +666,20 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
         json,
         opening_actions,
     } = *settings;
-    let out = out.as_deref();
-    use zertz_arena::PlayerSpec;
-    use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, run_match};
     let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
     };
-    let Some(board) = Board::from_rings(board) else {
-        bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
-    };
+    let board = zertz_engine::board(board).map_err(anyhow::Error::msg)?;
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
-    let a: PlayerSpec = a.parse().map_err(anyhow::Error::msg)?;
-    let b: PlayerSpec = b.parse().map_err(anyhow::Error::msg)?;
-    // The sizes are checked before any model loads or thread starts (also from a config file).
-    let max_threads = zertz_selfplay::config::MAX_THREADS;
-    if threads > max_threads {
-        bail!("threads must be at most {max_threads} (0: one per core), not {threads}");
-    }
-    if games > zertz_arena::matches::MAX_GAMES {
-        bail!("games must be at most {}, not {games}", zertz_arena::matches::MAX_GAMES);
-    }
-    let models = load_models(&[&a, &b], board, device, threads)?;
-    let config = MatchConfig {
-        a,
-        b,
+    let job = zertz_engine::MatchJob {
         games,
         variant: Variant::new(board, set),
         seed,
         threads,
-        max_actions: DEFAULT_MAX_ACTIONS,
-        models,
         opening_actions,
+        out: out.clone(),
+        inference: device.inference()?,
+        ..zertz_engine::MatchJob::new(a.clone(), b.clone())
     };
     let bar = if std::io::stderr().is_terminal() && games > 1 {
         indicatif::ProgressBar::new(games as u64).with_style(
@@ -751,58 +689,41 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let started = std::time::Instant::now();
-    let result = run_match(&config, &|_| bar.inc(1)).map_err(|e| match e {
-        MatchError::Player { .. } => failed(e),
-        MatchError::Settings(_) => e.into(),
-    })?;
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let result = zertz_engine::play_match(&job, &|_| bar.inc(1), &never).map_err(engine_error)?;
     bar.finish_and_clear();
-    let secs = started.elapsed().as_secs_f64();
-    if let Some(path) = out {
-        result
-            .write_records_to(path)
-            .with_context(|| format!("cannot write records to {}", path.display()))?;
-    }
-    let elo = result.elo();
     let mut stdout = std::io::stdout().lock();
     if json {
-        let line = serde_json::json!({
-            "a": result.a, "b": result.b, "games": result.games(), "board": board.rings(),
-            "blitz": blitz, "seed": seed, "wins": result.wins, "draws": result.draws,
-            "losses": result.losses, "score": result.score(), "elo": elo.diff,
-            "elo_low": elo.low, "elo_high": elo.high, "seconds": secs,
-        });
-        writeln!(stdout, "{line}")?;
+        writeln!(stdout, "{}", serde_json::to_string(&result)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let secs = result.seconds;
     writeln!(
         stdout,
         "{} vs {}: {} games on {}, seed {seed}, {secs:.1} s",
-        result.a,
-        result.b,
-        result.games(),
-        config.variant
+        result.a, result.b, result.games, job.variant
     )?;
     writeln!(
         stdout,
         "{}: {} wins, {} draws, {} losses (score {:.3})",
-        result.a,
-        result.wins,
-        result.draws,
-        result.losses,
-        result.score()
+        result.a, result.wins, result.draws, result.losses, result.score
     )?;
     writeln!(
         stdout,
         "Elo of {} over {}: {:+.0} ± {:.0} (95%: {:+.0} to {:+.0})",
         result.a,
         result.b,
-        elo.diff,
-        (elo.high - elo.low) / 2.0,
-        elo.low,
-        elo.high
+        result.elo,
+        (result.elo_high - result.elo_low) / 2.0,
+        result.elo_low,
+        result.elo_high
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// An engine error with its exit status: failures while working 1, refusals 2.
+fn engine_error(e: zertz_engine::EngineError) -> anyhow::Error {
+    if e.is_failure_while_working() { failed(e) } else { e.into() }
 }
 
 /// Command-line settings of `zertz selfplay` over its config file.
@@ -814,24 +735,16 @@ struct SelfplayOverrides {
     check: bool,
 }
 
-/// What guides self-play.
-#[derive(Clone, Copy)]
-enum EvaluatorChoice<'a> {
-    Builtin(&'a str),
-    Model(&'a Path, &'a DeviceArgs),
-}
-
 fn run_selfplay(
     config: Option<&Path>,
     out: &Path,
-    evaluator: EvaluatorChoice<'_>,
+    guide: &zertz_engine::Guide,
     overrides: SelfplayOverrides,
     json: bool,
 ) -> Result<ExitCode> {
-    use std::sync::Arc;
     use std::sync::atomic::Ordering;
     use zertz_selfplay::config::SelfPlayConfig;
-    use zertz_selfplay::driver::{Progress, SelfPlayError, run};
+    use zertz_selfplay::driver::Progress;
     let mut cfg = match config {
         Some(path) => {
             check_regular_file(path)?;
@@ -853,27 +766,10 @@ fn run_selfplay(
         println!("settings ok");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut model = None;
-    let eval: Box<dyn zertz_search::Evaluator> = match evaluator {
-        EvaluatorChoice::Builtin("uniform") => Box::new(zertz_search::UniformEvaluator),
-        EvaluatorChoice::Builtin("rollout") => Box::new(zertz_search::RolloutEvaluator::default()),
-        EvaluatorChoice::Builtin(other) => {
-            bail!("unknown evaluator {other:?}: use uniform or rollout, or give --model")
-        }
-        EvaluatorChoice::Model(path, device) => {
-            let m = zertz_model::Model::load(path, device.choice()?)?;
-            let board = Board::from_rings(cfg.board)
-                .with_context(|| format!("no {}-ring board", cfg.board))?;
-            m.check_board(board)?;
-            let m = Arc::new(m);
-            model = Some(m.clone());
-            Box::new(into_evaluator(m, device, cfg.threads))
-        }
-    };
     let progress = Progress::default();
     let started = std::time::Instant::now(); // for the progress bar's rate
     let summary = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| run(&cfg, eval.as_ref(), out, &progress));
+        let worker = scope.spawn(|| zertz_engine::selfplay(&cfg, guide, out, &progress));
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(cfg.games as u64).with_style(
                 indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}")
@@ -897,44 +793,17 @@ fn run_selfplay(
         // A panic of the worker is a bug: on to `main`, which reports it as an internal error.
         worker.join().unwrap_or_else(|payload| std::panic::resume_unwind(payload))
     })
-    .map_err(|e| match e {
-        // Failures while playing (a network that fails, a disk that fills) exit with status 1;
-        // settings and an output folder already in use are refused with status 2.
-        SelfPlayError::Eval(_) | SelfPlayError::Io { .. } | SelfPlayError::Stopped { .. } => {
-            failed(e)
-        }
-        other => other.into(),
-    })?;
-    drop(eval);
-    let mut summary = summary;
-    let secs = summary.seconds;
-    let network = model.as_ref().map(|m| m.stats());
-    let network_secs = network.map(|s| s.busy.as_secs_f64());
-    // On the CPU every worker runs the network itself: the share is the mean over the workers.
-    // Behind the inference threads (a GPU), it is the wall time with a forward pass running.
-    let per_worker = matches!((&model, evaluator), (Some(m), EvaluatorChoice::Model(_, d))
-        if m.device() == zertz_model::Device::Cpu && !d.shared_inference);
-    let lanes = if per_worker { summary.workers.max(1) } else { 1 };
-    let network_share = network.map(|s| {
-        let inside = if per_worker { s.busy } else { s.covered };
-        inside.as_secs_f64() / (secs * lanes as f64).max(1e-9)
-    });
-    summary.network_seconds = network_secs;
-    summary.network_share = network_share;
+    // Failures while playing (a network that fails, a disk that fills) exit with status 1;
+    // settings, models and an output folder already in use are refused with status 2.
+    .map_err(engine_error)?;
     if json {
         println!("{}", serde_json::to_string(&summary)?);
         return Ok(ExitCode::SUCCESS);
     }
-    if let (Some(s), Some(busy), Some(share)) = (network, network_secs, network_share) {
+    let secs = summary.seconds;
+    if let (Some(busy), Some(share)) = (summary.network_seconds, summary.network_share) {
         println!(
-            "network: {} positions in {} batches, {busy:.1} s in {} thread(s) over {secs:.1} s: \
-             {:.0}% of the time",
-            s.positions,
-            s.batches,
-            match evaluator {
-                EvaluatorChoice::Model(_, d) if !per_worker => usize::from(d.inference_threads),
-                _ => lanes,
-            },
+            "network: {busy:.1} s of forward passes over {secs:.1} s: {:.0}% of the time",
             100.0 * share
         );
     }
@@ -969,7 +838,13 @@ fn run_play(
     let Some(board) = Board::from_rings(board) else {
         bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
     };
-    let models = load_models(&[&spec], board, device, 1)?;
+    let mut models = zertz_arena::Models::new();
+    let inference = device.inference()?;
+    for (path, network) in
+        zertz_model::inference::load_networks(spec.model(), board, &inference, 1)?
+    {
+        models.insert(path, network.evaluator);
+    }
     let mut engine = spec.build(seed, &models).map_err(anyhow::Error::msg)?;
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let (you, them) =

@@ -15,6 +15,8 @@
 //! [`zertz_search::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference
 //! thread per device gathers the requests of every search thread into large batches.
 //!
+//! [`inference`] says how a loaded network serves the search threads of a job ([`Network`]).
+//!
 //! This is the only crate of the workspace that links libtorch (through `tch`).
 
 use std::fmt;
@@ -30,6 +32,10 @@ use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board};
 use zertz_search::batching::BatchingEvaluator;
 use zertz_search::{Batch, EvalError, Evaluator, Output};
+
+pub mod inference;
+
+pub use inference::{Inference, Network};
 
 /// The `format` field of every exported model's metadata.
 pub const MODEL_FORMAT: &str = "zertz-model";
@@ -495,6 +501,11 @@ impl Evaluator for Model {
 /// Sets the number of threads libtorch uses inside one operation on the CPU.
 pub fn set_cpu_threads(n: usize) {
     tch::set_num_threads(n.max(1) as i32);
+}
+
+/// The number of threads libtorch uses inside one operation on the CPU.
+pub fn cpu_threads() -> usize {
+    tch::get_num_threads().max(1) as usize
 }
 
 /// Whether a CUDA device is available to libtorch.

@@ -1,0 +1,315 @@
+//! The jobs of the engine, in one place for both of its fronts: the `zertz` program (`cli/`) and
+//! the Python module (`python/`). Each front turns its arguments into these types, calls a job,
+//! and shows the typed result its own way (a `--json` line, a Python dict).
+//!
+//! - [`selfplay`]: self-play guided by a built-in evaluator, an exported network or the caller's
+//!   own evaluator ([`Guide`]), with the network's figures filled into the [`Summary`].
+//! - [`play_match`]: a match between two player specs (`nn:MODEL` networks loaded once each),
+//!   its game records written, a [`MatchSummary`].
+//!
+//! Both honour a stop flag (Ctrl-C) and restore libtorch's CPU threads when they end, so that a
+//! training loop in the same process trains with its own.
+//!
+//! ```
+//! use std::sync::atomic::AtomicBool;
+//! use zertz_engine::{MatchJob, play_match};
+//! let job = MatchJob { games: 2, threads: 1, ..MatchJob::new("greedy", "random") };
+//! let summary = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap();
+//! assert_eq!((summary.games, summary.wins + summary.draws + summary.losses), (2, 2));
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use serde::Serialize;
+use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, GameRecord, MatchConfig, MatchError};
+use zertz_arena::{Models, PlayerSpec};
+use zertz_env::{Board, Variant};
+use zertz_model::{Inference, ModelError, Network};
+use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
+use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
+use zertz_selfplay::driver::{self, Progress, SelfPlayError, Summary};
+
+/// Why a job could not run or did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A network could not be loaded or failed to start.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Self-play settings that cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Self-play failed or was stopped.
+    #[error(transparent)]
+    SelfPlay(#[from] SelfPlayError),
+    /// A match could not be played, failed or was stopped.
+    #[error(transparent)]
+    Match(#[from] MatchError),
+    /// The game records of a match could not be written.
+    #[error("cannot write records to {}: {source}", path.display())]
+    Records {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl EngineError {
+    /// Whether the job failed while working (a network that fails, a disk that fills, a stop)
+    /// rather than being refused before it started (bad settings, a model that does not load).
+    pub fn is_failure_while_working(&self) -> bool {
+        matches!(
+            self,
+            EngineError::SelfPlay(
+                SelfPlayError::Eval(_) | SelfPlayError::Io { .. } | SelfPlayError::Stopped { .. }
+            ) | EngineError::Match(MatchError::Player { .. } | MatchError::Stopped { .. })
+                | EngineError::Records { .. }
+        )
+    }
+}
+
+/// Keeps libtorch's CPU thread count as it was when made, and sets it back when dropped: jobs
+/// set it to 1 for their search threads (see [`Network::new`]).
+#[derive(Debug)]
+struct CpuThreads(usize);
+
+impl CpuThreads {
+    fn keep() -> CpuThreads {
+        CpuThreads(zertz_model::cpu_threads())
+    }
+}
+
+impl Drop for CpuThreads {
+    fn drop(&mut self) {
+        zertz_model::set_cpu_threads(self.0);
+    }
+}
+
+// ------------------------------------------------------------------------------------ self-play
+
+/// What guides self-play.
+#[derive(Clone)]
+pub enum Guide {
+    /// Uniform priors and value 0 ([`UniformEvaluator`]: the search's cost alone).
+    Uniform,
+    /// Random playouts ([`RolloutEvaluator`]: classic MCTS; the search preset "rollout").
+    Rollout,
+    /// An exported network, loaded for the job.
+    Network {
+        /// The model file.
+        path: PathBuf,
+        /// Where and how it runs.
+        inference: Inference,
+    },
+    /// The caller's own evaluator (a Python callable).
+    Custom(Arc<dyn Evaluator>),
+}
+
+impl std::fmt::Debug for Guide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Guide::Uniform => f.write_str("Uniform"),
+            Guide::Rollout => f.write_str("Rollout"),
+            Guide::Network { path, inference } => {
+                f.debug_struct("Network").field("path", path).field("inference", inference).finish()
+            }
+            Guide::Custom(_) => f.write_str("Custom"),
+        }
+    }
+}
+
+impl Guide {
+    /// A built-in evaluator by name: `uniform` or `rollout`.
+    pub fn builtin(name: &str) -> Result<Guide, String> {
+        match name.trim() {
+            "uniform" => Ok(Guide::Uniform),
+            "rollout" => Ok(Guide::Rollout),
+            other => Err(format!("unknown evaluator {other:?}: use uniform or rollout")),
+        }
+    }
+}
+
+/// Plays self-play as `config` says into `out`, guided by `guide` (see [`driver::run`]: `out`
+/// must hold no self-play output yet). With a network, the summary carries its figures
+/// (`network_seconds`, `network_share`).
+pub fn selfplay(
+    config: &SelfPlayConfig,
+    guide: &Guide,
+    out: &Path,
+    progress: &Progress,
+) -> Result<Summary, EngineError> {
+    config.validate()?;
+    let _threads = CpuThreads::keep();
+    let network = match guide {
+        Guide::Network { path, inference } => {
+            Some(Network::load(path, config.variant().board, inference, config.threads)?)
+        }
+        _ => None,
+    };
+    let evaluator: Arc<dyn Evaluator> = match guide {
+        Guide::Uniform => Arc::new(UniformEvaluator),
+        Guide::Rollout => Arc::new(RolloutEvaluator::default()),
+        Guide::Network { .. } => network.as_ref().expect("loaded above").evaluator.clone(),
+        Guide::Custom(e) => e.clone(),
+    };
+    let mut summary = driver::run(config, evaluator.as_ref(), out, progress)?;
+    // Inference threads end with the evaluator: the figures then count every batch.
+    drop(evaluator);
+    if let Some(n) = &network {
+        let (seconds, share) = n.figures(summary.seconds, summary.workers);
+        summary.network_seconds = Some(seconds);
+        summary.network_share = Some(share);
+    }
+    Ok(summary)
+}
+
+// -------------------------------------------------------------------------------------- matches
+
+/// A match to play: two player specs and the settings of `zertz match`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchJob {
+    /// Player A (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS]`).
+    pub a: String,
+    /// Player B.
+    pub b: String,
+    /// Games (at most [`zertz_arena::matches::MAX_GAMES`]); the players alternate who starts.
+    pub games: usize,
+    /// Board and marble set.
+    pub variant: Variant,
+    /// Seed of the match.
+    pub seed: u64,
+    /// Worker threads (0: one per core; at most [`zertz_selfplay::config::MAX_THREADS`]).
+    pub threads: usize,
+    /// Actions after which an unfinished game is a draw.
+    pub max_actions: u32,
+    /// Random single actions that open each pair of games (for players without noise).
+    pub opening_actions: u32,
+    /// Where the games are written as JSON lines (created or replaced), if anywhere.
+    pub out: Option<PathBuf>,
+    /// Where and how the networks of `nn:` players run.
+    pub inference: Inference,
+}
+
+impl MatchJob {
+    /// `a` against `b` with the defaults of `zertz match` (100 games on 37 rings, seed 0).
+    pub fn new(a: impl Into<String>, b: impl Into<String>) -> MatchJob {
+        MatchJob {
+            a: a.into(),
+            b: b.into(),
+            games: 100,
+            variant: Variant::default(),
+            seed: 0,
+            threads: 0,
+            max_actions: DEFAULT_MAX_ACTIONS,
+            opening_actions: 0,
+            out: None,
+            inference: Inference::default(),
+        }
+    }
+}
+
+/// What a match gave: the `--json` line of `zertz match` and the dict of `zertz.match`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatchSummary {
+    /// Player A's name.
+    pub a: String,
+    /// Player B's name.
+    pub b: String,
+    /// Games played.
+    pub games: u32,
+    /// The board (rings).
+    pub board: usize,
+    /// Whether the blitz marble set was used.
+    pub blitz: bool,
+    /// The match's seed.
+    pub seed: u64,
+    /// A's wins.
+    pub wins: u32,
+    /// Draws.
+    pub draws: u32,
+    /// A's losses.
+    pub losses: u32,
+    /// A's mean score (wins 1, draws ½).
+    pub score: f64,
+    /// Elo of A over B.
+    pub elo: f64,
+    /// Low end of its 95% interval.
+    pub elo_low: f64,
+    /// High end of its 95% interval.
+    pub elo_high: f64,
+    /// Wall time, in seconds.
+    pub seconds: f64,
+    /// The file of the game records, if written.
+    pub out: Option<PathBuf>,
+}
+
+/// Plays `job`: checks the settings, loads each network once (on `job.inference`), plays the
+/// games on a thread pool (`on_game` hears of each as it ends) and writes the records. Setting
+/// `stop` ends it with [`MatchError::Stopped`].
+pub fn play_match(
+    job: &MatchJob,
+    on_game: &(dyn Fn(&GameRecord) + Sync),
+    stop: &AtomicBool,
+) -> Result<MatchSummary, EngineError> {
+    let settings = |e: String| EngineError::Match(MatchError::Settings(e));
+    let a: PlayerSpec = job.a.parse().map_err(settings)?;
+    let b: PlayerSpec = job.b.parse().map_err(settings)?;
+    let mut config = MatchConfig {
+        a,
+        b,
+        games: job.games,
+        variant: job.variant,
+        seed: job.seed,
+        threads: job.threads,
+        max_actions: job.max_actions,
+        models: Models::new(),
+        opening_actions: job.opening_actions,
+    };
+    // Sizes first: nothing loads or starts for a match that cannot be played.
+    zertz_arena::matches::check_sizes(&config)?;
+    let _threads = CpuThreads::keep();
+    let paths = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::model);
+    for (path, network) in zertz_model::inference::load_networks(
+        paths,
+        job.variant.board,
+        &job.inference,
+        job.threads,
+    )? {
+        config.models.insert(path, network.evaluator);
+    }
+    let started = Instant::now();
+    let result = zertz_arena::matches::run_match_until(&config, on_game, stop)?;
+    let seconds = started.elapsed().as_secs_f64();
+    if let Some(path) = &job.out {
+        result
+            .write_records_to(path)
+            .map_err(|source| EngineError::Records { path: path.clone(), source })?;
+    }
+    let elo = result.elo();
+    Ok(MatchSummary {
+        a: result.a.clone(),
+        b: result.b.clone(),
+        games: result.games(),
+        board: job.variant.board.rings(),
+        blitz: job.variant.marbles == zertz_env::MarbleSet::Blitz,
+        seed: job.seed,
+        wins: result.wins,
+        draws: result.draws,
+        losses: result.losses,
+        score: result.score(),
+        elo: elo.diff,
+        elo_low: elo.low,
+        elo_high: elo.high,
+        seconds,
+        out: job.out.clone(),
+    })
+}
+
+/// The board of `rings` rings, or an error naming the six.
+pub fn board(rings: usize) -> Result<Board, String> {
+    Board::from_rings(rings)
+        .ok_or_else(|| format!("no {rings}-ring board: choose 37, 40, 43, 44, 48 or 61"))
+}

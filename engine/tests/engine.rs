@@ -1,0 +1,101 @@
+//! The jobs of both fronts: self-play with each built-in guide, matches with records, stops and
+//! refusals.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use zertz_engine::{EngineError, Guide, MatchJob, play_match, selfplay};
+use zertz_search::Preset;
+use zertz_selfplay::config::SelfPlayConfig;
+use zertz_selfplay::driver::Progress;
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("zertz-engine-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn small() -> SelfPlayConfig {
+    SelfPlayConfig {
+        games: 2,
+        threads: 1,
+        games_per_worker: 2,
+        full_simulations: 8,
+        fast_simulations: 4,
+        max_actions: 60,
+        ..SelfPlayConfig::default()
+    }
+}
+
+#[test]
+fn selfplay_searches_with_the_preset_of_its_guide() {
+    for (guide, preset) in [(Guide::Rollout, Preset::Rollout), (Guide::Uniform, Preset::Default)] {
+        let dir = temp_dir(&format!("{guide:?}"));
+        let summary = selfplay(&small(), &guide, &dir, &Progress::default()).unwrap();
+        assert_eq!(summary.games, 2);
+        assert_eq!(summary.search, preset.config(), "{guide:?}");
+        assert_eq!((summary.network_seconds, summary.network_share), (None, None));
+        assert!(summary.actions > 0 && summary.seconds > 0.0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert!(Guide::builtin("network").unwrap_err().contains("uniform or rollout"));
+}
+
+#[test]
+fn a_missing_model_is_refused_before_anything_is_written() {
+    let dir = temp_dir("missing-model");
+    let guide = Guide::Network { path: "no-such-model.pt".into(), inference: Default::default() };
+    let e = selfplay(&small(), &guide, &dir, &Progress::default()).unwrap_err();
+    assert!(matches!(e, EngineError::Model(_)), "{e:?}");
+    assert!(!e.is_failure_while_working());
+    assert!(e.to_string().contains("no-such-model.pt"), "{e}");
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_match_writes_its_records_and_sums_up() {
+    let dir = temp_dir("match");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("games.jsonl");
+    let job = MatchJob {
+        games: 4,
+        threads: 2,
+        out: Some(out.clone()),
+        ..MatchJob::new("greedy", "random")
+    };
+    let heard = AtomicUsize::new(0);
+    let s = play_match(
+        &job,
+        &|_| {
+            heard.fetch_add(1, Ordering::Relaxed);
+        },
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(
+        (s.a.as_str(), s.b.as_str(), s.games, s.board, s.blitz),
+        ("greedy", "random", 4, 37, false)
+    );
+    assert_eq!(s.wins + s.draws + s.losses, 4);
+    assert!((s.score - (f64::from(s.wins) + 0.5 * f64::from(s.draws)) / 4.0).abs() < 1e-12);
+    assert!(s.elo_low <= s.elo && s.elo <= s.elo_high);
+    assert_eq!(heard.load(Ordering::Relaxed), 4);
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_stopped_match_and_bad_players_are_errors_of_their_kind() {
+    let job = MatchJob { games: 8, threads: 1, ..MatchJob::new("mcts:50", "random") };
+    let e = play_match(&job, &|_| {}, &AtomicBool::new(true)).unwrap_err();
+    assert!(e.is_failure_while_working(), "{e:?}");
+    assert!(e.to_string().contains("stopped"), "{e}");
+    for (a, needle) in [("alphazero", "alphazero"), ("nn:no-such.pt", "no-such.pt")] {
+        let job = MatchJob { games: 2, ..MatchJob::new(a, "random") };
+        let e = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap_err();
+        assert!(!e.is_failure_while_working(), "{a}: {e:?}");
+        assert!(e.to_string().contains(needle), "{a}: {e}");
+    }
+    let job = MatchJob { threads: 100_000, ..MatchJob::new("random", "random") };
+    let e = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap_err();
+    assert!(e.to_string().contains("threads"), "{e}");
+}

@@ -1,0 +1,145 @@
+//! How a loaded network serves the search threads of a job (self-play, a match), shared by the
+//! `zertz` program and the Python module so that both run networks the same way.
+//!
+//! On the CPU each search thread runs the network itself on its own batch, with one libtorch
+//! thread (BENCHMARKS.md: OpenMP threads spinning against the search threads cost far more than
+//! they give). On a GPU, and on the CPU with [`Inference::shared`], inference threads in front of
+//! the network merge the requests of every search thread into large batches
+//! ([`zertz_search::batching::BatchingEvaluator`]); several of them let one batch be merged and copied while the device
+//! runs another.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zertz_env::Board;
+use zertz_search::Evaluator;
+
+use crate::{Device, DeviceChoice, Model, ModelError, ModelStats};
+
+/// The most inference threads per shared network.
+pub const MAX_INFERENCE_THREADS: u16 = 64;
+/// The largest batch the inference threads merge.
+pub const MAX_MERGED_BATCH: usize = 4096;
+/// How long an inference thread waits for more requests before it runs a partial batch.
+pub const MERGE_WAIT: Duration = Duration::from_micros(500);
+
+/// Where and how a network runs (`--device`, `--shared-inference`, `--inference-threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inference {
+    /// The device.
+    pub device: DeviceChoice,
+    /// On the CPU too, run the network on shared inference threads (always so on a GPU).
+    pub shared: bool,
+    /// Inference threads per shared network, 1 to [`MAX_INFERENCE_THREADS`].
+    pub threads: u16,
+}
+
+impl Default for Inference {
+    fn default() -> Inference {
+        Inference { device: DeviceChoice::Auto, shared: false, threads: 4 }
+    }
+}
+
+impl Inference {
+    /// Checks the thread count.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        if (1..=MAX_INFERENCE_THREADS).contains(&self.threads) {
+            Ok(())
+        } else {
+            Err(ModelError::Device(format!(
+                "inference threads must be between 1 and {MAX_INFERENCE_THREADS}, not {}",
+                self.threads
+            )))
+        }
+    }
+}
+
+/// A network loaded for a job: the model (for its figures) and the evaluator the search threads
+/// call.
+#[derive(Clone)]
+pub struct Network {
+    /// The model.
+    pub model: Arc<Model>,
+    /// What the search threads call: the model itself, or inference threads in front of it.
+    pub evaluator: Arc<dyn Evaluator>,
+    /// Whether each search thread runs the model itself (on the CPU, not shared).
+    per_worker: bool,
+}
+
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("model", &self.model.path())
+            .field("per_worker", &self.per_worker)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Network {
+    /// Loads the model at `path` on `inference.device`, checks that it plays `board`, and puts
+    /// it in front of `searchers` search threads (0: one per core).
+    pub fn load(
+        path: &Path,
+        board: Board,
+        inference: &Inference,
+        searchers: usize,
+    ) -> Result<Network, ModelError> {
+        inference.validate()?;
+        let model = Model::load(path, inference.device)?;
+        model.check_board(board)?;
+        Ok(Network::new(Arc::new(model), inference, searchers))
+    }
+
+    /// `model` in front of `searchers` search threads (0: one per core). On the CPU without
+    /// sharing, libtorch gets one thread per operation when there are several searchers (see
+    /// [`crate::set_cpu_threads`]; callers that train in the same process restore theirs).
+    pub fn new(model: Arc<Model>, inference: &Inference, searchers: usize) -> Network {
+        let per_worker = model.device() == Device::Cpu && !inference.shared;
+        let evaluator: Arc<dyn Evaluator> = if per_worker {
+            if searchers != 1 {
+                crate::set_cpu_threads(1);
+            }
+            model.clone()
+        } else {
+            let threads = usize::from(inference.threads.max(1));
+            Arc::new(model.clone().batching(MAX_MERGED_BATCH, MERGE_WAIT, threads))
+        };
+        Network { model, evaluator, per_worker }
+    }
+
+    /// The model's figures so far.
+    pub fn stats(&self) -> ModelStats {
+        self.model.stats()
+    }
+
+    /// `(network_seconds, network_share)` of a job of `seconds` with `workers` search threads:
+    /// the time in forward passes summed over the threads that ran them, and the share of the
+    /// job's time with the network running: per worker on the CPU (each runs it itself), the wall
+    /// time with a forward pass running behind the inference threads.
+    pub fn figures(&self, seconds: f64, workers: usize) -> (f64, f64) {
+        let s = self.stats();
+        let lanes = if self.per_worker { workers.max(1) } else { 1 };
+        let inside = if self.per_worker { s.busy } else { s.covered };
+        (s.busy.as_secs_f64(), inside.as_secs_f64() / (seconds * lanes as f64).max(1e-9))
+    }
+}
+
+/// Networks by model path, for the `nn:MODEL` players of a match (each loaded once).
+pub fn load_networks<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+    board: Board,
+    inference: &Inference,
+    searchers: usize,
+) -> Result<Vec<(String, Network)>, ModelError> {
+    let mut out: Vec<(String, Network)> = Vec::new();
+    for path in paths {
+        if !out.iter().any(|(p, _)| p == path) {
+            out.push((
+                path.to_string(),
+                Network::load(Path::new(path), board, inference, searchers)?,
+            ));
+        }
+    }
+    Ok(out)
+}
