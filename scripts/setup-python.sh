@@ -32,7 +32,8 @@ if ! cmp -s "$requirements" "$stamp"; then
 fi
 
 echo "setup-python: building and installing zertz (maturin develop --release)"
-# maturin installs into the environment named by VIRTUAL_ENV.
-VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
+# maturin installs into the environment named by VIRTUAL_ENV; the native module links the
+# libtorch of .venv's torch (tch's LIBTORCH_USE_PYTORCH, found through .venv's python).
+VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" LIBTORCH_USE_PYTORCH=1 \
     "$venv/bin/maturin" develop --release --locked --quiet --manifest-path "$root/python/Cargo.toml"
 "$venv/bin/python" -c 'import zertz; print(f"setup-python: zertz {zertz.__version__} ready in .venv")'

@@ -46,7 +46,7 @@ impl MatchFileConfig {
     pub fn from_file(path: &Path) -> Result<MatchFileConfig, ConfigError> {
         let text = read_text(path)?;
         let config: MatchFileConfig =
-            toml::from_str(&text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+            toml::from_str(&text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
         if config.players.len() != 2 {
             return bad("players", format!("give two players, not {}", config.players.len()));

@@ -954,14 +954,9 @@ fn run_train(args: &[String]) -> Result<ExitCode> {
             venv.filter(|p| p.exists()).unwrap_or_else(|| PathBuf::from("python3"))
         }
     };
+    // The training loop runs the engine in its own process (the Python module), not this program.
     let mut command = std::process::Command::new(&python);
     command.args(["-m", "zertz", "train"]).args(args);
-    // The training's self-play and matches use this very program unless told otherwise.
-    if std::env::var_os("ZERTZ_BIN").is_none() {
-        if let Ok(exe) = std::env::current_exe() {
-            command.env("ZERTZ_BIN", exe);
-        }
-    }
     let status = command
         .status()
         .with_context(|| format!("cannot run {} (set ZERTZ_PYTHON)", python.display()))?;

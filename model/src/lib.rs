@@ -45,13 +45,13 @@ pub const MODEL_FORMAT_VERSION: u32 = 1;
 /// Why a model cannot be loaded or used.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    /// The file is missing or unreadable.
-    #[error("cannot read model {path}: {reason}")]
+    /// The file is missing, unreadable, or not a regular file.
+    #[error("cannot read model {}: {source}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// What went wrong.
-        reason: String,
+        source: std::io::Error,
     },
     /// The file is not a TorchScript file, or not one written by `zertz.export`.
     #[error("{path} is not an exported zertz model: {reason}")]
@@ -265,7 +265,7 @@ impl Model {
         let device = device.resolve()?;
         // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
         if let Err(e) = zertz_env::files::check_regular(&path) {
-            return Err(ModelError::Read { path, reason: e.to_string() });
+            return Err(ModelError::Read { path, source: e });
         }
         let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
         let mut module = CModule::load_on_device(&path, device)

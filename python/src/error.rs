@@ -8,6 +8,9 @@ use pyo3::exceptions::{
 };
 use zertz_env::sgf::{ReplayError, SgfError};
 use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
+use zertz_arena::matches::MatchError;
+use zertz_engine::EngineError;
+use zertz_model::ModelError;
 use zertz_search::EvalError;
 use zertz_search::SettingError;
 use zertz_selfplay::config::ConfigError;
@@ -109,6 +112,12 @@ pub enum Error {
     /// Self-play failed.
     #[error(transparent)]
     SelfPlay(#[from] SelfPlayError),
+    /// A network that cannot be loaded or run.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A match that cannot be played, failed or was stopped.
+    #[error(transparent)]
+    Match(#[from] MatchError),
     /// A panic of the engine, caught where the call returns to Python: a bug.
     #[error("internal error of zertz (a bug, please report it): {0}")]
     Internal(String),
@@ -116,6 +125,18 @@ pub enum Error {
     /// evaluator); passed on unchanged.
     #[error(transparent)]
     Python(#[from] PyErr),
+}
+
+impl From<EngineError> for Error {
+    fn from(e: EngineError) -> Error {
+        match e {
+            EngineError::Model(e) => Error::Model(e),
+            EngineError::Config(e) => Error::Config(e),
+            EngineError::SelfPlay(e) => Error::SelfPlay(e),
+            EngineError::Match(e) => Error::Match(e),
+            EngineError::Records { path, source } => Error::Io { path, source },
+        }
+    }
 }
 
 impl Error {
@@ -162,7 +183,11 @@ impl From<Error> for PyErr {
             Error::SelfPlay(SelfPlayError::OutputExists { .. }) => {
                 os_error(std::io::ErrorKind::AlreadyExists, message)
             }
-            Error::SelfPlay(SelfPlayError::Stopped { .. }) => PyKeyboardInterrupt::new_err(message),
+            Error::Model(ModelError::Read { source, .. }) => os_error(source.kind(), message),
+            Error::SelfPlay(SelfPlayError::Stopped { .. })
+            | Error::Match(MatchError::Stopped { .. }) => PyKeyboardInterrupt::new_err(message),
+            // A network that fails while a match is played: the work failed, not its settings.
+            Error::Match(MatchError::Player { .. }) => PyRuntimeError::new_err(message),
             Error::Env(zertz_vecenv::Error::Threads(_))
             | Error::SelfPlay(SelfPlayError::Threads(_))
             | Error::Internal(_) => PyRuntimeError::new_err(message),

@@ -13,8 +13,11 @@
 mod args;
 mod convert;
 mod error;
+mod evaluators;
 mod game;
+mod jobs;
 mod search;
+mod signals;
 mod svg;
 mod vecenv;
 
@@ -31,7 +34,9 @@ mod _zertz {
     #[pymodule_export]
     use crate::game::PyGame;
     #[pymodule_export]
-    use crate::search::{PyMcts, selfplay};
+    use crate::jobs::{parse_player, play_match, selfplay, selfplay_config};
+    #[pymodule_export]
+    use crate::search::PyMcts;
     #[pymodule_export]
     use crate::vecenv::PyVecEnv;
 

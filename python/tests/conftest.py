@@ -20,15 +20,18 @@ def games_dir() -> Path:
     return Path(os.environ.get("ZERTZ_GAMES", REPO.parent / "shared" / "games"))
 
 
+def zertz_bin() -> Path:
+    """The zertz program: ``$ZERTZ_BIN``, else the repository's ``target/release/zertz``."""
+    if env := os.environ.get("ZERTZ_BIN"):
+        return Path(env)
+    return REPO / "target" / "release" / "zertz"
+
+
 @pytest.fixture(scope="module")
 def program() -> Path:
-    """The zertz program (``$ZERTZ_BIN`` or target/release/zertz)."""
-    from zertz.training import zertz_bin  # imports torch: only for the tests that need it
-
-    try:
-        path = zertz_bin()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
+    """The zertz program (``$ZERTZ_BIN`` or target/release/zertz), for the tests of the
+    program itself."""
+    path = zertz_bin()
     if not path.is_file():
         pytest.skip(f"no zertz program at {path} (set ZERTZ_BIN)")
     return path

@@ -30,7 +30,8 @@ from zertz.nn import (
     non_finite,
     read_metadata,
 )
-from zertz.training import zertz_bin
+
+from conftest import zertz_bin
 
 TINY = NetConfig.preset("tiny")
 

@@ -17,8 +17,6 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-from zertz.training import zertz_bin
-
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "train.ipynb"
 TINY = REPO / "configs" / "train" / "tiny.toml"
@@ -50,10 +48,6 @@ def texts(nb: nbformat.NotebookNode) -> str:
 
 
 def test_notebook_trains_plots_and_plays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    try:
-        zertz_bin()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
     run = tmp_path / "run"
     monkeypatch.setenv("ZERTZ_NOTEBOOK_CONFIG", str(TINY))
     monkeypatch.setenv("ZERTZ_NOTEBOOK_RUN", str(run))

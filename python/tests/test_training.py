@@ -210,11 +210,18 @@ def test_unknown_network_key() -> None:
         parse_config("[network]\nchannels = 8\nfoo = 1\n")
 
 
-def test_unknown_selfplay_key_goes_to_the_engine(tmp_path: Path, program: Path) -> None:
+def test_unknown_selfplay_key_goes_to_the_engine(tmp_path: Path) -> None:
+    """The engine's own types check [selfplay] before the run folder takes the config."""
     cfg = parse_config(tiny_text().replace("[selfplay]\n", "[selfplay]\nfulll_simulations = 4\n"))
     assert cfg.selfplay.engine["fulll_simulations"] == 4
-    with pytest.raises(RuntimeError, match="fulll_simulations"):
+    with pytest.raises(
+        ValueError, match=r"\[selfplay\]: unknown field `fulll_simulations`, expected"
+    ):
         train(cfg, tmp_path, log=lambda _: None)
+    assert not (tmp_path / "config.toml").exists()
+    bad = parse_config(tiny_text().replace("[selfplay]\n", "[selfplay]\ntemperature = -1.0\n"))
+    with pytest.raises(ValueError, match=r"\[selfplay\]: temperature: must be"):
+        train(bad, tmp_path, log=lambda _: None)
 
 
 @pytest.mark.parametrize(
@@ -307,9 +314,11 @@ def test_warmup_plays_rollout_mcts_first(program: Path, tmp_path: Path) -> None:
     assert stats[0]["selfplay_network_share"] is None
     assert stats[1]["selfplay_network_share"] > 0
     assert stats[0]["step"] == cfg.train.steps and stats[1]["step"] == 2 * cfg.train.steps
-    warmup = (tmp_path / "warmup.toml").read_text()
-    for line in ["full_simulations = 24", "board = 37"]:
-        assert line in warmup
+    # The engine's settings of both: [warmup]'s simulations, the run's board.
+    run = Run(cfg, tmp_path)
+    assert run.warmup_settings["full_simulations"] == 24
+    assert run.warmup_settings["board"] == run.selfplay_settings["board"] == 37
+    assert run.selfplay_settings["full_simulations"] == cfg.selfplay.engine["full_simulations"]
     presets = zertz.search_presets()
     # Rollout self-play ran no network; the network's did.
     for i, rollout in [(0, True), (1, False)]:
@@ -327,7 +336,6 @@ def test_run_folder(run_a: Path, cfg: TrainConfig) -> None:
     found = files(run_a)
     for name in [
         "config.toml",
-        "selfplay.toml",
         "checkpoint.pt",
         "metrics.jsonl",
         "models/iter-0000.pt",
@@ -337,8 +345,6 @@ def test_run_folder(run_a: Path, cfg: TrainConfig) -> None:
     ]:
         assert name in found
     assert (run_a / "config.toml").read_text() == cfg.source
-    selfplay = (run_a / "selfplay.toml").read_text()
-    assert "board = 37" in selfplay and "full_simulations = 8" in selfplay
     for i in range(2):
         for c in range(cfg.selfplay.chunks):
             chunk = run_a / "shards" / f"iter-{i:04d}" / f"c{c}"
@@ -385,7 +391,7 @@ def test_metrics_and_checkpoint(run_a: Path, cfg: TrainConfig) -> None:
 def test_one_iteration(run_b: Resumed, cfg: TrainConfig) -> None:
     """The state of a run stopped after its first iteration."""
     found = run_b.files_after_first
-    for name in ["config.toml", "selfplay.toml", "checkpoint.pt", "metrics.jsonl"]:
+    for name in ["config.toml", "checkpoint.pt", "metrics.jsonl"]:
         assert name in found
     models = {name for name in found if name.startswith("models/")}
     assert models == {"models/iter-0000.pt", "models/iter-0001.pt", "models/best.pt"}
@@ -405,7 +411,7 @@ def test_a_finished_run_does_nothing(run_a: Path, cfg: TrainConfig) -> None:
     log: list[str] = []
     assert train(cfg, run_a, log=log.append) == []
     assert "all 2 iterations are done" in log[-1]
-    # Not a file written again, not even the engine's settings (selfplay.toml, warmup.toml).
+    # Not a file written again.
     assert stamps(run_a) == before
 
 

@@ -19,6 +19,10 @@ removed), ``b4xd6xf6`` (a capture chain; one hop ``b4xd6`` is a single action) o
 
 from typing import TYPE_CHECKING, Any
 
+# The native module links libtorch (the engine runs exported networks in-process): torch loads
+# it first, so that the process holds one libtorch, the installed torch's.
+import torch  # noqa: F401  (imported for its libtorch)
+
 from zertz._zertz import (
     BOARDS,
     ENCODING_VERSION,
@@ -27,10 +31,13 @@ from zertz._zertz import (
     VecEnv,
     __version__,
     action_space_size,
+    match,
     observation_shape,
+    parse_player,
     ring_cells,
     search_presets,
     selfplay,
+    selfplay_config,
     symmetry_count,
     symmetry_tables,
 )
@@ -43,8 +50,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # The training side needs torch (and matplotlib for plots): imported on first use, so that
-    # the rules engine, the environment and search work without them.
+    # The training side (networks, the loop, matplotlib for plots) is imported on first use, so
+    # that `import zertz` stays quick.
     if name == "export":
         from zertz.nn import export
 
@@ -70,11 +77,14 @@ __all__ = [
     "action_space_size",
     "export",
     "load_shards",
+    "match",
     "observation_shape",
+    "parse_player",
     "plot",
     "ring_cells",
     "search_presets",
     "selfplay",
+    "selfplay_config",
     "symmetry_count",
     "symmetry_tables",
     "train",

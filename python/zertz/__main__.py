@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "train":
             from zertz.plots import read_metrics
-            from zertz.training import final_table, load_config, train, zertz_bin
+            from zertz.training import final_table, load_config, train
 
             # A kill (SIGTERM) stops the run as Ctrl-C does.
             signal.signal(signal.SIGTERM, _interrupt)
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stopped: run the same command again to resume {run}")
                 return 130
             print(final_table(run))
-            print(f"\nplay against it: {zertz_bin()} play --model {run / 'models' / 'best.pt'}")
+            print(f"\nplay against it: zertz play --model {run / 'models' / 'best.pt'}")
         elif args.command == "export":
             from zertz.training import export_checkpoint
 

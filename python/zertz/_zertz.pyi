@@ -1,6 +1,6 @@
 """Native core of the ``zertz`` package (private: import ``zertz`` instead)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from os import PathLike
 from typing import Any, Final, Literal, SupportsIndex, final
 
@@ -15,10 +15,13 @@ __all__ = [
     "VecEnv",
     "__version__",
     "action_space_size",
+    "match",
     "observation_shape",
+    "parse_player",
     "ring_cells",
     "search_presets",
     "selfplay",
+    "selfplay_config",
     "symmetry_count",
     "symmetry_tables",
 ]
@@ -254,13 +257,63 @@ def selfplay(
     out: str | PathLike[str],
     evaluator: _Evaluator | str | None = None,
     *,
-    config: str | PathLike[str] | None = None,
+    model: str | PathLike[str] | None = None,
+    config: str | PathLike[str] | Mapping[str, Any] | None = None,
     games: int | None = None,
     threads: int | None = None,
     seed: int | None = None,
+    device: str = "auto",
+    shared_inference: bool = False,
+    inference_threads: int = 4,
 ) -> dict[str, Any]:
-    """Runs self-play, writing ``.npz`` shards and ``games-*.jsonl`` records into ``out``;
-    returns a summary dict. A folder that already holds self-play output raises
-    FileExistsError (nothing is replaced). Ctrl-C stops the workers after their round of
-    evaluations: the games finished by then are written whole, then ``KeyboardInterrupt`` is
-    raised."""
+    """Runs self-play in-process, writing ``.npz`` shards and ``games-*.jsonl`` records into
+    ``out``; returns the summary dict (the same as ``zertz selfplay --json``: games, results,
+    samples, shards, actions, evaluations, seconds, ``network_seconds`` and ``network_share``
+    with a model, the ``search`` settings used).
+
+    The games are guided by ``evaluator`` (``"uniform"``, ``"rollout"`` or a callable) or by the
+    exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``;
+    on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
+    ``inference_threads`` threads merge the workers' requests). ``config`` is a TOML file, a dict
+    of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
+    defaults); ``games``, ``threads`` and ``seed`` override it. A folder that already holds
+    self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
+    raises OSError, one that is not a zertz model or not for the board ValueError. Ctrl-C stops
+    the workers after their round of evaluations: the games finished by then are written whole,
+    then ``KeyboardInterrupt`` is raised."""
+
+def parse_player(spec: str) -> dict[str, Any]:
+    """A player spec (``"random"``, ``"greedy"``, ``"mcts:SIMS"``, ``"uniform:SIMS"``,
+    ``"nn:MODEL[:SIMS]"``) read by the engine's grammar: ``{"name": the canonical spec, "model":
+    the model file or None, "simulations": the count or None}``. Raises ValueError otherwise."""
+
+def selfplay_config(
+    config: str | PathLike[str] | Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The self-play settings ``config`` (a TOML file, a dict of the same keys, or None: the
+    defaults) as the engine reads them: every key, checked. Raises ValueError naming a key that
+    is unknown or out of range."""
+
+def match(
+    a: str,
+    b: str,
+    *,
+    games: int = 100,
+    board: int = 37,
+    blitz: bool = False,
+    seed: int = 0,
+    threads: int = 0,
+    out: str | PathLike[str] | None = None,
+    opening_actions: int = 0,
+    max_actions: int = 2000,
+    device: str = "auto",
+    shared_inference: bool = False,
+    inference_threads: int = 4,
+) -> dict[str, Any]:
+    """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
+    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS]"``), alternating who starts; returns
+    the summary dict (the same as ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of
+    ``a``, ``score``, ``elo`` with ``elo_low`` and ``elo_high`` (95%), ``seconds``). Networks run
+    on ``device``; each pair of games may open with ``opening_actions`` random actions. With
+    ``out``, every game is written there as a JSON line. A bad player spec raises ValueError, a
+    network that fails during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt``."""

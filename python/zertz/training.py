@@ -5,7 +5,6 @@ and the baselines.
 A run lives in one folder::
 
     RUN/config.toml            the run's settings (a copy; a resumed run must use the same ones)
-    RUN/selfplay.toml          the self-play settings handed to the engine
     RUN/shards/iter-0003/c1/   shards and records of one self-play chunk (complete folders only)
     RUN/checkpoint.pt          model, optimizer, step, iteration, RNG states, ladder (atomic)
     RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
@@ -17,14 +16,14 @@ Stopping at any moment (Ctrl-C, a kill) and starting the same command again resu
 checkpoint: the self-play chunks already finished are kept, and the training continues from the
 same step with the same random state.
 
-Self-play and evaluation run in the ``zertz`` program (``zertz selfplay --model``, ``zertz
-match``), which loads the exported network with libtorch; this module finds the program through
-``$ZERTZ_BIN``, the repository's ``target/release/zertz`` or ``PATH``.
+Self-play and evaluation run in the engine, in this process (``zertz.selfplay(model=...)``,
+``zertz.match``: the code of ``zertz selfplay`` and ``zertz match``), which loads the exported
+network with the libtorch of the installed torch; the ``[selfplay]`` settings are checked by the
+engine's own types (``zertz.selfplay_config``) before a run folder takes a config.
 """
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import fcntl
 import hashlib
@@ -34,9 +33,6 @@ import os
 import random
 import re
 import shutil
-import signal
-import subprocess
-import sys
 import time
 import tomllib
 import warnings
@@ -48,7 +44,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from zertz._zertz import BOARDS, action_space_size, symmetry_tables
+from zertz._zertz import (
+    BOARDS,
+    action_space_size,
+    parse_player,
+    selfplay,
+    selfplay_config,
+    symmetry_tables,
+)
+from zertz._zertz import match as engine_match
 from zertz.data import load_shards
 from zertz.nn import (
     NetConfig,
@@ -97,7 +101,7 @@ class SelfPlaySection:
     #: The games of an iteration are played in this many chunks; a finished chunk survives an
     #: interruption.
     chunks: int = 2
-    #: Settings of ``zertz selfplay`` (full_simulations, temperature, [search] ...).
+    #: The engine's self-play settings (full_simulations, temperature, [search] ...).
     engine: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -307,58 +311,6 @@ def load_config(path: str | os.PathLike[str]) -> TrainConfig:
         raise ValueError(f"{path}: {e}") from None
 
 
-# -------------------------------------------------------------------------------------- engine
-
-
-def zertz_bin() -> Path:
-    """The ``zertz`` program: ``$ZERTZ_BIN``, else the repository's ``target/release/zertz``,
-    else ``zertz`` on ``PATH``."""
-    if env := os.environ.get("ZERTZ_BIN"):
-        return Path(env)
-    repo = Path(__file__).resolve().parents[2] / "target" / "release" / "zertz"
-    if repo.exists():
-        return repo
-    if found := shutil.which("zertz"):
-        return Path(found)
-    raise FileNotFoundError(
-        "cannot find the zertz program: build it (cargo build --release --bin zertz, or "
-        "scripts/main.sh) or set ZERTZ_BIN"
-    )
-
-
-def _die_with_parent() -> None:
-    """In the engine's process before it starts (Linux): be killed when the training process
-    dies, however it dies, so that no engine goes on writing into a run folder."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def engine(*args: str | os.PathLike[str]) -> str:
-    """Runs the zertz program and returns its standard output; RuntimeError with its message
-    when it fails."""
-    cmd = [str(zertz_bin()), *map(str, args)]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-    )
-    try:
-        out, err = proc.communicate()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    if proc.returncode != 0:
-        code = proc.returncode
-        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-        raise RuntimeError(f"{' '.join(cmd)} failed ({how}): {err.strip() or out.strip()}")
-    return out
-
-
 # ----------------------------------------------------------------------------------- training
 
 
@@ -425,20 +377,15 @@ def _same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
     return core(saved) == core(cfg)
 
 
-_SPEC = re.compile(r"^(random|greedy|(mcts|uniform)(:[1-9][0-9]*)?|nn:.+)$")
-
-
 def _check_opponents(e: EvalSection) -> None:
+    """Every opponent is a player spec of the engine's grammar, and a network's file exists."""
     for opp in [*e.opponents, *e.final_opponents]:
-        if not _SPEC.match(opp.strip().lower()):
-            raise ValueError(
-                f"evaluate: unknown opponent {opp!r}: use random, greedy, mcts:SIMS, uniform:SIMS "
-                "or nn:MODEL[:SIMS]"
-            )
-        if opp.startswith("nn:"):
-            path = opp[3:].rsplit(":", 1)[0] if opp[3:].rsplit(":", 1)[-1].isdigit() else opp[3:]
-            if not Path(path).exists():
-                raise ValueError(f"evaluate: opponent {opp!r}: no model file {path}")
+        try:
+            model = parse_player(opp)["model"]
+        except ValueError as err:
+            raise ValueError(f"evaluate: unknown opponent {opp!r}: {err}") from None
+        if model is not None and not Path(model).exists():
+            raise ValueError(f"evaluate: opponent {opp!r}: no model file {model}")
 
 
 def _atomic_copy(src: Path, dst: Path) -> None:
@@ -602,9 +549,7 @@ class Run:
         self.device = _device(cfg.run.device)
         _check_opponents(cfg.evaluate)
         self.board = cfg.run.board
-        self._write_selfplay_config()
-        engine("selfplay", "--config", self.dir / "selfplay.toml", "--check")
-        engine("selfplay", "--config", self.dir / "warmup.toml", "--check")
+        self.selfplay_settings, self.warmup_settings = self._selfplay_settings()
         self.actions = action_space_size(self.board)
         torch.manual_seed(cfg.run.seed)
         self.net = ZertzNet(cfg.network, boards=[self.board]).to(self.device)
@@ -713,39 +658,29 @@ class Run:
 
     # ---------------------------------------------------------------------------- self-play
 
-    def _write_selfplay_config(self) -> None:
-        """RUN/selfplay.toml from [selfplay], and RUN/warmup.toml, the same with [warmup]'s
-        simulations. The warm-up plays with the rollout evaluator, which chooses the engine's
-        search preset "rollout" (a high c_puct and an optimistic first-play urgency, one leaf per
-        round: with uniform priors the network's settings hardly explore; BENCHMARKS.md, issue 4)
-        unless [selfplay.search] names a preset."""
-        engine = dict(self.cfg.selfplay.engine)
+    def _selfplay_settings(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The engine's self-play settings from [selfplay], and those of the warm-up: the same
+        with [warmup]'s simulations. Checked by the engine (ValueError naming a bad key). The
+        warm-up plays with the rollout evaluator, which chooses the engine's search preset
+        "rollout" (a high c_puct and an optimistic first-play urgency, one leaf per round: with
+        uniform priors the network's settings hardly explore; BENCHMARKS.md, issue 4) unless
+        [selfplay.search] names a preset."""
+        run = {"board": self.board, "blitz": self.cfg.run.blitz}
+        settings = {**self.cfg.selfplay.engine, **run}
         w = self.cfg.warmup
         warm = {
-            **engine,
+            **settings,
             "full_simulations": w.full_simulations,
             "fast_simulations": w.fast_simulations,
         }
-        for name, settings, what in (
-            ("selfplay.toml", engine, "[selfplay]"),
-            ("warmup.toml", warm, "[selfplay] and [warmup]"),
-        ):
-            lines = [
-                f"# Written by zertz.train from the run's {what} settings.",
-                f"board = {self.board}",
-                f"blitz = {str(self.cfg.run.blitz).lower()}",
-            ]
-            tables = {k: v for k, v in settings.items() if isinstance(v, dict)}
-            lines += [f"{k} = {json.dumps(v)}" for k, v in settings.items() if k not in tables]
-            # Every table under its own name ([search]); the engine refuses unknown ones.
-            for table_name, table in tables.items():
-                lines.append(f"[{table_name}]")
-                lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
-            text = "\n".join(lines) + "\n"
-            path = self.dir / name
-            # Written only when it changes: a finished run opened again touches nothing.
-            if not path.exists() or path.read_text() != text:
-                _atomic_write_text(path, text)
+        checked: list[dict[str, Any]] = []
+        for what, table in (("[selfplay]", settings), ("[selfplay] with [warmup]", warm)):
+            try:
+                selfplay_config(table)
+            except ValueError as e:
+                raise ValueError(f"{what}: {e}") from None
+            checked.append(table)
+        return checked[0], checked[1]
 
     def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
         """Plays the missing chunks of an iteration with the current self-play network (or, in
@@ -754,15 +689,17 @@ class Run:
         folder = self.dir / "shards" / f"iter-{iteration:04d}"
         folder.mkdir(exist_ok=True)
         warmup = iteration < self.cfg.warmup.iterations
-        player: list[str | os.PathLike[str]]
+        guide: dict[str, Any]
         if warmup:
-            player = ["--config", self.dir / "warmup.toml", "--evaluator", "rollout"]
+            guide = {"evaluator": "rollout", "config": self.warmup_settings}
             games = self.cfg.warmup.games
         else:
             # The network the checkpoint names (best.pt is only a convenience copy of it).
-            model = self.model_path(self.state.best)
-            player = ["--config", self.dir / "selfplay.toml", "--model", model]
-            player += ["--device", self.cfg.run.device]
+            guide = {
+                "model": self.model_path(self.state.best),
+                "config": self.selfplay_settings,
+                "device": self.cfg.run.device,
+            }
             games = self.cfg.selfplay.games
         chunks = self.cfg.selfplay.chunks
         totals: dict[str, float] = {}
@@ -778,18 +715,9 @@ class Run:
                     shutil.rmtree(old, ignore_errors=True)
                 tmp = folder / f".c{c}.{os.getpid()}.tmp"
                 seed = _seed(self.cfg.run.seed, iteration, c)
-                out = engine(
-                    "selfplay",
-                    *player,
-                    "--out",
-                    tmp,
-                    "--games",
-                    str(n),
-                    "--seed",
-                    str(seed),
-                    "--json",
-                )
-                summary = json.loads(out.strip().splitlines()[-1])
+                summary = selfplay(tmp, games=n, seed=seed, **guide)
+                # The shards by name: the folder is renamed below.
+                summary["shards"] = [Path(p).name for p in summary["shards"]]
                 (tmp / "summary.json").write_text(json.dumps(summary))
                 os.replace(tmp, done)
                 log(
@@ -890,28 +818,18 @@ class Run:
         opening: int = 0,
     ) -> dict[str, Any]:
         out = self.dir / "matches" / f"iter-{iteration:04d}-{tag}.jsonl"
-        result = engine(
-            "match",
-            "--player",
+        r: dict[str, Any] = engine_match(
             f"nn:{model}:{sims}",
-            "--player",
             opponent,
-            "--games",
-            str(games),
-            "--board",
-            str(self.board),
-            *(["--blitz"] if self.cfg.run.blitz else []),
-            "--seed",
-            str(self.cfg.run.seed + iteration),
-            "--device",
-            self.cfg.run.device,
-            "--out",
-            out,
-            "--opening-actions",
-            str(opening),
-            "--json",
+            games=games,
+            board=self.board,
+            blitz=self.cfg.run.blitz,
+            seed=self.cfg.run.seed + iteration,
+            device=self.cfg.run.device,
+            out=out,
+            opening_actions=opening,
         )
-        r: dict[str, Any] = json.loads(result.strip().splitlines()[-1])
+        r["out"] = str(out)
         return r
 
     def evaluate(self, iteration: int, final: bool, log: Callable[[str], None]) -> dict[str, Any]:

@@ -19,9 +19,10 @@ pub enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
-    /// Not valid TOML, an unknown key, or a value of the wrong type.
+    /// Not valid TOML (or JSON, from a Python dict), an unknown key, or a value of the wrong
+    /// type.
     #[error("{0}")]
-    Toml(String),
+    Parse(String),
     /// A value out of range.
     #[error("{key}: {reason}")]
     Value {
@@ -130,10 +131,23 @@ impl SelfPlayConfig {
         SelfPlayConfig::from_toml(&text)
     }
 
+    /// Parses JSON text (the same keys and tables as the TOML, from a Python dict) and checks
+    /// the values.
+    pub fn from_json(text: &str) -> Result<SelfPlayConfig, ConfigError> {
+        let config: SelfPlayConfig = serde_json::from_str(text).map_err(|e| {
+            // The position in the JSON text means nothing to whoever wrote the dict.
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or_default();
+            ConfigError::Parse(message.to_string())
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
     /// Parses TOML text and checks the values.
     pub fn from_toml(text: &str) -> Result<SelfPlayConfig, ConfigError> {
         let config: SelfPlayConfig =
-            toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+            toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         config.validate()?;
         Ok(config)
     }

@@ -1,0 +1,222 @@
+//! `zertz.selfplay`, `zertz.match` and `zertz.selfplay_config`: the engine's jobs in-process
+//! (`zertz-engine`, the same code as the `zertz` program), with exported networks, built-in
+//! evaluators or a Python callable. The work runs with the GIL released; Ctrl-C stops it between
+//! batches and raises `KeyboardInterrupt`.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat};
+use zertz_engine::{EngineError, Guide, MatchJob};
+use zertz_env::{MarbleSet, Variant};
+use zertz_model::{DeviceChoice, Inference};
+use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
+use zertz_selfplay::driver::{Progress, SelfPlayError};
+
+use crate::args::BoardArg;
+use crate::convert::to_python;
+use crate::error::Error;
+use crate::evaluators::guide;
+use crate::signals::run_detached;
+
+/// Self-play settings from a TOML file, a dict (the same keys and tables: `{"games": 8,
+/// "search": {"preset": "rollout"}}`) or None (the defaults), checked by the engine's own types.
+fn selfplay_settings(config: Option<&Bound<'_, PyAny>>) -> Result<SelfPlayConfig, Error> {
+    let Some(obj) = config.filter(|o| !o.is_none()) else {
+        return Ok(SelfPlayConfig::default());
+    };
+    if let Ok(table) = obj.cast::<PyDict>() {
+        if let Some(key) = non_finite(table.as_any(), "")? {
+            return Err(ConfigError::Value { key: "config", reason: format!("{key} is not finite") }
+                .into());
+        }
+        let text: String = obj.py().import("json")?.call_method1("dumps", (table,))?.extract()?;
+        return Ok(SelfPlayConfig::from_json(&text)?);
+    }
+    let path: PathBuf = obj.extract().map_err(|_| {
+        Error::Type(format!(
+            "config must be a path, a dict or None, not {}",
+            obj.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+        ))
+    })?;
+    Ok(SelfPlayConfig::from_file(&path)?)
+}
+
+/// The key path of the first NaN or infinite float in nested dicts (JSON has no way to say them).
+fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok((!f.value().is_finite()).then(|| at.to_string()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        for (k, v) in d.iter() {
+            let key = if at.is_empty() { k.str()?.to_string() } else { format!("{at}.{}", k.str()?) };
+            if let Some(found) = non_finite(&v, &key)? {
+                return Ok(Some(found));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Where and how networks run, from the keywords.
+fn inference(device: &str, shared_inference: bool, inference_threads: u16) -> Result<Inference, Error> {
+    let inference = Inference {
+        device: device.parse::<DeviceChoice>()?,
+        shared: shared_inference,
+        threads: inference_threads,
+    };
+    inference.validate()?;
+    Ok(inference)
+}
+
+/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS]`) read by the
+/// engine's grammar: `{"name": canonical spec, "model": the model file or None, "simulations":
+/// the count or None}`. Raises ValueError for anything else.
+#[pyfunction]
+pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDict>, Error> {
+    use zertz_arena::PlayerSpec;
+    let parsed: PlayerSpec = spec.parse().map_err(Error::Shape)?;
+    let d = PyDict::new(py);
+    d.set_item("name", parsed.to_string())?;
+    d.set_item("model", parsed.model())?;
+    let simulations = match &parsed {
+        PlayerSpec::Mcts(n) | PlayerSpec::Uniform(n) => Some(*n),
+        PlayerSpec::Neural { simulations, .. } => Some(*simulations),
+        PlayerSpec::Random | PlayerSpec::Greedy => None,
+    };
+    d.set_item("simulations", simulations)?;
+    Ok(d)
+}
+
+/// The self-play settings `config` (a TOML file, a dict of the same keys, or None: the defaults)
+/// as the engine reads them: a dict with every key, checked. Raises ValueError naming a key that
+/// is unknown or out of range.
+#[pyfunction]
+#[pyo3(signature = (config=None))]
+pub fn selfplay_config<'py>(
+    py: Python<'py>,
+    config: Option<&Bound<'py, PyAny>>,
+) -> Result<Bound<'py, PyAny>, Error> {
+    to_python(py, &selfplay_settings(config)?)
+}
+
+/// Runs self-play and writes shards (`.npz`, read with `zertz.load_shards`) and game records
+/// (`games-*.jsonl`) into `out`, a new or empty folder (one that holds self-play output is
+/// refused with `FileExistsError`: nothing is ever replaced); returns the summary dict.
+///
+/// The games are guided by `evaluator` ("uniform", "rollout" or a callable) or by the exported
+/// network `model` (on `device`: auto, cpu, cuda or cuda:N). `config` is a TOML file, a dict of
+/// the same keys or None (the defaults); `games`, `threads` and `seed` override it. Ctrl-C stops
+/// the workers after their round of evaluations; the games finished by then are written whole,
+/// and `KeyboardInterrupt` is raised.
+#[pyfunction]
+#[pyo3(signature = (out, evaluator=None, *, model=None, config=None, games=None, threads=None,
+                    seed=None, device="auto", shared_inference=false, inference_threads=4))]
+#[allow(clippy::too_many_arguments)]
+pub fn selfplay<'py>(
+    py: Python<'py>,
+    out: PathBuf,
+    evaluator: Option<&Bound<'py, PyAny>>,
+    model: Option<PathBuf>,
+    config: Option<&Bound<'py, PyAny>>,
+    games: Option<u32>,
+    threads: Option<usize>,
+    seed: Option<u64>,
+    device: &str,
+    shared_inference: bool,
+    inference_threads: u16,
+) -> Result<Bound<'py, PyDict>, Error> {
+    let mut cfg = selfplay_settings(config)?;
+    if let Some(g) = games {
+        cfg.games = g;
+    }
+    if let Some(t) = threads {
+        cfg.threads = t;
+    }
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    cfg.validate()?;
+    let (guide, raised) = match model {
+        Some(path) => {
+            if evaluator.is_some_and(|e| !e.is_none()) {
+                return Err(Error::Shape("give an evaluator or a model, not both".into()));
+            }
+            let inference = inference(device, shared_inference, inference_threads)?;
+            (Guide::Network { path, inference }, Default::default())
+        }
+        None => guide(evaluator)?,
+    };
+    let progress = Progress::default();
+    let (result, signal) = run_detached(py, &progress.stop, || {
+        Ok(zertz_engine::selfplay(&cfg, &guide, &out, &progress))
+    });
+    let summary = match result? {
+        Ok(summary) => summary,
+        Err(EngineError::SelfPlay(SelfPlayError::Stopped { .. })) if signal.is_some() => {
+            return Err(Error::Python(signal.expect("checked")));
+        }
+        Err(e) => return Err(raised.or(e)),
+    };
+    Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
+}
+
+/// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
+/// `nn:MODEL[:SIMS]`), alternating who starts, on `threads` worker threads (0: one per core);
+/// returns the summary dict (wins, draws and losses of `a`, score, Elo with its 95% interval).
+/// Networks run on `device`. With `out`, every game is written there as a JSON line. Ctrl-C stops
+/// it (`KeyboardInterrupt`).
+#[pyfunction(name = "match")]
+#[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
+                    seed=0, threads=0, out=None, opening_actions=0,
+                    max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device="auto",
+                    shared_inference=false, inference_threads=4),
+       text_signature = "(a, b, *, games=100, board=37, blitz=False, seed=0, threads=0, out=None, \
+                         opening_actions=0, max_actions=2000, device='auto', \
+                         shared_inference=False, inference_threads=4)")]
+#[allow(clippy::too_many_arguments)]
+pub fn play_match<'py>(
+    py: Python<'py>,
+    a: String,
+    b: String,
+    games: usize,
+    board: BoardArg,
+    blitz: bool,
+    seed: u64,
+    threads: usize,
+    out: Option<PathBuf>,
+    opening_actions: u32,
+    max_actions: u32,
+    device: &str,
+    shared_inference: bool,
+    inference_threads: u16,
+) -> Result<Bound<'py, PyDict>, Error> {
+    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+    let job = MatchJob {
+        games,
+        variant: Variant::new(board.0, set),
+        seed,
+        threads,
+        max_actions,
+        opening_actions,
+        out,
+        inference: inference(device, shared_inference, inference_threads)?,
+        ..MatchJob::new(a, b)
+    };
+    if max_actions == 0 {
+        return Err(Error::Shape("max_actions must be at least 1".into()));
+    }
+    let stop = AtomicBool::new(false);
+    let (result, signal) =
+        run_detached(py, &stop, || Ok(zertz_engine::play_match(&job, &|_| {}, &stop)));
+    match result? {
+        Ok(summary) => Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?),
+        Err(EngineError::Match(zertz_arena::matches::MatchError::Stopped { .. }))
+            if signal.is_some() && stop.load(Ordering::Relaxed) =>
+        {
+            Err(Error::Python(signal.expect("checked")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}

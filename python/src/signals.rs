@@ -1,0 +1,61 @@
+//! Ctrl-C in long calls: the work runs with the GIL released, and the thread that Python called
+//! from asks Python now and then whether a signal handler raised.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+
+use crate::error::{Error, guard};
+
+/// How often long calls look for a signal (Ctrl-C) while the GIL is released.
+pub(crate) const SIGNAL_CHECK: Duration = Duration::from_millis(20);
+
+/// Asks Python whether a signal handler raised (Ctrl-C: `KeyboardInterrupt`), at most once per
+/// [`SIGNAL_CHECK`]; keeps the exception. Called with the GIL released, from the thread that
+/// called in from Python (only the main thread runs signal handlers).
+#[derive(Debug)]
+pub(crate) struct Signals {
+    last: Instant,
+    pub(crate) raised: Option<PyErr>,
+}
+
+impl Signals {
+    pub(crate) fn new() -> Signals {
+        Signals { last: Instant::now(), raised: None }
+    }
+
+    /// Whether to stop: a handler raised, now or before.
+    pub(crate) fn raised(&mut self) -> bool {
+        if self.raised.is_none() && self.last.elapsed() >= SIGNAL_CHECK {
+            self.last = Instant::now();
+            self.raised = Python::attach(|py| py.check_signals().err());
+        }
+        self.raised.is_some()
+    }
+}
+
+
+/// Runs `job` on a thread of its own while this thread, which Python called from, waits with the
+/// GIL released and looks for a signal (Ctrl-C), setting `stop` when one comes. Returns the
+/// job's result (a panic becomes [`Error::Internal`]) and the signal's exception, if any.
+pub(crate) fn run_detached<T: Send>(
+    py: Python<'_>,
+    stop: &AtomicBool,
+    job: impl FnOnce() -> Result<T, Error> + Send,
+) -> (Result<T, Error>, Option<PyErr>) {
+    let mut signals = Signals::new();
+    let result = py.detach(|| {
+        std::thread::scope(|scope| {
+            let runner = scope.spawn(|| guard(job));
+            while !runner.is_finished() {
+                std::thread::sleep(SIGNAL_CHECK);
+                if signals.raised() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            runner.join().unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
+        })
+    });
+    (result, signals.raised.take())
+}

@@ -1,0 +1,178 @@
+"""The engine in-process: zertz.selfplay with exported networks, zertz.match, zertz.selfplay_config
+and zertz.parse_player; the same results as the zertz program, errors as the right exceptions,
+Ctrl-C, and torch's threads left as they were."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import zertz
+from zertz.nn import NetConfig, ZertzNet, export
+
+TINY = NetConfig.preset("tiny")
+SMALL_SELFPLAY = {
+    "games_per_worker": 2,
+    "full_simulations": 8,
+    "fast_simulations": 4,
+    "max_actions": 80,
+}
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("engine")
+    return export(ZertzNet(TINY, boards=[37, 61]).eval(), folder / "model.pt", boards=[37, 61])
+
+
+def test_selfplay_with_a_network_in_process(model: Path, tmp_path: Path) -> None:
+    summary = zertz.selfplay(
+        tmp_path / "run", model=model, config=SMALL_SELFPLAY, games=3, seed=5, device="cpu"
+    )
+    assert summary["games"] == 3 and summary["samples"] > 0
+    assert summary["network_seconds"] > 0 and 0 < summary["network_share"] <= 1.0
+    assert summary["search"] == zertz.search_presets()["default"]
+    data = zertz.load_shards(summary["shards"], zertz.action_space_size(37))
+    assert len(data["value"]) == summary["samples"]
+    # A board the network knows besides 37, and a dict with a [search] table.
+    config = {**SMALL_SELFPLAY, "board": 61, "search": {"preset": "network", "c_puct": 2.0}}
+    summary = zertz.selfplay(tmp_path / "r61", model=model, config=config, games=1, device="cpu")
+    assert summary["search"] == {**zertz.search_presets()["network"], "c_puct": 2.0}
+
+
+def test_selfplay_equals_the_program(model: Path, tmp_path: Path, program: Path) -> None:
+    """The same settings and seed give the same games in-process and in `zertz selfplay`."""
+    summary = zertz.selfplay(
+        tmp_path / "py", model=model, config=SMALL_SELFPLAY, games=2, seed=9, device="cpu"
+    )
+    config = tmp_path / "c.toml"
+    config.write_text("".join(f"{k} = {v}\n" for k, v in SMALL_SELFPLAY.items()))
+    out = subprocess.run(
+        [program, "selfplay", "--config", config, "--model", model, "--games", "2",
+         "--seed", "9", "--device", "cpu", "--out", tmp_path / "cli", "--json"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    line = json.loads(out.strip().splitlines()[-1])
+    for key in ("games", "samples", "actions", "evaluations", "first_wins", "second_wins"):
+        assert summary[key] == line[key], key
+    py = zertz.load_shards(summary["shards"], zertz.action_space_size(37))
+    cli = zertz.load_shards(line["shards"], zertz.action_space_size(37))
+    for key in ("planes", "policy", "value", "root_value"):
+        np.testing.assert_array_equal(py[key], cli[key], err_msg=key)
+
+
+def test_match_in_process_equals_the_program(model: Path, tmp_path: Path, program: Path) -> None:
+    out = tmp_path / "games.jsonl"
+    spec = f"nn:{model}:8"
+    result = zertz.match(spec, "random", games=4, threads=2, seed=3, device="cpu", out=out)
+    assert result["a"] == spec and result["b"] == "random" and result["games"] == 4
+    assert result["wins"] + result["draws"] + result["losses"] == 4
+    assert result["elo_low"] <= result["elo"] <= result["elo_high"]
+    assert len(out.read_text().splitlines()) == 4
+    line = subprocess.run(
+        [program, "match", "--player", spec, "--player", "random", "--games", "4",
+         "--threads", "2", "--seed", "3", "--device", "cpu", "--json"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    cli = json.loads(line.strip().splitlines()[-1])
+    assert set(cli) == set(result)
+    for key in ("wins", "draws", "losses", "score", "elo"):
+        assert cli[key] == result[key], key
+    # Built-in players need no network; 61 rings, blitz.
+    r = zertz.match("greedy", "random", games=2, board=61, blitz=True, threads=1)
+    assert (r["board"], r["blitz"], r["games"]) == (61, True, 2)
+
+
+def test_engine_errors_are_the_right_exceptions(model: Path, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"no-such\.pt"):
+        zertz.selfplay(tmp_path / "a", model=tmp_path / "no-such.pt", config=SMALL_SELFPLAY)
+    with pytest.raises(ValueError, match=r"37.*61|61.*37"):
+        zertz.selfplay(tmp_path / "b", model=model, config={**SMALL_SELFPLAY, "board": 48})
+    with pytest.raises(ValueError, match="an evaluator or a model, not both"):
+        zertz.selfplay(tmp_path / "c", "rollout", model=model)
+    with pytest.raises(ValueError, match="not a device"):
+        zertz.selfplay(tmp_path / "d", model=model, device="tpu")
+    with pytest.raises(ValueError, match="inference threads"):
+        zertz.selfplay(tmp_path / "d", model=model, inference_threads=0)
+    with pytest.raises(ValueError, match="alphazero"):
+        zertz.match("alphazero", "random")
+    with pytest.raises(FileNotFoundError, match=r"no-such\.pt"):
+        zertz.match(f"nn:{tmp_path / 'no-such.pt'}", "random", games=2)
+    with pytest.raises(ValueError, match="threads"):
+        zertz.match("random", "random", threads=100_000)
+    with pytest.raises(ValueError, match="max_actions"):
+        zertz.match("random", "random", max_actions=0)
+    for bad in ("b", "d"):
+        assert not (tmp_path / bad).exists()
+
+
+def test_a_nan_network_fails_a_match_with_a_runtime_error(model: Path, tmp_path: Path) -> None:
+    nan = torch.jit.load(str(model))  # type: ignore[no-untyped-call]
+    with torch.no_grad():
+        for p in nan.parameters():
+            p.fill_(math.nan)
+    path = tmp_path / "nan.pt"
+    torch.jit.save(nan, str(path))
+    with pytest.raises(RuntimeError, match=r"nan\.pt.*NaN/non-finite"):
+        zertz.match(f"nn:{path}:8", "random", games=2, threads=1, device="cpu")
+    with pytest.raises(ValueError, match=r"nan\.pt.*NaN/non-finite"):
+        zertz.selfplay(tmp_path / "sp", model=path, config=SMALL_SELFPLAY, games=1, device="cpu")
+
+
+def test_settings_come_from_the_engine(tmp_path: Path) -> None:
+    defaults = zertz.selfplay_config()
+    assert defaults["board"] == 37 and defaults["search"] == {}
+    settings = zertz.selfplay_config({"games": 8, "search": {"preset": "rollout"}})
+    assert settings["games"] == 8 and settings["search"] == {"preset": "rollout"}
+    path = tmp_path / "c.toml"
+    path.write_text("games = 5\n[search]\nc_puct = 2.0\n")
+    assert zertz.selfplay_config(path)["search"] == {"c_puct": 2.0}
+    with pytest.raises(ValueError, match="unknown field `gmaes`"):
+        zertz.selfplay_config({"gmaes": 8})
+    with pytest.raises(ValueError, match=r"search\.c_puct is not finite"):
+        zertz.selfplay_config({"search": {"c_puct": float("nan")}})
+    with pytest.raises(ValueError, match="full_simulations"):
+        zertz.selfplay_config({"full_simulations": 1})
+    with pytest.raises(TypeError, match="config must be a path, a dict or None"):
+        zertz.selfplay_config(3)  # type: ignore[arg-type]
+    assert zertz.parse_player(" MCTS:50 ") == {"name": "mcts:50", "model": None, "simulations": 50}
+    assert zertz.parse_player("nn:a:b/m.pt:7")["model"] == "a:b/m.pt"
+    assert zertz.parse_player("greedy")["simulations"] is None
+    with pytest.raises(ValueError, match="bad player"):
+        zertz.parse_player("mcts:0")
+
+
+def test_torch_threads_are_left_as_they_were(model: Path, tmp_path: Path) -> None:
+    """The engine runs each CPU worker's network with one libtorch thread; torch's own count (the
+    same libtorch) is back where it was afterwards, so training in the same process keeps it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        zertz.selfplay(tmp_path / "r", model=model, config=SMALL_SELFPLAY, games=2, threads=2,
+                       device="cpu")  # fmt: skip
+        assert torch.get_num_threads() == 2
+        zertz.match(f"nn:{model}:4", "random", games=2, threads=2, device="cpu")
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_ctrl_c_stops_a_match() -> None:
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        zertz.match("mcts:2000", "mcts:2000", games=10_000, threads=2)
+    timer.join()
+    assert time.monotonic() - started < 15
