@@ -15,8 +15,8 @@ pub struct MatchFileConfig {
     pub players: Vec<String>,
     /// Number of games; the players alternate who starts.
     pub games: usize,
-    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-    pub board: usize,
+    /// The board, by its number of rings (37, 40, 43, 44, 48 or 61; checked when read).
+    pub board: Board,
     /// Blitz marble set.
     pub blitz: bool,
     /// Seed of the match (players and games are seeded from it).
@@ -32,7 +32,7 @@ impl Default for MatchFileConfig {
         MatchFileConfig {
             players: vec!["greedy".into(), "random".into()],
             games: 100,
-            board: 37,
+            board: Board::R37,
             blitz: false,
             seed: 0,
             threads: 0,
@@ -55,9 +55,6 @@ impl MatchFileConfig {
             if let Err(e) = p.parse::<crate::players::PlayerSpec>() {
                 return bad("players", e);
             }
-        }
-        if Board::from_rings(config.board).is_none() {
-            return bad("board", "must be 37, 40, 43, 44, 48 or 61".into());
         }
         if config.threads > MAX_THREADS {
             return bad("threads", format!("must be at most {MAX_THREADS} (0: one per core)"));

@@ -130,8 +130,8 @@ enum Command {
         #[command(flatten)]
         device: DeviceArgs,
         /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-        #[arg(long, default_value_t = 37)]
-        board: usize,
+        #[arg(long, default_value_t = Board::R37)]
+        board: Board,
         /// Use the blitz marble set.
         #[arg(long)]
         blitz: bool,
@@ -159,7 +159,7 @@ enum Command {
         games: Option<usize>,
         /// Board size: 37, 40, 43, 44, 48 or 61 rings [default: 37].
         #[arg(long)]
-        board: Option<usize>,
+        board: Option<Board>,
         /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
         #[arg(long)]
         blitz: bool,
@@ -303,8 +303,8 @@ fn read_text_file(path: &Path) -> Result<String> {
 #[derive(Args, Debug)]
 struct PositionArgs {
     /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-    #[arg(long, default_value_t = 37)]
-    board: usize,
+    #[arg(long, default_value_t = Board::R37)]
+    board: Board,
     /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
     #[arg(long)]
     blitz: bool,
@@ -321,11 +321,8 @@ impl PositionArgs {
         let mut pos = match &self.position {
             Some(text) => Position::from_text(text).context("bad --position")?,
             None => {
-                let Some(board) = Board::from_rings(self.board) else {
-                    bail!("no {}-ring board: choose 37, 40, 43, 44, 48 or 61", self.board);
-                };
                 let set = if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
-                Position::new(Variant::new(board, set), Player::P0)
+                Position::new(Variant::new(self.board, set), Player::P0)
             }
         };
         for (i, text) in self.moves.split_whitespace().enumerate() {
@@ -645,7 +642,7 @@ fn run_replay(paths: &[PathBuf], json: bool) -> Result<ExitCode> {
 struct MatchSettings {
     players: Vec<String>,
     games: usize,
-    board: usize,
+    board: Board,
     blitz: bool,
     seed: u64,
     threads: usize,
@@ -669,7 +666,6 @@ fn run_match(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> 
     let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
     };
-    let board = zertz_engine::board(board).map_err(anyhow::Error::msg)?;
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let job = zertz_engine::MatchJob {
         games,
@@ -827,7 +823,7 @@ fn run_selfplay(
 fn run_play(
     opponent: &str,
     device: &DeviceArgs,
-    board: usize,
+    board: Board,
     blitz: bool,
     engine_first: bool,
     seed: u64,
@@ -835,9 +831,6 @@ fn run_play(
     use std::io::BufRead;
     use zertz_arena::players::PlayerSpec;
     let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
-    let Some(board) = Board::from_rings(board) else {
-        bail!("no {board}-ring board: choose 37, 40, 43, 44, 48 or 61");
-    };
     let mut models = zertz_arena::Models::new();
     let inference = device.inference()?;
     for (path, network) in

@@ -26,7 +26,7 @@ use std::time::Instant;
 use serde::Serialize;
 use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, GameRecord, MatchConfig, MatchError};
 use zertz_arena::{Models, PlayerSpec};
-use zertz_env::{Board, Variant};
+use zertz_env::Variant;
 use zertz_model::{Inference, ModelError, Network};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
@@ -306,10 +306,4 @@ pub fn play_match(
         seconds,
         out: job.out.clone(),
     })
-}
-
-/// The board of `rings` rings, or an error naming the six.
-pub fn board(rings: usize) -> Result<Board, String> {
-    Board::from_rings(rings)
-        .ok_or_else(|| format!("no {rings}-ring board: choose 37, 40, 43, 44, 48 or 61"))
 }

@@ -57,6 +57,11 @@ impl Board {
         })
     }
 
+    /// The shape with `n` rings, or an error naming the shapes there are.
+    pub fn parse_rings(n: u64) -> Result<Board, UnknownBoard> {
+        usize::try_from(n).ok().and_then(Board::from_rings).ok_or(UnknownBoard(n.to_string()))
+    }
+
     /// The precomputed geometry (names, neighbours) of the shape.
     #[inline]
     pub fn geometry(self) -> &'static Geometry {
@@ -64,9 +69,56 @@ impl Board {
     }
 }
 
+/// A board size that is not one of [`Board::ALL`]; it says which there are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownBoard(pub String);
+
+impl fmt::Display for UnknownBoard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no {}-ring board: choose ", self.0)?;
+        for (i, b) in Board::ALL.iter().enumerate() {
+            let sep = match i {
+                0 => "",
+                _ if i + 1 == Board::ALL.len() => " or ",
+                _ => ", ",
+            };
+            write!(f, "{sep}{}", b.rings())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownBoard {}
+
 impl fmt::Display for Board {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.rings())
+    }
+}
+
+/// `"37"`, `"61"`: a board by its number of rings.
+impl std::str::FromStr for Board {
+    type Err = UnknownBoard;
+
+    fn from_str(s: &str) -> Result<Board, UnknownBoard> {
+        let s = s.trim();
+        s.parse::<u64>().map_err(|_| UnknownBoard(s.to_string())).and_then(Board::parse_rings)
+    }
+}
+
+/// A board is written as its number of rings (`board = 48` in configs), and read back checked.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Board {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.rings() as u64)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Board {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Board, D::Error> {
+        let n = <u64 as serde::Deserialize>::deserialize(d)?;
+        Board::parse_rings(n).map_err(serde::de::Error::custom)
     }
 }
 
@@ -465,6 +517,19 @@ impl Iterator for Bits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boards_parse_by_rings_and_unknown_ones_name_the_shapes() {
+        for b in Board::ALL {
+            assert_eq!(b.to_string().parse::<Board>(), Ok(b));
+            assert_eq!(Board::parse_rings(b.rings() as u64), Ok(b));
+        }
+        assert_eq!(" 48 ".parse::<Board>(), Ok(Board::R48));
+        for bad in ["38", "0", "-1", "sixty", "99999999999999999999999"] {
+            let e = bad.parse::<Board>().unwrap_err().to_string();
+            assert_eq!(e, format!("no {bad}-ring board: choose 37, 40, 43, 44, 48 or 61"));
+        }
+    }
 
     #[test]
     fn ring_counts_match_the_shapes() {

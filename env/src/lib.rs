@@ -42,7 +42,7 @@ mod types;
 mod zobrist;
 
 pub use action_space::ActionSpace;
-pub use board::{Board, Direction, Geometry, MAX_COLUMNS, MAX_RINGS, Ring, RingName};
+pub use board::{Board, Direction, Geometry, MAX_COLUMNS, MAX_RINGS, Ring, RingName, UnknownBoard};
 pub use game::{Game, GameError};
 pub use moves::{Action, Chain, Hop, MAX_CHAIN, Move, Placement};
 pub use notation::{MoveError, ParseMoveError};

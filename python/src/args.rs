@@ -66,12 +66,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for BoardArg {
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> Result<BoardArg, Error> {
         match int(&obj, "board")? {
-            Ok(n) => usize::try_from(n)
-                .ok()
-                .and_then(Board::from_rings)
-                .map(BoardArg)
-                .ok_or_else(|| Error::UnknownBoard(n.to_string())),
-            Err(text) => Err(Error::UnknownBoard(text)),
+            Ok(n) => Ok(BoardArg(n.to_string().parse()?)),
+            Err(text) => Err(Error::UnknownBoard(zertz_env::UnknownBoard(text))),
         }
     }
 }

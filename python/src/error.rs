@@ -6,10 +6,10 @@ use pyo3::PyErr;
 use pyo3::exceptions::{
     PyIndexError, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError,
 };
-use zertz_env::sgf::{ReplayError, SgfError};
-use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
 use zertz_arena::matches::MatchError;
 use zertz_engine::EngineError;
+use zertz_env::sgf::{ReplayError, SgfError};
+use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
 use zertz_model::ModelError;
 use zertz_search::EvalError;
 use zertz_search::SettingError;
@@ -20,8 +20,8 @@ use zertz_selfplay::driver::SelfPlayError;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A board size that is not one of the six shapes.
-    #[error("unknown board size {0}: expected one of 37, 40, 43, 44, 48, 61 (rings)")]
-    UnknownBoard(String),
+    #[error(transparent)]
+    UnknownBoard(#[from] zertz_env::UnknownBoard),
     /// A player name that is not `P0` or `P1`.
     #[error("unknown player {0:?}: expected \"P0\" or \"P1\"")]
     UnknownPlayer(String),

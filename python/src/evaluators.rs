@@ -151,14 +151,14 @@ pub(crate) fn evaluator(
     Ok((Box::new(PyEvaluator { callable, raised: raised.clone() }), raised))
 }
 
-
 /// What guides self-play from Python: `None`/"uniform", "rollout", or a callable (see
 /// [`evaluator`]); with the slot where a callable's exception is kept.
 pub(crate) fn guide(arg: Option<&Bound<'_, PyAny>>) -> Result<(Guide, Raised), Error> {
     match arg.filter(|o| !o.is_none()).map(|o| o.extract::<String>()) {
         None => Ok((Guide::Uniform, Raised::default())),
         Some(Ok(name)) => {
-            let guide = Guide::builtin(&name).map_err(|e| Error::Shape(format!("{e}, or a callable")))?;
+            let guide =
+                Guide::builtin(&name).map_err(|e| Error::Shape(format!("{e}, or a callable")))?;
             Ok((guide, Raised::default()))
         }
         Some(Err(_)) => {

@@ -28,8 +28,11 @@ fn selfplay_settings(config: Option<&Bound<'_, PyAny>>) -> Result<SelfPlayConfig
     };
     if let Ok(table) = obj.cast::<PyDict>() {
         if let Some(key) = non_finite(table.as_any(), "")? {
-            return Err(ConfigError::Value { key: "config", reason: format!("{key} is not finite") }
-                .into());
+            return Err(ConfigError::Value {
+                key: "config",
+                reason: format!("{key} is not finite"),
+            }
+            .into());
         }
         let text: String = obj.py().import("json")?.call_method1("dumps", (table,))?.extract()?;
         return Ok(SelfPlayConfig::from_json(&text)?);
@@ -50,7 +53,8 @@ fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         for (k, v) in d.iter() {
-            let key = if at.is_empty() { k.str()?.to_string() } else { format!("{at}.{}", k.str()?) };
+            let key =
+                if at.is_empty() { k.str()?.to_string() } else { format!("{at}.{}", k.str()?) };
             if let Some(found) = non_finite(&v, &key)? {
                 return Ok(Some(found));
             }
@@ -60,7 +64,11 @@ fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
 }
 
 /// Where and how networks run, from the keywords.
-fn inference(device: &str, shared_inference: bool, inference_threads: u16) -> Result<Inference, Error> {
+fn inference(
+    device: &str,
+    shared_inference: bool,
+    inference_threads: u16,
+) -> Result<Inference, Error> {
     let inference = Inference {
         device: device.parse::<DeviceChoice>()?,
         shared: shared_inference,

@@ -45,9 +45,32 @@ mod _zertz {
     #[pymodule_export]
     const ENCODING_VERSION: u32 = encode::ENCODING_VERSION;
 
+    /// The `format` field of every exported model's metadata (`zertz.export`).
+    #[pymodule_export]
+    const MODEL_FORMAT: &str = zertz_model::MODEL_FORMAT;
+
+    /// The layout version of exported model files that this engine reads and `zertz.export`
+    /// writes.
+    #[pymodule_export]
+    const MODEL_FORMAT_VERSION: u32 = zertz_model::MODEL_FORMAT_VERSION;
+
+    /// The version of the shard format (`zertz.load_shards`) that this engine writes.
+    #[pymodule_export]
+    const SHARD_FORMAT_VERSION: i32 = zertz_selfplay::shard::SHARD_FORMAT_VERSION;
+
+    /// The arrays of a self-play shard, in order: `[{"name", "dtype" (numpy's descriptor),
+    /// "shape" (`S`: one entry per sample), "meaning"}]`.
+    #[pyfunction]
+    fn shard_schema(py: Python<'_>) -> Result<Bound<'_, PyAny>, crate::error::Error> {
+        crate::convert::to_python(py, &zertz_selfplay::shard::SHARD_ARRAYS)
+    }
+
     /// The board sizes, by number of rings.
     #[pymodule_export]
-    const BOARDS: (usize, usize, usize, usize, usize, usize) = (37, 40, 43, 44, 48, 61);
+    const BOARDS: (usize, usize, usize, usize, usize, usize) = {
+        let b = zertz_env::Board::ALL;
+        (b[0].rings(), b[1].rings(), b[2].rings(), b[3].rings(), b[4].rings(), b[5].rings())
+    };
 
     /// The named search presets and their settings: `{name: {setting: value}}` (`MCTS(preset=)`,
     /// `[search] preset` in self-play configs).

@@ -35,7 +35,6 @@ impl Signals {
     }
 }
 
-
 /// Runs `job` on a thread of its own while this thread, which Python called from, waits with the
 /// GIL released and looks for a signal (Ctrl-C), setting `stop` when one comes. Returns the
 /// job's result (a panic becomes [`Error::Internal`]) and the signal's exception, if any.

@@ -176,3 +176,17 @@ def test_ctrl_c_stops_a_match() -> None:
         zertz.match("mcts:2000", "mcts:2000", games=10_000, threads=2)
     timer.join()
     assert time.monotonic() - started < 15
+
+
+def test_shards_follow_the_engines_schema(tmp_path: Path) -> None:
+    """The arrays of a written shard are those of zertz.shard_schema(), names and dtypes, in
+    order; versions and formats come from the native module."""
+    summary = zertz.selfplay(tmp_path / "r", "rollout", config=SMALL_SELFPLAY, games=1)
+    schema = zertz.shard_schema()
+    with np.load(summary["shards"][0]) as shard:
+        assert shard.files == [a["name"] for a in schema]
+        for a in schema:
+            assert shard[a["name"]].dtype == np.dtype(a["dtype"]), a
+        assert int(shard["format_version"][0]) == zertz.SHARD_FORMAT_VERSION
+        assert int(shard["encoding_version"][0]) == zertz.ENCODING_VERSION
+    assert zertz.MODEL_FORMAT == "zertz-model" and zertz.MODEL_FORMAT_VERSION >= 1

@@ -15,10 +15,10 @@ from conftest import playout
 
 @pytest.mark.parametrize("board", [0, -1, 36, 38, 64, 10**30])
 def test_unknown_board(board: int) -> None:
-    with pytest.raises(ValueError, match=f"unknown board size {board}: expected one of 37"):
+    with pytest.raises(ValueError, match=f"no {board}-ring board: choose 37, 40, 43, 44, 48 or 61"):
         zertz.Game(board)
     for f in (zertz.action_space_size, zertz.observation_shape, zertz.symmetry_count):
-        with pytest.raises(ValueError, match="unknown board size"):
+        with pytest.raises(ValueError, match=f"no {board}-ring board"):
             f(board)
 
 

@@ -20,8 +20,6 @@ import torch
 
 import zertz
 from zertz.nn import (
-    MODEL_FORMAT,
-    MODEL_FORMAT_VERSION,
     NetConfig,
     NonFiniteError,
     ZertzNet,
@@ -239,8 +237,8 @@ def test_export_round_trip(tmp_path: Path, net_all: ZertzNet) -> None:
     path = export(net_all, tmp_path / "sub" / "model.pt", step=123, name="test-net")
     assert path == tmp_path / "sub" / "model.pt"
     meta = read_metadata(path)
-    assert meta["format"] == MODEL_FORMAT
-    assert meta["format_version"] == MODEL_FORMAT_VERSION
+    assert meta["format"] == zertz.MODEL_FORMAT
+    assert meta["format_version"] == zertz.MODEL_FORMAT_VERSION
     assert meta["encoding_version"] == zertz.ENCODING_VERSION
     assert meta["name"] == "test-net"
     assert meta["step"] == 123

@@ -104,7 +104,7 @@ def test_every_call_returns_new_arrays() -> None:
 
 
 def test_bad_input_raises_clear_errors() -> None:
-    with pytest.raises(ValueError, match="unknown board size 50"):
+    with pytest.raises(ValueError, match="no 50-ring board: choose 37"):
         zertz.VecEnv(2, 50)
     with pytest.raises(ValueError, match="num_envs must be between 1 and 1048576, not 0"):
         zertz.VecEnv(0)

@@ -11,6 +11,9 @@ __all__ = [
     "BOARDS",
     "ENCODING_VERSION",
     "MCTS",
+    "MODEL_FORMAT",
+    "MODEL_FORMAT_VERSION",
+    "SHARD_FORMAT_VERSION",
     "Game",
     "VecEnv",
     "__version__",
@@ -22,13 +25,21 @@ __all__ = [
     "search_presets",
     "selfplay",
     "selfplay_config",
+    "shard_schema",
     "symmetry_count",
     "symmetry_tables",
 ]
 
 __version__: Final[str]
 ENCODING_VERSION: Final[int]
+MODEL_FORMAT: Final[str]
+MODEL_FORMAT_VERSION: Final[int]
+SHARD_FORMAT_VERSION: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
+
+def shard_schema() -> list[dict[str, str]]:
+    """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),
+    "shape" ("S": one entry per sample), "meaning"}]``."""
 
 def search_presets() -> dict[str, dict[str, float | int | bool]]:
     """The named search presets and their settings: ``{name: {setting: value}}``

@@ -18,9 +18,19 @@ from os import PathLike
 import numpy as np
 import numpy.typing as npt
 
-from zertz._zertz import BOARDS, ENCODING_VERSION, action_space_size, observation_shape
+from zertz._zertz import (
+    BOARDS,
+    ENCODING_VERSION,
+    SHARD_FORMAT_VERSION,
+    action_space_size,
+    observation_shape,
+    shard_schema,
+)
 
-SHARD_FORMAT_VERSION = 1
+#: The arrays of a shard by name (the engine's schema: ``zertz.shard_schema()``).
+_SCHEMA = {a["name"]: a for a in shard_schema()}
+#: The arrays with one entry per sample, passed on as they are.
+_PER_SAMPLE = tuple(name for name, a in _SCHEMA.items() if a["shape"] == "[S]")
 
 
 def dense_policy(
@@ -63,9 +73,6 @@ def load_shards(
     return {key: np.concatenate(values) for key, values in parts.items()}
 
 
-_PER_SAMPLE = ("value", "root_value", "full_search", "game_id", "move_number", "to_play")
-
-
 def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArray[np.generic]]:
     """One shard's training arrays, checked (see ``load_shards``)."""
     if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block, a folder is no shard
@@ -103,8 +110,7 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
             f"a shard of the {board}-ring board has {action_space_size(board)} actions, "
             f"not {actions} (load shards of one board with zertz.action_space_size(board))"
         )
-    missing = {"planes", "globals", "legal_mask", "policy_offsets", "policy_index", "policy_prob"}
-    missing = (missing | set(_PER_SAMPLE)) - raw.keys()
+    missing = set(_SCHEMA) - raw.keys()
     if missing:
         raise bad(f"arrays {sorted(missing)} are missing")
     (c, h, w), g = observation_shape(board)

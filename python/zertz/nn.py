@@ -41,12 +41,17 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from zertz._zertz import BOARDS, ENCODING_VERSION, action_space_size, observation_shape, ring_cells
-
-#: Version of the exported file's layout (inputs, outputs, metadata); the engine checks it.
-MODEL_FORMAT_VERSION = 1
-#: The ``format`` field of the metadata of every exported model.
-MODEL_FORMAT = "zertz-model"
+# The engine's: the file format and version of exported models (inputs, outputs, metadata),
+# which the engine checks when it loads one.
+from zertz._zertz import (
+    BOARDS,
+    ENCODING_VERSION,
+    MODEL_FORMAT,
+    MODEL_FORMAT_VERSION,
+    action_space_size,
+    observation_shape,
+    ring_cells,
+)
 
 
 class NonFiniteError(ValueError):

@@ -62,8 +62,8 @@ pub const MAX_SHARD_SIZE: usize = 1 << 20;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SelfPlayConfig {
-    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-    pub board: usize,
+    /// The board, by its number of rings (37, 40, 43, 44, 48 or 61; checked when read).
+    pub board: Board,
     /// Blitz marble set (5/7/9) instead of the standard one.
     pub blitz: bool,
     /// Games to play.
@@ -103,7 +103,7 @@ pub struct SelfPlayConfig {
 impl Default for SelfPlayConfig {
     fn default() -> SelfPlayConfig {
         SelfPlayConfig {
-            board: 37,
+            board: Board::R37,
             blitz: false,
             games: 100,
             threads: 0,
@@ -154,16 +154,12 @@ impl SelfPlayConfig {
 
     /// The board and marble set.
     pub fn variant(&self) -> Variant {
-        let board = Board::from_rings(self.board).unwrap_or(Board::R37);
-        Variant::new(board, if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard })
+        Variant::new(self.board, if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard })
     }
 
     /// Checks every value's range (NaN and infinities are refused everywhere).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key, reason: &str| Err(ConfigError::Value { key, reason: reason.to_string() });
-        if Board::from_rings(self.board).is_none() {
-            return bad("board", "must be 37, 40, 43, 44, 48 or 61");
-        }
         if self.threads > MAX_THREADS {
             return bad("threads", "must be at most 1024 (0: every core)");
         }
@@ -226,7 +222,8 @@ mod tests {
         let err = SelfPlayConfig::from_toml("[search]\ncpuct = 1").unwrap_err().to_string();
         assert!(err.contains("cpuct"), "{err}");
         let err = SelfPlayConfig::from_toml("board = 38").unwrap_err().to_string();
-        assert!(err.starts_with("board:"), "{err}");
+        assert!(err.contains("no 38-ring board: choose 37, 40, 43, 44, 48 or 61"), "{err}");
+        assert_eq!(SelfPlayConfig::from_toml("board = 61").unwrap().board, Board::R61);
         assert!(SelfPlayConfig::from_toml("games = \"many\"").is_err());
         for bad in ["0.0", "-1.0", "nan", "inf"] {
             let text = format!("[search]\npolicy_temperature = {bad}");

@@ -5,27 +5,7 @@
 //! are evaluated together. Each game's randomness comes from the run seed and the game index, so a
 //! run is reproducible for a fixed thread count.
 //!
-//! # Shard format (version 1)
-//!
-//! `shard-WW-SSSSS.npz`, read with `numpy.load`; `S` samples, `A` actions, `[C, H, W]` planes:
-//!
-//! | array | shape | dtype | meaning |
-//! |---|---|---|---|
-//! | `format_version` | `[]`→`[1]` | int32 | 1 |
-//! | `encoding_version` | `[1]` | int32 | [`zertz_env::encode::ENCODING_VERSION`] |
-//! | `board` | `[1]` | int32 | rings of the board |
-//! | `planes` | `[S, C, H, W]` | uint8 | observation planes (all 0 or 1) |
-//! | `globals` | `[S, G]` | float32 | global features |
-//! | `legal_mask` | `[S, ceil(A / 8)]` | uint8 | legal actions, `numpy.unpackbits(..., axis=1, count=A, bitorder="little")` |
-//! | `policy_offsets` | `[S + 1]` | int64 | sample `i`'s policy entries are `policy_index[off[i]:off[i+1]]` |
-//! | `policy_index` | `[K]` | int32 | action indices with visits |
-//! | `policy_prob` | `[K]` | float32 | their visit shares (sum to 1 per sample) |
-//! | `value` | `[S]` | float32 | final result from the mover's perspective: 1, 0, -1 |
-//! | `full_search` | `[S]` | bool | the move had a full search (its policy is a training target) |
-//! | `root_value` | `[S]` | float32 | the search's value of the position |
-//! | `game_id` | `[S]` | int64 | game index in the run |
-//! | `move_number` | `[S]` | int32 | action number in the game (from 0) |
-//! | `to_play` | `[S]` | uint8 | 0 = P0, 1 = P1 |
+//! The shards' format is [`crate::shard`].
 
 use serde::Serialize;
 use std::io::Write;
@@ -39,12 +19,10 @@ use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64
 use crate::config::{ConfigError, SelfPlayConfig};
 use crate::npz::Npz;
 use crate::records::GameLine;
+use crate::shard::SHARD_FORMAT_VERSION;
 use zertz_search::SearchConfig;
 use zertz_search::evaluator::{EvalError, Evaluator};
 use zertz_search::mcts::{Finished, Scratch, Tree, search_interruptible};
-
-/// Version of the shard format.
-pub const SHARD_FORMAT_VERSION: i32 = 1;
 
 /// Self-play stopped.
 #[derive(Debug, thiserror::Error)]
@@ -222,6 +200,18 @@ impl ShardWriter {
         if self.buf.is_empty() {
             return Ok(());
         }
+        let npz = self.encode();
+        let path = self.dir.join(format!("shard-{:02}-{:05}.npz", self.worker, self.next));
+        npz.write_atomic(&path)
+            .map_err(|source| SelfPlayError::Io { path: path.clone(), source })?;
+        self.next += 1;
+        self.written.push(path);
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// The buffered samples as a shard (see [`crate::shard`]).
+    fn encode(&self) -> Npz {
         let n = self.buf.len();
         let mut npz = Npz::new();
         npz.add("format_version", &[1], &[SHARD_FORMAT_VERSION]);
@@ -261,13 +251,7 @@ impl ShardWriter {
         npz.add("move_number", &[n], &moves);
         let to_play: Vec<u8> = self.buf.iter().map(|(_, _, s)| s.to_play.index() as u8).collect();
         npz.add("to_play", &[n], &to_play);
-        let path = self.dir.join(format!("shard-{:02}-{:05}.npz", self.worker, self.next));
-        npz.write_atomic(&path)
-            .map_err(|source| SelfPlayError::Io { path: path.clone(), source })?;
-        self.next += 1;
-        self.written.push(path);
-        self.buf.clear();
-        Ok(())
+        npz
     }
 }
 
@@ -558,6 +542,41 @@ fn worker(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_hold_the_arrays_of_the_schema() {
+        let board = zertz_env::Board::R37;
+        let (shape, actions) = (Shape::of(board), ActionSpace::new(board).len());
+        let sample = || PendingSample {
+            planes: vec![1; shape.planes_len()],
+            globals: vec![0.5; GLOBALS],
+            mask: vec![0xff; actions.div_ceil(8)],
+            policy: vec![(3, 0.25), (7, 0.75)],
+            to_play: Player::P1,
+            full: true,
+            root_value: 0.1,
+            move_number: 4,
+        };
+        let mut w = ShardWriter {
+            dir: PathBuf::new(),
+            worker: 0,
+            next: 0,
+            shape,
+            actions,
+            board: 37,
+            size: 10,
+            buf: Vec::new(),
+            written: Vec::new(),
+        };
+        w.buf.push((0, 1.0, sample()));
+        w.buf.push((0, -1.0, sample()));
+        let npz = w.encode();
+        let written: Vec<(&str, &str)> =
+            npz.arrays().iter().map(|(n, d)| (n.as_str(), *d)).collect();
+        let schema: Vec<(&str, &str)> =
+            crate::shard::SHARD_ARRAYS.iter().map(|a| (a.name, a.dtype)).collect();
+        assert_eq!(written, schema);
+    }
 
     fn actions(n: usize) -> Vec<Action> {
         let pos = Position::new(zertz_env::Variant::default(), zertz_env::Player::P0);

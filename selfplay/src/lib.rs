@@ -3,7 +3,8 @@
 //!
 //! - [`config`]: [`config::SelfPlayConfig`], read from TOML; every key documented and checked.
 //! - [`driver`]: [`driver::run`] plays the games on worker threads and writes the output.
-//! - [`npz`]: the shard writer; [`records`]: game records (JSON lines, boardspace SGF).
+//! - [`shard`]: the format of the shards (the training data), [`npz`] their writer; [`records`]:
+//!   game records (JSON lines, boardspace SGF).
 //!
 //! The search itself is `zertz-search`; players and matches are `zertz-arena`.
 
@@ -11,3 +12,4 @@ pub mod config;
 pub mod driver;
 pub mod npz;
 pub mod records;
+pub mod shard;

@@ -86,6 +86,8 @@ fn crc32(data: &[u8]) -> u32 {
 #[derive(Debug, Default)]
 pub struct Npz {
     files: Vec<(String, Vec<u8>)>,
+    /// `(name, dtype descriptor)` of every array, in order.
+    arrays: Vec<(String, &'static str)>,
 }
 
 impl Npz {
@@ -97,6 +99,12 @@ impl Npz {
     /// Adds array `name` (read back as `data[name]`).
     pub fn add<T: NpyElement>(&mut self, name: &str, shape: &[usize], values: &[T]) {
         self.files.push((format!("{name}.npy"), npy(shape, values)));
+        self.arrays.push((name.to_string(), T::DESCR));
+    }
+
+    /// `(name, dtype descriptor)` of every array added, in order.
+    pub fn arrays(&self) -> &[(String, &'static str)] {
+        &self.arrays
     }
 
     /// The archive's bytes (zip, stored). Archives over 4 GiB are not supported.
