@@ -18,11 +18,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
-use serde::Serialize;
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
 use crate::players::{Models, Player, PlayerError, PlayerSpec};
 use zertz_selfplay::config::MAX_THREADS;
+pub use zertz_selfplay::records::End;
+use zertz_selfplay::records::GameRecord;
 
 /// Actions after which an unfinished game counts as a draw.
 pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
@@ -53,79 +54,35 @@ pub enum MatchError {
     },
 }
 
-/// How a game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum End {
-    /// A player won by the rules (a win set, or the last ring taken).
-    Win,
-    /// Both players passed in a row.
-    Draw,
-    /// A position occurred for the third time.
-    Repetition,
-    /// The game reached the action limit: a draw.
-    Limit,
-    /// A player chose an illegal action and lost.
-    Illegal,
-}
-
-/// One game of a match.
+/// One game of a match: its record (the typed record of every game, with the players' names)
+/// and what the match counts.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GameRecord {
-    /// Index of the game in its match.
-    pub game: usize,
-    /// Name of the player who moved first.
-    pub p0: String,
-    /// Name of the other player.
-    pub p1: String,
-    /// Whether player A of the match moved first.
+pub struct MatchGame {
+    /// The game's record (`game` is its index in the match).
+    pub record: GameRecord,
+    /// Whether player A of the match moved first (was P0).
     pub a_is_p0: bool,
-    /// Whole-turn moves in notation.
-    pub moves: Vec<String>,
     /// Single actions played.
     pub actions: u32,
-    /// The winner, `None` for a draw.
-    pub winner: Option<Side>,
-    /// How the game ended.
-    pub end: End,
 }
 
-#[derive(Serialize)]
-struct JsonLine<'a> {
-    game: usize,
-    p0: &'a str,
-    p1: &'a str,
-    moves: &'a [String],
-    winner: Option<&'static str>,
-    end: End,
-}
-
-impl GameRecord {
+impl MatchGame {
     /// Score of player A: 1 for a win, ½ for a draw, 0 for a loss.
     pub fn a_score(&self) -> f64 {
         let a = if self.a_is_p0 { Side::P0 } else { Side::P1 };
-        match self.winner {
+        match self.record.winner {
             Some(w) if w == a => 1.0,
             Some(_) => 0.0,
             None => 0.5,
         }
     }
 
-    /// The record as one JSON object:
-    /// `{"game": 0, "p0": "greedy", "p1": "random", "moves": [...], "winner": "P0", "end": "win"}`.
-    pub fn to_json(&self) -> String {
-        let line = JsonLine {
-            game: self.game,
-            p0: &self.p0,
-            p1: &self.p1,
-            moves: &self.moves,
-            winner: self.winner.map(|w| match w {
-                Side::P0 => "P0",
-                Side::P1 => "P1",
-            }),
-            end: self.end,
-        };
-        serde_json::to_string(&line).expect("a record serialises")
+    /// The name of the player who moved first (P0), and of the other.
+    pub fn names(&self) -> (&str, &str) {
+        match &self.record.players {
+            Some([p0, p1]) => (p0, p1),
+            None => ("", ""),
+        }
     }
 }
 
@@ -245,7 +202,7 @@ pub struct MatchResult {
     /// Games A lost.
     pub losses: u32,
     /// Every game, in index order.
-    pub records: Vec<GameRecord>,
+    pub records: Vec<MatchGame>,
 }
 
 impl MatchResult {
@@ -264,10 +221,10 @@ impl MatchResult {
         elo(self.wins, self.draws, self.losses)
     }
 
-    /// Writes every record as one JSON line (see [`GameRecord::to_json`]).
+    /// Writes every game's record as one JSON line (see [`GameRecord`]).
     pub fn write_records(&self, out: &mut impl Write) -> std::io::Result<()> {
         for r in &self.records {
-            writeln!(out, "{}", r.to_json())?;
+            writeln!(out, "{}", r.record.to_json())?;
         }
         Ok(())
     }
@@ -314,7 +271,7 @@ fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
 
 /// Plays one game of a match (see the module description); fails when a neural player's model is
 /// not in `config.models`, or when a player fails.
-pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, MatchError> {
+pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<MatchGame, MatchError> {
     let build = |spec: &PlayerSpec, side| {
         spec.build(player_seed(config.seed, game, side), &config.models)
             .map_err(MatchError::Settings)
@@ -335,18 +292,9 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<GameRecord, 
     }
     let played = play_game_from(p0.as_mut(), p1.as_mut(), start, opening, config.max_actions)
         .map_err(|error| MatchError::Player { game, error })?;
-    let start = played.game.start();
-    let moves = played.game.moves().iter().map(|m| start.move_to_string(m)).collect();
-    Ok(GameRecord {
-        game,
-        p0: p0_name,
-        p1: p1_name,
-        a_is_p0,
-        moves,
-        actions: played.actions,
-        winner: played.winner,
-        end: played.end,
-    })
+    let players = Some([p0_name, p1_name]);
+    let record = GameRecord::of_game(game as u64, &played.game, played.end, played.winner, players);
+    Ok(MatchGame { record, a_is_p0, actions: played.actions })
 }
 
 /// Checks the thread and game counts of a match against [`MAX_THREADS`] and [`MAX_GAMES`]
@@ -388,7 +336,7 @@ pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
 /// player that fails stops the match with [`MatchError::Player`].
 pub fn run_match(
     config: &MatchConfig,
-    on_game: &(dyn Fn(&GameRecord) + Sync),
+    on_game: &(dyn Fn(&MatchGame) + Sync),
 ) -> Result<MatchResult, MatchError> {
     run_match_until(config, on_game, &AtomicBool::new(false))
 }
@@ -397,7 +345,7 @@ pub fn run_match(
 /// [`MatchError::Stopped`] (a game under way still finishes its current decision first).
 pub fn run_match_until(
     config: &MatchConfig,
-    on_game: &(dyn Fn(&GameRecord) + Sync),
+    on_game: &(dyn Fn(&MatchGame) + Sync),
     stop: &AtomicBool,
 ) -> Result<MatchResult, MatchError> {
     check_match(config)?;
@@ -406,7 +354,7 @@ pub fn run_match_until(
         .num_threads(config.threads)
         .build()
         .map_err(|e| MatchError::Settings(format!("cannot start the thread pool: {e}")))?;
-    let records: Vec<GameRecord> = pool.install(|| {
+    let records: Vec<MatchGame> = pool.install(|| {
         (0..config.games)
             .into_par_iter()
             .with_max_len(1)

@@ -205,9 +205,10 @@ fn matches_are_reproducible_and_independent_of_threads() {
     assert_eq!(one.games(), 6);
     // A alternates between first and second player.
     for r in &one.records {
-        assert_eq!(r.a_is_p0, r.game % 2 == 0);
-        let (a, b) = if r.a_is_p0 { (&r.p0, &r.p1) } else { (&r.p1, &r.p0) };
-        assert_eq!((a.as_str(), b.as_str()), ("greedy", "mcts:30"));
+        assert_eq!(r.a_is_p0, r.record.game % 2 == 0);
+        let (p0, p1) = r.names();
+        let (a, b) = if r.a_is_p0 { (p0, p1) } else { (p1, p0) };
+        assert_eq!((a, b), ("greedy", "mcts:30"));
     }
     let other = play_match("greedy", "mcts:30", 6, v, 6, 2).unwrap();
     assert_ne!(one.records, other.records);
@@ -215,6 +216,7 @@ fn matches_are_reproducible_and_independent_of_threads() {
 
 #[test]
 fn records_are_json_lines_that_replay() {
+    use zertz_selfplay::records::GameRecord;
     let r = play_match("greedy", "random", 4, Variant::default(), 9, 2).unwrap();
     let path = std::env::temp_dir().join(format!("zertz-arena-{}.jsonl", std::process::id()));
     r.write_records_to(&path).unwrap();
@@ -226,7 +228,8 @@ fn records_are_json_lines_that_replay() {
     for (i, line) in lines.iter().enumerate() {
         assert_eq!(line["game"], i);
         let (p0, p1) = if i % 2 == 0 { ("greedy", "random") } else { ("random", "greedy") };
-        assert_eq!((line["p0"].as_str().unwrap(), line["p1"].as_str().unwrap()), (p0, p1));
+        assert_eq!(line["players"], serde_json::json!([p0, p1]));
+        assert_eq!((line["board"].as_u64(), line["blitz"].as_bool()), (Some(37), Some(false)));
         let mut game = Game::new(Variant::default(), Side::P0);
         for m in line["moves"].as_array().unwrap() {
             game.play_str(m.as_str().unwrap()).unwrap();
@@ -234,6 +237,10 @@ fn records_are_json_lines_that_replay() {
         let winner = game.outcome().and_then(|o| o.winner()).map(|w| w.to_string());
         assert_eq!(line["winner"].as_str().map(str::to_string), winner);
         assert_eq!(line["end"], "win");
+        // The typed record reads it back and replays it to the same game.
+        let record = GameRecord::from_json(text.lines().nth(i).unwrap()).unwrap();
+        assert_eq!(record, r.records[i].record);
+        assert_eq!(record.replay().unwrap().moves(), game.moves());
     }
 }
 
@@ -278,8 +285,8 @@ fn random_openings_are_shared_by_the_two_games_of_a_pair() {
     };
     let r = run_match(&config, &|_| {}).unwrap();
     let mut records = r.records.clone();
-    records.sort_by_key(|g| g.game);
-    let opening = |g: &zertz_arena::matches::GameRecord| g.moves[..3].to_vec();
+    records.sort_by_key(|g| g.record.game);
+    let opening = |g: &zertz_arena::matches::MatchGame| g.record.moves[..3].to_vec();
     for pair in records.chunks(2) {
         assert_eq!(opening(&pair[0]), opening(&pair[1]));
         assert!(pair[0].a_is_p0 != pair[1].a_is_p0);

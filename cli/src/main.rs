@@ -1017,31 +1017,9 @@ fn run_sgf(records: &Path, out: &Path) -> Result<ExitCode> {
     let (mut written, mut failed) = (0, 0);
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let result = (|| -> Result<String> {
-            let v: serde_json::Value = serde_json::from_str(line)?;
-            let board = v["board"].as_u64().unwrap_or(37) as usize;
-            let board = Board::from_rings(board).context("unknown board")?;
-            let set = if v["blitz"].as_bool() == Some(true) {
-                MarbleSet::Blitz
-            } else {
-                MarbleSet::Standard
-            };
-            let first = match v["first"].as_str().or(v["p0_first"].as_str()) {
-                Some("P1") => Player::P1,
-                _ => Player::P0,
-            };
-            let mut game = zertz_env::Game::new(Variant::new(board, set), first);
-            for m in v["moves"].as_array().context("no moves")? {
-                game.play_str(m.as_str().context("a move is not text")?)?;
-            }
-            let resigned_by = match (v["end"].as_str(), v["winner"].as_str()) {
-                (Some("resign"), Some("P0")) => Some(Player::P1),
-                (Some("resign"), Some("P1")) => Some(Player::P0),
-                _ => None,
-            };
-            let sgf =
-                zertz_selfplay::records::to_sgf(&game, resigned_by).map_err(anyhow::Error::msg)?;
-            let id = v["game"].as_u64().unwrap_or(i as u64);
-            let path = out.join(format!("{id}.sgf"));
+            let record = zertz_selfplay::records::GameRecord::from_json(line)?;
+            let sgf = record.to_sgf().map_err(anyhow::Error::msg)?;
+            let path = out.join(format!("{}.sgf", record.game));
             std::fs::write(&path, sgf)?;
             Ok(path.display().to_string())
         })();

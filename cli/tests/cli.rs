@@ -247,6 +247,38 @@ fn records_convert_to_sgf_that_replays() {
         assert_eq!(replayed["moves"], original["moves"]);
         assert_eq!(replayed["winner"], original["winner"]);
     }
+    // Every record names its board: a 48-ring match converts as such (it once fell back to 37).
+    let r48 = dir.join("m48.jsonl");
+    let o = zertz(&[
+        "match",
+        "--player",
+        "greedy",
+        "--player",
+        "random",
+        "--games",
+        "1",
+        "--board",
+        "48",
+        "--out",
+        r48.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sgf48 = dir.join("sgf48");
+    let o = zertz(&["sgf", r48.to_str().unwrap(), "--out", sgf48.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = zertz(&["replay", "--json", sgf48.to_str().unwrap()]);
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["board"], 48);
+    // A line that is not a record is named, and the others still convert.
+    let mixed = dir.join("mixed.jsonl");
+    let good = std::fs::read_to_string(&r48).unwrap();
+    std::fs::write(&mixed, format!("{{\"game\": 1, \"bord\": 37}}\n{good}")).unwrap();
+    let o =
+        zertz(&["sgf", mixed.to_str().unwrap(), "--out", dir.join("sgf-mixed").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("mixed.jsonl:1") && err.contains("bord"), "{err}");
+    assert!(stdout(&o).starts_with("1 SGF files written"), "{}", stdout(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

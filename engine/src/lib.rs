@@ -24,7 +24,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use serde::Serialize;
-use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, GameRecord, MatchConfig, MatchError};
+use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, MatchGame};
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::Variant;
 use zertz_model::{Inference, ModelError, Network};
@@ -251,7 +251,7 @@ pub struct MatchSummary {
 /// `stop` ends it with [`MatchError::Stopped`].
 pub fn play_match(
     job: &MatchJob,
-    on_game: &(dyn Fn(&GameRecord) + Sync),
+    on_game: &(dyn Fn(&MatchGame) + Sync),
     stop: &AtomicBool,
 ) -> Result<MatchSummary, EngineError> {
     let settings = |e: String| EngineError::Match(MatchError::Settings(e));

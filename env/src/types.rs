@@ -90,8 +90,10 @@ impl ByMarble<u8> {
     }
 }
 
-/// One of the two players. Boardspace records call them P0 and P1; either may move first.
+/// One of the two players. Boardspace records call them P0 and P1; either may move first. With
+/// the `serde` feature it is written `"P0"` or `"P1"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Player {
     /// The player labelled P0.
     P0,

@@ -78,6 +78,29 @@ fn inference(
     Ok(inference)
 }
 
+/// The game records of a file (`games-*.jsonl` of self-play, `zertz match --out`), one dict per
+/// line, each checked by the engine's record type and replayed: `{"game", "board", "blitz",
+/// "first", "players" (matches only), "moves", "winner", "end", "captures"}`. Raises ValueError
+/// naming the line that is not a record or does not replay, OSError for a file that cannot be
+/// read.
+#[pyfunction]
+pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, PyAny>, Error> {
+    use zertz_selfplay::records::GameRecord;
+    let io = |source| Error::Io { path: path.clone(), source };
+    zertz_env::files::check_regular(&path).map_err(io)?;
+    let text = std::fs::read_to_string(&path).map_err(io)?;
+    let mut records = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let bad = |e: zertz_selfplay::records::RecordError| {
+            Error::Shape(format!("{}:{}: {e}", path.display(), i + 1))
+        };
+        let record = GameRecord::from_json(line).map_err(bad)?;
+        record.replay().map_err(bad)?;
+        records.push(record);
+    }
+    to_python(py, &records)
+}
+
 /// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS]`) read by the
 /// engine's grammar: `{"name": canonical spec, "model": the model file or None, "simulations":
 /// the count or None}`. Raises ValueError for anything else.

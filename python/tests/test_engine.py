@@ -190,3 +190,39 @@ def test_shards_follow_the_engines_schema(tmp_path: Path) -> None:
         assert int(shard["format_version"][0]) == zertz.SHARD_FORMAT_VERSION
         assert int(shard["encoding_version"][0]) == zertz.ENCODING_VERSION
     assert zertz.MODEL_FORMAT == "zertz-model" and zertz.MODEL_FORMAT_VERSION >= 1
+
+
+def test_self_play_and_match_records_are_one_type(tmp_path: Path) -> None:
+    """Self-play and matches write the same typed record, with the board in every one; they load
+    checked and replay."""
+    sp = zertz.selfplay(tmp_path / "sp", "rollout", config={**SMALL_SELFPLAY, "board": 48}, games=2)
+    files = sorted((tmp_path / "sp").glob("games-*.jsonl"))
+    records = [r for f in files for r in zertz.load_records(f)]
+    assert len(records) == sp["games"] == 2
+    keys = {"game", "board", "blitz", "first", "moves", "winner", "end", "captures"}
+    for r in records:
+        assert set(r) == keys and r["board"] == 48
+        game = zertz.Game(48, first=r["first"])
+        for m in r["moves"]:
+            game.play(m)
+        assert r["end"] in {"win", "resign", "draw", "repetition", "limit"}
+    out = tmp_path / "m.jsonl"
+    zertz.match("greedy", "random", games=2, board=61, threads=1, out=out)
+    played = zertz.load_records(out)
+    assert [set(r) for r in played] == [keys | {"players"}] * 2
+    assert played[0]["players"] == ["greedy", "random"] and played[1]["players"] == [
+        "random",
+        "greedy",
+    ]
+    assert all(r["board"] == 61 for r in played)
+    # A line that is not a record, or does not replay, is named.
+    bad = tmp_path / "bad.jsonl"
+    lines = out.read_text().splitlines()
+    bad.write_text(lines[0] + "\n" + lines[1].replace('"moves":["', '"moves":["Wz9,a1","') + "\n")
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2: move 1 \(Wz9,a1\) cannot be played"):
+        zertz.load_records(bad)
+    bad.write_text('{"game": 0, "bord": 37}\n')
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1: not a game record: unknown field `bord`"):
+        zertz.load_records(bad)
+    with pytest.raises(FileNotFoundError):
+        zertz.load_records(tmp_path / "none.jsonl")

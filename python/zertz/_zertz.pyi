@@ -18,6 +18,7 @@ __all__ = [
     "VecEnv",
     "__version__",
     "action_space_size",
+    "load_records",
     "match",
     "observation_shape",
     "parse_player",
@@ -292,6 +293,12 @@ def selfplay(
     raises OSError, one that is not a zertz model or not for the board ValueError. Ctrl-C stops
     the workers after their round of evaluations: the games finished by then are written whole,
     then ``KeyboardInterrupt`` is raised."""
+
+def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
+    """The game records of a file (``games-*.jsonl`` of self-play, ``zertz match --out``, one
+    per line), each checked by the engine's record type and replayed: ``{"game", "board",
+    "blitz", "first", "players" (matches only), "moves", "winner", "end", "captures"}``.
+    Raises ValueError naming the line that is not a record or does not replay."""
 
 def parse_player(spec: str) -> dict[str, Any]:
     """A player spec (``"random"``, ``"greedy"``, ``"mcts:SIMS"``, ``"uniform:SIMS"``,

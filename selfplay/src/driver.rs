@@ -18,7 +18,7 @@ use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64
 
 use crate::config::{ConfigError, SelfPlayConfig};
 use crate::npz::Npz;
-use crate::records::GameLine;
+use crate::records::{End, GameRecord};
 use crate::shard::SHARD_FORMAT_VERSION;
 use zertz_search::SearchConfig;
 use zertz_search::evaluator::{EvalError, Evaluator};
@@ -513,8 +513,15 @@ fn worker(
                     summary.false_resignations += 1;
                 }
             }
-            let line = GameLine::new(s.id, &s.game, outcome, resign);
-            let mut text = serde_json::to_string(&line).expect("a game line serializes");
+            let end = match outcome {
+                None => End::Limit,
+                Some(_) if resign => End::Resign,
+                Some(Outcome::Draw) if s.game.is_repetition() => End::Repetition,
+                Some(Outcome::Draw) => End::Draw,
+                Some(Outcome::Win(_)) => End::Win,
+            };
+            let winner = outcome.and_then(|o| o.winner());
+            let mut text = GameRecord::of_game(s.id, &s.game, end, winner, None).to_json();
             text.push('\n');
             records.write_all(text.as_bytes()).map_err(io)?;
             for sample in s.samples {

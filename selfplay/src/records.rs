@@ -1,33 +1,85 @@
-//! Game records: JSON lines in the move notation, and boardspace-style SGF.
+//! Game records: one typed record ([`GameRecord`]) for self-play and matches, written as JSON
+//! lines in the move notation, and boardspace-style SGF.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zertz_env::sgf::Record;
-use zertz_env::{Board, Game, Marble, Move, Outcome, Player, Position};
+use zertz_env::{Board, Game, Marble, MarbleSet, Move, Player, Position, Variant};
 
-/// One finished game as a JSON line.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GameLine {
-    /// Game index in the run.
+/// How a recorded game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum End {
+    /// A player won by the rules (a win set of captures, or the last ring taken).
+    Win,
+    /// A player resigned (self-play's resignation).
+    Resign,
+    /// Both players passed in a row: a draw.
+    Draw,
+    /// A position occurred for the third time: a draw.
+    Repetition,
+    /// The game reached the action limit: a draw.
+    Limit,
+    /// A player chose an illegal action and lost (a broken player in a match).
+    Illegal,
+}
+
+/// One finished game, as self-play and matches write it (one JSON line each, `games-WW.jsonl`
+/// and `zertz match --out`), `zertz sgf` and `zertz.load_records` read it. Every record names its
+/// board and marble set and who moved first, so that its moves replay on their own
+/// ([`GameRecord::replay`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GameRecord {
+    /// Game index in its run or match.
     pub game: u64,
-    /// Board size.
-    pub board: usize,
+    /// The board (rings).
+    pub board: Board,
     /// Whether the blitz marble set was used.
     pub blitz: bool,
-    /// Who moved first, "P0" or "P1".
-    pub first: String,
-    /// Whole-turn moves in notation.
+    /// Who moved first.
+    pub first: Player,
+    /// The players' names, P0's and P1's (matches; none in self-play, where one search plays
+    /// both sides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub players: Option<[String; 2]>,
+    /// Whole-turn moves in notation, from the start position.
     pub moves: Vec<String>,
-    /// "P0", "P1" or null for a draw.
-    pub winner: Option<String>,
-    /// "capture", "resign", "draw" or "limit" (stopped at the action limit).
-    pub end: &'static str,
-    /// Captures per player as [white, grey, black].
+    /// The winner; none for a draw.
+    pub winner: Option<Player>,
+    /// How the game ended.
+    pub end: End,
+    /// Captures of P0 and P1 as `[white, grey, black]`.
     pub captures: [[u8; 3]; 2],
 }
 
-impl GameLine {
-    /// The line of a game that ended with `outcome` (`None`: stopped at the action limit).
-    pub fn new(id: u64, game: &Game, outcome: Option<Outcome>, resigned: bool) -> GameLine {
+/// A record whose moves do not replay, or that does not hold together.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// Not a record (bad JSON, an unknown or missing field, a value of the wrong type).
+    #[error("not a game record: {0}")]
+    Parse(String),
+    /// A move that cannot be played.
+    #[error("move {index} ({text}) cannot be played: {reason}")]
+    Move {
+        /// Its position in `moves`, from 1.
+        index: usize,
+        /// The move.
+        text: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl GameRecord {
+    /// The record of `game` (index `id`), which ended as `end` with `winner`, played by
+    /// `players` (P0's and P1's names) if named.
+    pub fn of_game(
+        id: u64,
+        game: &Game,
+        end: End,
+        winner: Option<Player>,
+        players: Option<[String; 2]>,
+    ) -> GameRecord {
         let start = game.start();
         let pos = game.position();
         let mut p = *start;
@@ -41,21 +93,52 @@ impl GameLine {
             })
             .collect();
         let caps = |pl: Player| Marble::ALL.map(|m| pos.captures(pl)[m]);
-        GameLine {
+        GameRecord {
             game: id,
-            board: start.board().rings(),
-            blitz: start.marble_set() == zertz_env::MarbleSet::Blitz,
-            first: start.turn().to_string(),
+            board: start.board(),
+            blitz: start.marble_set() == MarbleSet::Blitz,
+            first: start.turn(),
+            players,
             moves,
-            winner: outcome.and_then(|o| o.winner()).map(|p| p.to_string()),
-            end: match outcome {
-                None => "limit",
-                Some(_) if resigned => "resign",
-                Some(Outcome::Draw) => "draw",
-                Some(Outcome::Win(_)) => "capture",
-            },
+            winner,
+            end,
             captures: [caps(Player::P0), caps(Player::P1)],
         }
+    }
+
+    /// Reads one JSON line.
+    pub fn from_json(line: &str) -> Result<GameRecord, RecordError> {
+        serde_json::from_str(line).map_err(|e| RecordError::Parse(e.to_string()))
+    }
+
+    /// The record as one JSON line (without its newline).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a record serializes")
+    }
+
+    /// The game its moves replay to, from the start of its board and marble set.
+    pub fn replay(&self) -> Result<Game, RecordError> {
+        let set = if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+        let mut game = Game::new(Variant::new(self.board, set), self.first);
+        for (i, text) in self.moves.iter().enumerate() {
+            game.play_str(text).map_err(|e| RecordError::Move {
+                index: i + 1,
+                text: text.clone(),
+                reason: e.to_string(),
+            })?;
+        }
+        Ok(game)
+    }
+
+    /// The game in boardspace's SGF dialect (see [`to_sgf`]): its moves replayed, and the
+    /// resignation of the loser when it ended by one.
+    pub fn to_sgf(&self) -> Result<String, String> {
+        let game = self.replay().map_err(|e| e.to_string())?;
+        let resigned_by = match (self.end, self.winner) {
+            (End::Resign, Some(w)) => Some(!w),
+            _ => None,
+        };
+        to_sgf(&game, resigned_by)
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use zertz_env::sgf::Record;
 use zertz_selfplay::config::SelfPlayConfig;
+use zertz_selfplay::records::{End, GameRecord};
 
 use zertz_search::{RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::driver::{Progress, SelfPlayError, run};
@@ -55,17 +56,18 @@ fn a_run_writes_shards_and_records() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|x| x == "jsonl") {
             for line in std::fs::read_to_string(&path).unwrap().lines() {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                let mut game = zertz_env::Game::new(
-                    zertz_env::Variant::default(),
-                    if v["first"] == "P0" { zertz_env::Player::P0 } else { zertz_env::Player::P1 },
-                );
-                for m in v["moves"].as_array().unwrap() {
-                    game.play_str(m.as_str().unwrap()).unwrap();
+                // The typed record, which replays its moves on its own board.
+                let record = GameRecord::from_json(line).unwrap();
+                assert_eq!(record.board, zertz_env::Board::R37);
+                assert_eq!(record.players, None);
+                let game = record.replay().unwrap();
+                let pos = game.position();
+                for p in zertz_env::Player::ALL {
+                    let caps = zertz_env::Marble::ALL.map(|m| pos.captures(p)[m]);
+                    assert_eq!(record.captures[p.index()], caps);
                 }
-                if v["end"] == "capture" {
-                    let winner = game.outcome().and_then(|o| o.winner()).map(|p| p.to_string());
-                    assert_eq!(v["winner"].as_str().map(str::to_string), winner);
+                if record.end == End::Win {
+                    assert_eq!(record.winner, game.outcome().and_then(|o| o.winner()));
                 }
                 games += 1;
             }
