@@ -1,0 +1,128 @@
+//! What the commands share: device options, position options, counts with their maxima, files
+//! named by the user, and the exit status of errors.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use zertz_env::{Board, MarbleSet, Player, Position, Variant};
+
+/// Where networks run.
+#[derive(Args, Debug, Clone)]
+pub struct DeviceArgs {
+    /// Device of the networks: auto (CUDA when available), cpu, cuda or cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// On the CPU too, run the network on one inference thread that merges the requests of all
+    /// search threads (always so on a GPU). By default each CPU search thread runs it itself.
+    #[arg(long)]
+    shared_inference: bool,
+    /// Inference threads per network when one is shared (on a GPU, or with --shared-inference):
+    /// while one runs a batch, the next merges and copies its own.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    inference_threads: u16,
+}
+
+impl DeviceArgs {
+    pub fn choice(&self) -> Result<zertz_model::DeviceChoice> {
+        Ok(self.device.parse()?)
+    }
+
+    /// Where and how networks run.
+    pub fn inference(&self) -> Result<zertz_model::Inference> {
+        Ok(zertz_model::Inference {
+            device: self.choice()?,
+            shared: self.shared_inference,
+            threads: self.inference_threads,
+        })
+    }
+}
+
+/// `--threads`: a count of worker threads, 0 (one per core) to
+/// [`zertz_selfplay::config::MAX_THREADS`], refused before anything starts.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    let max = zertz_selfplay::config::MAX_THREADS;
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("must be a number of threads from 0 (one per core) to {max}")),
+    }
+}
+
+/// `match --games`: 0 to [`zertz_arena::matches::MAX_GAMES`].
+pub fn parse_match_games(s: &str) -> Result<usize, String> {
+    let max = zertz_arena::matches::MAX_GAMES;
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("must be a number of games from 0 to {max}")),
+    }
+}
+
+/// An error met while working (a network that fails during a match, a file that cannot be
+/// written), as opposed to bad arguments or settings: the program exits with status 1, not 2.
+#[derive(Debug)]
+pub struct Failed(anyhow::Error);
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+/// `e` as a [`Failed`] error (exit status 1).
+pub fn failed(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(Failed(e.into()))
+}
+
+/// Refuses a path that is not a regular file (after symbolic links) before anything opens it:
+/// opening a FIFO waits for a writer forever, and a device may never end.
+pub fn check_regular_file(path: &Path) -> Result<()> {
+    zertz_env::files::check_regular(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The text of a file named by the user: a regular file only (see [`check_regular_file`]).
+pub fn read_text_file(path: &Path) -> Result<String> {
+    check_regular_file(path)?;
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Where a position comes from: a start position, optionally followed by moves.
+#[derive(Args, Debug)]
+pub struct PositionArgs {
+    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
+    #[arg(long, default_value_t = Board::R37)]
+    board: Board,
+    /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
+    #[arg(long)]
+    blitz: bool,
+    /// Start from a position in the text format instead (board and marble set come from it).
+    #[arg(long, conflicts_with_all = ["board", "blitz"])]
+    position: Option<String>,
+    /// Moves to play first, in notation, separated by spaces: "Wd4,a1 b2xd4 ...".
+    #[arg(long, default_value = "")]
+    moves: String,
+}
+
+impl PositionArgs {
+    pub fn resolve(&self) -> Result<Position> {
+        let mut pos = match &self.position {
+            Some(text) => Position::from_text(text).context("bad --position")?,
+            None => {
+                let set = if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+                Position::new(Variant::new(self.board, set), Player::P0)
+            }
+        };
+        for (i, text) in self.moves.split_whitespace().enumerate() {
+            let m = pos
+                .parse_legal_move(text)
+                .with_context(|| format!("move {} ({text}) cannot be played", i + 1))?;
+            pos.play_unchecked(&m);
+        }
+        Ok(pos)
+    }
+}
+/// An engine error with its exit status: failures while working 1, refusals 2.
+pub fn engine_error(e: zertz_engine::EngineError) -> anyhow::Error {
+    if e.is_failure_while_working() { failed(e) } else { e.into() }
+}

@@ -1,0 +1,172 @@
+//! `zertz match`: a match between two players, its score and Elo difference.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use zertz_env::{Board, MarbleSet, Variant};
+
+use crate::common::{
+    DeviceArgs, check_regular_file, engine_error, parse_match_games, parse_threads,
+};
+
+/// The arguments of `zertz match`.
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    /// Settings file (see configs/match.toml); the options below override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// A player, twice: A then B.
+    #[arg(long = "player", num_args = 1, value_name = "SPEC")]
+    pub players: Vec<String>,
+    /// Number of games (at most 16777216) [default: 100].
+    #[arg(long, value_parser = parse_match_games)]
+    pub games: Option<usize>,
+    /// Board size: 37, 40, 43, 44, 48 or 61 rings [default: 37].
+    #[arg(long)]
+    pub board: Option<Board>,
+    /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
+    #[arg(long)]
+    pub blitz: bool,
+    /// Seed of the match (players and games are seeded from it) [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads (0: one per core; at most 1024) [default: 0].
+    #[arg(long, value_parser = parse_threads)]
+    pub threads: Option<usize>,
+    /// Write every game as a JSON line to this file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Play this many random single actions before the players take over (the same opening
+    /// for both games of a pair, A on each side once): varied games between deterministic
+    /// players.
+    #[arg(long, default_value_t = 0)]
+    pub opening_actions: u32,
+}
+
+/// Plays the match the options and the config file describe.
+pub fn run(args: MatchArgs) -> Result<ExitCode> {
+    let MatchArgs {
+        config,
+        players,
+        games,
+        board,
+        blitz,
+        seed,
+        threads,
+        out,
+        device,
+        json,
+        opening_actions,
+    } = args;
+    let file = match &config {
+        Some(path) => {
+            check_regular_file(path)?;
+            zertz_arena::config::MatchFileConfig::from_file(path)?
+        }
+        None => zertz_arena::config::MatchFileConfig::default(),
+    };
+    if players.is_empty() && config.is_none() {
+        bail!("give two players (--player A --player B) or --config FILE");
+    }
+    let players = if players.is_empty() { file.players } else { players };
+    let out = out.or(file.out);
+    let settings = MatchSettings {
+        players,
+        games: games.unwrap_or(file.games),
+        board: board.unwrap_or(file.board),
+        blitz: blitz || file.blitz,
+        seed: seed.unwrap_or(file.seed),
+        threads: threads.unwrap_or(file.threads),
+        out,
+        json,
+        opening_actions,
+    };
+    play(&settings, &device)
+}
+
+/// A match, from the command line over its config file.
+struct MatchSettings {
+    players: Vec<String>,
+    games: usize,
+    board: Board,
+    blitz: bool,
+    seed: u64,
+    threads: usize,
+    out: Option<PathBuf>,
+    json: bool,
+    opening_actions: u32,
+}
+
+fn play(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> {
+    let MatchSettings {
+        ref players,
+        games,
+        board,
+        blitz,
+        seed,
+        threads,
+        ref out,
+        json,
+        opening_actions,
+    } = *settings;
+    let [a, b] = players.as_slice() else {
+        bail!("give exactly two players (--player A --player B), not {}", players.len());
+    };
+    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+    let job = zertz_engine::MatchJob {
+        games,
+        variant: Variant::new(board, set),
+        seed,
+        threads,
+        opening_actions,
+        out: out.clone(),
+        inference: device.inference()?,
+        ..zertz_engine::MatchJob::new(a.clone(), b.clone())
+    };
+    let bar = if std::io::stderr().is_terminal() && games > 1 {
+        indicatif::ProgressBar::new(games as u64).with_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let result = zertz_engine::play_match(&job, &|_| bar.inc(1), &never).map_err(engine_error)?;
+    bar.finish_and_clear();
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string(&result)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let secs = result.seconds;
+    writeln!(
+        stdout,
+        "{} vs {}: {} games on {}, seed {seed}, {secs:.1} s",
+        result.a, result.b, result.games, job.variant
+    )?;
+    writeln!(
+        stdout,
+        "{}: {} wins, {} draws, {} losses (score {:.3})",
+        result.a, result.wins, result.draws, result.losses, result.score
+    )?;
+    writeln!(
+        stdout,
+        "Elo of {} over {}: {:+.0} ± {:.0} (95%: {:+.0} to {:+.0})",
+        result.a,
+        result.b,
+        result.elo,
+        (result.elo_high - result.elo_low) / 2.0,
+        result.elo_low,
+        result.elo_high
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,94 @@
+//! `zertz model`: exported networks' metadata, and their raw outputs on positions.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use zertz_env::Position;
+
+use crate::common::{DeviceArgs, failed, read_text_file};
+
+/// The subcommands of `zertz model`.
+#[derive(Subcommand, Debug)]
+pub enum ModelCommand {
+    /// Print a model's metadata (JSON) and the device it would run on.
+    Info {
+        /// The exported model file.
+        model: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
+    /// Run a model on positions (one per line, in the text format of `zertz show --verbose`)
+    /// and print one JSON object per position: the value and the logits of the whole action
+    /// space.
+    Eval {
+        /// The exported model file.
+        model: PathBuf,
+        /// File of positions, one per line.
+        #[arg(long)]
+        positions: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
+}
+
+/// Runs one subcommand.
+pub fn run(command: ModelCommand) -> Result<ExitCode> {
+    match command {
+        ModelCommand::Info { model, device } => info(&model, &device),
+        ModelCommand::Eval { model, positions, device } => eval(&model, &positions, &device),
+    }
+}
+
+/// `cpu` or `cuda:N`, as --device takes them.
+fn device_name(d: zertz_model::Device) -> String {
+    match d {
+        zertz_model::Device::Cuda(i) => format!("cuda:{i}"),
+        other => format!("{other:?}").to_ascii_lowercase(),
+    }
+}
+
+fn info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {
+    let model = zertz_model::Model::load(path, device.choice()?)?;
+    let m = model.metadata();
+    let info = serde_json::json!({
+        "path": path.display().to_string(), "device": device_name(model.device()),
+        "cuda_available": zertz_model::cuda_available(), "name": m.name, "boards": m.boards,
+        "encoding_version": m.encoding_version, "format_version": m.format_version,
+        "step": m.step, "action_space": m.action_space, "network": m.network,
+    });
+    println!("{}", serde_json::to_string_pretty(&info)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn eval(path: &Path, positions: &Path, device: &DeviceArgs) -> Result<ExitCode> {
+    use zertz_env::ActionSpace;
+    use zertz_env::encode::{GLOBALS, Shape};
+    let text = read_text_file(positions)?;
+    let model = zertz_model::Model::load(path, device.choice()?)?;
+    let mut stdout = std::io::stdout().lock();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let pos = Position::from_text(line.trim())
+            .with_context(|| format!("{} line {}", positions.display(), i + 1))?;
+        let board = pos.board();
+        let shape = Shape::of(board);
+        let (mut planes, mut globals) = (vec![0.0; shape.planes_len()], vec![0.0; GLOBALS]);
+        pos.encode(&mut planes, &mut globals);
+        let mut logits = vec![0.0; ActionSpace::new(board).len()];
+        let mut mask = vec![false; logits.len()];
+        pos.legal_action_mask(&mut mask);
+        let mut value = [0.0];
+        model.forward_masked(board, &planes, &globals, &mask, &mut logits, &mut value).map_err(
+            |e| match e {
+                // The network itself failed: status 1 (a board it was not trained for: 2).
+                zertz_model::ModelError::Forward { .. }
+                | zertz_model::ModelError::NonFinite { .. } => failed(e),
+                other => other.into(),
+            },
+        )?;
+        writeln!(stdout, "{}", serde_json::json!({ "value": value[0], "logits": logits }))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
