@@ -187,7 +187,7 @@ def test_a_failure_after_the_checks_leaves_no_config(
 
     cfg = parse_config(tiny_text())
     with monkeypatch.context() as m:
-        m.setattr(zertz.training, "ZertzNet", broken)
+        m.setattr(zertz.training.loop, "ZertzNet", broken)
         with pytest.raises(RuntimeError, match="cannot allocate"):
             zertz.training.Run(cfg, tmp_path)
     assert not (tmp_path / "config.toml").exists()

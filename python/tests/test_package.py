@@ -15,7 +15,7 @@ def test_public_names() -> None:
     python_side = {
         "load_shards": "zertz.data",
         "export": "zertz.nn",
-        "train": "zertz.training",
+        "train": "zertz.training.loop",
         "plot": "zertz.plots",
     }
     for name in zertz.__all__:

@@ -1,0 +1,67 @@
+"""The AlphaZero training loop: self-play in Rust with the current network, SGD on a window of
+recent games with random symmetries, checkpoints, export, evaluation against the previous network
+and the baselines.
+
+A run lives in one folder::
+
+    RUN/config.toml            the run's settings (a copy; a resumed run must use the same ones)
+    RUN/shards/iter-0003/c1/   shards and records of one self-play chunk (complete folders only)
+    RUN/checkpoint.pt          model, optimizer, step, iteration, RNG states, ladder (atomic)
+    RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
+    RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
+    RUN/matches/iter-0003-*.jsonl  every evaluation game
+    RUN/metrics.jsonl          one JSON object per iteration (and TensorBoard files in RUN/tb)
+
+Stopping at any moment (Ctrl-C, a kill) and starting the same command again resumes from the last
+checkpoint: the self-play chunks already finished are kept, and the training continues from the
+same step with the same random state.
+
+Self-play and evaluation run in the engine, in this process (``zertz.selfplay(model=...)``,
+``zertz.match``: the code of ``zertz selfplay`` and ``zertz match``), which loads the exported
+network with the libtorch of the installed torch; the ``[selfplay]`` settings are checked by the
+engine's own types (``zertz.selfplay_config``) before a run folder takes a config.
+
+The package, by what each module does: :mod:`~zertz.training.config` (the settings),
+:mod:`~zertz.training.folder` (the run folder and checkpoints), :mod:`~zertz.training.selfplay`
+(self-play in the engine), :mod:`~zertz.training.fitting` (the SGD steps),
+:mod:`~zertz.training.evaluation` (matches, the Elo ladder), :mod:`~zertz.training.metrics`
+(metrics and TensorBoard), :mod:`~zertz.training.loop` (the iterations).
+"""
+
+from zertz.training.config import (
+    MAX_SEED,
+    EvalSection,
+    RunSection,
+    SelfPlaySection,
+    TrainConfig,
+    TrainSection,
+    WarmupSection,
+    load_config,
+    parse_config,
+)
+from zertz.training.evaluation import final_table
+from zertz.training.fitting import Augmenter, learning_rate, losses
+from zertz.training.folder import State, export_checkpoint, load_checkpoint
+from zertz.training.loop import Run, iterate, train
+
+__all__ = [
+    "MAX_SEED",
+    "Augmenter",
+    "EvalSection",
+    "Run",
+    "RunSection",
+    "SelfPlaySection",
+    "State",
+    "TrainConfig",
+    "TrainSection",
+    "WarmupSection",
+    "export_checkpoint",
+    "final_table",
+    "iterate",
+    "learning_rate",
+    "load_checkpoint",
+    "load_config",
+    "losses",
+    "parse_config",
+    "train",
+]

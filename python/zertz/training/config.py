@@ -1,0 +1,287 @@
+"""The settings of a training run: ``configs/train/*.toml`` read into typed, checked sections
+(unknown keys are refused; the ``[selfplay]`` keys are checked by the engine's own types when a
+run folder takes the config, see :mod:`zertz.training.selfplay`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zertz._zertz import BOARDS, parse_player
+from zertz.nn import NetConfig
+
+#: The largest seed ([run] seed): torch takes it, and the engine's u64 seeds take it plus the
+#: iteration.
+MAX_SEED = 2**63 - 1
+
+
+#: The largest count the engine takes (games, simulations, opening actions: u32).
+U32 = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """``[run]``: what is trained, for how long."""
+
+    #: Board size in rings.
+    board: int = 37
+    #: Blitz marble set.
+    blitz: bool = False
+    #: Iterations (self-play, then training, then evaluation).
+    iterations: int = 10
+    #: Seed of the network's initial weights, the training and the self-play seeds.
+    seed: int = 0
+    #: Device of the training and of the engine's networks: auto, cpu, cuda, cuda:N.
+    device: str = "auto"
+    #: Threads of torch in the training process (0: torch's default).
+    torch_threads: int = 0
+
+
+@dataclass(frozen=True)
+class SelfPlaySection:
+    """``[selfplay]``: games per iteration; every other key goes to the engine's self-play
+    settings (``configs/selfplay.toml`` documents them; unknown ones are refused there)."""
+
+    #: Games per iteration.
+    games: int = 64
+    #: The games of an iteration are played in this many chunks; a finished chunk survives an
+    #: interruption.
+    chunks: int = 2
+    #: The engine's self-play settings (full_simulations, temperature, [search] ...).
+    engine: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WarmupSection:
+    """``[warmup]``: the first self-play iterations played by rollout MCTS instead of the
+    network (expert iteration, Anthony et al. 2017). An untrained network plays about as well as
+    random moves, so AlphaZero's first iterations learn from poor games; rollout MCTS plays well
+    from the start and is cheap on the CPU, so the first network learns from good ones. Its games
+    stay in the replay window like any others; the later iterations are AlphaZero's."""
+
+    #: Self-play iterations played by rollout MCTS (0: none, the network from the first).
+    iterations: int = 0
+    #: Games of each of those iterations.
+    games: int = 1000
+    #: Rollouts of a full search (the positions that become policy targets).
+    full_simulations: int = 800
+    #: Rollouts of a fast search ([selfplay]'s playout-cap randomization applies).
+    fast_simulations: int = 200
+
+
+@dataclass(frozen=True)
+class TrainSection:
+    """``[train]``: the optimisation."""
+
+    #: Positions per SGD step.
+    batch_size: int = 256
+    #: SGD steps per iteration.
+    steps: int = 100
+    #: AdamW learning rate (at the start, with a schedule).
+    learning_rate: float = 2e-3
+    #: Learning-rate schedule over the run's steps: "constant", or "cosine" (from learning_rate
+    #: down to final_learning_rate at the last step of the last iteration).
+    schedule: str = "constant"
+    #: The learning rate at the end of a cosine schedule.
+    final_learning_rate: float = 1e-4
+    #: AdamW weight decay.
+    weight_decay: float = 1e-4
+    #: Self-play iterations in the replay window (the most recent ones).
+    window: int = 4
+    #: Apply a random symmetry of the board to every position.
+    augment: bool = True
+    #: Weight of the value loss against the policy loss.
+    value_weight: float = 1.0
+    #: Value target: (1 - q_weight) * the game's result + q_weight * the search's value of the
+    #: position (0: the result alone, as in AlphaZero; mixing in the search value lowers the
+    #: noise of the target when there are few games).
+    q_weight: float = 0.0
+
+
+@dataclass(frozen=True)
+class EvalSection:
+    """``[evaluate]``: matches of the new network."""
+
+    #: Evaluate every this many iterations (and after the last one); 0: only after the last.
+    every: int = 1
+    #: Games per match during the run.
+    games: int = 20
+    #: Simulations per move of the network in the matches.
+    simulations: int = 100
+    #: Baselines played during the run (random, greedy, mcts:SIMS, uniform:SIMS).
+    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    #: Games per match in the final evaluation.
+    final_games: int = 100
+    #: Baselines of the final evaluation.
+    final_opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "mcts:1000"])
+    #: Simulations per move of the network in the final evaluation.
+    final_simulations: int = 200
+    #: Self-play uses the best network so far, replaced only by one that scores at least
+    #: gating_score against it (off: always the latest).
+    gating: bool = False
+    #: Score needed to replace the best network when gating.
+    gating_score: float = 0.55
+    #: Random single actions opening each game between two networks (the same for both games of
+    #: a pair): searches without noise would otherwise repeat the same few games.
+    opening_actions: int = 4
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A training run's settings (``configs/train/*.toml``); see :func:`load_config`."""
+
+    run: RunSection = field(default_factory=RunSection)
+    network: NetConfig = field(default_factory=NetConfig)
+    selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
+    warmup: WarmupSection = field(default_factory=WarmupSection)
+    train: TrainSection = field(default_factory=TrainSection)
+    evaluate: EvalSection = field(default_factory=EvalSection)
+    #: The TOML text it came from (copied into the run folder); not part of the settings, so
+    #: configs that differ only in comments or layout are equal.
+    source: str = field(default="", compare=False)
+
+
+def section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ValueError(
+            f"unknown key(s) {', '.join(f'{name}.{k}' for k in unknown)}: the [{name}] "
+            f"keys are {', '.join(sorted(known))}"
+        )
+    values: dict[str, Any] = {}
+    for k, v in table.items():
+        want = known[k].type
+        ok = {
+            "int": isinstance(v, int) and not isinstance(v, bool),
+            "float": isinstance(v, int | float) and not isinstance(v, bool),
+            "bool": isinstance(v, bool),
+            "str": isinstance(v, str),
+            "list[str]": isinstance(v, list) and all(isinstance(x, str) for x in v),
+        }.get(str(want), True)
+        if not ok:
+            raise ValueError(f"{name}.{k} must be of type {want}, not {v!r}")
+        # TOML has nan and inf, and integers of any size (tomllib): none is a usable setting.
+        if want == "float" and not math.isfinite(v):
+            raise ValueError(f"{name}.{k} must be a finite number, not {v!r}")
+        if want == "int" and not -MAX_SEED <= v <= MAX_SEED:
+            raise ValueError(f"{name}.{k} is out of range: {v!r} (the limit is ±(2**63 - 1))")
+        values[k] = float(v) if want == "float" else v
+    return cls(**values)
+
+
+def parse_config(text: str) -> TrainConfig:
+    """Reads a training config from TOML text; ValueError names a bad or unknown key."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"bad TOML: {e}") from e
+    tables = {"run", "network", "selfplay", "warmup", "train", "evaluate"}
+    unknown = sorted(set(doc) - tables)
+    if unknown:
+        raise ValueError(f"unknown table(s) {unknown}: expected {sorted(tables)}")
+    for t in tables & set(doc):
+        if not isinstance(doc[t], dict):
+            raise ValueError(f"{t} must be a table")
+    sp = dict(doc.get("selfplay", {}))
+    ours = {k: sp.pop(k) for k in ("games", "chunks") if k in sp}
+    for bad in ("board", "blitz", "games", "seed"):
+        if bad in sp:
+            raise ValueError(f"selfplay.{bad} is set by the training loop ([run] or [selfplay])")
+    cfg = TrainConfig(
+        run=section(RunSection, doc.get("run", {}), "run"),
+        network=NetConfig.from_dict(doc.get("network", {})),
+        selfplay=dataclasses.replace(section(SelfPlaySection, ours, "selfplay"), engine=sp),
+        warmup=section(WarmupSection, doc.get("warmup", {}), "warmup"),
+        train=section(TrainSection, doc.get("train", {}), "train"),
+        evaluate=section(EvalSection, doc.get("evaluate", {}), "evaluate"),
+        source=text,
+    )
+    # Each condition states what is right (``x > 0``, never ``not x <= 0``): NaN fails every
+    # comparison, so it fails them too (section already refuses NaN and infinities).
+    r, sp_, w, tr, ev = cfg.run, cfg.selfplay, cfg.warmup, cfg.train, cfg.evaluate
+    checks = [
+        (r.iterations >= 1, "run.iterations must be at least 1"),
+        (r.board in BOARDS, f"run.board must be one of {BOARDS}, not {r.board}"),
+        (0 <= r.seed <= MAX_SEED, f"run.seed must be in 0..{MAX_SEED} (2**63 - 1), not {r.seed}"),
+        (
+            DEVICE.match(r.device) is not None,
+            f"run.device must be auto, cpu, cuda or cuda:N, not {r.device!r}",
+        ),
+        (0 <= r.torch_threads <= 4096, "run.torch_threads must be in 0..4096"),
+        (1 <= sp_.games <= U32, f"selfplay.games must be in 1..{U32}"),
+        (1 <= sp_.chunks <= sp_.games, "selfplay.chunks must be 1..games"),
+        (w.iterations >= 0, "warmup.iterations must be at least 0"),
+        (sp_.chunks <= w.games <= U32, f"warmup.games must be in selfplay.chunks..{U32}"),
+        (
+            2 <= w.full_simulations <= U32 and 2 <= w.fast_simulations <= U32,
+            f"warmup simulations must be in 2..{U32} (one simulation evaluates the root only)",
+        ),
+        (tr.batch_size >= 1 and tr.steps >= 0, "train.batch_size/steps too small"),
+        (tr.window >= 1, "train.window must be at least 1"),
+        (tr.learning_rate > 0, "train.learning_rate must be positive"),
+        (tr.final_learning_rate >= 0, "train.final_learning_rate must be at least 0"),
+        (tr.schedule in ("constant", "cosine"), "train.schedule: constant or cosine"),
+        (0.0 <= tr.q_weight <= 1.0, "train.q_weight must be in 0..1"),
+        (tr.weight_decay >= 0, "train.weight_decay must be at least 0"),
+        (tr.value_weight >= 0, "train.value_weight must be at least 0"),
+        (ev.every >= 0, "evaluate.every must be at least 0"),
+        (1 <= ev.simulations <= U32, f"evaluate.simulations must be in 1..{U32}"),
+        (1 <= ev.final_simulations <= U32, f"evaluate.final_simulations must be in 1..{U32}"),
+        (ev.games >= 1 and ev.final_games >= 1, "evaluate games: at least 1"),
+        (0.0 <= ev.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
+        (0 <= ev.opening_actions <= U32, f"evaluate.opening_actions must be in 0..{U32}"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
+    return cfg
+
+
+DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
+
+
+def load_config(path: str | os.PathLike[str]) -> TrainConfig:
+    """Reads ``configs/train/NAME.toml``: tables ``[run]``, ``[network]`` (``preset`` or sizes),
+    ``[selfplay]``, ``[warmup]``, ``[train]``, ``[evaluate]``; every key is optional and unknown
+    keys are refused.
+
+    >>> from zertz.training import load_config
+    >>> cfg = load_config("../configs/train/tiny.toml")
+    >>> cfg.run.board, cfg.network.channels
+    (37, 16)
+    """
+    try:
+        return parse_config(Path(path).read_text())
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
+    """Whether ``cfg`` continues the run of ``saved``: only the length, the device, the torch
+    threads and the evaluation may differ."""
+
+    def core(c: TrainConfig) -> TrainConfig:
+        run = dataclasses.replace(c.run, iterations=0, device="", torch_threads=0)
+        gating = EvalSection(gating=c.evaluate.gating, gating_score=c.evaluate.gating_score)
+        return dataclasses.replace(c, run=run, evaluate=gating, source="")
+
+    return core(saved) == core(cfg)
+
+
+def check_opponents(e: EvalSection) -> None:
+    """Every opponent is a player spec of the engine's grammar, and a network's file exists."""
+    for opp in [*e.opponents, *e.final_opponents]:
+        try:
+            model = parse_player(opp)["model"]
+        except ValueError as err:
+            raise ValueError(f"evaluate: unknown opponent {opp!r}: {err}") from None
+        if model is not None and not Path(model).exists():
+            raise ValueError(f"evaluate: opponent {opp!r}: no model file {model}")

@@ -1,0 +1,106 @@
+"""Evaluation of a training run: matches of the new network in the engine in this process
+(``zertz.match``) against the best one before it (an Elo ladder) and the baselines."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zertz._zertz import match as engine_match
+from zertz.training.folder import atomic_copy
+
+if TYPE_CHECKING:
+    from zertz.training.loop import Run
+
+
+def match(
+    run: Run,
+    iteration: int,
+    model: Path,
+    opponent: str,
+    games: int,
+    sims: int,
+    tag: str,
+    opening: int = 0,
+) -> dict[str, Any]:
+    """The network ``model`` (``sims`` simulations per move) against ``opponent``, its games
+    written to ``RUN/matches/iter-N-TAG.jsonl``; the engine's summary."""
+    out = run.dir / "matches" / f"iter-{iteration:04d}-{tag}.jsonl"
+    r: dict[str, Any] = engine_match(
+        f"nn:{model}:{sims}",
+        opponent,
+        games=games,
+        board=run.board,
+        blitz=run.cfg.run.blitz,
+        seed=run.cfg.run.seed + iteration,
+        device=run.cfg.run.device,
+        out=out,
+        opening_actions=opening,
+    )
+    r["out"] = str(out)
+    return r
+
+
+def evaluate(run: Run, iteration: int, final: bool, log: Callable[[str], None]) -> dict[str, Any]:
+    """The network after ``iteration`` iterations against the best one and the baselines."""
+    e = run.cfg.evaluate
+    model = run.model_path(iteration)
+    games = e.final_games if final else e.games
+    opponents = e.final_opponents if final else e.opponents
+    sims = e.final_simulations if final else e.simulations
+    results: dict[str, Any] = {}
+    # The ladder chains through rated networks: the newest rated one at or before the best.
+    anchor = max(k for k in run.state.ladder if k <= run.state.best)
+    r = match(
+        run,
+        iteration,
+        model,
+        f"nn:{run.model_path(anchor)}:{e.simulations}",
+        e.games,
+        e.simulations,
+        "previous",
+        opening=e.opening_actions,
+    )
+    results["best"] = r
+    run.state.ladder[iteration] = run.state.ladder[anchor] + r["elo"]
+    log(
+        f"  vs iteration {anchor}: {r['wins']}-{r['draws']}-{r['losses']} "
+        f"(Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})"
+    )
+    if not e.gating or r["score"] >= e.gating_score:
+        run.state.best = iteration
+        atomic_copy(model, run.dir / "models" / "best.pt")
+    for opp in opponents:
+        tag = re.sub(r"[^A-Za-z0-9.-]+", "_", opp)
+        r = match(run, iteration, model, opp, games, sims, tag)
+        results[opp] = r
+        log(
+            f"  vs {opp}: {r['wins']}-{r['draws']}-{r['losses']} (score {r['score']:.2f}, "
+            f"Elo {r['elo']:+.0f} ± {(r['elo_high'] - r['elo_low']) / 2:.0f})"
+        )
+    return results
+
+
+def final_table(run_dir: str | os.PathLike[str]) -> str:
+    """The last evaluation of a run as a text table."""
+    from zertz.plots import read_metrics
+
+    evaluated = [x for x in read_metrics(run_dir) if x.get("evaluation")]
+    if not evaluated:
+        return "no evaluation yet"
+    last = evaluated[-1]
+    rows = [
+        f"network after iteration {last['iteration']} (step {last['step']}):",
+        f"{'opponent':<28} {'W':>4} {'D':>4} {'L':>4} {'score':>6} {'Elo':>14}",
+    ]
+    for opp, r in last["evaluation"].items():
+        name = "previous best" if opp == "best" else opp
+        half = (r["elo_high"] - r["elo_low"]) / 2
+        rows.append(
+            f"{name:<28} {r['wins']:>4} {r['draws']:>4} {r['losses']:>4} "
+            f"{r['score']:>6.2f} {r['elo']:>+7.0f} ± {half:<4.0f}"
+        )
+    return "\n".join(rows)

@@ -1,0 +1,132 @@
+"""Training the network on self-play data: the learning-rate schedule, random board symmetries,
+the losses, and the SGD steps of an iteration."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from zertz._zertz import symmetry_tables
+from zertz.data import load_shards
+from zertz.nn import NonFiniteError, ZertzNet, check_finite, masked_log_softmax
+from zertz.training.config import TrainSection
+
+if TYPE_CHECKING:
+    from zertz.training.loop import Run
+
+
+def learning_rate(train: TrainSection, iterations: int, step: int) -> float:
+    """The learning rate of SGD step ``step`` of a run of ``iterations`` iterations: a function of
+    the step alone, so that a resumed run follows the same schedule.
+
+    >>> t = TrainSection(steps=10, learning_rate=1e-3, schedule="cosine", final_learning_rate=0.0)
+    >>> [round(learning_rate(t, 2, s), 6) for s in (0, 10, 20)]
+    [0.001, 0.0005, 0.0]
+    """
+    if train.schedule == "constant":
+        return train.learning_rate
+    progress = min(1.0, step / max(1, iterations * train.steps))
+    cos = 0.5 * (1.0 + math.cos(math.pi * progress))
+    return train.final_learning_rate + (train.learning_rate - train.final_learning_rate) * cos
+
+
+class Augmenter:
+    """Applies a random symmetry of the board to a batch of planes, masks and policies."""
+
+    def __init__(self, board: int, device: torch.device) -> None:
+        cells, actions = symmetry_tables(board)
+        self.cells = torch.from_numpy(cells).to(device)
+        self.actions = torch.from_numpy(actions).to(device)
+
+    def __call__(
+        self, planes: torch.Tensor, legal: torch.Tensor, policy: torch.Tensor, gen: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        b, c, h, w = planes.shape
+        s = torch.randint(len(self.cells), (b,), generator=gen).to(planes.device)
+        cells = self.cells[s][:, None, :].expand(b, c, h * w)
+        planes = planes.flatten(2).gather(2, cells).view(b, c, h, w)
+        acts = self.actions[s]
+        return planes, legal.gather(1, acts), policy.gather(1, acts)
+
+
+def losses(
+    net: ZertzNet,
+    planes: torch.Tensor,
+    globals_: torch.Tensor,
+    legal: torch.Tensor,
+    policy: torch.Tensor,
+    value: torch.Tensor,
+    full: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Policy cross-entropy (on fully searched positions only, playout-cap randomization) and
+    value mean squared error."""
+    logits, v = net(planes, globals_)
+    logp = masked_log_softmax(logits, legal)
+    ce = -torch.where(policy > 0, policy * logp, torch.zeros_like(logp)).sum(1)
+    weight = full.float()
+    policy_loss = (ce * weight).sum() / weight.sum().clamp(min=1.0)
+    value_loss = torch.mean((v - value) ** 2)
+    return policy_loss, value_loss
+
+
+def fit(run: Run, shards: list[Path]) -> dict[str, float]:
+    """``train.steps`` SGD steps on batches drawn from ``shards``."""
+    t = run.cfg.train
+    data = load_shards(shards, run.actions)
+    n = len(data["value"])
+    if n == 0 or t.steps == 0:
+        nan = math.nan
+        return {
+            "samples": float(n),
+            "policy_loss": nan,
+            "value_loss": nan,
+            "train_seconds": 0.0,
+        }
+    dev = run.device
+    planes = torch.from_numpy(data["planes"]).to(dev)
+    globals_ = torch.from_numpy(data["globals"]).to(dev)
+    legal = torch.from_numpy(data["legal_mask"]).to(dev)
+    policy = torch.from_numpy(data["policy"]).to(dev)
+    q = t.q_weight
+    target = (1 - q) * data["value"].astype(np.float32) + q * data["root_value"].astype(np.float32)
+    value = torch.from_numpy(target).to(dev)
+    full = torch.from_numpy(data["full_search"]).to(dev)
+    run.net.train()
+    sums = {"policy_loss": 0.0, "value_loss": 0.0}
+    started = time.perf_counter()
+    for _ in range(t.steps):
+        lr = learning_rate(run.cfg.train, run.cfg.run.iterations, run.state.step)
+        for group in run.opt.param_groups:
+            group["lr"] = lr
+        idx = torch.randint(n, (min(t.batch_size, n),), generator=run.gen).to(dev)
+        p, lg, pol = planes[idx], legal[idx], policy[idx]
+        if t.augment:
+            p, lg, pol = run.augment(p, lg, pol, run.gen)
+        pl, vl = losses(run.net, p, globals_[idx], lg, pol, value[idx], full[idx])
+        loss = pl + t.value_weight * vl
+        pl_f, vl_f, loss_f = torch.stack([pl.detach(), vl.detach(), loss.detach()]).tolist()
+        if not math.isfinite(loss_f):
+            raise NonFiniteError(
+                f"training diverged at step {run.state.step}: the loss is {loss_f} (policy "
+                f"{pl_f}, value {vl_f}) at learning rate {lr:g}; iteration "
+                f"{run.state.iteration + 1} was not saved: lower train.learning_rate (in a "
+                "new run folder)"
+            )
+        run.opt.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        run.opt.step()
+        run.state.step += 1
+        sums["policy_loss"] += pl_f
+        sums["value_loss"] += vl_f
+    run.net.eval()
+    check_finite(run.net, f"after training step {run.state.step}")
+    stats = {k: v / t.steps for k, v in sums.items()}
+    stats["learning_rate"] = learning_rate(run.cfg.train, run.cfg.run.iterations, run.state.step)
+    stats["samples"] = float(n)
+    stats["train_seconds"] = time.perf_counter() - started
+    return stats

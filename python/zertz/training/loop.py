@@ -1,0 +1,273 @@
+"""The training loop: a run folder's state and the iterations (self-play, training, export,
+evaluation, metrics, checkpoint)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from zertz._zertz import action_space_size
+from zertz.nn import NonFiniteError, ZertzNet, check_finite, export
+from zertz.training import evaluation, fitting, selfplay
+from zertz.training.config import TrainConfig, check_opponents, load_config, parse_config, same_run
+from zertz.training.folder import (
+    State,
+    atomic_copy,
+    atomic_save,
+    atomic_write_text,
+    device,
+    first_line,
+    load_checkpoint,
+    lock,
+    trim_partial_line,
+)
+from zertz.training.metrics import Metrics
+
+
+class Run:
+    """One run folder (see :mod:`zertz.training`)."""
+
+    def __init__(self, cfg: TrainConfig, folder: str | os.PathLike[str]) -> None:
+        if not cfg.source or parse_config(cfg.source) != cfg:
+            raise ValueError(
+                "the run folder keeps its config as TOML: pass a config file or "
+                "parse_config(text), not a TrainConfig built or changed in code"
+            )
+        self.cfg = cfg
+        self.dir = Path(folder)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._lock = lock(self.dir)
+        saved = self.dir / "config.toml"
+        if saved.exists() and not same_run(parse_config(saved.read_text()), cfg):
+            raise ValueError(
+                f"{self.dir} holds a run with other settings ({saved}); resume it with those "
+                "settings (only run.iterations, run.device, run.torch_threads and the evaluation "
+                "may change) or start a new run folder"
+            )
+        # Everything is checked before the run folder takes the config, so that a typo does not
+        # tie the folder to a config that cannot run: the device, the opponents, and (by the
+        # engine) the self-play settings.
+        self.device = device(cfg.run.device)
+        check_opponents(cfg.evaluate)
+        self.board = cfg.run.board
+        self.selfplay_settings, self.warmup_settings = selfplay.selfplay_settings(cfg)
+        self.actions = action_space_size(self.board)
+        torch.manual_seed(cfg.run.seed)
+        self.net = ZertzNet(cfg.network, boards=[self.board]).to(self.device)
+        self.opt = torch.optim.AdamW(
+            self.net.parameters(), lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay
+        )
+        self.gen = torch.Generator().manual_seed(cfg.run.seed)
+        self.state = State()
+        self.augment = fitting.Augmenter(self.board, self.device)
+        self.metrics = Metrics(self.dir)
+        # Last: whatever failed above leaves a folder that takes any config.
+        if not saved.exists() or saved.read_text() != cfg.source:
+            atomic_write_text(saved, cfg.source)
+        for sub in ("shards", "models", "matches"):
+            (self.dir / sub).mkdir(exist_ok=True)
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.dir / "checkpoint.pt"
+
+    def model_path(self, iteration: int) -> Path:
+        return self.dir / "models" / f"iter-{iteration:04d}.pt"
+
+    def start(self) -> None:
+        """Loads the last checkpoint, or seeds a fresh network."""
+        if self.checkpoint.exists():
+            ck = load_checkpoint(self.checkpoint)
+            try:
+                self.net.load_state_dict(ck["model"])
+                self.opt.load_state_dict(ck["optimizer"])
+                self.state = State(**ck["state"])
+                rng = ck["rng"]
+                self.gen.set_state(rng["generator"])
+                torch.set_rng_state(rng["torch"])
+                np_rng = rng["numpy"]
+                np.random.set_state(
+                    (
+                        str(np_rng["name"]),
+                        np_rng["keys"].numpy().astype(np.uint32),
+                        int(np_rng["pos"]),
+                        int(np_rng["has_gauss"]),
+                        float(np_rng["cached_gaussian"]),
+                    )
+                )
+                py_rng = rng["python"]
+                internal = tuple(int(x) for x in py_rng["internal"].tolist())
+                random.setstate((int(py_rng["version"]), internal, py_rng["gauss_next"]))
+            except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+                raise ValueError(
+                    f"{self.checkpoint} is not a usable checkpoint of this run ({first_line(e)})"
+                ) from None
+            check_finite(self.net, str(self.checkpoint))
+        trim_partial_line(self.dir / "metrics.jsonl")
+        if not self.model_path(self.state.iteration).exists():
+            self.export(self.state.iteration)
+        if not (self.dir / "models" / "best.pt").exists():
+            atomic_copy(self.model_path(self.state.best), self.dir / "models" / "best.pt")
+
+    def save(self) -> None:
+        """Writes the checkpoint atomically: tensors and plain data only (it is read with
+        ``weights_only=True``). A network or optimizer state with NaN or infinite values is
+        refused (NonFiniteError), so the last checkpoint stays the last good one."""
+        check_finite(self.net, f"cannot checkpoint {self.checkpoint}")
+        for state in self.opt.state.values():
+            for name, value in state.items():
+                if isinstance(value, torch.Tensor) and not bool(torch.isfinite(value).all()):
+                    raise NonFiniteError(
+                        f"cannot checkpoint {self.checkpoint}: the optimizer's {name} holds NaN "
+                        "or infinite values; training diverged (lower train.learning_rate)"
+                    )
+        name, keys, pos, has_gauss, cached_gaussian = np.random.get_state(legacy=True)
+        version, internal, gauss_next = random.getstate()
+        atomic_save(
+            {
+                "model": self.net.state_dict(),
+                "optimizer": self.opt.state_dict(),
+                "state": dataclasses.asdict(self.state),
+                "rng": {
+                    "generator": self.gen.get_state(),
+                    "torch": torch.get_rng_state(),
+                    "numpy": {
+                        "name": str(name),
+                        "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64)),
+                        "pos": int(pos),
+                        "has_gauss": int(has_gauss),
+                        "cached_gaussian": float(cached_gaussian),
+                    },
+                    "python": {
+                        "version": int(version),
+                        "internal": torch.tensor(internal, dtype=torch.int64),
+                        "gauss_next": gauss_next,
+                    },
+                },
+                "network": dataclasses.asdict(self.cfg.network),
+                "board": self.board,
+            },
+            self.checkpoint,
+        )
+
+    def export(self, iteration: int) -> Path:
+        return export(
+            self.net, self.model_path(iteration), step=self.state.step, boards=[self.board]
+        )
+
+    # The steps of an iteration, in their modules.
+
+    def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
+        """See :func:`zertz.training.selfplay.play_iteration`."""
+        return selfplay.play_iteration(self, iteration, log)
+
+    def window(self, iteration: int) -> list[Path]:
+        """See :func:`zertz.training.selfplay.window`."""
+        return selfplay.window(self, iteration)
+
+    def fit(self, shards: list[Path]) -> dict[str, float]:
+        """See :func:`zertz.training.fitting.fit`."""
+        return fitting.fit(self, shards)
+
+    def evaluate(self, iteration: int, final: bool, log: Callable[[str], None]) -> dict[str, Any]:
+        """See :func:`zertz.training.evaluation.evaluate`."""
+        return evaluation.evaluate(self, iteration, final, log)
+
+    def record(self, stats: dict[str, Any]) -> None:
+        """See :class:`zertz.training.metrics.Metrics`."""
+        self.metrics.record(stats)
+
+
+def iterate(
+    config: TrainConfig | str | os.PathLike[str],
+    run_dir: str | os.PathLike[str],
+    *,
+    log: Callable[[str], None] = print,
+) -> Iterator[dict[str, Any]]:
+    """The training loop as a generator: yields the statistics of every iteration it runs (the
+    same object is appended to ``RUN/metrics.jsonl``). Resumes a run folder that holds a
+    checkpoint. Stopping the generator (or Ctrl-C) between or during iterations loses nothing but
+    the unfinished iteration's training."""
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    if cfg.run.torch_threads:
+        torch.set_num_threads(cfg.run.torch_threads)
+    run = Run(cfg, run_dir)
+    run.start()
+    if run.state.iteration >= cfg.run.iterations:
+        log(f"{run.dir}: all {cfg.run.iterations} iterations are done")
+        return
+    if run.state.iteration:
+        log(f"{run.dir}: resuming after iteration {run.state.iteration} (step {run.state.step})")
+    while run.state.iteration < cfg.run.iterations:
+        i = run.state.iteration
+        started = time.perf_counter()
+        log(f"iteration {i + 1}/{cfg.run.iterations}")
+        sp = run.selfplay(i, log)
+        warm = i < cfg.warmup.iterations
+        shards = run.window(i)
+        fit = run.fit(shards)
+        run.state.iteration = i + 1
+        run.export(i + 1)
+        log(
+            f"  trained to step {run.state.step} on {int(fit['samples'])} positions: "
+            f"policy loss {fit.get('policy_loss', math.nan):.3f}, "
+            f"value loss {fit.get('value_loss', math.nan):.3f}"
+        )
+        last = i + 1 == cfg.run.iterations
+        every = cfg.evaluate.every
+        evaluation = (
+            run.evaluate(i + 1, last, log) if last or (every and (i + 1) % every == 0) else {}
+        )
+        if not evaluation and not cfg.evaluate.gating:
+            # Without gating, self-play always uses the latest network.
+            atomic_copy(run.model_path(i + 1), run.dir / "models" / "best.pt")
+            run.state.best = i + 1
+        stats: dict[str, Any] = {
+            "iteration": i + 1,
+            "step": run.state.step,
+            **{k: v for k, v in fit.items()},
+            "selfplay_games": sp.get("games", 0.0),
+            "selfplay_positions": sp.get("samples", 0.0),
+            "selfplay_seconds": sp.get("seconds", 0.0),
+            "selfplay_network_seconds": sp.get("network_seconds", 0.0),
+            "elo": run.state.ladder.get(i + 1),
+            "best": run.state.best,
+            "evaluation": evaluation,
+            "final": last,
+            "seconds": time.perf_counter() - started,
+            # Rollout self-play (the warm-up) has no network.
+            "selfplay_network_share": None if warm else sp.get("network_share"),
+            "warmup": warm,
+        }
+        # Metrics first: a kill between the two repeats the iteration (read_metrics keeps the
+        # last line of each), where the other order would lose its line.
+        run.record(stats)
+        run.save()
+        yield stats
+
+
+def train(
+    config: TrainConfig | str | os.PathLike[str],
+    run_dir: str | os.PathLike[str],
+    *,
+    log: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """Runs (or resumes) a training run to the end and returns the statistics of the iterations
+    it ran. Ctrl-C stops it cleanly: the run folder keeps every finished self-play chunk and the
+    last checkpoint, and the same call resumes it."""
+    done: list[dict[str, Any]] = []
+    try:
+        for stats in iterate(config, run_dir, log=log):
+            done.append(stats)
+    except KeyboardInterrupt:
+        log(f"stopped; run the same command again to resume from {run_dir}")
+    return done
