@@ -18,6 +18,12 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _program() -> str:
+    """The zertz program for the hint that ends a run: the repository's build, else ``zertz``."""
+    built = Path(__file__).resolve().parents[2] / "target" / "release" / "zertz"
+    return str(built) if built.is_file() else "zertz"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zertz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stopped: run the same command again to resume {run}")
                 return 130
             print(final_table(run))
-            print(f"\nplay against it: zertz play --model {run / 'models' / 'best.pt'}")
+            print(f"\nplay against it: {_program()} play --model {run / 'models' / 'best.pt'}")
         elif args.command == "export":
             from zertz.training import export_checkpoint
 
