@@ -342,6 +342,184 @@ pub fn run(
     Ok(total)
 }
 
+impl Slot {
+    /// Game `id` of the run: its first player, whether it may resign, its random generator.
+    fn new(config: &SelfPlayConfig, id: u64) -> Slot {
+        let mut rng = SplitMix64(config.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let first = if rng.next_u64() & 1 == 0 { Player::P0 } else { Player::P1 };
+        let may_resign = config.resign_threshold > -1.0
+            && (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+                >= config.resign_playout_fraction as f64;
+        Slot {
+            id,
+            game: Game::new(config.variant(), first),
+            rng,
+            actions: 0,
+            samples: Vec::new(),
+            may_resign,
+            would_resign: None,
+        }
+    }
+
+    /// The simulations of this game's next search (0: a forced action, no search) and whether
+    /// it is a full search (playout-cap randomization); a full search gets root noise.
+    fn plan_search(
+        &mut self,
+        config: &SelfPlayConfig,
+        search: &SearchConfig,
+        tree: &mut Tree,
+    ) -> (u32, bool) {
+        if self.game.position().count_legal_actions() <= 1 {
+            return (0, false); // a forced action needs no search
+        }
+        let full = (self.rng.next_u64() >> 11) as f64 / ((1u64 << 53) as f64)
+            < config.full_search_probability as f64;
+        if full && search.dirichlet_fraction > 0.0 {
+            tree.add_noise(search.noise(self.rng.next_u64()));
+        }
+        (if full { config.full_simulations } else { config.fast_simulations }, full)
+    }
+
+    /// The action after a search of `tree`: keeps the position as a training sample, notes a
+    /// would-be resignation, and picks the move at the temperature of this point of the game.
+    fn choose(
+        &mut self,
+        config: &SelfPlayConfig,
+        tree: &Tree,
+        full: bool,
+        scratch: &mut SampleScratch,
+    ) -> Action {
+        let pos: Position = *self.game.position();
+        let info = tree.root_info();
+        self.samples.push(scratch.sample(&pos, tree, full, info.value, self.actions));
+        if info.value < config.resign_threshold && self.would_resign.is_none() {
+            self.would_resign = Some(pos.turn());
+        }
+        let t = if self.actions < config.temperature_actions {
+            config.temperature
+        } else {
+            config.final_temperature
+        };
+        // A search always visits a move (at least MIN_SIMULATIONS); should it not, a random
+        // legal action rather than a panic.
+        pick(&info.visits, t, &mut self.rng).unwrap_or_else(|| {
+            let n = pos.count_legal_actions();
+            pos.nth_legal_action(self.rng.below(n)).expect("a game in progress has an action")
+        })
+    }
+}
+
+/// Buffers for encoding training samples, reused from sample to sample.
+struct SampleScratch {
+    policy: Vec<f32>,
+    planes: Vec<f32>,
+    mask: Vec<bool>,
+}
+
+impl SampleScratch {
+    fn new(variant: zertz_env::Variant) -> SampleScratch {
+        let actions = ActionSpace::new(variant.board).len();
+        SampleScratch {
+            policy: vec![0.0; actions],
+            planes: vec![0.0; Shape::of(variant.board).planes_len()],
+            mask: vec![false; actions],
+        }
+    }
+
+    /// The training sample of `pos` searched by `tree` (its visits are the policy target).
+    fn sample(
+        &mut self,
+        pos: &Position,
+        tree: &Tree,
+        full: bool,
+        root_value: f32,
+        move_number: u32,
+    ) -> PendingSample {
+        tree.visit_policy(&mut self.policy);
+        let mut globals = vec![0f32; GLOBALS];
+        pos.encode(&mut self.planes, &mut globals);
+        pos.legal_action_mask(&mut self.mask);
+        let mut packed = vec![0u8; self.mask.len().div_ceil(8)];
+        for (k, &m) in self.mask.iter().enumerate() {
+            packed[k / 8] |= (m as u8) << (k % 8);
+        }
+        PendingSample {
+            planes: self.planes.iter().map(|&x| x as u8).collect(),
+            globals,
+            mask: packed,
+            policy: self
+                .policy
+                .iter()
+                .enumerate()
+                .filter(|&(_, &p)| p > 0.0)
+                .map(|(k, &p)| (k as i32, p))
+                .collect(),
+            to_play: pos.turn(),
+            full,
+            root_value,
+            move_number: move_number as i32,
+        }
+    }
+}
+
+/// Where a worker writes: its shards and its game records.
+struct WorkerOutput {
+    shards: ShardWriter,
+    records: std::fs::File,
+    records_path: PathBuf,
+}
+
+impl WorkerOutput {
+    fn io(&self, source: std::io::Error) -> SelfPlayError {
+        SelfPlayError::Io { path: self.records_path.clone(), source }
+    }
+
+    /// A finished game: counts its result, writes its record and its samples (labelled with the
+    /// result from each mover's view).
+    fn finish(
+        &mut self,
+        s: Slot,
+        outcome: Option<Outcome>,
+        resigned: bool,
+        summary: &mut Summary,
+        progress: &Progress,
+    ) -> Result<(), SelfPlayError> {
+        summary.games += 1;
+        let winner = outcome.and_then(|o| o.winner());
+        match winner {
+            Some(p) if p == s.game.start().turn() => summary.first_wins += 1,
+            Some(_) => summary.second_wins += 1,
+            None => summary.draws += 1,
+        }
+        if let (false, Some(p)) = (s.may_resign, s.would_resign) {
+            summary.playouts_checked += 1;
+            if winner != Some(!p) {
+                summary.false_resignations += 1;
+            }
+        }
+        let end = match outcome {
+            None => End::Limit,
+            Some(_) if resigned => End::Resign,
+            Some(Outcome::Draw) if s.game.is_repetition() => End::Repetition,
+            Some(Outcome::Draw) => End::Draw,
+            Some(Outcome::Win(_)) => End::Win,
+        };
+        let mut text = GameRecord::of_game(s.id, &s.game, end, winner, None).to_json();
+        text.push('\n');
+        self.records.write_all(text.as_bytes()).map_err(|e| self.io(e))?;
+        for sample in s.samples {
+            let value = outcome.map_or(0.0, |o| o.score(sample.to_play) as f32);
+            summary.samples += 1;
+            progress.samples.fetch_add(1, Ordering::Relaxed);
+            self.shards.push(s.id, value, sample)?;
+        }
+        progress.games.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Worker `w` of `workers`: plays games `w, w + workers, ...`, `games_per_worker` at a time, their
+/// searches batched together, and writes what they give.
 fn worker(
     config: &SelfPlayConfig,
     search_config: &SearchConfig,
@@ -353,73 +531,53 @@ fn worker(
 ) -> Result<Summary, SelfPlayError> {
     let variant = config.variant();
     let space = ActionSpace::new(variant.board);
-    let shape = Shape::of(variant.board);
     let mut summary = Summary::default();
-    let mut shards = ShardWriter {
-        dir: out.to_path_buf(),
-        worker: w,
-        next: 0,
-        shape,
-        actions: space.len(),
-        board: variant.board.rings(),
-        size: config.shard_size,
-        buf: Vec::new(),
-        written: Vec::new(),
-    };
     let records_path = out.join(format!("games-{w:02}.jsonl"));
-    let io = |source| SelfPlayError::Io { path: records_path.clone(), source };
     // `create_new`: a file that appeared since the folder was checked is never replaced.
-    let mut records =
-        std::fs::File::options().write(true).create_new(true).open(&records_path).map_err(io)?;
-    let mut next_game = w as u64;
-    let new_slot = |id: u64| {
-        let mut rng = SplitMix64(config.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let first = if rng.next_u64() & 1 == 0 { Player::P0 } else { Player::P1 };
-        let may_resign = config.resign_threshold > -1.0
-            && (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-                >= config.resign_playout_fraction as f64;
-        Slot {
-            id,
-            game: Game::new(variant, first),
-            rng,
-            actions: 0,
-            samples: Vec::new(),
-            may_resign,
-            would_resign: None,
-        }
+    let records = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&records_path)
+        .map_err(|source| SelfPlayError::Io { path: records_path.clone(), source })?;
+    let mut output = WorkerOutput {
+        shards: ShardWriter {
+            dir: out.to_path_buf(),
+            worker: w,
+            next: 0,
+            shape: Shape::of(variant.board),
+            actions: space.len(),
+            board: variant.board.rings(),
+            size: config.shard_size,
+            buf: Vec::new(),
+            written: Vec::new(),
+        },
+        records,
+        records_path,
     };
+    let mut next_game = w as u64;
     let mut slots: Vec<Option<Slot>> = Vec::new();
     let mut trees: Vec<Tree> = Vec::new();
     for _ in 0..config.games_per_worker {
         if next_game >= config.games as u64 {
             break;
         }
-        let slot = new_slot(next_game);
+        let slot = Slot::new(config, next_game);
         trees.push(Tree::new(*slot.game.position()));
         slots.push(Some(slot));
         next_game += workers as u64;
     }
     let mut scratch = Scratch::default();
+    let mut samples = SampleScratch::new(variant);
     let mut sims = vec![0u32; slots.len()];
     let mut full = vec![false; slots.len()];
-    let mut policy = vec![0f32; space.len()];
-    let mut planes = vec![0f32; shape.planes_len()];
-    let mut mask = vec![false; space.len()];
     let mut stop = || progress.stop.load(Ordering::Relaxed);
     while slots.iter().any(Option::is_some) && !stop() {
         // Decide the search of every game.
         for (i, slot) in slots.iter_mut().enumerate() {
-            sims[i] = 0;
-            let Some(s) = slot else { continue };
-            if s.game.position().count_legal_actions() <= 1 {
-                continue; // a forced action needs no search
-            }
-            full[i] = (s.rng.next_u64() >> 11) as f64 / ((1u64 << 53) as f64)
-                < config.full_search_probability as f64;
-            sims[i] = if full[i] { config.full_simulations } else { config.fast_simulations };
-            if full[i] && search_config.dirichlet_fraction > 0.0 {
-                trees[i].add_noise(search_config.noise(s.rng.next_u64()));
-            }
+            (sims[i], full[i]) = match slot {
+                Some(s) => s.plan_search(config, search_config, &mut trees[i]),
+                None => (0, false),
+            };
         }
         let before = (scratch.batches, scratch.evaluated);
         let finished = search_interruptible(
@@ -442,44 +600,7 @@ fn worker(
             let action = if sims[i] == 0 {
                 pos.nth_legal_action(0).expect("a game in progress has an action")
             } else {
-                let info = trees[i].root_info();
-                trees[i].visit_policy(&mut policy);
-                let mut globals = vec![0f32; GLOBALS];
-                pos.encode(&mut planes, &mut globals);
-                pos.legal_action_mask(&mut mask);
-                let mut packed = vec![0u8; space.len().div_ceil(8)];
-                for (k, &m) in mask.iter().enumerate() {
-                    packed[k / 8] |= (m as u8) << (k % 8);
-                }
-                s.samples.push(PendingSample {
-                    planes: planes.iter().map(|&x| x as u8).collect(),
-                    globals,
-                    mask: packed,
-                    policy: policy
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &p)| p > 0.0)
-                        .map(|(k, &p)| (k as i32, p))
-                        .collect(),
-                    to_play: pos.turn(),
-                    full: full[i],
-                    root_value: info.value,
-                    move_number: s.actions as i32,
-                });
-                if info.value < config.resign_threshold && s.would_resign.is_none() {
-                    s.would_resign = Some(pos.turn());
-                }
-                let t = if s.actions < config.temperature_actions {
-                    config.temperature
-                } else {
-                    config.final_temperature
-                };
-                // A search always visits a move (at least MIN_SIMULATIONS); should it not, a
-                // random legal action rather than a panic.
-                pick(&info.visits, t, &mut s.rng).unwrap_or_else(|| {
-                    let n = pos.count_legal_actions();
-                    pos.nth_legal_action(s.rng.below(n)).expect("a game in progress has an action")
-                })
+                s.choose(config, &trees[i], full[i], &mut samples)
             };
             let resign = s.may_resign && s.would_resign == Some(pos.turn());
             let outcome = if resign {
@@ -495,53 +616,23 @@ fn worker(
                 }
                 s.game.outcome()
             };
-            let limit = s.actions >= config.max_actions;
-            if outcome.is_none() && !limit {
+            if outcome.is_none() && s.actions < config.max_actions {
                 continue;
             }
-            // The game is over: label its samples, keep its record, start the next game.
+            // The game is over: its record and samples, then the next game in its slot.
             let s = slots[i].take().expect("slot in use");
-            summary.games += 1;
-            match outcome.and_then(|o| o.winner()) {
-                Some(p) if p == s.game.start().turn() => summary.first_wins += 1,
-                Some(_) => summary.second_wins += 1,
-                None => summary.draws += 1,
-            }
-            if let (false, Some(p)) = (s.may_resign, s.would_resign) {
-                summary.playouts_checked += 1;
-                if outcome.and_then(|o| o.winner()) != Some(!p) {
-                    summary.false_resignations += 1;
-                }
-            }
-            let end = match outcome {
-                None => End::Limit,
-                Some(_) if resign => End::Resign,
-                Some(Outcome::Draw) if s.game.is_repetition() => End::Repetition,
-                Some(Outcome::Draw) => End::Draw,
-                Some(Outcome::Win(_)) => End::Win,
-            };
-            let winner = outcome.and_then(|o| o.winner());
-            let mut text = GameRecord::of_game(s.id, &s.game, end, winner, None).to_json();
-            text.push('\n');
-            records.write_all(text.as_bytes()).map_err(io)?;
-            for sample in s.samples {
-                let value = outcome.map_or(0.0, |o| o.score(sample.to_play) as f32);
-                summary.samples += 1;
-                progress.samples.fetch_add(1, Ordering::Relaxed);
-                shards.push(s.id, value, sample)?;
-            }
-            progress.games.fetch_add(1, Ordering::Relaxed);
+            output.finish(s, outcome, resign, &mut summary, progress)?;
             if next_game < config.games as u64 {
-                let slot = new_slot(next_game);
+                let slot = Slot::new(config, next_game);
                 trees[i].reset(*slot.game.position());
                 slots[i] = Some(slot);
                 next_game += workers as u64;
             }
         }
     }
-    shards.flush()?;
-    records.flush().map_err(io)?;
-    summary.shards = shards.written;
+    output.shards.flush()?;
+    output.records.flush().map_err(|e| output.io(e))?;
+    summary.shards = output.shards.written;
     summary.mean_batch = scratch.evaluated as f64 / scratch.batches.max(1) as f64;
     Ok(summary)
 }
