@@ -49,7 +49,7 @@
 
 use crate::board::{Bits, Board, Ring};
 use crate::position::Position;
-use crate::types::{ByMarble, Marble};
+use crate::types::{ByMarble, Marble, Player};
 
 /// Version of the encoding; bumped whenever planes or globals change meaning.
 pub const ENCODING_VERSION: u32 = 1;
@@ -111,11 +111,22 @@ impl Position {
     /// # Panics
     /// If a buffer does not have the length of [`Shape::of`] this board.
     pub fn encode(&self, planes: &mut [f32], globals: &mut [f32]) {
+        self.encode_as(self.turn(), planes, globals);
+    }
+
+    /// [`Position::encode`] seen by `viewer` rather than by the player to move: the planes are the
+    /// same, the globals' "own" and "opponent" are `viewer`'s, and "the opponent passed last turn"
+    /// holds only for the player to move (for the other, the last turn was their own). The two
+    /// players of a multi-agent environment each observe from their own side.
+    ///
+    /// # Panics
+    /// If a buffer does not have the length of [`Shape::of`] this board.
+    pub fn encode_as(&self, viewer: Player, planes: &mut [f32], globals: &mut [f32]) {
         let shape = Shape::of(self.board());
         assert_eq!(planes.len(), shape.planes_len(), "planes buffer must be C*H*W long");
         assert_eq!(globals.len(), GLOBALS, "globals buffer must be {GLOBALS} long");
         self.encode_planes(planes, shape.cells());
-        self.encode_globals(globals);
+        self.encode_globals(viewer, globals);
     }
 
     fn encode_planes(&self, planes: &mut [f32], cells: usize) {
@@ -137,12 +148,12 @@ impl Position {
         set(7, self.chain().map_or(0, |r| r.bit()));
     }
 
-    fn encode_globals(&self, g: &mut [f32]) {
+    fn encode_globals(&self, viewer: Player, g: &mut [f32]) {
         let set = self.marble_set();
         let counts = set.counts();
         let single = set.single_colour_win();
-        let own = self.captures(self.turn());
-        let opp = self.captures(!self.turn());
+        let own = self.captures(viewer);
+        let opp = self.captures(!viewer);
         for m in Marble::ALL {
             let i = m.index();
             g[i] = self.pool()[m] as f32 / counts[m] as f32;
@@ -153,6 +164,6 @@ impl Position {
         g[13..17].copy_from_slice(&distances(set, &opp));
         g[17] = (self.pool().0 == [0, 0, 0]) as u8 as f32;
         g[18] = self.chain().is_some() as u8 as f32;
-        g[19] = (self.passes() == 1) as u8 as f32;
+        g[19] = (self.passes() == 1 && viewer == self.turn()) as u8 as f32;
     }
 }

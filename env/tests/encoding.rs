@@ -821,3 +821,31 @@ fn mask_panics_on_a_wrong_length() {
     let mut m = vec![false; pos.action_space().len() + 1];
     pos.legal_action_mask(&mut m);
 }
+
+#[test]
+fn each_player_observes_from_its_own_side() {
+    for v in Variant::all() {
+        for (_, pos) in random_positions(v, 2, 5) {
+            let shape = Shape::of(pos.board());
+            let (mover_planes, mover_globals) = encode(&pos);
+            let mut planes = vec![0.0; shape.planes_len()];
+            let mut globals = vec![0.0; GLOBALS];
+            pos.encode_as(pos.turn(), &mut planes, &mut globals);
+            assert_eq!((&planes, &globals), (&mover_planes, &mover_globals));
+            pos.encode_as(!pos.turn(), &mut planes, &mut globals);
+            // The board is the same for both; own and opponent swap; the pass flag is the mover's.
+            assert_eq!(planes, mover_planes);
+            assert_eq!(globals[..3], mover_globals[..3]);
+            assert_eq!(
+                (&globals[3..6], &globals[6..9]),
+                (&mover_globals[6..9], &mover_globals[3..6])
+            );
+            assert_eq!(
+                (&globals[9..13], &globals[13..17]),
+                (&mover_globals[13..17], &mover_globals[9..13])
+            );
+            assert_eq!(globals[17..19], mover_globals[17..19]);
+            assert_eq!(globals[19], 0.0);
+        }
+    }
+}

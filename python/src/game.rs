@@ -332,15 +332,22 @@ impl PyGame {
         })
     }
 
-    /// The observation seen from the player to move: planes float32 [C, H, W] and globals
-    /// float32 [G] (encoding version `ENCODING_VERSION`).
-    fn encode<'py>(&self, py: Python<'py>) -> Result<Observation<'py>, Error> {
+    /// The observation seen from the player to move (or from `player`, "P0" or "P1": the planes
+    /// are the same, the globals' own and opponent sides are that player's): planes float32
+    /// [C, H, W] and globals float32 [G] (encoding version `ENCODING_VERSION`).
+    #[pyo3(signature = (player=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        player: Option<&str>,
+    ) -> Result<Observation<'py>, Error> {
         guard(|| {
             let pos = self.position();
+            let viewer = player.map(parse_player).transpose()?.unwrap_or(pos.turn());
             let shape = Shape::of(pos.board());
             let mut planes = vec![0.0; shape.planes_len()];
             let mut globals = vec![0.0; shape.globals];
-            pos.encode(&mut planes, &mut globals);
+            pos.encode_as(viewer, &mut planes, &mut globals);
             let planes =
                 planes.into_pyarray(py).reshape([shape.planes, shape.height, shape.width])?;
             Ok((planes, globals.into_pyarray(py)))

@@ -4,7 +4,7 @@
 //! while the games are played and encoded.
 
 use numpy::{
-    AllowTypeChange, PyArray1, PyArray2, PyArray4, PyArrayDescrMethods, PyArrayLike1,
+    AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArray4, PyArrayDescrMethods, PyArrayLike1,
     PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
@@ -93,6 +93,8 @@ impl<'py> Arrays<'py> {
     fn infos(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let infos = PyDict::new(py);
         infos.set_item("legal_mask", &self.mask)?;
+        // The same mask as int8, Gymnasium's and PettingZoo's action-mask type (a view: no copy).
+        infos.set_item("action_mask", self.mask.call_method1("view", ("int8",))?)?;
         infos.set_item("to_play", &self.to_play)?;
         Ok(infos)
     }
@@ -317,6 +319,37 @@ impl PyVecEnv {
                 Error::Index(format!("game index {i} is out of range (the batch has {n} games)"))
             })?;
             Ok(PyGame::from_position(*g.position()))
+        })
+    }
+
+    /// The games that ended at the last `step` (terminated or truncated) and the observations of
+    /// the positions they ended in, before they restarted: `(indices int64 [K], {"planes": float32
+    /// [K, C, H, W], "globals": float32 [K, G]})`, seen from the player to move there (empty
+    /// after a reset).
+    fn final_observations<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Result<(Bound<'py, PyArray1<i64>>, Bound<'py, PyDict>), Error> {
+        guard(|| {
+            let finals = self.env.final_positions();
+            let shape = self.env.shape();
+            let k = finals.len();
+            let mut planes = vec![0.0f32; k * shape.planes_len()];
+            let mut globals = vec![0.0f32; k * shape.globals];
+            let rows = planes
+                .chunks_exact_mut(shape.planes_len())
+                .zip(globals.chunks_exact_mut(shape.globals));
+            for ((_, pos), (p, g)) in finals.iter().zip(rows) {
+                pos.encode(p, g);
+            }
+            let indices: Vec<i64> = finals.iter().map(|&(i, _)| i as i64).collect();
+            let obs = PyDict::new(py);
+            obs.set_item(
+                "planes",
+                planes.into_pyarray(py).reshape([k, shape.planes, shape.height, shape.width])?,
+            )?;
+            obs.set_item("globals", globals.into_pyarray(py).reshape([k, shape.globals])?)?;
+            Ok((indices.into_pyarray(py), obs))
         })
     }
 

@@ -137,8 +137,12 @@ class Game:
     def action_index(self, action: str) -> int:
         """The index of a single action given in notation (legal or not)."""
 
-    def encode(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-        """The observation of the player to move: planes float32 [C, H, W], globals [G]."""
+    def encode(
+        self, player: Literal["P0", "P1"] | None = None
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """The observation of the player to move (or of ``player``: the planes are the same, the
+        globals' own and opponent sides are that player's): planes float32 [C, H, W], globals
+        [G]."""
 
     def to_text(self) -> str:
         """The current position in the text format."""
@@ -158,11 +162,13 @@ class VecEnv:
     """A batch of games stepped together on a thread pool (Gymnasium-style vector API).
 
     Observations are dicts ``{"planes": float32 [N, C, H, W], "globals": float32 [N, G]}``;
-    ``infos`` holds ``"legal_mask"`` (bool [N, A]) and ``"to_play"`` (uint8 [N], 0 = P0,
-    1 = P1). Rewards are float32 [N, 2]: this step's reward of P0 and of P1. Finished games
-    restart at once; their result is still in that step's rewards, terminations and
-    truncations. Every call returns new arrays. ``num_envs`` is 1 to 1,048,576 and ``threads``
-    at most 1024 (0: every core); both are checked before anything is allocated or started.
+    ``infos`` holds ``"legal_mask"`` (bool [N, A]), the same as ``"action_mask"`` (int8 [N, A],
+    Gymnasium's type) and ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1). Rewards are float32
+    [N, 2]: this step's reward of P0 and of P1. Finished games restart at once; their result is
+    still in that step's rewards, terminations and truncations (``final_observations`` gives
+    their last positions). Every call returns new arrays. ``num_envs`` is 1 to 1,048,576 and
+    ``threads`` at most 1024 (0: every core); both are checked before anything is allocated or
+    started.
     """
 
     def __new__(
@@ -212,6 +218,12 @@ class VecEnv:
         ``(observation, rewards, terminations, truncations, infos)``."""
     def sample_actions(self) -> npt.NDArray[np.int64]:
         """A uniform random legal action index for every game (int64 [N])."""
+    def final_observations(
+        self,
+    ) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.float32]]]:
+        """The games that ended at the last ``step`` and the observations of the positions they
+        ended in, before they restarted: ``(indices int64 [K], {"planes": [K, C, H, W],
+        "globals": [K, G]})`` (empty after a reset)."""
     def game(self, i: int) -> Game:
         """A copy of game ``i`` as a :class:`Game` (IndexError when ``i`` is out of range)."""
     def __len__(self) -> int: ...

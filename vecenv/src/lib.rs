@@ -146,6 +146,8 @@ pub struct GameState {
     rng: SplitMix64,
     /// Draws the actions of [`VecEnv::sample_actions`].
     sampler: SplitMix64,
+    /// The position this game ended in at the last step, before it restarted.
+    final_position: Option<Position>,
 }
 
 impl GameState {
@@ -289,6 +291,7 @@ impl VecEnv {
                 history: Vec::with_capacity(64),
                 rng: SplitMix64(0),
                 sampler: SplitMix64(0),
+                final_position: None,
             };
             seed_game(&mut g, env.config.seed, i);
             new_game(&env.config, variant, &mut g);
@@ -455,11 +458,20 @@ impl VecEnv {
                 seed_game(g, config.seed, i);
             }
             new_game(&config, variant, g);
+            g.final_position = None;
             slot.rewards.fill(0.0);
             *slot.terminated = false;
             *slot.truncated = false;
             observe(g, slot);
         })
+    }
+
+    /// The games that ended at the last [`VecEnv::step`] (terminated or truncated), with the
+    /// position each ended in before it restarted, in index order (none after a reset). For the
+    /// final observations that vector-environment APIs hand over with a finished episode.
+    pub fn final_positions(&self) -> Vec<(usize, Position)> {
+        let finals = self.games.iter().enumerate();
+        finals.filter_map(|(i, g)| g.final_position.map(|p| (i, p))).collect()
     }
 
     /// Writes the current observations without playing (rewards and flags cleared).
@@ -520,7 +532,9 @@ impl VecEnv {
             } else if config.max_steps > 0 && g.steps >= config.max_steps {
                 *slot.truncated = true;
             }
+            g.final_position = None;
             if *slot.terminated || *slot.truncated {
+                g.final_position = Some(g.position);
                 new_game(&config, variant, g);
             }
             observe(g, slot);

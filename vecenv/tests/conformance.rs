@@ -43,6 +43,15 @@ fn every_configuration_conforms() {
             env.sample_actions(&mut actions);
             env.step(&actions, &mut buf.view()).unwrap();
             steps += 1;
+            // The games that ended, with the positions they ended in.
+            let finals = env.final_positions();
+            let ended: Vec<usize> =
+                (0..n).filter(|&i| buf.terminated[i] || buf.truncated[i]).collect();
+            assert_eq!(finals.iter().map(|&(i, _)| i).collect::<Vec<_>>(), ended, "{variant}");
+            for &(i, final_pos) in &finals {
+                let act = env.action_space().decode(actions[i] as usize).unwrap();
+                assert_eq!(final_pos, before[i].play_action(&act).unwrap(), "{variant}: slot {i}");
+            }
             for i in 0..n {
                 let (r0, r1) = (buf.rewards[2 * i], buf.rewards[2 * i + 1]);
                 assert_eq!(r0 + r1, 0.0, "{variant}: rewards sum to zero");
