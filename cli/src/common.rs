@@ -19,7 +19,12 @@ pub struct DeviceArgs {
     shared_inference: bool,
     /// Inference threads per network when one is shared (on a GPU, or with --shared-inference):
     /// while one runs a batch, the next merges and copies its own.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(
+        long,
+        default_value_t = zertz_model::Inference::default().threads,
+        value_parser = clap::value_parser!(u16)
+            .range(1..=i64::from(zertz_model::inference::MAX_INFERENCE_THREADS))
+    )]
     inference_threads: u16,
 }
 

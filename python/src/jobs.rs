@@ -63,16 +63,17 @@ fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
     Ok(None)
 }
 
-/// Where and how networks run, from the keywords.
+/// Where and how networks run, from the keywords (None: the engine's defaults, `Inference`).
 fn inference(
-    device: &str,
+    device: Option<&str>,
     shared_inference: bool,
-    inference_threads: u16,
+    inference_threads: Option<u16>,
 ) -> Result<Inference, Error> {
+    let default = Inference::default();
     let inference = Inference {
-        device: device.parse::<DeviceChoice>()?,
+        device: device.map(str::parse::<DeviceChoice>).transpose()?.unwrap_or(default.device),
         shared: shared_inference,
-        threads: inference_threads,
+        threads: inference_threads.unwrap_or(default.threads),
     };
     inference.validate()?;
     Ok(inference)
@@ -143,7 +144,7 @@ pub fn selfplay_config<'py>(
 /// and `KeyboardInterrupt` is raised.
 #[pyfunction]
 #[pyo3(signature = (out, evaluator=None, *, model=None, config=None, games=None, threads=None,
-                    seed=None, device="auto", shared_inference=false, inference_threads=4))]
+                    seed=None, device=None, shared_inference=false, inference_threads=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn selfplay<'py>(
     py: Python<'py>,
@@ -154,9 +155,9 @@ pub fn selfplay<'py>(
     games: Option<u32>,
     threads: Option<usize>,
     seed: Option<u64>,
-    device: &str,
+    device: Option<&str>,
     shared_inference: bool,
-    inference_threads: u16,
+    inference_threads: Option<u16>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let mut cfg = selfplay_settings(config)?;
     if let Some(g) = games {
@@ -201,11 +202,11 @@ pub fn selfplay<'py>(
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
                     seed=0, threads=0, out=None, opening_actions=0,
-                    max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device="auto",
-                    shared_inference=false, inference_threads=4),
+                    max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device=None,
+                    shared_inference=false, inference_threads=None),
        text_signature = "(a, b, *, games=100, board=37, blitz=False, seed=0, threads=0, out=None, \
-                         opening_actions=0, max_actions=2000, device='auto', \
-                         shared_inference=False, inference_threads=4)")]
+                         opening_actions=0, max_actions=2000, device=None, \
+                         shared_inference=False, inference_threads=None)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -219,9 +220,9 @@ pub fn play_match<'py>(
     out: Option<PathBuf>,
     opening_actions: u32,
     max_actions: u32,
-    device: &str,
+    device: Option<&str>,
     shared_inference: bool,
-    inference_threads: u16,
+    inference_threads: Option<u16>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let job = MatchJob {

@@ -286,9 +286,9 @@ def selfplay(
     games: int | None = None,
     threads: int | None = None,
     seed: int | None = None,
-    device: str = "auto",
+    device: str | None = None,
     shared_inference: bool = False,
-    inference_threads: int = 4,
+    inference_threads: int | None = None,
 ) -> dict[str, Any]:
     """Runs self-play in-process, writing ``.npz`` shards and ``games-*.jsonl`` records into
     ``out``; returns the summary dict (the same as ``zertz selfplay --json``: games, results,
@@ -298,7 +298,8 @@ def selfplay(
     The games are guided by ``evaluator`` (``"uniform"``, ``"rollout"`` or a callable) or by the
     exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``;
     on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
-    ``inference_threads`` threads merge the workers' requests). ``config`` is a TOML file, a dict
+    ``inference_threads`` threads merge the workers' requests; None: the engine's defaults,
+    ``"auto"`` and 4). ``config`` is a TOML file, a dict
     of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
     defaults); ``games``, ``threads`` and ``seed`` override it. A folder that already holds
     self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
@@ -336,9 +337,9 @@ def match(
     out: str | PathLike[str] | None = None,
     opening_actions: int = 0,
     max_actions: int = 2000,
-    device: str = "auto",
+    device: str | None = None,
     shared_inference: bool = False,
-    inference_threads: int = 4,
+    inference_threads: int | None = None,
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
     ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS]"``), alternating who starts; returns
