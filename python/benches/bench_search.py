@@ -1,7 +1,9 @@
 """Simulations per second of zertz.MCTS driven from Python (uniform or rollout evaluator, or a
-numpy callable that returns uniform logits), from the 37-ring start.
+numpy callable that returns uniform logits), from the 37-ring start, with the evaluator's search
+preset or the one named (``zertz.search_presets()``).
 
-    .venv/bin/python python/benches/bench_search.py [uniform|rollout|callable] [GAMES] [SIMS]
+    .venv/bin/python python/benches/bench_search.py [uniform|rollout|callable] [GAMES] [SIMS]\
+        [PRESET]
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ def main() -> None:
     kind = sys.argv[1] if len(sys.argv) > 1 else "uniform"
     games = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     sims = int(sys.argv[3]) if len(sys.argv) > 3 else 800
-    mcts = zertz.MCTS(callable_evaluator if kind == "callable" else kind)
+    preset = sys.argv[4] if len(sys.argv) > 4 else None
+    mcts = zertz.MCTS(callable_evaluator if kind == "callable" else kind, preset=preset)  # type: ignore[arg-type]
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < 3.0:
         mcts.search([zertz.Game() for _ in range(games)], sims)
         done += games * sims
     rate = done / (time.perf_counter() - start)
-    print(f"{kind}, {games} games x {sims} simulations, from Python: {rate:,.0f} simulations/s")
+    settings = f", preset {preset}" if preset else ""
+    print(f"{kind}{settings}, {games} games x {sims} simulations, from Python: {rate:,.0f} sims/s")
 
 
 if __name__ == "__main__":
