@@ -53,7 +53,7 @@ impl MatchFileConfig {
         }
         for p in &config.players {
             if let Err(e) = p.parse::<crate::players::PlayerSpec>() {
-                return bad("players", e);
+                return bad("players", e.to_string());
             }
         }
         if config.threads > MAX_THREADS {

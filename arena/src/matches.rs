@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
-use crate::players::{Models, Player, PlayerError, PlayerSpec};
+use crate::players::{Models, Player, PlayerError, PlayerSpec, SpecError};
 use zertz_selfplay::config::MAX_THREADS;
 pub use zertz_selfplay::records::End;
 use zertz_selfplay::records::GameRecord;
@@ -34,8 +34,12 @@ pub const MAX_GAMES: usize = 1 << 24;
 /// Why a match cannot be played or did not finish.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MatchError {
-    /// The settings cannot be played (a bad player spec, a model not loaded, too many threads or
-    /// games, a thread pool that cannot start); nothing was played.
+    /// A player spec that cannot be read, or a network's player whose model is not loaded;
+    /// nothing was played.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The settings cannot be played (too many threads or games, an opening that cannot be
+    /// played, a thread pool that cannot start); nothing was played.
     #[error("{0}")]
     Settings(String),
     /// A player failed during a game (its network failed, say); the match stops.
@@ -273,8 +277,7 @@ fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
 /// not in `config.models`, or when a player fails.
 pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<MatchGame, MatchError> {
     let build = |spec: &PlayerSpec, side| {
-        spec.build(player_seed(config.seed, game, side), &config.models)
-            .map_err(MatchError::Settings)
+        spec.build(player_seed(config.seed, game, side), &config.models).map_err(MatchError::Spec)
     };
     let mut a = build(&config.a, 0)?;
     let mut b = build(&config.b, 1)?;
@@ -322,9 +325,11 @@ pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
     for spec in [&config.a, &config.b] {
         if let Some(model) = spec.model() {
             if !config.models.0.contains_key(model) {
-                return Err(MatchError::Settings(format!(
-                    "player {spec}: the model {model} is not loaded"
-                )));
+                return Err(SpecError::NotLoaded {
+                    player: spec.to_string(),
+                    model: model.to_string(),
+                }
+                .into());
             }
         }
     }
@@ -399,8 +404,8 @@ pub fn play_match(
     threads: usize,
 ) -> Result<MatchResult, MatchError> {
     let config = MatchConfig {
-        a: spec_a.parse().map_err(MatchError::Settings)?,
-        b: spec_b.parse().map_err(MatchError::Settings)?,
+        a: spec_a.parse()?,
+        b: spec_b.parse()?,
         games,
         variant,
         seed,

@@ -58,6 +58,32 @@ impl PlayerError {
     }
 }
 
+/// A player spec that cannot be read, or a player that cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// Not one of the kinds of player.
+    #[error(
+        "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS or nn:MODEL[:SIMS]"
+    )]
+    Unknown(String),
+    /// A simulation count that is not a number from 1 to [`MAX_SIMULATIONS`].
+    #[error(
+        "bad player '{0}': the simulation count must be an integer from 1 to {MAX_SIMULATIONS}"
+    )]
+    Simulations(String),
+    /// `nn:` without a model file.
+    #[error("bad player '{0}': name a model file, nn:MODEL[:SIMS]")]
+    NoModel(String),
+    /// A network's player whose model the caller did not load ([`Models`]).
+    #[error("player {player}: the model {model} is not loaded")]
+    NotLoaded {
+        /// The spec.
+        player: String,
+        /// The model file.
+        model: String,
+    },
+}
+
 /// Most simulations per decision of a player spec (`mcts:SIMS`, `uniform:SIMS`,
 /// `nn:MODEL:SIMS`): a search keeps a few nodes per simulation, so a larger count only runs out of
 /// memory.
@@ -486,7 +512,7 @@ impl PlayerSpec {
 
     /// A fresh player; `seed` drives its random choices (and playouts). A neural player takes its
     /// evaluator from `models`; an error names a missing one.
-    pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Player>, String> {
+    pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Player>, SpecError> {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
@@ -494,7 +520,10 @@ impl PlayerSpec {
             PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
             PlayerSpec::Neural { model, simulations } => {
                 let Some(eval) = models.0.get(model) else {
-                    return Err(format!("player {self}: the model {model} is not loaded"));
+                    return Err(SpecError::NotLoaded {
+                        player: self.to_string(),
+                        model: model.clone(),
+                    });
                 };
                 Box::new(MctsPlayer::neural(self.to_string(), eval.clone(), *simulations, seed))
             }
@@ -515,23 +544,20 @@ impl fmt::Display for PlayerSpec {
 }
 
 impl FromStr for PlayerSpec {
-    type Err = String;
+    type Err = SpecError;
 
-    fn from_str(spec: &str) -> Result<PlayerSpec, String> {
+    fn from_str(spec: &str) -> Result<PlayerSpec, SpecError> {
         let spec = spec.trim();
         let (kind, arg) = match spec.split_once(':') {
             Some((k, a)) => (k, Some(a)),
             None => (spec, None),
         };
-        let sims = |arg: Option<&str>, default: u32| -> Result<u32, String> {
+        let sims = |arg: Option<&str>, default: u32| -> Result<u32, SpecError> {
             match arg {
                 None => Ok(default),
                 Some(a) => match a.trim().parse::<u32>() {
                     Ok(n) if (1..=MAX_SIMULATIONS).contains(&n) => Ok(n),
-                    _ => Err(format!(
-                        "bad player '{spec}': the simulation count must be an integer from 1 to \
-                         {MAX_SIMULATIONS}"
-                    )),
+                    _ => Err(SpecError::Simulations(spec.to_string())),
                 },
             }
         };
@@ -549,19 +575,16 @@ impl FromStr for PlayerSpec {
                     _ => (rest, DEFAULT_NEURAL_SIMULATIONS),
                 };
                 if model.trim().is_empty() {
-                    return Err(format!("bad player '{spec}': name a model file, nn:MODEL[:SIMS]"));
+                    return Err(SpecError::NoModel(spec.to_string()));
                 }
                 Ok(PlayerSpec::Neural { model: model.trim().to_string(), simulations: n })
             }
-            _ => Err(format!(
-                "unknown player '{spec}': expected random, greedy, mcts:SIMS, uniform:SIMS or \
-                 nn:MODEL[:SIMS]"
-            )),
+            _ => Err(SpecError::Unknown(spec.to_string())),
         }
     }
 }
 
 /// A fresh non-neural player from its text spec (seed 0); see [`PlayerSpec`].
-pub fn parse_player(spec: &str) -> Result<Box<dyn Player>, String> {
+pub fn parse_player(spec: &str) -> Result<Box<dyn Player>, SpecError> {
     spec.parse::<PlayerSpec>()?.build(0, &Models::new())
 }

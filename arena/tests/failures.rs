@@ -6,7 +6,7 @@ use std::sync::Arc;
 use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MAX_GAMES, MatchConfig, MatchError, run_match};
 use zertz_arena::players::{
     GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError, PlayerSpec,
-    RandomPlayer,
+    RandomPlayer, SpecError,
 };
 use zertz_env::{Player as Side, Position, Variant};
 use zertz_search::{Batch, EvalError, Evaluator, Output};
@@ -114,6 +114,7 @@ fn simulation_counts_past_the_maximum_are_refused() {
         "mcts:99999999999999999999".to_string(),
     ] {
         let e = bad.parse::<PlayerSpec>().unwrap_err();
-        assert!(e.contains(&max.to_string()), "{bad}: {e}");
+        assert!(matches!(e, SpecError::Simulations(_)), "{bad}: {e:?}");
+        assert!(e.to_string().contains(&max.to_string()), "{bad}: {e}");
     }
 }

@@ -101,7 +101,7 @@ fn check_player_spec(bytes: &[u8]) -> bool {
     // Players without a network build; a network's player names its missing model.
     match (spec.build(1, &Models::new()), spec.model()) {
         (Ok(p), None) => assert_eq!(p.name(), name),
-        (Err(e), Some(model)) => assert!(e.contains(model), "{e}"),
+        (Err(e), Some(model)) => assert!(e.to_string().contains(model), "{e}"),
         (built, model) => {
             panic!("{spec:?}: built {:?}, model {model:?}", built.map(|p| p.name().to_string()))
         }

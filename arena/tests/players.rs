@@ -2,7 +2,8 @@
 
 use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
 use zertz_arena::players::{
-    GreedyPlayer, MctsPlayer, Models, Player, PlayerError, PlayerSpec, RandomPlayer, parse_player,
+    GreedyPlayer, MctsPlayer, Models, Player, PlayerError, PlayerSpec, RandomPlayer, SpecError,
+    parse_player,
 };
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
 
@@ -138,7 +139,9 @@ fn specs_parse_and_name_players() {
     }
     for bad in ["alphazero", "mcts:0", "mcts:lots", "random:3", ""] {
         let e = parse_player(bad).err().unwrap();
-        assert!(e.contains(bad.trim()), "{bad}: {e}");
+        assert!(e.to_string().contains(bad.trim()), "{bad}: {e}");
+        let simulations = bad.starts_with("mcts");
+        assert_eq!(matches!(e, SpecError::Simulations(_)), simulations, "{bad}: {e:?}");
     }
     for (spec, model, sims) in [
         ("nn:model.pt", "model.pt", 400),
@@ -155,7 +158,11 @@ fn specs_parse_and_name_players() {
     }
     // A neural player needs its evaluator: refused by name without one, built with one.
     let e = parse_player("nn:model.pt").err().unwrap();
-    assert!(e.contains("model.pt") && e.contains("not loaded"), "{e}");
+    assert_eq!(
+        e,
+        SpecError::NotLoaded { player: "nn:model.pt:400".into(), model: "model.pt".into() }
+    );
+    assert!(e.to_string().contains("model.pt") && e.to_string().contains("not loaded"), "{e}");
     let mut models = Models::new();
     models.insert("model.pt", std::sync::Arc::new(zertz_search::UniformEvaluator));
     let spec: PlayerSpec = "nn:model.pt:16".parse().unwrap();

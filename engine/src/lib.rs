@@ -254,9 +254,9 @@ pub fn play_match(
     on_game: &(dyn Fn(&MatchGame) + Sync),
     stop: &AtomicBool,
 ) -> Result<MatchSummary, EngineError> {
-    let settings = |e: String| EngineError::Match(MatchError::Settings(e));
-    let a: PlayerSpec = job.a.parse().map_err(settings)?;
-    let b: PlayerSpec = job.b.parse().map_err(settings)?;
+    let spec = |e: zertz_arena::players::SpecError| EngineError::Match(MatchError::Spec(e));
+    let a: PlayerSpec = job.a.parse().map_err(spec)?;
+    let b: PlayerSpec = job.b.parse().map_err(spec)?;
     let mut config = MatchConfig {
         a,
         b,

@@ -108,7 +108,8 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
 #[pyfunction]
 pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDict>, Error> {
     use zertz_arena::PlayerSpec;
-    let parsed: PlayerSpec = spec.parse().map_err(Error::Shape)?;
+    let parsed: PlayerSpec =
+        spec.parse().map_err(|e: zertz_arena::players::SpecError| Error::Shape(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("name", parsed.to_string())?;
     d.set_item("model", parsed.model())?;
