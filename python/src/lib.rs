@@ -54,6 +54,11 @@ mod _zertz {
     #[pymodule_export]
     const MODEL_FORMAT_VERSION: u32 = zertz_model::MODEL_FORMAT_VERSION;
 
+    /// Single actions after which an unfinished match game is a draw (`zertz.match`'s default
+    /// `max_actions`).
+    #[pymodule_export]
+    const DEFAULT_MAX_ACTIONS: u32 = zertz_arena::matches::DEFAULT_MAX_ACTIONS;
+
     /// The version of the shard format (`zertz.load_shards`) that this engine writes.
     #[pymodule_export]
     const SHARD_FORMAT_VERSION: i32 = zertz_selfplay::shard::SHARD_FORMAT_VERSION;

@@ -226,3 +226,16 @@ def test_self_play_and_match_records_are_one_type(tmp_path: Path) -> None:
         zertz.load_records(bad)
     with pytest.raises(FileNotFoundError):
         zertz.load_records(tmp_path / "none.jsonl")
+
+
+def test_keyword_defaults_are_the_engines() -> None:
+    """The defaults that Python's signatures show are the engine's own."""
+    import inspect
+
+    match = inspect.signature(zertz.match).parameters
+    assert match["max_actions"].default == zertz.DEFAULT_MAX_ACTIONS == 2000
+    assert match["device"].default is None and match["inference_threads"].default is None
+    mcts = inspect.signature(zertz.MCTS).parameters
+    assert all(mcts[k].default is None for k in ("preset", "c_puct", "leaves_per_round"))
+    search = inspect.signature(zertz.MCTS.search).parameters
+    assert search["noise_alpha_total"].default is None

@@ -25,6 +25,7 @@ import torch  # noqa: F401  (imported for its libtorch)
 
 from zertz._zertz import (
     BOARDS,
+    DEFAULT_MAX_ACTIONS,
     ENCODING_VERSION,
     MCTS,
     MODEL_FORMAT,
@@ -74,6 +75,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BOARDS",
+    "DEFAULT_MAX_ACTIONS",
     "ENCODING_VERSION",
     "MCTS",
     "MODEL_FORMAT",

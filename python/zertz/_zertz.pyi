@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 __all__ = [
     "BOARDS",
+    "DEFAULT_MAX_ACTIONS",
     "ENCODING_VERSION",
     "MCTS",
     "MODEL_FORMAT",
@@ -36,6 +37,7 @@ ENCODING_VERSION: Final[int]
 MODEL_FORMAT: Final[str]
 MODEL_FORMAT_VERSION: Final[int]
 SHARD_FORMAT_VERSION: Final[int]
+DEFAULT_MAX_ACTIONS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
 
 def shard_schema() -> list[dict[str, str]]:
