@@ -130,3 +130,13 @@ def test_each_agent_observes_its_own_side() -> None:
     np.testing.assert_array_equal(theirs["observation"][c + 6 : c + 9, 0, 0], own)
     assert mine["action_mask"].sum() > 0 and theirs["action_mask"].sum() == 0
     assert zertz.Game().encode("P1")[1][19] == 0.0
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="render_mode must be None or 'ansi'"):
+        ZertzEnv(render_mode="human")
+    with pytest.raises(ValueError, match="max_steps must be at least 1"):
+        env(max_steps=0)
+    with pytest.raises(ValueError, match="no 38-ring board"):
+        VectorEnv(2, 38)
+    assert ZertzEnv(render_mode="ansi").render() is not None

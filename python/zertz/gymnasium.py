@@ -40,6 +40,14 @@ import zertz
 Observation = dict[str, npt.NDArray[np.float32]]
 
 
+def check_options(render_mode: str | None, max_steps: int) -> None:
+    """Refuses a render mode other than None or "ansi" and a step limit below 1 (ValueError)."""
+    if render_mode not in (None, "ansi"):
+        raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+    if max_steps < 1:
+        raise ValueError(f"max_steps must be at least 1, not {max_steps}")
+
+
 def observation_space(board: int) -> spaces.Dict:
     """The observation space of one game of ``board`` rings: every feature is in 0..1."""
     (c, h, w), g = zertz.observation_shape(board)
@@ -67,10 +75,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         max_steps: int = 1000,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, not {max_steps}")
+        check_options(render_mode, max_steps)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
         self.render_mode = render_mode
         self.game = zertz.Game(board, blitz)

@@ -33,6 +33,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
 import zertz
+from zertz.gymnasium import check_options
 
 AGENTS = ["player_0", "player_1"]
 #: The game's player of each agent.
@@ -64,10 +65,7 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         max_steps: int = 1000,
     ) -> None:
         super().__init__()
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, not {max_steps}")
+        check_options(render_mode, max_steps)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
         self.render_mode = render_mode
         self.game = zertz.Game(board, blitz)
