@@ -26,7 +26,7 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
-echo "== cargo build --release --bin zertz (the engine of the training tests)"
+echo "== cargo build --release --bin zertz (the program the Python tests compare the in-process engine with)"
 cargo build --release --locked --bin zertz
 export ZERTZ_BIN="$(pwd)/target/release/zertz"
 
