@@ -300,8 +300,8 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<MatchGame, M
     Ok(MatchGame { record, a_is_p0, actions: played.actions })
 }
 
-/// Checks the thread and game counts of a match against [`MAX_THREADS`] and [`MAX_GAMES`]
-/// (before any model loads or thread starts).
+/// Checks the thread and game counts of a match against [`MAX_THREADS`] and [`MAX_GAMES`], and
+/// that games may last at least one action (before any model loads or thread starts).
 pub fn check_sizes(config: &MatchConfig) -> Result<(), MatchError> {
     if config.threads > MAX_THREADS {
         return Err(MatchError::Settings(format!(
@@ -314,6 +314,9 @@ pub fn check_sizes(config: &MatchConfig) -> Result<(), MatchError> {
             "games must be at most {MAX_GAMES}, not {}",
             config.games
         )));
+    }
+    if config.max_actions == 0 {
+        return Err(MatchError::Settings("max_actions must be at least 1".into()));
     }
     Ok(())
 }

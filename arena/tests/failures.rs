@@ -91,6 +91,7 @@ fn match_sizes_past_the_maxima_are_refused_before_anything_starts() {
         (MatchConfig { threads: 100_000, ..config.clone() }, "threads"),
         (MatchConfig { games: MAX_GAMES + 1, ..config.clone() }, "games"),
         (MatchConfig { games: usize::MAX, ..config.clone() }, "games"),
+        (MatchConfig { max_actions: 0, ..config.clone() }, "max_actions"),
     ] {
         let started = std::time::Instant::now();
         let e = run_match(&bad, &|_| panic!("no game may start")).unwrap_err();

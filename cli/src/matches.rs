@@ -77,60 +77,27 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
         bail!("give two players (--player A --player B) or --config FILE");
     }
     let players = if players.is_empty() { file.players } else { players };
-    let out = out.or(file.out);
-    let settings = MatchSettings {
-        players,
-        games: games.unwrap_or(file.games),
-        board: board.unwrap_or(file.board),
-        blitz: blitz || file.blitz,
-        seed: seed.unwrap_or(file.seed),
-        threads: threads.unwrap_or(file.threads),
-        out,
-        json,
-        opening_actions,
-    };
-    play(&settings, &device)
-}
-
-/// A match, from the command line over its config file.
-struct MatchSettings {
-    players: Vec<String>,
-    games: usize,
-    board: Board,
-    blitz: bool,
-    seed: u64,
-    threads: usize,
-    out: Option<PathBuf>,
-    json: bool,
-    opening_actions: u32,
-}
-
-fn play(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> {
-    let MatchSettings {
-        ref players,
-        games,
-        board,
-        blitz,
-        seed,
-        threads,
-        ref out,
-        json,
-        opening_actions,
-    } = *settings;
     let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
     };
-    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+    // The options over the config file.
+    let set = if blitz || file.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let job = zertz_engine::MatchJob {
-        games,
-        variant: Variant::new(board, set),
-        seed,
-        threads,
+        games: games.unwrap_or(file.games),
+        variant: Variant::new(board.unwrap_or(file.board), set),
+        seed: seed.unwrap_or(file.seed),
+        threads: threads.unwrap_or(file.threads),
         opening_actions,
-        out: out.clone(),
+        out: out.or(file.out),
         inference: device.inference()?,
         ..zertz_engine::MatchJob::new(a.clone(), b.clone())
     };
+    play(&job, json)
+}
+
+/// Plays `job` with a progress bar and prints its result.
+fn play(job: &zertz_engine::MatchJob, json: bool) -> Result<ExitCode> {
+    let (games, seed) = (job.games, job.seed);
     let bar = if std::io::stderr().is_terminal() && games > 1 {
         indicatif::ProgressBar::new(games as u64).with_style(
             indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} {eta}")
@@ -140,7 +107,7 @@ fn play(settings: &MatchSettings, device: &DeviceArgs) -> Result<ExitCode> {
         indicatif::ProgressBar::hidden()
     };
     let never = std::sync::atomic::AtomicBool::new(false);
-    let result = zertz_engine::play_match(&job, &|_| bar.inc(1), &never).map_err(engine_error)?;
+    let result = zertz_engine::play_match(job, &|_| bar.inc(1), &never).map_err(engine_error)?;
     bar.finish_and_clear();
     let mut stdout = std::io::stdout().lock();
     if json {

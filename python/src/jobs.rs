@@ -237,9 +237,6 @@ pub fn play_match<'py>(
         inference: inference(device, shared_inference, inference_threads)?,
         ..MatchJob::new(a, b)
     };
-    if max_actions == 0 {
-        return Err(Error::Shape("max_actions must be at least 1".into()));
-    }
     let stop = AtomicBool::new(false);
     let (result, signal) =
         run_detached(py, &stop, || Ok(zertz_engine::play_match(&job, &|_| {}, &stop)));
