@@ -88,8 +88,7 @@ pub fn check_regular_file(path: &Path) -> Result<()> {
 
 /// The text of a file named by the user: a regular file only (see [`check_regular_file`]).
 pub fn read_text_file(path: &Path) -> Result<String> {
-    check_regular_file(path)?;
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    zertz_env::files::read_text(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// Where a position comes from: a start position, optionally followed by moves.

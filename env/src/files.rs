@@ -32,6 +32,12 @@ pub fn file_kind(t: &FileType) -> &'static str {
     if t.is_dir() { "a folder" } else { "not a plain file" }
 }
 
+/// The text of a user's file: [`check_regular`] first, then read.
+pub fn read_text(path: &Path) -> io::Result<String> {
+    check_regular(path)?;
+    std::fs::read_to_string(path)
+}
+
 /// Fails unless `path` is a regular file (after symbolic links), without opening it: the error of
 /// a missing file, or `InvalidInput` "not a regular file (a FIFO)" (see [`file_kind`]).
 pub fn check_regular(path: &Path) -> io::Result<()> {

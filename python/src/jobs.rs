@@ -87,9 +87,8 @@ fn inference(
 #[pyfunction]
 pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, PyAny>, Error> {
     use zertz_selfplay::records::GameRecord;
-    let io = |source| Error::Io { path: path.clone(), source };
-    zertz_env::files::check_regular(&path).map_err(io)?;
-    let text = std::fs::read_to_string(&path).map_err(io)?;
+    let text = zertz_env::files::read_text(&path)
+        .map_err(|source| Error::Io { path: path.clone(), source })?;
     let mut records = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let bad = |e: zertz_selfplay::records::RecordError| {

@@ -43,9 +43,8 @@ pub enum ConfigError {
 
 /// The text of a config file: a regular file (a FIFO or a device would block or never end).
 pub fn read_text(path: &Path) -> Result<String, ConfigError> {
-    let io = |source| ConfigError::Io { path: path.to_path_buf(), source };
-    zertz_env::files::check_regular(path).map_err(io)?;
-    std::fs::read_to_string(path).map_err(io)
+    zertz_env::files::read_text(path)
+        .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })
 }
 
 /// The fewest simulations of a self-play search: the first evaluates the root, the second visits
