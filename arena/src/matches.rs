@@ -326,8 +326,8 @@ pub fn check_sizes(config: &MatchConfig) -> Result<(), MatchError> {
 pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
     check_sizes(config)?;
     for spec in [&config.a, &config.b] {
-        if let Some(model) = spec.model() {
-            if !config.models.0.contains_key(model) {
+        if let Some((model, precision)) = spec.network() {
+            if !config.models.contains(model, precision) {
                 return Err(SpecError::NotLoaded {
                     player: spec.to_string(),
                     model: model.to_string(),

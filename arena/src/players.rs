@@ -28,7 +28,7 @@ use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, Split
 
 use zertz_search::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_search::mcts::{Scratch, Tree, search};
-use zertz_search::{Preset, SearchConfig};
+use zertz_search::{Precision, Preset, SearchConfig};
 
 /// Why a player could not choose an action. The message names the player (for a network's
 /// player, `nn:MODEL:SIMS`, so the model file).
@@ -63,7 +63,8 @@ impl PlayerError {
 pub enum SpecError {
     /// Not one of the kinds of player.
     #[error(
-        "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS or nn:MODEL[:SIMS]"
+        "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS or \
+         nn:MODEL[:SIMS][:PRECISION]"
     )]
     Unknown(String),
     /// A simulation count that is not a number from 1 to [`MAX_SIMULATIONS`].
@@ -451,8 +452,9 @@ impl Player for MctsPlayer {
 // -------------------------------------------------------------------------------------- specs
 
 /// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`, or
-/// `nn:MODEL[:SIMS]` (search guided by an exported network; the evaluator of each model comes from
-/// the caller through [`Models`], since this crate does not load networks).
+/// `nn:MODEL[:SIMS][:PRECISION]` (search guided by an exported network, in its own precision
+/// `fp32`, `bf16`, `fp16` or `auto` when one is named, else in the job's; the evaluator of each
+/// model comes from the caller through [`Models`], since this crate does not load networks).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     /// [`RandomPlayer`].
@@ -469,6 +471,8 @@ pub enum PlayerSpec {
         model: String,
         /// Simulations per decision.
         simulations: u32,
+        /// The precision the spec names (None: the job's).
+        precision: Option<Precision>,
     },
 }
 
@@ -477,11 +481,15 @@ pub const DEFAULT_SIMULATIONS: u32 = 1000;
 /// Simulations of `nn:MODEL` without a count.
 pub const DEFAULT_NEURAL_SIMULATIONS: u32 = 400;
 
-/// The evaluators of neural players, by model file as written in their specs (see
-/// [`PlayerSpec::model`]). One evaluator serves every game of a match, so that a batching
+/// A neural player's network: the model file as written in its spec and the precision the spec
+/// names, if any ([`PlayerSpec::network`]).
+pub type ModelKey = (String, Option<Precision>);
+
+/// The evaluators of neural players, by model file and precision as written in their specs (see
+/// [`PlayerSpec::network`]). One evaluator serves every game of a match, so that a batching
 /// evaluator can merge the searches of all games.
 #[derive(Clone, Default)]
-pub struct Models(pub BTreeMap<String, Arc<dyn Evaluator>>);
+pub struct Models(pub BTreeMap<ModelKey, Arc<dyn Evaluator>>);
 
 impl fmt::Debug for Models {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -495,17 +503,32 @@ impl Models {
         Models::default()
     }
 
-    /// Adds the evaluator of `model`.
+    /// Adds the evaluator of `model` for the specs that name no precision.
     pub fn insert(&mut self, model: impl Into<String>, evaluator: Arc<dyn Evaluator>) {
-        self.0.insert(model.into(), evaluator);
+        self.0.insert((model.into(), None), evaluator);
+    }
+
+    /// Adds the evaluator of a network ([`PlayerSpec::network`]).
+    pub fn insert_key(&mut self, key: ModelKey, evaluator: Arc<dyn Evaluator>) {
+        self.0.insert(key, evaluator);
+    }
+
+    /// Whether the network of `key` is loaded.
+    pub fn contains(&self, model: &str, precision: Option<Precision>) -> bool {
+        self.0.contains_key(&(model.to_string(), precision))
     }
 }
 
 impl PlayerSpec {
     /// The model file of a neural player.
     pub fn model(&self) -> Option<&str> {
+        self.network().map(|(model, _)| model)
+    }
+
+    /// The network of a neural player: its model file and the precision it names, if any.
+    pub fn network(&self) -> Option<(&str, Option<Precision>)> {
         match self {
-            PlayerSpec::Neural { model, .. } => Some(model),
+            PlayerSpec::Neural { model, precision, .. } => Some((model, *precision)),
             _ => None,
         }
     }
@@ -518,8 +541,8 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Mcts(n) => Box::new(MctsPlayer::rollout(*n, seed)),
             PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
-            PlayerSpec::Neural { model, simulations } => {
-                let Some(eval) = models.0.get(model) else {
+            PlayerSpec::Neural { model, simulations, precision } => {
+                let Some(eval) = models.0.get(&(model.clone(), *precision)) else {
                     return Err(SpecError::NotLoaded {
                         player: self.to_string(),
                         model: model.clone(),
@@ -538,7 +561,12 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Greedy => write!(f, "greedy"),
             PlayerSpec::Mcts(n) => write!(f, "mcts:{n}"),
             PlayerSpec::Uniform(n) => write!(f, "uniform:{n}"),
-            PlayerSpec::Neural { model, simulations } => write!(f, "nn:{model}:{simulations}"),
+            PlayerSpec::Neural { model, simulations, precision: None } => {
+                write!(f, "nn:{model}:{simulations}")
+            }
+            PlayerSpec::Neural { model, simulations, precision: Some(p) } => {
+                write!(f, "nn:{model}:{simulations}:{p}")
+            }
         }
     }
 }
@@ -567,7 +595,14 @@ impl FromStr for PlayerSpec {
             ("mcts", a) => Ok(PlayerSpec::Mcts(sims(a, DEFAULT_SIMULATIONS)?)),
             ("uniform", a) => Ok(PlayerSpec::Uniform(sims(a, DEFAULT_SIMULATIONS)?)),
             ("nn", Some(rest)) => {
-                // nn:MODEL or nn:MODEL:SIMS (a model path may itself hold colons).
+                // nn:MODEL[:SIMS][:PRECISION] (a model path may itself hold colons).
+                let (rest, precision) = match rest.rsplit_once(':') {
+                    Some((m, p)) => match p.parse::<Precision>() {
+                        Ok(p) => (m, Some(p)),
+                        Err(_) => (rest, None),
+                    },
+                    None => (rest, None),
+                };
                 let (model, n) = match rest.rsplit_once(':') {
                     Some((m, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
                         (m, sims(Some(n), DEFAULT_NEURAL_SIMULATIONS)?)
@@ -577,7 +612,11 @@ impl FromStr for PlayerSpec {
                 if model.trim().is_empty() {
                     return Err(SpecError::NoModel(spec.to_string()));
                 }
-                Ok(PlayerSpec::Neural { model: model.trim().to_string(), simulations: n })
+                Ok(PlayerSpec::Neural {
+                    model: model.trim().to_string(),
+                    simulations: n,
+                    precision,
+                })
             }
             _ => Err(SpecError::Unknown(spec.to_string())),
         }

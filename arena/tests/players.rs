@@ -6,6 +6,7 @@ use zertz_arena::players::{
     parse_player,
 };
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
+use zertz_search::Precision;
 
 /// Wraps a player and checks every action it chooses.
 struct Checked(Box<dyn Player>);
@@ -143,17 +144,26 @@ fn specs_parse_and_name_players() {
         let simulations = bad.starts_with("mcts");
         assert_eq!(matches!(e, SpecError::Simulations(_)), simulations, "{bad}: {e:?}");
     }
-    for (spec, model, sims) in [
-        ("nn:model.pt", "model.pt", 400),
-        ("nn:runs/a:b/m.pt:64", "runs/a:b/m.pt", 64),
-        ("NN: m.pt :7", "m.pt", 7),
+    for (spec, model, sims, precision) in [
+        ("nn:model.pt", "model.pt", 400, None),
+        ("nn:runs/a:b/m.pt:64", "runs/a:b/m.pt", 64, None),
+        ("NN: m.pt :7", "m.pt", 7, None),
+        ("nn:m.pt:64:bf16", "m.pt", 64, Some(Precision::Bf16)),
+        ("nn:m.pt:FP16", "m.pt", 400, Some(Precision::Fp16)),
+        ("nn:a:b.pt:8:fp32", "a:b.pt", 8, Some(Precision::Fp32)),
+        ("nn:m.pt:9:auto", "m.pt", 9, Some(Precision::Auto)),
+        // Not a precision: part of the file name.
+        ("nn:m.pt:bf17", "m.pt:bf17", 400, None),
     ] {
         let parsed = spec.parse::<PlayerSpec>().unwrap();
-        assert_eq!(parsed, PlayerSpec::Neural { model: model.into(), simulations: sims }, "{spec}");
+        let expected = PlayerSpec::Neural { model: model.into(), simulations: sims, precision };
+        assert_eq!(parsed, expected, "{spec}");
         assert_eq!(parsed.model(), Some(model));
+        assert_eq!(parsed.network(), Some((model, precision)));
         assert_eq!(parsed.to_string().parse::<PlayerSpec>().unwrap(), parsed);
     }
-    for bad in ["nn", "nn:", "nn:m.pt:0"] {
+    assert_eq!("nn:m.pt:64:bf16".parse::<PlayerSpec>().unwrap().to_string(), "nn:m.pt:64:bf16");
+    for bad in ["nn", "nn:", "nn:m.pt:0", "nn:bf16:0", "nn:m.pt:0:bf16", "nn::bf16"] {
         assert!(bad.parse::<PlayerSpec>().is_err(), "{bad}");
     }
     // A neural player needs its evaluator: refused by name without one, built with one.
@@ -168,6 +178,14 @@ fn specs_parse_and_name_players() {
     let spec: PlayerSpec = "nn:model.pt:16".parse().unwrap();
     let mut p = spec.build(1, &models).unwrap();
     assert_eq!(p.name(), "nn:model.pt:16");
+    // A player that names a precision needs the network loaded in it.
+    let bf16: PlayerSpec = "nn:model.pt:16:bf16".parse().unwrap();
+    assert!(matches!(bf16.build(1, &models), Err(SpecError::NotLoaded { .. })));
+    models.insert_key(
+        ("model.pt".into(), Some(Precision::Bf16)),
+        std::sync::Arc::new(zertz_search::UniformEvaluator),
+    );
+    assert_eq!(bf16.build(1, &models).unwrap().name(), "nn:model.pt:16:bf16");
     let pos = Position::new(Variant::default(), Side::P0);
     assert!(pos.is_legal_action(&p.choose(&pos).unwrap()));
 }

@@ -13,6 +13,10 @@ pub struct DeviceArgs {
     /// Device of the networks: auto (CUDA when available), cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
+    /// Number format of the networks: auto (bf16 on a GPU, fp32 on the CPU), fp32, bf16 or
+    /// fp16. A player's nn:MODEL:SIMS:PRECISION overrides it for its network.
+    #[arg(long, default_value = "auto", value_parser = str::parse::<zertz_model::Precision>)]
+    precision: zertz_model::Precision,
     /// On the CPU too, run the network on one inference thread that merges the requests of all
     /// search threads (always so on a GPU). By default each CPU search thread runs it itself.
     #[arg(long)]
@@ -33,13 +37,27 @@ impl DeviceArgs {
         Ok(self.device.parse()?)
     }
 
+    /// Loads the model at `path` on the chosen device in the chosen precision.
+    pub fn load(&self, path: &Path) -> Result<zertz_model::Model> {
+        Ok(zertz_model::Model::load_with(path, self.choice()?, self.precision)?)
+    }
+
     /// Where and how networks run.
     pub fn inference(&self) -> Result<zertz_model::Inference> {
         Ok(zertz_model::Inference {
             device: self.choice()?,
+            precision: self.precision,
             shared: self.shared_inference,
             threads: self.inference_threads,
         })
+    }
+}
+
+/// `cpu` or `cuda:N`, as --device takes them.
+pub fn device_name(d: zertz_model::Device) -> String {
+    match d {
+        zertz_model::Device::Cuda(i) => format!("cuda:{i}"),
+        other => format!("{other:?}").to_ascii_lowercase(),
     }
 }
 

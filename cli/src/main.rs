@@ -1,6 +1,7 @@
 //! `zertz`: the command-line program of the zertz workspace. One module per command (its
 //! arguments and what it does), and [`common`] for what they share.
 
+mod bench;
 mod common;
 mod matches;
 mod model;
@@ -73,6 +74,9 @@ enum Command {
     Match(matches::MatchArgs),
     /// Draw a position in the terminal.
     Show(show::ShowArgs),
+    /// Speed measurements: `zertz bench inference` (the bare network, without search).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Panics on purpose: tests that a panic ends the program with one line and status 70.
     #[command(hide = true, name = "internal-panic-test")]
     InternalPanicTest,
@@ -136,6 +140,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::Sgf(args) => sgf::run(args),
         Command::Play(args) => play::run(args),
         Command::Match(args) => matches::run(args),
+        Command::Bench(command) => bench::run(command),
         Command::InternalPanicTest => panic!("internal-panic-test panics on purpose"),
     }
 }

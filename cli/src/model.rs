@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 use zertz_env::Position;
 
-use crate::common::{DeviceArgs, failed, read_text_file};
+use crate::common::{DeviceArgs, device_name, failed, read_text_file};
 
 /// The subcommands of `zertz model`.
 #[derive(Subcommand, Debug)]
@@ -42,19 +42,12 @@ pub fn run(command: ModelCommand) -> Result<ExitCode> {
     }
 }
 
-/// `cpu` or `cuda:N`, as --device takes them.
-fn device_name(d: zertz_model::Device) -> String {
-    match d {
-        zertz_model::Device::Cuda(i) => format!("cuda:{i}"),
-        other => format!("{other:?}").to_ascii_lowercase(),
-    }
-}
-
 fn info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {
-    let model = zertz_model::Model::load(path, device.choice()?)?;
+    let model = device.load(path)?;
     let m = model.metadata();
     let info = serde_json::json!({
         "path": path.display().to_string(), "device": device_name(model.device()),
+        "precision": model.precision().name(),
         "cuda_available": zertz_model::cuda_available(), "name": m.name, "boards": m.boards,
         "encoding_version": m.encoding_version, "format_version": m.format_version,
         "step": m.step, "action_space": m.action_space, "network": m.network,
@@ -67,7 +60,7 @@ fn eval(path: &Path, positions: &Path, device: &DeviceArgs) -> Result<ExitCode> 
     use zertz_env::ActionSpace;
     use zertz_env::encode::{GLOBALS, Shape};
     let text = read_text_file(positions)?;
-    let model = zertz_model::Model::load(path, device.choice()?)?;
+    let model = device.load(path)?;
     let mut stdout = std::io::stdout().lock();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let pos = Position::from_text(line.trim())

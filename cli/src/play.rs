@@ -67,10 +67,10 @@ fn play(
     let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
     let mut models = zertz_arena::Models::new();
     let inference = device.inference()?;
-    for (path, network) in
-        zertz_model::inference::load_networks(spec.model(), board, &inference, 1)?
+    for (key, network) in
+        zertz_model::inference::load_networks(spec.network(), board, &inference, 1)?
     {
-        models.insert(path, network.evaluator);
+        models.insert_key(key, network.evaluator);
     }
     let mut engine = spec.build(seed, &models).map_err(anyhow::Error::msg)?;
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };

@@ -578,3 +578,79 @@ fn fifos_and_other_non_regular_files_are_refused_without_blocking() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `zertz bench inference`: one JSON line per batch size with the throughput and the shares of
+/// the pass that add up to one; a table by default; bad sizes refused with status 2.
+#[test]
+fn bench_inference_measures_each_batch_size() {
+    let model = broken_models().join("good.pt");
+    let model = model.to_str().unwrap();
+    let base = ["bench", "inference", "--model", model, "--device", "cpu"];
+    let args = [&base[..], &["--seconds", "0.2"]].concat();
+    let o = zertz(&[&args[..], &["--batch", "1,8", "--precision", "bf16", "--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    for (row, batch) in rows.iter().zip([1, 8]) {
+        assert_eq!(row["batch"], batch);
+        assert_eq!(row["precision"], "bf16");
+        assert_eq!(row["device"], "cpu");
+        assert!(row["batches"].as_u64().unwrap() >= 1);
+        assert!(row["evaluations_per_second"].as_f64().unwrap() > 0.0);
+        let shares: f64 =
+            ["copy_in", "forward", "copy_out"].iter().map(|k| row[k].as_f64().unwrap()).sum();
+        assert!((shares - 1.0).abs() < 1e-6, "{row}");
+    }
+    let o = zertz(&[&args[..], &["--batch", "4", "--threads", "2"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("in fp32") && out.contains("evaluations/s"), "{out}");
+    assert_eq!(out.lines().count(), 3, "{out}");
+    for bad in [
+        &["--batch", "0"][..],
+        &["--batch", "100000"],
+        &["--threads", "0"],
+        &["--precision", "fp8"],
+        &["--board", "48"],
+    ] {
+        let o = zertz(&[&args[..], bad].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with("error: "), "{bad:?}: {}", stderr(&o));
+    }
+    for bad in [&["--seconds=-1"][..], &["--seconds", "0"], &["--seconds", "1e9"]] {
+        let o = zertz(&[&base[..], bad].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert_one_line(&o);
+    }
+}
+
+/// A match of one network in bf16 against itself in fp32 (the spec's precision over --precision);
+/// `model info` says the precision.
+#[test]
+fn a_match_between_precisions_of_one_network() {
+    let model = broken_models().join("good.pt");
+    let m = model.to_str().unwrap();
+    let (a, b) = (format!("nn:{m}:8:bf16"), format!("nn:{m}:8"));
+    let o = zertz(&[
+        "match",
+        "--player",
+        &a,
+        "--player",
+        &b,
+        "--games",
+        "4",
+        "--device",
+        "cpu",
+        "--json",
+        "--precision",
+        "fp32",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(summary["a"], a);
+    assert_eq!(summary["games"], 4);
+    let o = zertz(&["model", "info", m, "--device", "cpu", "--precision", "fp16"]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(info["precision"], "fp16");
+}

@@ -171,7 +171,7 @@ pub fn selfplay(
 /// A match to play: two player specs and the settings of `zertz match`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatchJob {
-    /// Player A (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS]`).
+    /// Player A (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS][:PRECISION]`).
     pub a: String,
     /// Player B.
     pub b: String,
@@ -271,14 +271,14 @@ pub fn play_match(
     // Sizes first: nothing loads or starts for a match that cannot be played.
     zertz_arena::matches::check_sizes(&config)?;
     let _threads = CpuThreads::keep();
-    let paths = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::model);
-    for (path, network) in zertz_model::inference::load_networks(
-        paths,
+    let networks = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::network);
+    for (key, network) in zertz_model::inference::load_networks(
+        networks,
         job.variant.board,
         &job.inference,
         job.threads,
     )? {
-        config.models.insert(path, network.evaluator);
+        config.models.insert_key(key, network.evaluator);
     }
     let started = Instant::now();
     let result = zertz_arena::matches::run_match_until(&config, on_game, stop)?;

@@ -15,7 +15,7 @@ use std::time::Duration;
 use zertz_env::Board;
 use zertz_search::Evaluator;
 
-use crate::{Device, DeviceChoice, Model, ModelError, ModelStats};
+use crate::{Device, DeviceChoice, Model, ModelError, ModelStats, Precision};
 
 /// The most inference threads per shared network.
 pub const MAX_INFERENCE_THREADS: u16 = 64;
@@ -24,11 +24,14 @@ pub const MAX_MERGED_BATCH: usize = 4096;
 /// How long an inference thread waits for more requests before it runs a partial batch.
 pub const MERGE_WAIT: Duration = Duration::from_micros(500);
 
-/// Where and how a network runs (`--device`, `--shared-inference`, `--inference-threads`).
+/// Where and how a network runs (`--device`, `--precision`, `--shared-inference`,
+/// `--inference-threads`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inference {
     /// The device.
     pub device: DeviceChoice,
+    /// The number format (a player's `nn:MODEL:SIMS:PRECISION` overrides it for its network).
+    pub precision: Precision,
     /// On the CPU too, run the network on shared inference threads (always so on a GPU).
     pub shared: bool,
     /// Inference threads per shared network, 1 to [`MAX_INFERENCE_THREADS`].
@@ -37,7 +40,12 @@ pub struct Inference {
 
 impl Default for Inference {
     fn default() -> Inference {
-        Inference { device: DeviceChoice::Auto, shared: false, threads: 4 }
+        Inference {
+            device: DeviceChoice::Auto,
+            precision: Precision::Auto,
+            shared: false,
+            threads: 4,
+        }
     }
 }
 
@@ -77,8 +85,8 @@ impl std::fmt::Debug for Network {
 }
 
 impl Network {
-    /// Loads the model at `path` on `inference.device`, checks that it plays `board`, and puts
-    /// it in front of `searchers` search threads (0: one per core).
+    /// Loads the model at `path` on `inference.device` in `inference.precision`, checks that it
+    /// plays `board`, and puts it in front of `searchers` search threads (0: one per core).
     pub fn load(
         path: &Path,
         board: Board,
@@ -86,7 +94,7 @@ impl Network {
         searchers: usize,
     ) -> Result<Network, ModelError> {
         inference.validate()?;
-        let model = Model::load(path, inference.device)?;
+        let model = Model::load_with(path, inference.device, inference.precision)?;
         model.check_board(board)?;
         Ok(Network::new(Arc::new(model), inference, searchers))
     }
@@ -125,20 +133,25 @@ impl Network {
     }
 }
 
-/// Networks by model path, for the `nn:MODEL` players of a match (each loaded once).
+/// A network of a match: its model file and the precision its player names, if any (the key of
+/// `zertz_arena::Models`).
+pub type NetworkKey = (String, Option<Precision>);
+
+/// Networks for the `nn:MODEL` players of a match, each loaded once: by model path and precision
+/// (a player's own, else `inference.precision`), in the order first named.
 pub fn load_networks<'a>(
-    paths: impl IntoIterator<Item = &'a str>,
+    models: impl IntoIterator<Item = (&'a str, Option<Precision>)>,
     board: Board,
     inference: &Inference,
     searchers: usize,
-) -> Result<Vec<(String, Network)>, ModelError> {
-    let mut out: Vec<(String, Network)> = Vec::new();
-    for path in paths {
-        if !out.iter().any(|(p, _)| p == path) {
-            out.push((
-                path.to_string(),
-                Network::load(Path::new(path), board, inference, searchers)?,
-            ));
+) -> Result<Vec<(NetworkKey, Network)>, ModelError> {
+    let mut out: Vec<(NetworkKey, Network)> = Vec::new();
+    for (path, precision) in models {
+        if !out.iter().any(|((p, q), _)| p == path && *q == precision) {
+            let own =
+                Inference { precision: precision.unwrap_or(inference.precision), ..*inference };
+            let network = Network::load(Path::new(path), board, &own, searchers)?;
+            out.push(((path.to_string(), precision), network));
         }
     }
     Ok(out)

@@ -5,11 +5,15 @@
 //! trained for, the action-space size of each, the network's name and size, the training step.
 //! [`Model::load`] reads such a file, checks its metadata against this engine (a file that is not a
 //! zertz model, or one for another encoding, is refused with a [`ModelError`]), and places it on
-//! a device ([`DeviceChoice`]: CUDA when available, else CPU, unless told otherwise).
+//! a device ([`DeviceChoice`]: CUDA when available, else CPU, unless told otherwise) in a
+//! [`Precision`] ([`Model::load_with`]: `auto` is bf16 on a GPU, fp32 on the CPU; a network that
+//! cannot run in the precision asked for is refused at load time).
 //!
 //! A [`Model`] is a batched [`Evaluator`]: it checks the board of every batch against the
-//! metadata (naming both sides when they differ), runs the network without gradients and copies
-//! logits `[B, A]` and values `[B]` into the caller's buffers. Answers of the wrong shape, NaN or
+//! metadata (naming both sides when they differ), copies the inputs into a reused host buffer
+//! (pinned on a GPU's host, one asynchronous transfer), runs the network without gradients and
+//! copies logits `[B, A]` and values `[B]` back in its precision into the caller's buffers
+//! ([`Model::forward_timed`] says where the time went; [`bench`] measures it per batch size). Answers of the wrong shape, NaN or
 //! infinite values, and NaN or infinite logits of legal actions are errors naming the model
 //! ([`ModelError::Forward`], [`ModelError::NonFinite`]), never a panic further on. Put it behind
 //! [`zertz_search::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference
@@ -30,11 +34,14 @@ pub use tch::Device;
 use tch::{CModule, IValue, Kind, Tensor};
 use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board};
+pub use zertz_search::Precision;
 use zertz_search::batching::BatchingEvaluator;
 use zertz_search::{Batch, EvalError, Evaluator, Output};
 
+pub mod bench;
 pub mod inference;
 
+pub use bench::BenchRow;
 pub use inference::{Inference, Network};
 
 /// The `format` field of every exported model's metadata.
@@ -89,6 +96,23 @@ pub enum ModelError {
     /// A device that cannot be used.
     #[error("device {0}")]
     Device(String),
+    /// Text that names no precision.
+    #[error(transparent)]
+    Precision(#[from] zertz_search::UnknownPrecision),
+    /// The network fails in the precision asked for (files exported before reduced precision
+    /// was supported keep an index buffer that libtorch converts to floats).
+    #[error(
+        "model {path} cannot run in {precision} ({reason}): use --precision fp32, or export it \
+         again with this version"
+    )]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// The precision.
+        precision: Precision,
+        /// What failed.
+        reason: String,
+    },
     /// The network failed or answered with the wrong shapes.
     #[error("model {path} failed: {reason}")]
     Forward {
@@ -203,6 +227,26 @@ pub struct ModelStats {
     pub covered: Duration,
 }
 
+/// Where the time of one forward pass went ([`Model::forward_timed`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// Copying the caller's inputs into the host buffer and on to the device (converted to the
+    /// model's precision).
+    pub copy_in: Duration,
+    /// The network itself.
+    pub forward: Duration,
+    /// Copying the answers back, converting them to fp32 and checking them.
+    pub copy_out: Duration,
+}
+
+/// A reused host buffer of one forward pass: the planes then the globals of a batch, one `f32`
+/// tensor, pinned on a GPU's host so that its copy is one asynchronous transfer. Kept in
+/// [`Model::staging`] between passes; each pass takes one, so concurrent passes never share.
+struct Staging {
+    host: Tensor,
+    capacity: usize,
+}
+
 /// Forward passes running now, for [`ModelStats::covered`].
 #[derive(Debug)]
 struct Running {
@@ -241,7 +285,9 @@ pub struct Model {
     module: CModule,
     metadata: Metadata,
     device: Device,
+    precision: Precision,
     path: PathBuf,
+    staging: Mutex<Vec<Staging>>,
     batches: AtomicU64,
     positions: AtomicU64,
     busy_nanos: AtomicU64,
@@ -253,16 +299,43 @@ impl fmt::Debug for Model {
         f.debug_struct("Model")
             .field("path", &self.path)
             .field("device", &self.device)
+            .field("precision", &self.precision)
             .field("metadata", &self.metadata)
             .finish_non_exhaustive()
     }
 }
 
 impl Model {
-    /// Loads and checks an exported model and places it on `device`.
+    /// Loads and checks an exported model and places it on `device`, in the precision `auto`
+    /// means there (see [`Model::load_with`]).
     pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Model, ModelError> {
+        Model::load_with(path, device, Precision::Auto)
+    }
+
+    /// Loads and checks an exported model and places it on `device`, its weights converted to
+    /// `precision` ([`Precision::Auto`]: bf16 on a GPU, fp32 on the CPU). Inputs are converted
+    /// on the device; answers come back in that precision and are widened to fp32 on the host.
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Model, ModelError> {
         let path = path.as_ref().to_path_buf();
-        let device = device.resolve()?;
+        let resolved = device.resolve()?;
+        let model = Model::load_as(path.clone(), resolved, precision.on(resolved.is_cuda()))?;
+        match (model.probe(), precision) {
+            (Ok(()), _) => {
+                model.reset_stats();
+                Ok(model)
+            }
+            // `auto` means the best this model can do.
+            (Err(_), Precision::Auto) => Model::load_as(path, resolved, Precision::Fp32),
+            (Err(e), _) => Err(e),
+        }
+    }
+
+    /// [`Model::load_with`] in a precision already resolved.
+    fn load_as(path: PathBuf, device: Device, precision: Precision) -> Result<Model, ModelError> {
         // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
         if let Err(e) = zertz_env::files::check_regular(&path) {
             return Err(ModelError::Read { path, source: e });
@@ -271,6 +344,9 @@ impl Model {
         let mut module = CModule::load_on_device(&path, device)
             .map_err(|e| not_a_model(format!("not a TorchScript file ({})", first_line(&e))))?;
         module.set_eval();
+        if precision != Precision::Fp32 {
+            module.to(device, kind_of(precision), false);
+        }
         let json = match module.method_is::<IValue>("metadata", &[]) {
             Ok(IValue::String(s)) => s,
             Ok(other) => return Err(not_a_model(format!("metadata() returned {other:?}"))),
@@ -307,7 +383,9 @@ impl Model {
             module,
             metadata,
             device,
+            precision,
             path,
+            staging: Mutex::new(Vec::new()),
             batches: AtomicU64::new(0),
             positions: AtomicU64::new(0),
             busy_nanos: AtomicU64::new(0),
@@ -319,6 +397,44 @@ impl Model {
         })
     }
 
+    /// In reduced precision, runs the network once on the start of its first board: a network
+    /// that cannot run in it fails now ([`ModelError::Unsupported`]), not in the middle of a job.
+    fn probe(&self) -> Result<(), ModelError> {
+        let Some(board) = self.metadata.boards.first().and_then(|&b| Board::from_rings(b)) else {
+            return Ok(());
+        };
+        if self.precision == Precision::Fp32 {
+            return Ok(());
+        }
+        let shape = Shape::of(board);
+        let start = zertz_env::Position::new(
+            zertz_env::Variant::new(board, zertz_env::MarbleSet::Standard),
+            zertz_env::Player::P0,
+        );
+        let (mut planes, mut globals) = (vec![0.0; shape.planes_len()], vec![0.0; GLOBALS]);
+        start.encode(&mut planes, &mut globals);
+        let (mut logits, mut values) = (vec![0.0; ActionSpace::new(board).len()], vec![0.0]);
+        let unsupported = |reason: String| ModelError::Unsupported {
+            path: self.path.clone(),
+            precision: self.precision,
+            reason,
+        };
+        match self.run(board, &planes, &globals, None, &mut logits, &mut values) {
+            Ok(()) => Ok(()),
+            Err(ModelError::Forward { reason, .. }) => Err(unsupported(reason)),
+            Err(ModelError::NonFinite { what, .. }) => Err(unsupported(format!("it gives {what}"))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Counters back to zero.
+    fn reset_stats(&self) {
+        self.batches.store(0, Ordering::Relaxed);
+        self.positions.store(0, Ordering::Relaxed);
+        self.busy_nanos.store(0, Ordering::Relaxed);
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).covered = Duration::ZERO;
+    }
+
     /// The model's metadata.
     pub fn metadata(&self) -> &Metadata {
         &self.metadata
@@ -327,6 +443,11 @@ impl Model {
     /// The device it runs on.
     pub fn device(&self) -> Device {
         self.device
+    }
+
+    /// The precision it computes in (never [`Precision::Auto`]).
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The file it came from.
@@ -387,6 +508,25 @@ impl Model {
         self.run(board, planes, globals, Some(masks), logits, values)
     }
 
+    /// [`Model::forward_masked`] (without masks when `masks` is empty) that also says where the
+    /// time went. With `sync`, the device is synchronised between the parts so that each is
+    /// timed whole (for benchmarks: `zertz bench inference`); without it a GPU's copy in and
+    /// forward pass run asynchronously and their time shows up in the copy out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_timed(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        masks: &[bool],
+        logits: &mut [f32],
+        values: &mut [f32],
+        sync: bool,
+    ) -> Result<Phases, ModelError> {
+        let masks = (!masks.is_empty()).then_some(masks);
+        self.run_timed(board, planes, globals, masks, logits, values, sync)
+    }
+
     fn run(
         &self,
         board: Board,
@@ -396,6 +536,20 @@ impl Model {
         logits: &mut [f32],
         values: &mut [f32],
     ) -> Result<(), ModelError> {
+        self.run_timed(board, planes, globals, masks, logits, values, false).map(|_| ())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_timed(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        masks: Option<&[bool]>,
+        logits: &mut [f32],
+        values: &mut [f32],
+        sync: bool,
+    ) -> Result<Phases, ModelError> {
         self.check_board(board)?;
         let shape = Shape::of(board);
         let actions = ActionSpace::new(board).len();
@@ -409,16 +563,40 @@ impl Model {
             return Err(fail(format!("buffers do not hold {b} positions of {board}")));
         }
         if b == 0 {
-            return Ok(());
+            return Ok(Phases::default());
         }
         let started = Instant::now();
         let _running = RunningGuard::start(&self.running);
+        let wait = || {
+            if let (true, Device::Cuda(i)) = (sync, self.device) {
+                tch::Cuda::synchronize(i as i64);
+            }
+        };
+
+        // In: one copy of planes and globals into a reused host buffer, one transfer to the
+        // device (asynchronous from pinned memory), converted to the model's precision there.
+        let staging = self.stage(planes, globals);
+        let total = (planes.len() + globals.len()) as i64;
+        // (Copied as f32 then converted: libtorch would convert a CPU tensor on the CPU first,
+        // into pageable memory, and the transfer would no longer be asynchronous.)
+        let on_device = staging.host.narrow(0, 0, total).to_device_(
+            self.device,
+            Kind::Float,
+            self.device.is_cuda(),
+            false,
+        );
+        let on_device = on_device.to_kind(kind_of(self.precision));
         let dims = [b as i64, shape.planes as i64, shape.height as i64, shape.width as i64];
-        let p = Tensor::from_slice(planes).view(dims).to_device(self.device);
-        let g = Tensor::from_slice(globals).view([b as i64, GLOBALS as i64]).to_device(self.device);
-        let out = tch::no_grad(|| self.module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]))
-            .map_err(|e| fail(first_line(&e)))?;
-        let (l, v) = match out {
+        let p = on_device.narrow(0, 0, planes.len() as i64).view(dims);
+        let g = on_device.narrow(0, planes.len() as i64, globals.len() as i64);
+        let g = g.view([b as i64, GLOBALS as i64]);
+        wait();
+        let copied_in = Instant::now();
+
+        let out = tch::no_grad(|| self.module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]));
+        wait();
+        let forwarded = Instant::now();
+        let (l, v) = match out.map_err(|e| fail(first_line(&e)))? {
             IValue::Tuple(mut parts) if parts.len() == 2 => {
                 match (parts.remove(0), parts.remove(0)) {
                     (IValue::Tensor(l), IValue::Tensor(v)) => (l, v),
@@ -434,15 +612,55 @@ impl Model {
                 v.size()
             )));
         }
+        // Out: the answers cross in the model's precision (half the bytes of fp32 in bf16 and
+        // fp16) and are widened on the host.
         let l = l.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
         let v = v.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
         l.f_copy_data(logits, b * actions).map_err(|e| fail(first_line(&e)))?;
         v.f_copy_data(values, b).map_err(|e| fail(first_line(&e)))?;
+        // The device has read the host buffer once the answers are back.
+        self.unstage(staging);
         self.check_finite(logits, values, masks, actions)?;
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.positions.fetch_add(b as u64, Ordering::Relaxed);
         self.busy_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(())
+        Ok(Phases {
+            copy_in: copied_in - started,
+            forward: forwarded - copied_in,
+            copy_out: forwarded.elapsed(),
+        })
+    }
+
+    /// A host buffer from the pool (a new one, or one grown, when none is large enough) holding
+    /// `planes` then `globals`.
+    fn stage(&self, planes: &[f32], globals: &[f32]) -> Staging {
+        let need = planes.len() + globals.len();
+        let taken = self.staging.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let staging = match taken {
+            Some(s) if s.capacity >= need => s,
+            _ => {
+                // Grown in powers of two so that a few sizes serve every batch.
+                let capacity = need.next_power_of_two();
+                let host = Tensor::zeros([capacity as i64], (Kind::Float, Device::Cpu));
+                let host = if self.device.is_cuda() { host.pin_memory(self.device) } else { host };
+                Staging { host, capacity }
+            }
+        };
+        let dst = staging.host.data_ptr().cast::<f32>();
+        // SAFETY: `host` is a contiguous CPU tensor of `capacity >= need` f32s that this pass
+        // alone holds (taken from the pool under its lock, returned only after the device has
+        // read it), so the two copies write inside it and nothing reads or writes it meanwhile.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::ptr::copy_nonoverlapping(planes.as_ptr(), dst, planes.len());
+            std::ptr::copy_nonoverlapping(globals.as_ptr(), dst.add(planes.len()), globals.len());
+        }
+        staging
+    }
+
+    /// Returns a host buffer to the pool.
+    fn unstage(&self, staging: Staging) {
+        self.staging.lock().unwrap_or_else(|e| e.into_inner()).push(staging);
     }
 
     /// Refuses NaN and infinite answers (see [`Model::forward_masked`]).
@@ -511,6 +729,15 @@ pub fn cpu_threads() -> usize {
 /// Whether a CUDA device is available to libtorch.
 pub fn cuda_available() -> bool {
     tch::Cuda::is_available()
+}
+
+/// The tensor kind of a precision (`auto` resolved before).
+fn kind_of(precision: Precision) -> Kind {
+    match precision {
+        Precision::Bf16 => Kind::BFloat16,
+        Precision::Fp16 => Kind::Half,
+        Precision::Fp32 | Precision::Auto => Kind::Float,
+    }
 }
 
 /// The line that says what went wrong in a libtorch error (they carry long backtraces): the

@@ -9,8 +9,8 @@ use std::sync::{Arc, OnceLock};
 
 use zertz_arena::players::{MctsPlayer, Player as _};
 use zertz_env::encode::{GLOBALS, Shape};
-use zertz_env::{ActionSpace, Board, Player, Position, SplitMix64, Variant};
-use zertz_model::{DeviceChoice, Model, ModelError};
+use zertz_env::{ActionSpace, Board, Player, Position, Variant};
+use zertz_model::{DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, Output};
 
 fn python() -> PathBuf {
@@ -23,7 +23,8 @@ fn python() -> PathBuf {
 /// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
 /// (every board), `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`, and
 /// with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
-/// shape), `tail_inf.pt` (logits `-inf` from action 2000 on, else 0).
+/// shape), `tail_inf.pt` (logits `-inf` from action 2000 on, else 0), `float_index.pt` (an integer
+/// index buffer used as such: it fails once converted to bf16).
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -75,6 +76,24 @@ class Fake(torch.nn.Module):
 
 torch.jit.save(torch.jit.script(Fake(m.metadata(), 0)), f"{d}/shape.pt")
 torch.jit.save(torch.jit.script(Fake(m.metadata(), 1)), f"{d}/tail_inf.pt")
+
+class FloatIndex(torch.nn.Module):
+    def __init__(self, meta: str):
+        super().__init__()
+        self.meta = meta
+        self.register_buffer("idx", torch.arange(4441))
+        self.w = torch.nn.Parameter(torch.ones(1))
+
+    @torch.jit.export
+    def metadata(self) -> str:
+        return self.meta
+
+    def forward(self, planes: torch.Tensor, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b = planes.shape[0]
+        x = (planes.flatten(1).sum(1, keepdim=True) * self.w).expand(b, 4441)
+        return x.index_select(1, self.idx), torch.zeros(b)
+
+torch.jit.save(torch.jit.script(FloatIndex(m.metadata())), f"{d}/float_index.pt")
 "#;
         // From a file: TorchScript compiles the source of the module classes it scripts.
         let path = dir.join("export_test_models.py");
@@ -113,18 +132,7 @@ fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
 }
 
 fn random_positions(board: Board, n: usize, seed: u64) -> Vec<Position> {
-    let mut rng = SplitMix64(seed);
-    let mut out = Vec::new();
-    let mut p = Position::new(Variant::new(board, zertz_env::MarbleSet::Standard), Player::P0);
-    while out.len() < n {
-        if p.outcome().is_some() {
-            p = Position::new(p.variant(), Player::P0);
-        }
-        out.push(p);
-        let a = p.nth_legal_action(rng.below(p.count_legal_actions())).unwrap();
-        p.play_action_unchecked(&a);
-    }
-    out
+    zertz_model::bench::sample_positions(board, n, seed)
 }
 
 #[test]
@@ -372,8 +380,12 @@ fn cuda_gives_the_cpu_answers() {
         return;
     }
     let cpu = load("m_all.pt").unwrap();
-    let gpu = Arc::new(Model::load(models().join("m_all.pt"), DeviceChoice::Auto).unwrap());
+    let gpu = Arc::new(
+        Model::load_with(models().join("m_all.pt"), DeviceChoice::Auto, Precision::Fp32).unwrap(),
+    );
     assert_eq!(gpu.device(), tch::Device::Cuda(0));
+    let auto = Model::load(models().join("m_all.pt"), DeviceChoice::Auto).unwrap();
+    assert_eq!(auto.precision(), Precision::Bf16, "auto is bf16 on a GPU");
     for board in [Board::R37, Board::R61] {
         let n = 64;
         let positions = random_positions(board, n, 17);
@@ -401,4 +413,119 @@ fn cuda_gives_the_cpu_answers() {
         batching.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
         assert!(max_diff(&v, &v_gpu) < 1e-5 && max_diff(&l, &l_gpu) < 1e-5);
     }
+}
+
+/// The largest softmax difference over the legal actions, and the total variation, between two
+/// logit rows.
+fn policy_gap(a: &[f32], b: &[f32], mask: &[bool]) -> f32 {
+    let soft = |l: &[f32]| {
+        let legal: Vec<f32> = l.iter().zip(mask).filter(|(_, m)| **m).map(|(x, _)| *x).collect();
+        let top = legal.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = legal.iter().map(|x| (x - top).exp()).collect();
+        let sum: f32 = e.iter().sum();
+        e.into_iter().map(|x| x / sum).collect::<Vec<f32>>()
+    };
+    let (p, q) = (soft(a), soft(b));
+    0.5 * p.iter().zip(&q).map(|(x, y)| (x - y).abs()).sum::<f32>()
+}
+
+/// Reduced precision on real positions of every board: the policy over the legal actions moves
+/// by a total variation of at most 0.02 and the value by at most 0.02 in bf16 (7-bit mantissas),
+/// 0.005 in fp16 (10 bits), against fp32. On the CPU here; `cuda_gives_the_cpu_answers` checks
+/// the GPU.
+#[test]
+fn reduced_precision_agrees_with_fp32_on_every_board() {
+    let fp32 = load("m_all.pt").unwrap();
+    assert_eq!(fp32.precision(), Precision::Fp32, "auto is fp32 on the CPU");
+    for (precision, tolerance) in [(Precision::Bf16, 0.02f32), (Precision::Fp16, 0.005)] {
+        let m = Model::load_with(models().join("m_all.pt"), DeviceChoice::Cpu, precision).unwrap();
+        assert_eq!(m.precision(), precision);
+        let (mut worst_tv, mut worst_v) = (0.0f32, 0.0f32);
+        for board in Board::ALL {
+            let n = 48;
+            let positions = random_positions(board, n, 5 + board.rings() as u64);
+            let a = ActionSpace::new(board).len();
+            let (planes, globals, masks) = encode(&positions);
+            let (mut l32, mut v32) = (vec![0.0; n * a], vec![0.0; n]);
+            fp32.forward_masked(board, &planes, &globals, &masks, &mut l32, &mut v32).unwrap();
+            let (mut l, mut v) = (vec![0.0; n * a], vec![0.0; n]);
+            m.forward_masked(board, &planes, &globals, &masks, &mut l, &mut v).unwrap();
+            for i in 0..n {
+                let row = i * a..(i + 1) * a;
+                worst_tv =
+                    worst_tv.max(policy_gap(&l32[row.clone()], &l[row.clone()], &masks[row]));
+                worst_v = worst_v.max((v32[i] - v[i]).abs());
+            }
+        }
+        eprintln!("{precision}: largest policy total variation {worst_tv:e}, value {worst_v:e}");
+        assert!(worst_tv <= tolerance && worst_v <= tolerance, "{precision}: {worst_tv} {worst_v}");
+        assert!(worst_tv > 0.0, "{precision} computes in its own precision");
+    }
+}
+
+/// A file whose network breaks when its buffers are converted (an integer index turned into
+/// floats, as files exported before reduced precision do) is refused at load time in that
+/// precision, naming it; fp32 still loads it.
+#[test]
+fn a_network_that_fails_in_reduced_precision_is_refused_at_load() {
+    let path = models().join("float_index.pt");
+    let e = Model::load_with(&path, DeviceChoice::Cpu, Precision::Bf16).unwrap_err();
+    assert!(matches!(e, ModelError::Unsupported { precision: Precision::Bf16, .. }), "{e:?}");
+    assert!(e.to_string().contains("bf16") && e.to_string().contains("float_index.pt"), "{e}");
+    let m = Model::load_with(&path, DeviceChoice::Cpu, Precision::Auto).unwrap();
+    assert_eq!(m.precision(), Precision::Fp32);
+    assert_eq!(m.stats().batches, 0, "the probe is not counted");
+}
+
+/// The host buffers are reused across passes of every size, and passes on several threads at
+/// once each keep their own: every answer is the answer of the position alone.
+#[test]
+fn reused_buffers_give_each_batch_its_own_answers() {
+    let m = load("m37.pt").unwrap();
+    let board = Board::R37;
+    let a = ActionSpace::new(board).len();
+    let positions = random_positions(board, 64, 23);
+    let (planes, globals, _) = encode(&positions);
+    let single: Vec<(Vec<f32>, f32)> = (0..positions.len())
+        .map(|i| {
+            let len = Shape::of(board).planes_len();
+            let (mut l, mut v) = (vec![0.0; a], vec![0.0]);
+            let (p, g) =
+                (&planes[i * len..(i + 1) * len], &globals[i * GLOBALS..(i + 1) * GLOBALS]);
+            m.forward(board, p, g, &mut l, &mut v).unwrap();
+            (l, v[0])
+        })
+        .collect();
+    let check = |start: usize, len: usize| {
+        let plen = Shape::of(board).planes_len();
+        let (mut l, mut v) = (vec![0.0; len * a], vec![0.0; len]);
+        m.forward(
+            board,
+            &planes[start * plen..(start + len) * plen],
+            &globals[start * GLOBALS..(start + len) * GLOBALS],
+            &mut l,
+            &mut v,
+        )
+        .unwrap();
+        for j in 0..len {
+            let (want_l, want_v) = &single[start + j];
+            assert!((v[j] - want_v).abs() < 1e-5, "batch {start}+{len}, position {j}");
+            let d = want_l.iter().zip(&l[j * a..(j + 1) * a]).map(|(x, y)| (x - y).abs());
+            assert!(d.fold(0.0f32, f32::max) < 1e-4, "batch {start}+{len}, position {j}");
+        }
+    };
+    // Growing, shrinking and growing again in one thread...
+    for (start, len) in [(0, 1), (3, 7), (0, 64), (10, 3), (20, 40), (5, 1)] {
+        check(start, len);
+    }
+    // ...and from four threads at once.
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            s.spawn(move || {
+                for k in 0..20 {
+                    check((t * 7 + k) % 32, 1 + (t * 5 + k * 3) % 32);
+                }
+            });
+        }
+    });
 }

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat};
 use zertz_engine::{EngineError, Guide, MatchJob};
 use zertz_env::{MarbleSet, Variant};
-use zertz_model::{DeviceChoice, Inference};
+use zertz_model::{DeviceChoice, Inference, Precision};
 use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
 use zertz_selfplay::driver::{Progress, SelfPlayError};
 
@@ -66,12 +66,17 @@ fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
 /// Where and how networks run, from the keywords (None: the engine's defaults, `Inference`).
 fn inference(
     device: Option<&str>,
+    precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
 ) -> Result<Inference, Error> {
     let default = Inference::default();
     let inference = Inference {
         device: device.map(str::parse::<DeviceChoice>).transpose()?.unwrap_or(default.device),
+        precision: match precision {
+            Some(p) => p.parse::<Precision>().map_err(|e| Error::Shape(e.to_string()))?,
+            None => default.precision,
+        },
         shared: shared_inference,
         threads: inference_threads.unwrap_or(default.threads),
     };
@@ -101,9 +106,10 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
     to_python(py, &records)
 }
 
-/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS]`) read by the
-/// engine's grammar: `{"name": canonical spec, "model": the model file or None, "simulations":
-/// the count or None}`. Raises ValueError for anything else.
+/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS][:PRECISION]`)
+/// read by the engine's grammar: `{"name": canonical spec, "model": the model file or None,
+/// "simulations": the count or None, "precision": the precision it names or None}`. Raises
+/// ValueError for anything else.
 #[pyfunction]
 pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDict>, Error> {
     use zertz_arena::PlayerSpec;
@@ -118,6 +124,7 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
         PlayerSpec::Random | PlayerSpec::Greedy => None,
     };
     d.set_item("simulations", simulations)?;
+    d.set_item("precision", parsed.network().and_then(|(_, p)| p).map(|p| p.name()))?;
     Ok(d)
 }
 
@@ -138,13 +145,15 @@ pub fn selfplay_config<'py>(
 /// refused with `FileExistsError`: nothing is ever replaced); returns the summary dict.
 ///
 /// The games are guided by `evaluator` ("uniform", "rollout" or a callable) or by the exported
-/// network `model` (on `device`: auto, cpu, cuda or cuda:N). `config` is a TOML file, a dict of
+/// network `model` (on `device`: auto, cpu, cuda or cuda:N; in `precision`: auto, fp32, bf16 or
+/// fp16, where auto is bf16 on a GPU and fp32 on the CPU). `config` is a TOML file, a dict of
 /// the same keys or None (the defaults); `games`, `threads` and `seed` override it. Ctrl-C stops
 /// the workers after their round of evaluations; the games finished by then are written whole,
 /// and `KeyboardInterrupt` is raised.
 #[pyfunction]
 #[pyo3(signature = (out, evaluator=None, *, model=None, config=None, games=None, threads=None,
-                    seed=None, device=None, shared_inference=false, inference_threads=None))]
+                    seed=None, device=None, precision=None, shared_inference=false,
+                    inference_threads=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn selfplay<'py>(
     py: Python<'py>,
@@ -156,6 +165,7 @@ pub fn selfplay<'py>(
     threads: Option<usize>,
     seed: Option<u64>,
     device: Option<&str>,
+    precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
 ) -> Result<Bound<'py, PyDict>, Error> {
@@ -175,7 +185,7 @@ pub fn selfplay<'py>(
             if evaluator.is_some_and(|e| !e.is_none()) {
                 return Err(Error::Shape("give an evaluator or a model, not both".into()));
             }
-            let inference = inference(device, shared_inference, inference_threads)?;
+            let inference = inference(device, precision, shared_inference, inference_threads)?;
             (Guide::Network { path, inference }, Default::default())
         }
         None => guide(evaluator)?,
@@ -195,17 +205,17 @@ pub fn selfplay<'py>(
 }
 
 /// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL[:SIMS]`), alternating who starts, on `threads` worker threads (0: one per core);
-/// returns the summary dict (wins, draws and losses of `a`, score, Elo with its 95% interval).
-/// Networks run on `device`. With `out`, every game is written there as a JSON line. Ctrl-C stops
+/// `nn:MODEL[:SIMS][:PRECISION]`), alternating who starts, on `threads` worker threads (0: one
+/// per core); returns the summary dict (wins, draws and losses of `a`, score, Elo with its 95%
+/// interval). Networks run on `device` in `precision` (unless their spec names one). With `out`, every game is written there as a JSON line. Ctrl-C stops
 /// it (`KeyboardInterrupt`).
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
                     seed=0, threads=0, out=None, opening_actions=0,
                     max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device=None,
-                    shared_inference=false, inference_threads=None),
+                    precision=None, shared_inference=false, inference_threads=None),
        text_signature = "(a, b, *, games=100, board=37, blitz=False, seed=0, threads=0, out=None, \
-                         opening_actions=0, max_actions=2000, device=None, \
+                         opening_actions=0, max_actions=2000, device=None, precision=None, \
                          shared_inference=False, inference_threads=None)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
@@ -221,6 +231,7 @@ pub fn play_match<'py>(
     opening_actions: u32,
     max_actions: u32,
     device: Option<&str>,
+    precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
 ) -> Result<Bound<'py, PyDict>, Error> {
@@ -233,7 +244,7 @@ pub fn play_match<'py>(
         max_actions,
         opening_actions,
         out,
-        inference: inference(device, shared_inference, inference_threads)?,
+        inference: inference(device, precision, shared_inference, inference_threads)?,
         ..MatchJob::new(a, b)
     };
     let stop = AtomicBool::new(false);

@@ -143,6 +143,9 @@ mod _zertz {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        // The precisions networks run in (`precision=`, `nn:MODEL:SIMS:PRECISION`), as named.
+        let precisions: Vec<&str> = zertz_model::Precision::ALL.iter().map(|p| p.name()).collect();
+        m.add("PRECISIONS", pyo3::types::PyTuple::new(m.py(), precisions)?)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))
     }
 }

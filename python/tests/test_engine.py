@@ -146,7 +146,18 @@ def test_settings_come_from_the_engine(tmp_path: Path) -> None:
         zertz.selfplay_config({"full_simulations": 1})
     with pytest.raises(TypeError, match="config must be a path, a dict or None"):
         zertz.selfplay_config(3)  # type: ignore[arg-type]
-    assert zertz.parse_player(" MCTS:50 ") == {"name": "mcts:50", "model": None, "simulations": 50}
+    assert zertz.parse_player(" MCTS:50 ") == {
+        "name": "mcts:50",
+        "model": None,
+        "simulations": 50,
+        "precision": None,
+    }
+    assert zertz.parse_player("nn:m.pt:8:BF16") == {
+        "name": "nn:m.pt:8:bf16",
+        "model": "m.pt",
+        "simulations": 8,
+        "precision": "bf16",
+    }
     assert zertz.parse_player("nn:a:b/m.pt:7")["model"] == "a:b/m.pt"
     assert zertz.parse_player("greedy")["simulations"] is None
     with pytest.raises(ValueError, match="bad player"):
@@ -235,7 +246,51 @@ def test_keyword_defaults_are_the_engines() -> None:
     match = inspect.signature(zertz.match).parameters
     assert match["max_actions"].default == zertz.DEFAULT_MAX_ACTIONS == 2000
     assert match["device"].default is None and match["inference_threads"].default is None
+    assert match["precision"].default is None
+    assert inspect.signature(zertz.selfplay).parameters["precision"].default is None
     mcts = inspect.signature(zertz.MCTS).parameters
     assert all(mcts[k].default is None for k in ("preset", "c_puct", "leaves_per_round"))
     search = inspect.signature(zertz.MCTS.search).parameters
     assert search["noise_alpha_total"].default is None
+
+
+def test_precision_of_networks(model: Path, tmp_path: Path) -> None:
+    """Networks run in the precision asked for, by keyword or by a player's spec; a precision
+    that does not exist is a ValueError before anything runs."""
+    a, b = f"nn:{model}:8:bf16", f"nn:{model}:8"
+    summary = zertz.match(a, b, games=2, threads=1, device="cpu", precision="fp32")
+    assert summary["a"] == a and summary["wins"] + summary["draws"] + summary["losses"] == 2
+    played = zertz.selfplay(
+        tmp_path / "sp",
+        model=model,
+        config=SMALL_SELFPLAY,
+        games=2,
+        threads=1,
+        device="cpu",
+        precision="bf16",
+    )
+    assert played["games"] == 2 and played["network_seconds"] > 0
+    assert zertz.PRECISIONS == ("auto", "fp32", "bf16", "fp16")
+    for precision in zertz.PRECISIONS:
+        assert zertz.parse_player(f"nn:m.pt:{precision}")["precision"] == precision
+    with pytest.raises(ValueError, match="not a precision"):
+        zertz.match(b, "random", games=2, precision="fp8")
+    with pytest.raises(ValueError, match="not a precision"):
+        zertz.selfplay(tmp_path / "sp2", model=model, games=2, precision="int8")
+    assert not (tmp_path / "sp2").exists()
+
+
+def test_random_model_command_writes_a_model_of_the_preset(tmp_path: Path) -> None:
+    """``python -m zertz random-model`` exports a random network of a preset size for
+    benchmarks; the engine loads it."""
+    from zertz.__main__ import main
+    from zertz.nn import read_metadata
+
+    out = tmp_path / "small.pt"
+    assert main(["random-model", str(out), "--network", "small", "--boards", "37,61"]) == 0
+    meta = read_metadata(out)
+    assert meta["boards"] == [37, 61] and meta["network"]["channels"] == 64
+    assert meta["name"] == "random-small"
+    assert main(["random-model", str(tmp_path / "x.pt"), "--network", "huge"]) == 2
+    assert main(["random-model", str(tmp_path / "x.pt"), "--boards", "37,x"]) == 2
+    assert not (tmp_path / "x.pt").exists()

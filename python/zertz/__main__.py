@@ -2,6 +2,7 @@
 
 python -m zertz train --config configs/train/default.toml --run runs/default
 python -m zertz export runs/default/checkpoint.pt model.pt
+python -m zertz random-model medium.pt --network medium --boards 37
 python -m zertz plot runs/default --out curves.png
 python -m zertz table runs/default
 """
@@ -24,6 +25,28 @@ def _program() -> str:
     return str(built) if built.is_file() else "zertz"
 
 
+def random_model(out: str, network: str, boards: str, seed: int) -> Path:
+    """Exports a network of the preset size ``network`` with random weights (seeded) for
+    ``boards`` ("37,48" or "all")."""
+    import torch
+
+    import zertz
+    from zertz.nn import NetConfig, ZertzNet, export
+
+    if boards.strip() == "all":
+        rings = list(zertz.BOARDS)
+    else:
+        try:
+            rings = [int(b) for b in boards.split(",")]
+        except ValueError:
+            raise ValueError(
+                f"--boards must be ring counts like 37,48 or all, not {boards!r}"
+            ) from None
+    torch.manual_seed(seed)
+    net = ZertzNet(NetConfig.preset(network), boards=rings).eval()
+    return export(net, out, name=f"random-{network}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zertz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -33,6 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("export", help="export a training checkpoint as a TorchScript model")
     e.add_argument("checkpoint", help="RUN/checkpoint.pt")
     e.add_argument("out", help="the model file to write")
+    r = sub.add_parser(
+        "random-model",
+        help="export a network of a preset size with random weights (for benchmarks)",
+    )
+    r.add_argument("out", help="the model file to write")
+    r.add_argument("--network", default="tiny", help="tiny, small, medium or large")
+    r.add_argument(
+        "--boards", default="37", help="ring counts, comma separated (default 37), or all"
+    )
+    r.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("plot", help="draw the loss and Elo curves of a run")
     p.add_argument("run")
     p.add_argument("--out", default=None, help="image file (default: RUN/curves.png)")
@@ -60,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             from zertz.training import export_checkpoint
 
             print(export_checkpoint(args.checkpoint, args.out))
+        elif args.command == "random-model":
+            print(random_model(args.out, args.network, args.boards, args.seed))
         elif args.command == "plot":
             from zertz.plots import plot
 

@@ -14,6 +14,7 @@ __all__ = [
     "MCTS",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
+    "PRECISIONS",
     "SHARD_FORMAT_VERSION",
     "Game",
     "VecEnv",
@@ -39,6 +40,7 @@ MODEL_FORMAT_VERSION: Final[int]
 SHARD_FORMAT_VERSION: Final[int]
 DEFAULT_MAX_ACTIONS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
+PRECISIONS: Final[tuple[str, ...]]
 
 def shard_schema() -> list[dict[str, str]]:
     """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),
@@ -289,6 +291,7 @@ def selfplay(
     threads: int | None = None,
     seed: int | None = None,
     device: str | None = None,
+    precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
 ) -> dict[str, Any]:
@@ -298,10 +301,11 @@ def selfplay(
     with a model, the ``search`` settings used).
 
     The games are guided by ``evaluator`` (``"uniform"``, ``"rollout"`` or a callable) or by the
-    exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``;
-    on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
+    exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``,
+    in ``precision``: ``"auto"`` (bf16 on a GPU, fp32 on the CPU), ``"fp32"``, ``"bf16"`` or
+    ``"fp16"``; on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
     ``inference_threads`` threads merge the workers' requests; None: the engine's defaults,
-    ``"auto"`` and 4). ``config`` is a TOML file, a dict
+    ``"auto"``, ``"auto"`` and 4). ``config`` is a TOML file, a dict
     of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
     defaults); ``games``, ``threads`` and ``seed`` override it. A folder that already holds
     self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
@@ -317,8 +321,9 @@ def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
 
 def parse_player(spec: str) -> dict[str, Any]:
     """A player spec (``"random"``, ``"greedy"``, ``"mcts:SIMS"``, ``"uniform:SIMS"``,
-    ``"nn:MODEL[:SIMS]"``) read by the engine's grammar: ``{"name": the canonical spec, "model":
-    the model file or None, "simulations": the count or None}``. Raises ValueError otherwise."""
+    ``"nn:MODEL[:SIMS][:PRECISION]"``) read by the engine's grammar: ``{"name": the canonical
+    spec, "model": the model file or None, "simulations": the count or None, "precision": the
+    precision it names or None}``. Raises ValueError otherwise."""
 
 def selfplay_config(
     config: str | PathLike[str] | Mapping[str, Any] | None = None,
@@ -340,13 +345,15 @@ def match(
     opening_actions: int = 0,
     max_actions: int = 2000,
     device: str | None = None,
+    precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
-    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS]"``), alternating who starts; returns
-    the summary dict (the same as ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of
-    ``a``, ``score``, ``elo`` with ``elo_low`` and ``elo_high`` (95%), ``seconds``). Networks run
-    on ``device``; each pair of games may open with ``opening_actions`` random actions. With
-    ``out``, every game is written there as a JSON line. A bad player spec raises ValueError, a
-    network that fails during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt``."""
+    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION]"``), alternating who
+    starts; returns the summary dict (the same as ``zertz match --json``: ``wins``, ``draws`` and
+    ``losses`` of ``a``, ``score``, ``elo`` with ``elo_low`` and ``elo_high`` (95%),
+    ``seconds``). Networks run on ``device`` in ``precision`` (unless a spec names its own);
+    each pair of games may open with ``opening_actions`` random actions. With ``out``, every game
+    is written there as a JSON line. A bad player spec raises ValueError, a network that fails
+    during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt``."""

@@ -218,7 +218,8 @@ class ZertzNet(nn.Module):
         b = planes.size(0)
 
         # Policy: per-ring features gathered from the grid.
-        idx = self.cells[rings, :rings]
+        # An integer again after an engine converts every buffer to bf16 or fp16 (exact below 256).
+        idx = self.cells[rings, :rings].long()
         f = x.flatten(2).index_select(2, idx).transpose(1, 2)  # [B, R, C]
         f = F.relu(self.ring(f))
         colour = self.colour(f).transpose(1, 2)  # [B, 3, R]

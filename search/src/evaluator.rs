@@ -47,6 +47,80 @@ pub struct Output<'a> {
 #[error("evaluator failed: {0}")]
 pub struct EvalError(pub String);
 
+/// The number format a network computes in (`--precision`, the `precision` keyword, a player's
+/// `nn:MODEL:SIMS:PRECISION`). Networks are trained and exported in fp32; a model is converted when
+/// it is loaded.
+///
+/// ```
+/// use zertz_search::Precision;
+/// assert_eq!(" BF16".parse::<Precision>(), Ok(Precision::Bf16));
+/// assert_eq!(Precision::Auto.on(true), Precision::Bf16);
+/// assert_eq!(Precision::Auto.on(false), Precision::Fp32);
+/// assert_eq!(Precision::Fp16.on(false), Precision::Fp16);
+/// assert!("fp8".parse::<Precision>().unwrap_err().to_string().contains("not a precision"));
+/// for p in Precision::ALL {
+///     assert_eq!(p.to_string().parse::<Precision>(), Ok(p));
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Precision {
+    /// bf16 on a GPU, fp32 on the CPU.
+    #[default]
+    Auto,
+    /// 32-bit floats.
+    Fp32,
+    /// bfloat16 (8 bits of exponent, as fp32, and 8 of mantissa).
+    Bf16,
+    /// IEEE half precision.
+    Fp16,
+}
+
+/// Text that names no [`Precision`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a precision: use auto, fp32, bf16 or fp16")]
+pub struct UnknownPrecision(pub String);
+
+impl Precision {
+    /// Every precision, as written.
+    pub const ALL: [Precision; 4] =
+        [Precision::Auto, Precision::Fp32, Precision::Bf16, Precision::Fp16];
+
+    /// What `auto` means on a device: bf16 on a GPU, fp32 on the CPU; the others stay.
+    pub fn on(self, gpu: bool) -> Precision {
+        match self {
+            Precision::Auto if gpu => Precision::Bf16,
+            Precision::Auto => Precision::Fp32,
+            other => other,
+        }
+    }
+
+    /// The name, as parsed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Auto => "auto",
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+        }
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = UnknownPrecision;
+
+    /// `auto`, `fp32`, `bf16` or `fp16` (any case).
+    fn from_str(s: &str) -> Result<Precision, UnknownPrecision> {
+        let t = s.trim().to_ascii_lowercase();
+        Precision::ALL.into_iter().find(|p| p.name() == t).ok_or(UnknownPrecision(s.to_string()))
+    }
+}
+
 /// Evaluates batches of positions. Search calls it with every leaf it collected in a round, across
 /// all the games it searches, so that a network sees large batches.
 pub trait Evaluator: Send + Sync {

@@ -28,4 +28,7 @@ pub mod evaluator;
 pub mod mcts;
 
 pub use config::{Preset, SearchConfig, SearchSettings, SettingError};
-pub use evaluator::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
+pub use evaluator::{
+    Batch, EvalError, Evaluator, Output, Precision, RolloutEvaluator, UniformEvaluator,
+    UnknownPrecision,
+};

@@ -1,0 +1,167 @@
+//! The bare network's speed, without search (`zertz bench inference`): evaluations per second at
+//! a batch size, and where the time of a forward pass goes (the copy in, the network, the copy
+//! out), so that the limit of the network and the cost of the pipeline around it can be told
+//! apart.
+//!
+//! The positions are real: taken from random games on the board, encoded once, with their legal
+//! masks (the answers are checked as in search).
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board, MarbleSet, Player, Position, SplitMix64, Variant};
+
+use crate::{Model, ModelError, Phases};
+
+/// Batches run before the clock starts (allocations, kernel selection, the host buffers' growth).
+const WARM_UP_BATCHES: usize = 3;
+
+/// What one batch size gave.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BenchRow {
+    /// Positions per forward pass.
+    pub batch: usize,
+    /// Threads that ran forward passes at once, each with its own batch.
+    pub threads: usize,
+    /// Forward passes timed (after the warm-up).
+    pub batches: u64,
+    /// Wall time of the timed passes, in seconds.
+    pub seconds: f64,
+    /// Positions evaluated per second, all threads together.
+    pub evaluations_per_second: f64,
+    /// Mean wall time of one pass, in milliseconds.
+    pub ms_per_batch: f64,
+    /// Shares of the passes' time in the copy in, the network and the copy out (see
+    /// [`Phases`]; the device is synchronised between the parts, so they add up to 1).
+    pub copy_in: f64,
+    /// See `copy_in`.
+    pub forward: f64,
+    /// See `copy_in`.
+    pub copy_out: f64,
+}
+
+/// `n` positions of `board` (standard marbles) from random games seeded by `seed`: every position
+/// of each game until it ends, then a new game.
+pub fn sample_positions(board: Board, n: usize, seed: u64) -> Vec<Position> {
+    let mut rng = SplitMix64(seed);
+    let variant = Variant::new(board, MarbleSet::Standard);
+    let mut out = Vec::with_capacity(n);
+    let mut p = Position::new(variant, Player::P0);
+    while out.len() < n {
+        if p.outcome().is_some() {
+            p = Position::new(variant, Player::P0);
+        }
+        out.push(p);
+        let Some(a) = p.nth_legal_action(rng.below(p.count_legal_actions())) else {
+            p = Position::new(variant, Player::P0);
+            continue;
+        };
+        p.play_action_unchecked(&a);
+    }
+    out
+}
+
+/// One thread's encoded batch and answer buffers.
+struct Buffers {
+    planes: Vec<f32>,
+    globals: Vec<f32>,
+    masks: Vec<bool>,
+    logits: Vec<f32>,
+    values: Vec<f32>,
+}
+
+impl Buffers {
+    fn new(positions: &[Position]) -> Buffers {
+        let board = positions[0].board();
+        let (n, len, a) =
+            (positions.len(), Shape::of(board).planes_len(), ActionSpace::new(board).len());
+        let mut b = Buffers {
+            planes: vec![0.0; n * len],
+            globals: vec![0.0; n * GLOBALS],
+            masks: vec![false; n * a],
+            logits: vec![0.0; n * a],
+            values: vec![0.0; n],
+        };
+        for (i, p) in positions.iter().enumerate() {
+            p.encode(
+                &mut b.planes[i * len..(i + 1) * len],
+                &mut b.globals[i * GLOBALS..(i + 1) * GLOBALS],
+            );
+            p.legal_action_mask(&mut b.masks[i * a..(i + 1) * a]);
+        }
+        b
+    }
+
+    fn run(&mut self, model: &Model, board: Board) -> Result<Phases, ModelError> {
+        model.forward_timed(
+            board,
+            &self.planes,
+            &self.globals,
+            &self.masks,
+            &mut self.logits,
+            &mut self.values,
+            true,
+        )
+    }
+}
+
+/// Runs `model` on batches of `batch` real positions of `board` from `threads` threads at once
+/// for about `seconds`, after a warm-up.
+pub fn inference(
+    model: &Model,
+    board: Board,
+    batch: usize,
+    threads: usize,
+    seconds: f64,
+) -> Result<BenchRow, ModelError> {
+    model.check_board(board)?;
+    let (batch, threads) = (batch.max(1), threads.max(1));
+    let budget = Duration::from_secs_f64(seconds.max(0.0));
+    let runs: Vec<Result<(u64, Phases, Duration), ModelError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let positions = sample_positions(board, batch, 1 + t as u64);
+                    let mut buffers = Buffers::new(&positions);
+                    for _ in 0..WARM_UP_BATCHES {
+                        buffers.run(model, board)?;
+                    }
+                    let (mut count, mut sum) = (0u64, Phases::default());
+                    let started = Instant::now();
+                    while count == 0 || started.elapsed() < budget {
+                        let p = buffers.run(model, board)?;
+                        sum.copy_in += p.copy_in;
+                        sum.forward += p.forward;
+                        sum.copy_out += p.copy_out;
+                        count += 1;
+                    }
+                    Ok((count, sum, started.elapsed()))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a benchmark thread panicked")).collect()
+    });
+    let (mut batches, mut sum, mut wall) = (0u64, Phases::default(), Duration::ZERO);
+    for run in runs {
+        let (count, phases, elapsed) = run?;
+        batches += count;
+        wall = wall.max(elapsed);
+        sum.copy_in += phases.copy_in;
+        sum.forward += phases.forward;
+        sum.copy_out += phases.copy_out;
+    }
+    let busy = (sum.copy_in + sum.forward + sum.copy_out).as_secs_f64().max(1e-12);
+    let wall = wall.as_secs_f64().max(1e-12);
+    Ok(BenchRow {
+        batch,
+        threads,
+        batches,
+        seconds: wall,
+        evaluations_per_second: (batches as f64 * batch as f64) / wall,
+        ms_per_batch: 1000.0 * busy / batches as f64,
+        copy_in: sum.copy_in.as_secs_f64() / busy,
+        forward: sum.forward.as_secs_f64() / busy,
+        copy_out: sum.copy_out.as_secs_f64() / busy,
+    })
+}
