@@ -419,8 +419,8 @@ impl Model {
             precision: self.precision,
             reason,
         };
-        match self.run(board, &planes, &globals, None, &mut logits, &mut values) {
-            Ok(()) => Ok(()),
+        match self.run_timed(board, &planes, &globals, None, &mut logits, &mut values, false) {
+            Ok(_) => Ok(()),
             Err(ModelError::Forward { reason, .. }) => Err(unsupported(reason)),
             Err(ModelError::NonFinite { what, .. }) => Err(unsupported(format!("it gives {what}"))),
             Err(e) => Err(e),
@@ -490,7 +490,7 @@ impl Model {
         logits: &mut [f32],
         values: &mut [f32],
     ) -> Result<(), ModelError> {
-        self.run(board, planes, globals, None, logits, values)
+        self.run_timed(board, planes, globals, None, logits, values, false).map(|_| ())
     }
 
     /// [`Model::forward`] with the legal masks `[b, A]` of the positions: every value and the
@@ -505,7 +505,7 @@ impl Model {
         logits: &mut [f32],
         values: &mut [f32],
     ) -> Result<(), ModelError> {
-        self.run(board, planes, globals, Some(masks), logits, values)
+        self.run_timed(board, planes, globals, Some(masks), logits, values, false).map(|_| ())
     }
 
     /// [`Model::forward_masked`] (without masks when `masks` is empty) that also says where the
@@ -525,18 +525,6 @@ impl Model {
     ) -> Result<Phases, ModelError> {
         let masks = (!masks.is_empty()).then_some(masks);
         self.run_timed(board, planes, globals, masks, logits, values, sync)
-    }
-
-    fn run(
-        &self,
-        board: Board,
-        planes: &[f32],
-        globals: &[f32],
-        masks: Option<&[bool]>,
-        logits: &mut [f32],
-        values: &mut [f32],
-    ) -> Result<(), ModelError> {
-        self.run_timed(board, planes, globals, masks, logits, values, false).map(|_| ())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -710,9 +698,17 @@ impl Evaluator for Model {
     /// Runs [`Model::forward_masked`] with the batch's legal masks (when it carries them): NaN or
     /// infinite answers are an error naming the model.
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
-        let masks = (!batch.masks.is_empty()).then_some(batch.masks);
-        self.run(batch.board, batch.planes, batch.globals, masks, out.logits, out.values)
-            .map_err(|e| EvalError(e.to_string()))
+        self.forward_timed(
+            batch.board,
+            batch.planes,
+            batch.globals,
+            batch.masks,
+            out.logits,
+            out.values,
+            false,
+        )
+        .map(|_| ())
+        .map_err(|e| EvalError(e.to_string()))
     }
 }
 
