@@ -10,11 +10,18 @@
 //! | `R- col row` | remove a ring |
 //! | `BtoB col row col row` | one hop of a capture (the same ring twice: picked up and put back, ignored) |
 //! | `BtoR`, `R+`, `RtoR` | take-backs inside a turn: a placed marble back to a rack, a removed ring back, a marble from rack to rack |
+//! | `Reset` | takes back every action of the current turn so far |
 //! | `Done` | end of the turn; old records have none, and a turn ends when the other player acts |
-//! | `Resign`, `WinOnTime` | end of the game |
+//! | `Resign`, `WinOnTime` | end of the game: `Resign` loses, `WinOnTime` wins for its claimant |
 //!
 //! [`Record::parse`] reads the file; [`Record::replay`] plays it through the rules engine and reports
-//! the first turn that breaks the rules.
+//! the first turn that breaks the rules. A replay reads what real records do
+//! (`shared/games/README.md`):
+//! - the player who makes the first move starts, whoever `Start` names (old records differ);
+//! - a complete move made in the same turn before `Resign` counts, an incomplete one does not;
+//! - nothing after the first `Resign` or `WinOnTime` is part of the game;
+//! - boardspace.net did not apply the third-repetition draw: a record that goes on after a position
+//!   occurs for the third time ends there as a draw, and the rest is ignored.
 //!
 //! ```
 //! use zertz_env::sgf::{Record, End};
@@ -94,6 +101,8 @@ pub enum RecordAction {
     TakeBackRing,
     /// A marble moved from rack to rack (no effect on the game).
     RackToRack,
+    /// Every action of the current turn so far taken back.
+    Reset,
     /// End of the turn.
     Done,
     /// The player resigns.
@@ -312,6 +321,7 @@ fn parse_action(text: &str) -> Option<RecordAction> {
         ("btor", _) => TakeBackMarble,
         ("r+", _) => TakeBackRing,
         ("rtor", _) => RackToRack,
+        ("reset", []) => Reset,
         ("done", []) => Done,
         ("resign", []) => Resign,
         ("winontime", _) => WinOnTime,
@@ -412,8 +422,8 @@ impl<'a> Replayer<'a> {
         ReplayError { turn, reason: reason.into() }
     }
 
-    fn game(&mut self, player: Player) -> &mut Game {
-        let first = self.first.unwrap_or(player);
+    /// The game, started (if it is not yet) by `first`.
+    fn game(&mut self, first: Player) -> &mut Game {
         self.game.get_or_insert_with(|| Game::new(self.record.variant, first))
     }
 
@@ -429,11 +439,14 @@ impl<'a> Replayer<'a> {
 
     fn run(mut self) -> Result<Replay, ReplayError> {
         for &(label, action) in &self.record.actions {
-            if self.end != End::Unfinished {
-                match action {
+            match self.end {
+                End::Unfinished => {}
+                // Nothing after a resignation, a win on time or a draw by the rules counts.
+                End::Resign | End::Time | End::Draw => break,
+                End::Capture => match action {
                     Done | Resign | WinOnTime => continue,
                     _ => return Err(self.err("an action after the end of the game")),
-                }
+                },
             }
             match (label, action) {
                 (_, Start(p)) => {
@@ -443,6 +456,14 @@ impl<'a> Replayer<'a> {
                     self.first = Some(p);
                 }
                 (None, _) => return Err(self.err("an action without a player")),
+                (Some(p), Reset) => {
+                    if self.turn.player.is_some_and(|q| q != p) {
+                        // The other player's turn was over (an old record without `Done`).
+                        self.finish()?;
+                    } else {
+                        self.turn = TurnBuilder::default();
+                    }
+                }
                 (Some(p), Done) => {
                     if self.turn.player.is_some_and(|q| q != p) {
                         self.finish()?;
@@ -459,7 +480,8 @@ impl<'a> Replayer<'a> {
                         (self.game, _, self.end, self.winner) = saved.clone();
                         self.legal_counts.truncate(saved.1);
                     }
-                    self.game(p);
+                    let first = self.first.unwrap_or(p);
+                    self.game(first);
                     if self.end != End::Unfinished {
                         continue;
                     }
@@ -471,7 +493,9 @@ impl<'a> Replayer<'a> {
                 (Some(p), a) => self.act(p, a)?,
             }
         }
-        self.finish()?;
+        if self.end == End::Unfinished {
+            self.finish()?;
+        }
         let game = match self.game {
             Some(g) => g,
             None => Game::new(self.record.variant, self.first.unwrap_or(Player::P0)),
@@ -483,25 +507,51 @@ impl<'a> Replayer<'a> {
     /// action cannot belong to it (old records have no `Done`).
     fn act(&mut self, p: Player, a: RecordAction) -> Result<(), ReplayError> {
         let other_player = self.turn.player.is_some_and(|q| q != p);
+        // The marble just placed, picked up and put down elsewhere in the same turn.
+        let moved = match a {
+            Hop(from, _) => !other_player && self.turn.place.is_some_and(|(_, _, at)| at == from),
+            _ => false,
+        };
+        // A hop back over the last one takes it back.
+        let hop_back = match a {
+            Hop(from, to) => !other_player && self.turn.hops.last() == Some(&(to, from)),
+            _ => false,
+        };
         let new_turn = other_player
-            || match a {
-                Place { .. } => self.turn.place.is_some() || !self.turn.hops.is_empty(),
-                Remove(_) => self.turn.remove.is_some() || !self.turn.hops.is_empty(),
-                Hop(from, to) => {
-                    from != to
-                        && (self.turn.place.is_some()
-                            || self.turn.hops.last().is_some_and(|&(_, last)| last != from))
-                }
-                _ => false,
-            };
+            || !moved
+                && !hop_back
+                && match a {
+                    Place { .. } => self.turn.place.is_some() || !self.turn.hops.is_empty(),
+                    Remove(_) => self.turn.remove.is_some() || !self.turn.hops.is_empty(),
+                    Hop(from, to) => {
+                        from != to
+                            && (self.turn.place.is_some()
+                                || self.turn.hops.last().is_some_and(|&(_, last)| last != from))
+                    }
+                    _ => false,
+                };
         if new_turn {
             self.finish()?;
+            match self.end {
+                End::Unfinished => {}
+                // The record goes on after a third repetition: ignored (see `run`).
+                End::Draw => return Ok(()),
+                _ => return Err(self.err("an action after the end of the game")),
+            }
         }
         self.turn.player = Some(p);
         match a {
             Place { rack, marble, at } => self.turn.place = Some((rack, marble, at)),
             Remove(c) => self.turn.remove = Some(c),
             Hop(from, to) if from == to => {}
+            Hop(..) if hop_back => {
+                self.turn.hops.pop();
+            }
+            Hop(_, to) if moved => {
+                if let Some(place) = &mut self.turn.place {
+                    place.2 = to;
+                }
+            }
             Hop(from, to) => self.turn.hops.push((from, to)),
             TakeBackMarble => self.turn.place = None,
             TakeBackRing => self.turn.remove = None,
@@ -522,6 +572,7 @@ impl<'a> Replayer<'a> {
         if turn.is_empty() {
             return Ok(());
         }
+        // The player who makes the first move starts, whoever `Start` names.
         // A player with nothing to do passes without a record of it.
         let pos = *self.game(p).position();
         if pos.turn() != p && pos.legal_moves() == [Move::Pass] {
@@ -639,5 +690,83 @@ mod tests {
         assert_eq!(replay.end, End::Resign);
         assert_eq!(replay.winner, Some(Player::P1));
         assert_eq!(replay.game.start().board(), Board::R48);
+    }
+
+    fn replay(actions: &str) -> Result<Replay, ReplayError> {
+        Record::parse(&format!("(;GM[22]SU[Zertz]{actions})")).unwrap().replay()
+    }
+
+    #[test]
+    fn the_player_who_moves_first_starts_whoever_start_names() {
+        let r = replay(";P0[Start P1];P0[RtoB 2 0 D 4];P0[R- A 1];P1[RtoB 2 1 D 5];P1[R- A 2]")
+            .unwrap();
+        assert_eq!(r.game.start().turn(), Player::P0);
+        assert_eq!(r.notation(), ["Wd4,a1", "Gd5,a2"]);
+        // Without a move, Start still says who starts.
+        let r = replay(";P0[Start P1];P1[Resign]").unwrap();
+        assert_eq!(r.game.start().turn(), Player::P1);
+        assert_eq!(r.winner, Some(Player::P0));
+    }
+
+    #[test]
+    fn a_complete_move_before_resign_counts_an_incomplete_one_does_not() {
+        let r =
+            replay(";P0[RtoB 2 0 D 4];P0[R- A 1];P1[RtoB 2 1 D 5];P1[R- A 2];P1[Resign]").unwrap();
+        assert_eq!(r.notation(), ["Wd4,a1", "Gd5,a2"]);
+        assert_eq!((r.end, r.winner), (End::Resign, Some(Player::P0)));
+        // A placement whose ring removal was still due is not on the board.
+        let r = replay(";P0[RtoB 2 0 D 4];P0[R- A 1];P1[RtoB 2 1 D 5];P1[Resign]").unwrap();
+        assert_eq!(r.notation(), ["Wd4,a1"]);
+        assert_eq!((r.end, r.winner), (End::Resign, Some(Player::P0)));
+    }
+
+    #[test]
+    fn nothing_after_the_first_resign_or_win_on_time_counts() {
+        // After the end: a second resignation, an illegal move, a move of the winner.
+        let r = replay(
+            ";P0[RtoB 2 0 D 4];P0[R- A 1];P0[Done];P1[Resign];P1[Resign];P0[RtoB 2 0 D 4];\
+             P0[R- A 1];P1[BtoB A 1 A 3];P0[Done]",
+        )
+        .unwrap();
+        assert_eq!(r.notation(), ["Wd4,a1"]);
+        assert_eq!((r.end, r.winner), (End::Resign, Some(Player::P0)));
+        // WinOnTime wins for the player who claims it.
+        let r = replay(";P0[RtoB 2 0 D 4];P0[R- A 1];P0[Done];P1[WinOnTime];P0[Resign]").unwrap();
+        assert_eq!((r.end, r.winner), (End::Time, Some(Player::P1)));
+    }
+
+    #[test]
+    fn reset_takes_back_the_turn_so_far() {
+        // A placement and a removal taken back, then another move.
+        let r = replay(
+            ";P0[RtoB 2 0 D 4];P0[R- A 1];P0[Reset];P0[RtoB 2 2 C 3];P0[R- G 1];P0[Done];\
+             P1[Reset];P1[RtoB 2 1 D 5];P1[Reset];P1[RtoB 2 1 D 6];P1[R- A 2];P1[Done]",
+        )
+        .unwrap();
+        assert_eq!(r.notation(), ["Bc3,g1", "Gd6,a2"]);
+        // Alone at the start of a turn it takes back nothing, in records without Done too: the
+        // other player's finished turn stands.
+        let r =
+            replay(";P0[RtoB 2 0 D 4];P0[R- A 1];P1[Reset];P1[RtoB 2 1 D 5];P1[R- A 2]").unwrap();
+        assert_eq!(r.notation(), ["Wd4,a1", "Gd5,a2"]);
+        // A capture's hops taken back.
+        let r = replay(
+            ";P0[RtoB 2 0 D 4];P0[R- A 1];P0[Done];P1[RtoB 2 1 D 5];P1[R- A 2];P1[Reset];\
+             P1[RtoB 2 1 C 3];P1[R- A 3];P1[Done]",
+        )
+        .unwrap();
+        assert_eq!(r.notation(), ["Wd4,a1", "Gc3,a3"]);
+    }
+
+    #[test]
+    fn a_placed_marble_moved_and_a_hop_taken_back_in_the_same_turn() {
+        // The marble placed on d4 picked up and put on d6 before the ring removal.
+        let r = replay(";P0[RtoB 2 0 D 4];P0[BtoB D 4 D 6];P0[R- A 1];P0[Done]").unwrap();
+        assert_eq!(r.notation(), ["Wd6,a1"]);
+        // A capture: a hop and the hop back (taken back), then the real chain.
+        let opening = ";P0[RtoB 2 0 D 4];P0[R- A 1];P0[Done];P1[RtoB 2 1 D 5];P1[R- A 2];P1[Done]";
+        let r = replay(&format!("{opening};P0[BtoB D 4 D 6];P0[BtoB D 6 D 4];P0[BtoB D 5 D 3]"))
+            .unwrap();
+        assert_eq!(r.notation()[2], "d5xd3");
     }
 }
