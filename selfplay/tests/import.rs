@@ -13,7 +13,7 @@ fn repetition_game() -> Game {
     let mut g = Game::new(Variant::new(Board::R37, MarbleSet::Standard), Player::P0);
     while g.outcome().is_none() {
         let moves = g.legal_moves();
-        let m = moves[rng.below(moves.len()) as usize];
+        let m = moves[rng.below(moves.len())];
         g.play(&m).unwrap();
     }
     assert!(g.is_repetition(), "the game of seed 194409 no longer ends by repetition");
