@@ -1,13 +1,15 @@
 //! `zertz replay`: boardspace.net records replayed through the rules engine.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use zertz_env::sgf::Record;
+use zertz_env::sgf::{Record, SgfError};
 use zertz_env::{Marble, Player};
 
 /// The arguments of `zertz replay`.
@@ -16,14 +18,18 @@ pub struct ReplayArgs {
     /// Print one JSON object per game instead of a readable summary.
     #[arg(long)]
     pub json: bool,
-    /// Record files or folders (every *.sgf directly inside a folder, in name order).
+    /// Print only the records that fail and the summary.
+    #[arg(long, short, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Record files, folders (every *.sgf inside, subfolders too, in name order) and archives as
+    /// shipped (.tar.xz, .tar.gz, .tar, .zip), read as streams.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
 }
 
-/// Replays every record and prints a line each.
+/// Replays every record and prints a line each (a failure's line always), then the summary.
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
-    replay(&args.paths, args.json)
+    replay(&args.paths, args.json, args.quiet)
 }
 
 /// The `--json` line of one replayed record.
@@ -54,51 +60,59 @@ struct ErrorLine<'a> {
     error: String,
 }
 
-/// Expands folders into their .sgf files, keeping the paths as given.
-fn record_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut inside: Vec<PathBuf> = std::fs::read_dir(p)
-                .with_context(|| format!("cannot list {}", p.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x.eq_ignore_ascii_case("sgf")))
-                .collect();
-            inside.sort();
-            files.extend(inside);
-        } else {
-            files.push(p.clone());
+/// Why a record failed, for the counts by reason: the kind of rule broken, or why it cannot be read.
+fn reason(e: &ReplayFailure) -> String {
+    match e {
+        ReplayFailure::Sgf(SgfError::Syntax(_)) => "broken SGF syntax".into(),
+        ReplayFailure::Sgf(SgfError::Game(_)) => "not a ZÈRTZ record".into(),
+        ReplayFailure::Sgf(SgfError::Action { text, .. }) => {
+            let word = text.split_whitespace().find(|w| !w.bytes().all(|b| b.is_ascii_digit()));
+            format!("unreadable action {:?}", word.unwrap_or(""))
         }
+        ReplayFailure::Rules(e) => e.kind.name().into(),
     }
-    Ok(files)
 }
 
-fn replay_file(path: &Path) -> Result<zertz_env::sgf::Replay> {
-    // Only a regular file: a FIFO would block the whole batch, a device would never end.
-    zertz_env::files::check_regular(path).context("cannot read file")?;
-    let bytes = std::fs::read(path).context("cannot read file")?;
-    let text = String::from_utf8_lossy(&bytes);
-    let record = Record::parse(&text)?;
-    Ok(record.replay()?)
+/// A record that cannot be read or breaks the rules.
+#[derive(Debug, thiserror::Error)]
+enum ReplayFailure {
+    #[error(transparent)]
+    Sgf(#[from] SgfError),
+    #[error(transparent)]
+    Rules(#[from] zertz_env::sgf::ReplayError),
 }
 
-fn replay(paths: &[PathBuf], json: bool) -> Result<ExitCode> {
-    let files = record_files(paths)?;
-    let bar = if std::io::stderr().is_terminal() && files.len() > 1 {
-        indicatif::ProgressBar::new(files.len() as u64).with_style(
+fn replay_record(bytes: &[u8], count: bool) -> Result<zertz_env::sgf::Replay, ReplayFailure> {
+    let record = Record::parse(&String::from_utf8_lossy(bytes))?;
+    Ok(if count { record.replay()? } else { record.replay_moves()? })
+}
+
+fn replay(paths: &[PathBuf], json: bool, quiet: bool) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let hint = zertz_archive::count_hint(paths)?;
+    let bar = match hint {
+        _ if !std::io::stderr().is_terminal() || hint == Some(1) => {
+            indicatif::ProgressBar::hidden()
+        }
+        Some(n) => indicatif::ProgressBar::new(n).with_style(
             indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} records {per_sec} {eta}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        )
-    } else {
-        indicatif::ProgressBar::hidden()
+        ),
+        None => indicatif::ProgressBar::new_spinner().with_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos} records {per_sec}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        ),
     };
     let mut out = std::io::stdout().lock();
     let (mut ok, mut failed, mut turns) = (0usize, 0usize, 0usize);
-    let mut by_end = std::collections::BTreeMap::<&str, usize>::new();
-    let mut by_board = std::collections::BTreeMap::<usize, usize>::new();
-    for file in &files {
-        let name = file.to_string_lossy();
-        match replay_file(file) {
+    let mut by_end = BTreeMap::<&str, usize>::new();
+    let mut by_board = BTreeMap::<usize, usize>::new();
+    let mut by_reason = BTreeMap::<String, usize>::new();
+    let mut written: std::io::Result<()> = Ok(());
+    let counts = zertz_archive::for_each_record(paths, |record| {
+        bar.inc(1);
+        let name = record.name;
+        let line = match replay_record(record.bytes, json) {
             Ok(replay) => {
                 ok += 1;
                 let pos = replay.game.position();
@@ -109,7 +123,7 @@ fn replay(paths: &[PathBuf], json: bool) -> Result<ExitCode> {
                 let caps = |p: Player| Marble::ALL.map(|m| pos.captures(p)[m]);
                 if json {
                     let line = GameLine {
-                        file: &name,
+                        file: name,
                         ok: true,
                         board: pos.board().rings(),
                         turns: n,
@@ -119,46 +133,60 @@ fn replay(paths: &[PathBuf], json: bool) -> Result<ExitCode> {
                         moves: replay.notation(),
                         legal_counts: &replay.legal_counts,
                     };
-                    writeln!(out, "{}", serde_json::to_string(&line)?)?;
+                    Some(serde_json::to_string(&line).unwrap_or_default())
+                } else if quiet {
+                    None
                 } else {
                     let result = match replay.winner {
                         Some(p) => format!("{p} wins by {}", replay.end),
                         None => replay.end.to_string(),
                     };
-                    bar.suspend(|| {
-                        writeln!(
-                            out,
-                            "{name}: {} rings, {n} turns, {result}, captures P0 {} P1 {}",
-                            pos.board().rings(),
-                            pos.captures(Player::P0),
-                            pos.captures(Player::P1)
-                        )
-                    })?;
+                    Some(format!(
+                        "{name}: {} rings, {n} turns, {result}, captures P0 {} P1 {}",
+                        pos.board().rings(),
+                        pos.captures(Player::P0),
+                        pos.captures(Player::P1)
+                    ))
                 }
             }
             Err(e) => {
                 failed += 1;
+                *by_reason.entry(reason(&e)).or_default() += 1;
                 if json {
-                    let line = ErrorLine { file: &name, ok: false, error: format!("{e:#}") };
-                    writeln!(out, "{}", serde_json::to_string(&line)?)?;
+                    let line = ErrorLine { file: name, ok: false, error: format!("{e:#}") };
+                    Some(serde_json::to_string(&line).unwrap_or_default())
                 } else {
-                    bar.suspend(|| writeln!(out, "{name}: error: {e:#}"))?;
+                    Some(format!("{name}: error: {e:#}"))
                 }
             }
+        };
+        if let Some(line) = line {
+            written = bar.suspend(|| writeln!(out, "{line}"));
         }
-        bar.inc(1);
-    }
+        if written.is_err() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    })?;
+    written?;
     bar.finish_and_clear();
     if !json {
+        let seconds = started.elapsed().as_secs_f64();
         let boards: Vec<String> = by_board.iter().map(|(b, n)| format!("{n} on {b}")).collect();
         let ends: Vec<String> = by_end.iter().map(|(e, n)| format!("{n} {e}")).collect();
         writeln!(
             out,
-            "\n{} records: {ok} replayed, {failed} failed; {turns} turns; boards: {}; ends: {}",
-            files.len(),
+            "\n{} records: {ok} replayed, {failed} failed, {} skipped (not records); {turns} \
+             turns; boards: {}; ends: {}; {seconds:.1} s, {:.0} records/s",
+            counts.records,
+            counts.skipped,
             boards.join(", "),
-            ends.join(", ")
+            ends.join(", "),
+            counts.records as f64 / seconds.max(1e-9)
         )?;
+        if failed > 0 {
+            let mut reasons: Vec<(&String, &usize)> = by_reason.iter().collect();
+            reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+            writeln!(out, "failed by reason: {}", reasons.join(", "))?;
+        }
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

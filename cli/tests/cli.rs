@@ -101,7 +101,60 @@ fn replay_reports_bad_records_and_goes_on() {
     // The readable summary counts both.
     let o = zertz(&["replay", dir.to_str().unwrap(), good.to_str().unwrap()]);
     let out = stdout(&o);
-    assert!(out.contains("2 records: 1 replayed, 1 failed"), "{out}");
+    assert!(out.contains("2 records: 1 replayed, 1 failed, 0 skipped"), "{out}");
+    assert!(out.contains("failed by reason: 1 illegal move"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A .tar.gz as shipped, made here with the system's tar from two sample records and three broken
+/// ones (the archive crate's tests cover .tar.xz, .tar and .zip): replayed as streams, failures counted by reason, other files
+/// skipped, --quiet prints only the failures and the summary.
+#[test]
+fn replay_reads_archives_and_counts_failures_by_reason() {
+    let dir = temp_dir("archives");
+    let inside = dir.join("records");
+    std::fs::create_dir_all(&inside).unwrap();
+    for name in ["zertz-00000.sgf", "zertzp11-00150.sgf"] {
+        std::fs::copy(games_dir().join(name), inside.join(name)).unwrap();
+    }
+    let broken = [
+        ("x-illegal.sgf", "(;GM[22];P0[RtoB 2 0 D 4];P0[R- A 1];P1[RtoB 2 0 D 4];P1[R- A 2])"),
+        ("x-edit.sgf", "(;GM[22];P0[RtoB 2 0 D 4];P0[7 Edit])"),
+        ("x-chess.sgf", "(;GM[1])"),
+    ];
+    for (name, text) in broken {
+        std::fs::write(inside.join(name), text).unwrap();
+    }
+    std::fs::write(inside.join("notes.txt"), "not a record").unwrap();
+    let archive = dir.join("records.tar.gz");
+    let made = Command::new("tar")
+        .arg("czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&dir)
+        .arg("records")
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let o = zertz(&["replay", "--quiet", archive.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("5 records: 2 replayed, 3 failed, 1 skipped"), "{out}");
+    assert!(
+        out.contains(
+            "failed by reason: 1 illegal move, 1 not a ZÈRTZ record, 1 unreadable action \"Edit\""
+        ),
+        "{out}"
+    );
+    // Failures name the archive and the entry; replayed records print nothing with --quiet.
+    assert!(out.contains("records.tar.gz:records/x-edit.sgf: error"), "{out}");
+    assert!(!out.contains("zertz-00000.sgf"), "{out}");
+    // --json reads archives too.
+    let o = zertz(&["replay", "--json", archive.to_str().unwrap()]);
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines.iter().filter(|l| l["ok"] == true).count(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

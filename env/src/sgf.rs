@@ -73,8 +73,50 @@ pub enum SgfError {
 pub struct ReplayError {
     /// The turn (1 = the first turn of the game).
     pub turn: usize,
-    /// What is wrong.
+    /// What kind of fault (for counts by reason).
+    pub kind: Fault,
+    /// What is wrong, in full.
     pub reason: String,
+}
+
+/// The kinds of [`ReplayError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fault {
+    /// A move the rules forbid.
+    IllegalMove,
+    /// A player acts out of turn (a second placement or removal in one turn, say).
+    OutOfTurn,
+    /// An action after a win by capture.
+    AfterTheEnd,
+    /// A ring the board does not have.
+    NoSuchRing,
+    /// `Start` after a move.
+    LateStart,
+    /// An action labelled with no player.
+    NoPlayer,
+    /// A capture hop and a placement in one turn, or a hop that is not a jump of the chain.
+    BadCapture,
+    /// A marble from the wrong rack (the empty pool, or the captures while the pool has some).
+    WrongRack,
+    /// A ring removed without a marble placed.
+    RemovalAlone,
+}
+
+impl Fault {
+    /// A short name, for counts by reason.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Fault::IllegalMove => "illegal move",
+            Fault::OutOfTurn => "a player acts out of turn",
+            Fault::AfterTheEnd => "an action after a win by capture",
+            Fault::NoSuchRing => "a ring the board does not have",
+            Fault::LateStart => "Start after the first move",
+            Fault::NoPlayer => "an action without a player",
+            Fault::BadCapture => "a broken capture",
+            Fault::WrongRack => "a marble from the wrong rack",
+            Fault::RemovalAlone => "a ring removed without a marble placed",
+        }
+    }
 }
 
 /// One action of a record.
@@ -372,9 +414,15 @@ impl Record {
         Ok(Record { variant, root, actions })
     }
 
-    /// Plays the record through the rules engine.
+    /// Plays the record through the rules engine, counting the legal moves before each turn.
     pub fn replay(&self) -> Result<Replay, ReplayError> {
-        Replayer::new(self).run()
+        Replayer::new(self, true).run()
+    }
+
+    /// [`Record::replay`] without counting the legal moves (`legal_counts` stays empty): about
+    /// twice as fast, for imports that need the game alone.
+    pub fn replay_moves(&self) -> Result<Replay, ReplayError> {
+        Replayer::new(self, false).run()
     }
 }
 
@@ -402,12 +450,14 @@ struct Replayer<'a> {
     turn: TurnBuilder,
     end: End,
     winner: Option<Player>,
+    count: bool,
 }
 
 impl<'a> Replayer<'a> {
-    fn new(record: &'a Record) -> Replayer<'a> {
+    fn new(record: &'a Record, count: bool) -> Replayer<'a> {
         Replayer {
             record,
+            count,
             game: None,
             first: None,
             legal_counts: Vec::new(),
@@ -417,9 +467,9 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    fn err(&self, reason: impl Into<String>) -> ReplayError {
+    fn err(&self, kind: Fault, reason: impl Into<String>) -> ReplayError {
         let turn = self.game.as_ref().map_or(0, |g| g.moves().len()) + 1;
-        ReplayError { turn, reason: reason.into() }
+        ReplayError { turn, kind, reason: reason.into() }
     }
 
     /// The game, started (if it is not yet) by `first`.
@@ -433,7 +483,10 @@ impl<'a> Replayer<'a> {
 
     fn ring(&self, c: (u8, u8)) -> Result<Ring, ReplayError> {
         self.geo().ring(c.0 as usize, c.1 as usize).ok_or_else(|| {
-            self.err(format!("no ring {}{} on this board", (b'a' + c.0) as char, c.1))
+            self.err(
+                Fault::NoSuchRing,
+                format!("no ring {}{} on this board", (b'a' + c.0) as char, c.1),
+            )
         })
     }
 
@@ -445,17 +498,21 @@ impl<'a> Replayer<'a> {
                 End::Resign | End::Time | End::Draw => break,
                 End::Capture => match action {
                     Done | Resign | WinOnTime => continue,
-                    _ => return Err(self.err("an action after the end of the game")),
+                    _ => {
+                        return Err(
+                            self.err(Fault::AfterTheEnd, "an action after the end of the game")
+                        );
+                    }
                 },
             }
             match (label, action) {
                 (_, Start(p)) => {
                     if self.game.is_some() {
-                        return Err(self.err("Start after the first move"));
+                        return Err(self.err(Fault::LateStart, "Start after the first move"));
                     }
                     self.first = Some(p);
                 }
-                (None, _) => return Err(self.err("an action without a player")),
+                (None, _) => return Err(self.err(Fault::NoPlayer, "an action without a player")),
                 (Some(p), Reset) => {
                     if self.turn.player.is_some_and(|q| q != p) {
                         // The other player's turn was over (an old record without `Done`).
@@ -536,7 +593,9 @@ impl<'a> Replayer<'a> {
                 End::Unfinished => {}
                 // The record goes on after a third repetition: ignored (see `run`).
                 End::Draw => return Ok(()),
-                _ => return Err(self.err("an action after the end of the game")),
+                _ => {
+                    return Err(self.err(Fault::AfterTheEnd, "an action after the end of the game"));
+                }
             }
         }
         self.turn.player = Some(p);
@@ -566,7 +625,7 @@ impl<'a> Replayer<'a> {
             return Ok(());
         };
         if self.end != End::Unfinished {
-            return Err(self.err("a move after the end of the game"));
+            return Err(self.err(Fault::AfterTheEnd, "a move after the end of the game"));
         }
         let turn = std::mem::take(&mut self.turn);
         if turn.is_empty() {
@@ -580,21 +639,26 @@ impl<'a> Replayer<'a> {
         }
         let pos = *self.game(p).position();
         if pos.is_over() {
-            return Err(self.err("a move after the end of the game"));
+            return Err(self.err(Fault::AfterTheEnd, "a move after the end of the game"));
         }
         if pos.turn() != p {
-            return Err(self.err(format!("{p} moved but it is {}'s turn", pos.turn())));
+            return Err(
+                self.err(Fault::OutOfTurn, format!("{p} moved but it is {}'s turn", pos.turn()))
+            );
         }
         let m = if !turn.hops.is_empty() {
             if turn.place.is_some() || turn.remove.is_some() {
-                return Err(self.err("a capture and a placement in the same turn"));
+                return Err(
+                    self.err(Fault::BadCapture, "a capture and a placement in the same turn")
+                );
             }
             let mut chain = Chain::new(self.ring(turn.hops[0].0)?);
             let mut at = chain.from();
             for &(from, to) in &turn.hops {
                 let (from, to) = (self.ring(from)?, self.ring(to)?);
                 if from != at {
-                    return Err(self.err("a hop that does not continue the capture chain"));
+                    return Err(self
+                        .err(Fault::BadCapture, "a hop that does not continue the capture chain"));
                 }
                 let d = Direction::ALL
                     .into_iter()
@@ -602,9 +666,9 @@ impl<'a> Replayer<'a> {
                         self.geo().neighbour(from, d).and_then(|o| self.geo().neighbour(o, d))
                             == Some(to)
                     })
-                    .ok_or_else(|| self.err("a hop that is not a jump"))?;
+                    .ok_or_else(|| self.err(Fault::BadCapture, "a hop that is not a jump"))?;
                 if chain.len() >= crate::moves::MAX_CHAIN {
-                    return Err(self.err("a capture chain that is too long"));
+                    return Err(self.err(Fault::BadCapture, "a capture chain that is too long"));
                 }
                 chain = chain.with(d);
                 at = to;
@@ -613,16 +677,19 @@ impl<'a> Replayer<'a> {
         } else if let Some((rack, marble, at)) = turn.place {
             let pool_empty = pos.pool().0 == [0, 0, 0];
             if rack == 2 && pool_empty {
-                return Err(self.err("a marble from the empty pool"));
+                return Err(self.err(Fault::WrongRack, "a marble from the empty pool"));
             }
             if rack != 2 && !pool_empty {
-                return Err(self.err("a marble from the captures while the pool is not empty"));
+                return Err(self.err(
+                    Fault::WrongRack,
+                    "a marble from the captures while the pool is not empty",
+                ));
             }
             let at = self.ring(at)?;
             let remove = turn.remove.map(|r| self.ring(r)).transpose()?;
             Move::Place(Placement { marble, at, remove })
         } else {
-            return Err(self.err("a ring removed without a marble placed"));
+            return Err(self.err(Fault::RemovalAlone, "a ring removed without a marble placed"));
         };
         self.play(m)
     }
@@ -630,15 +697,17 @@ impl<'a> Replayer<'a> {
     fn play(&mut self, m: Move) -> Result<(), ReplayError> {
         let game = self.game.as_mut().expect("game started");
         let pos = *game.position();
-        let count = pos.count_legal_moves();
+        let count = if self.count { pos.count_legal_moves() } else { 0 };
         if game.play(&m).is_err() {
             let mut why = format!("illegal move {}", pos.move_to_string(&m));
             if pos.has_capture() && !matches!(m, Move::Capture(_)) {
                 why.push_str(" (a capture is compulsory)");
             }
-            return Err(self.err(why));
+            return Err(self.err(Fault::IllegalMove, why));
         }
-        self.legal_counts.push(count);
+        if self.count {
+            self.legal_counts.push(count);
+        }
         if let Some(outcome) = game.outcome() {
             self.end = if outcome == Outcome::Draw { End::Draw } else { End::Capture };
             self.winner = outcome.winner();

@@ -1,0 +1,287 @@
+//! Record files streamed from what users have: folders, single files, and archives as they are
+//! shipped (`.tar.xz`, `.tar.gz`, `.tar`, `.zip`, as boardspace.net publishes them), without
+//! unpacking anything to disk.
+//!
+//! [`for_each_record`] calls a visitor with the name and bytes of every record (`*.sgf`) in order:
+//! a folder's files by name (its subfolders too), an archive's entries as stored. Other files are
+//! skipped and counted ([`Counts::skipped`]), as are entries larger than [`MAX_RECORD_BYTES`]. A
+//! single file named on its own is a record whatever its name.
+//!
+//! ```
+//! # fn main() -> Result<(), zertz_archive::ArchiveError> {
+//! let dir = std::env::temp_dir().join(format!("zertz-archive-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! std::fs::write(dir.join("a.sgf"), "(;GM[22])").unwrap();
+//! std::fs::write(dir.join("notes.txt"), "not a record").unwrap();
+//! let mut names = Vec::new();
+//! let counts = zertz_archive::for_each_record(&[dir.clone()], |record| {
+//!     names.push(record.name.to_string());
+//!     std::ops::ControlFlow::Continue(())
+//! })?;
+//! assert_eq!((counts.records, counts.skipped), (1, 1));
+//! assert!(names[0].ends_with("a.sgf"));
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+/// Entries larger than this are not game records (the largest real one is under 20 KB): skipped
+/// without reading them whole.
+pub const MAX_RECORD_BYTES: u64 = 1 << 20;
+
+/// Why the records of a path cannot be read (a record's content is the visitor's concern).
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    /// A file or folder that cannot be read (missing, not a regular file, unreadable).
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The path.
+        path: PathBuf,
+        /// What went wrong.
+        source: io::Error,
+    },
+    /// An archive whose data is broken (the records before the break were visited).
+    #[error("{} is not a readable {kind} archive: {reason}", path.display())]
+    Corrupt {
+        /// The archive.
+        path: PathBuf,
+        /// `tar.xz`, `tar.gz`, `tar` or `zip`.
+        kind: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// One record: where it came from and its bytes.
+#[derive(Debug)]
+pub struct Entry<'a> {
+    /// The file's path, or `ARCHIVE:ENTRY` inside an archive.
+    pub name: &'a str,
+    /// The file's content.
+    pub bytes: &'a [u8],
+}
+
+/// What a walk found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Records visited.
+    pub records: u64,
+    /// Files and entries that are not records (by name), or too large to be one.
+    pub skipped: u64,
+}
+
+/// The kinds of archive, by file name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    TarXz,
+    TarGz,
+    Tar,
+    Zip,
+}
+
+impl Kind {
+    fn of(path: &Path) -> Option<Kind> {
+        let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+        [
+            (".tar.xz", Kind::TarXz),
+            (".txz", Kind::TarXz),
+            (".tar.gz", Kind::TarGz),
+            (".tgz", Kind::TarGz),
+            (".tar", Kind::Tar),
+            (".zip", Kind::Zip),
+        ]
+        .into_iter()
+        .find(|(ext, _)| name.ends_with(ext))
+        .map(|(_, k)| k)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::TarXz => "tar.xz",
+            Kind::TarGz => "tar.gz",
+            Kind::Tar => "tar",
+            Kind::Zip => "zip",
+        }
+    }
+}
+
+/// Whether a file name is a record's (`*.sgf`, any case).
+pub fn is_record_name(name: &str) -> bool {
+    name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(".sgf")
+}
+
+/// Whether `path` names an archive this crate reads.
+pub fn is_archive(path: &Path) -> bool {
+    Kind::of(path).is_some()
+}
+
+/// How many records `paths` hold, when that is known without reading archives: `None` when an
+/// archive is among them (for a progress bar's length).
+pub fn count_hint(paths: &[PathBuf]) -> Result<Option<u64>, ArchiveError> {
+    let mut n = 0;
+    for path in paths {
+        if path.is_dir() {
+            for file in folder_files(path)? {
+                if is_archive(&file) {
+                    return Ok(None);
+                }
+                n += u64::from(is_record_name(&file.to_string_lossy()));
+            }
+        } else if is_archive(path) {
+            return Ok(None);
+        } else {
+            n += 1;
+        }
+    }
+    Ok(Some(n))
+}
+
+/// Calls `visit` with every record of `paths`, in order (see the crate docs), until it says
+/// [`ControlFlow::Break`]. A folder's archives are read too.
+pub fn for_each_record(
+    paths: &[PathBuf],
+    mut visit: impl FnMut(Entry<'_>) -> ControlFlow<()>,
+) -> Result<Counts, ArchiveError> {
+    let mut counts = Counts::default();
+    let mut buffer = Vec::new();
+    for path in paths {
+        let files = if path.is_dir() { folder_files(path)? } else { vec![path.clone()] };
+        let alone = !path.is_dir();
+        for file in files {
+            let flow = if let Some(kind) = Kind::of(&file) {
+                read_archive(&file, kind, &mut counts, &mut buffer, &mut visit)?
+            } else if alone || is_record_name(&file.to_string_lossy()) {
+                read_file(&file, &mut buffer)?;
+                counts.records += 1;
+                visit(Entry { name: &file.to_string_lossy(), bytes: &buffer })
+            } else {
+                counts.skipped += 1;
+                ControlFlow::Continue(())
+            };
+            if flow.is_break() {
+                return Ok(counts);
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// Every file under a folder, subfolders included, sorted by path.
+fn folder_files(dir: &Path) -> Result<Vec<PathBuf>, ArchiveError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let read = |e| ArchiveError::Read { path: d.clone(), source: e };
+        for entry in std::fs::read_dir(&d).map_err(read)? {
+            let entry = entry.map_err(read)?;
+            let kind = entry.file_type().map_err(read)?;
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file() {
+                out.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads a regular file into `buffer` (refusing FIFOs and devices, which could block forever).
+fn read_file(path: &Path, buffer: &mut Vec<u8>) -> Result<(), ArchiveError> {
+    let read = |e| ArchiveError::Read { path: path.to_path_buf(), source: e };
+    zertz_env::files::check_regular(path).map_err(read)?;
+    buffer.clear();
+    File::open(path)
+        .and_then(|f| f.take(MAX_RECORD_BYTES + 1).read_to_end(buffer))
+        .map_err(read)?;
+    if buffer.len() as u64 > MAX_RECORD_BYTES {
+        return Err(read(io::Error::other(format!(
+            "larger than {MAX_RECORD_BYTES} bytes: not a game record"
+        ))));
+    }
+    Ok(())
+}
+
+fn read_archive(
+    path: &Path,
+    kind: Kind,
+    counts: &mut Counts,
+    buffer: &mut Vec<u8>,
+    visit: &mut impl FnMut(Entry<'_>) -> ControlFlow<()>,
+) -> Result<ControlFlow<()>, ArchiveError> {
+    let read = |e| ArchiveError::Read { path: path.to_path_buf(), source: e };
+    zertz_env::files::check_regular(path).map_err(read)?;
+    let file = BufReader::with_capacity(1 << 16, File::open(path).map_err(read)?);
+    let corrupt = |e: &dyn std::fmt::Display| ArchiveError::Corrupt {
+        path: path.to_path_buf(),
+        kind: kind.name(),
+        reason: e.to_string(),
+    };
+    let prefix = path.to_string_lossy();
+    match kind {
+        Kind::TarXz => {
+            read_tar(xz2::read::XzDecoder::new_multi_decoder(file), &prefix, counts, buffer, visit)
+                .map_err(|e| corrupt(&e))
+        }
+        Kind::TarGz => {
+            read_tar(flate2::read::MultiGzDecoder::new(file), &prefix, counts, buffer, visit)
+                .map_err(|e| corrupt(&e))
+        }
+        Kind::Tar => read_tar(file, &prefix, counts, buffer, visit).map_err(|e| corrupt(&e)),
+        Kind::Zip => {
+            let mut zip = zip::ZipArchive::new(file).map_err(|e| corrupt(&e))?;
+            for i in 0..zip.len() {
+                let mut entry = zip.by_index(i).map_err(|e| corrupt(&e))?;
+                if entry.is_dir() {
+                    continue;
+                }
+                let name = format!("{prefix}:{}", entry.name());
+                if !is_record_name(entry.name()) || entry.size() > MAX_RECORD_BYTES {
+                    counts.skipped += 1;
+                    continue;
+                }
+                buffer.clear();
+                entry.read_to_end(buffer).map_err(|e| corrupt(&e))?;
+                counts.records += 1;
+                if visit(Entry { name: &name, bytes: buffer }).is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+            }
+            Ok(ControlFlow::Continue(()))
+        }
+    }
+}
+
+fn read_tar(
+    reader: impl Read,
+    prefix: &str,
+    counts: &mut Counts,
+    buffer: &mut Vec<u8>,
+    visit: &mut impl FnMut(Entry<'_>) -> ControlFlow<()>,
+) -> io::Result<ControlFlow<()>> {
+    let mut archive = tar::Archive::new(reader);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let inner = entry.path()?.to_string_lossy().into_owned();
+        if !is_record_name(&inner) || entry.size() > MAX_RECORD_BYTES {
+            counts.skipped += 1;
+            continue;
+        }
+        buffer.clear();
+        entry.read_to_end(buffer)?;
+        counts.records += 1;
+        let name = format!("{prefix}:{inner}");
+        if visit(Entry { name: &name, bytes: buffer }).is_break() {
+            return Ok(ControlFlow::Break(()));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}

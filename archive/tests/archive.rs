@@ -1,0 +1,175 @@
+//! Reading records from folders, files and every kind of archive, written here by the tests.
+
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use zertz_archive::{ArchiveError, Counts, MAX_RECORD_BYTES, count_hint, for_each_record};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zertz-archive-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The files of every archive: two records in a folder, one at the top, and a README.
+fn files() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("games/b.sgf", b"(;GM[22]SU[Zertz];P0[RtoB 2 0 D 4];P0[R- A 1])".to_vec()),
+        ("games/a.SGF", b"(;GM[22]SU[Zertz+11])".to_vec()),
+        ("README.md", b"not a record".to_vec()),
+        ("c.sgf", b"(;GM[22]SU[Zertz+24])".to_vec()),
+    ]
+}
+
+fn tar_bytes() -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (name, bytes) in files() {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, name, bytes.as_slice()).unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+fn write_archives(dir: &Path) -> Vec<PathBuf> {
+    let tar = tar_bytes();
+    let xz = {
+        let mut e = xz2::write::XzEncoder::new(Vec::new(), 6);
+        e.write_all(&tar).unwrap();
+        e.finish().unwrap()
+    };
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&tar).unwrap();
+        e.finish().unwrap()
+    };
+    let zip = {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, bytes) in files() {
+            w.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
+            w.write_all(&bytes).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    };
+    let mut out = Vec::new();
+    for (name, bytes) in
+        [("r.tar.xz", xz), ("r.tar.gz", gz), ("r.tgz", tar.clone()), ("r.tar", tar), ("r.zip", zip)]
+    {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        out.push(path);
+    }
+    out
+}
+
+fn visit_all(paths: &[PathBuf]) -> Result<(Counts, Vec<(String, Vec<u8>)>), ArchiveError> {
+    let mut seen = Vec::new();
+    let counts = for_each_record(paths, |e| {
+        seen.push((e.name.to_string(), e.bytes.to_vec()));
+        ControlFlow::Continue(())
+    })?;
+    Ok((counts, seen))
+}
+
+#[test]
+fn every_kind_of_archive_gives_its_records_in_order() {
+    let dir = temp_dir("kinds");
+    let archives = write_archives(&dir);
+    for path in &archives {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "r.tgz" {
+            // Named .tgz but not gzip data: refused as a broken archive, naming it.
+            let e = visit_all(std::slice::from_ref(path)).unwrap_err();
+            assert!(matches!(e, ArchiveError::Corrupt { kind: "tar.gz", .. }), "{e:?}");
+            assert!(e.to_string().contains("r.tgz"), "{e}");
+            continue;
+        }
+        let (counts, seen) = visit_all(std::slice::from_ref(path)).unwrap();
+        assert_eq!(counts, Counts { records: 3, skipped: 1 }, "{name}");
+        let names: Vec<&str> = seen.iter().map(|(n, _)| n.rsplit(':').next().unwrap()).collect();
+        assert_eq!(names, ["games/b.sgf", "games/a.SGF", "c.sgf"], "{name}");
+        assert!(seen[0].0.starts_with(&path.to_string_lossy().into_owned()));
+        assert_eq!(seen[0].1, files()[0].1, "{name}");
+        assert_eq!(count_hint(std::slice::from_ref(path)).unwrap(), None);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn folders_are_walked_in_name_order_and_a_file_alone_is_a_record() {
+    let dir = temp_dir("folder");
+    for (name, bytes) in files() {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let (counts, seen) = visit_all(std::slice::from_ref(&dir)).unwrap();
+    assert_eq!(counts, Counts { records: 3, skipped: 1 });
+    let names: Vec<String> = seen
+        .iter()
+        .map(|(n, _)| Path::new(n).strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["c.sgf", "games/a.SGF", "games/b.sgf"]);
+    assert_eq!(count_hint(std::slice::from_ref(&dir)).unwrap(), Some(3));
+    let readme = dir.join("README.md");
+    let (counts, _) = visit_all(&[readme]).unwrap();
+    assert_eq!(counts, Counts { records: 1, skipped: 0 });
+    // The visitor stops the walk.
+    let mut n = 0;
+    let counts = for_each_record(&[dir.clone(), dir.clone()], |_| {
+        n += 1;
+        if n == 2 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    })
+    .unwrap();
+    assert_eq!((n, counts.records), (2, 2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn missing_truncated_huge_and_special_files_are_errors_or_skipped() {
+    let dir = temp_dir("bad");
+    let archives = write_archives(&dir);
+    let e = visit_all(&[dir.join("none.tar.xz")]).unwrap_err();
+    assert!(matches!(e, ArchiveError::Read { .. }) && e.to_string().contains("none.tar.xz"));
+    // A truncated archive: the records before the break are visited, then the error.
+    let xz = std::fs::read(&archives[0]).unwrap();
+    let cut = dir.join("cut.tar.xz");
+    std::fs::write(&cut, &xz[..xz.len() / 2]).unwrap();
+    let mut seen = 0;
+    let e = for_each_record(std::slice::from_ref(&cut), |_| {
+        seen += 1;
+        ControlFlow::Continue(())
+    })
+    .unwrap_err();
+    assert!(matches!(e, ArchiveError::Corrupt { kind: "tar.xz", .. }), "{e:?}");
+    assert!(seen < 3);
+    let e = visit_all(&[{
+        let p = dir.join("junk.zip");
+        std::fs::write(&p, b"not a zip").unwrap();
+        p
+    }])
+    .unwrap_err();
+    assert!(matches!(e, ArchiveError::Corrupt { kind: "zip", .. }), "{e:?}");
+    // An entry too large to be a record is skipped without reading it whole.
+    let mut builder = tar::Builder::new(Vec::new());
+    let big = vec![b'x'; MAX_RECORD_BYTES as usize + 1];
+    let mut header = tar::Header::new_gnu();
+    header.set_size(big.len() as u64);
+    header.set_cksum();
+    builder.append_data(&mut header, "big.sgf", big.as_slice()).unwrap();
+    let tar = dir.join("big.tar");
+    std::fs::write(&tar, builder.into_inner().unwrap()).unwrap();
+    assert_eq!(visit_all(&[tar]).unwrap().0, Counts { records: 0, skipped: 1 });
+    // A FIFO is refused at once, never opened.
+    let fifo = dir.join("fifo.sgf");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let e = visit_all(&[fifo]).unwrap_err();
+        assert!(matches!(e, ArchiveError::Read { .. }), "{e:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
