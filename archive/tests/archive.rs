@@ -66,7 +66,10 @@ fn write_archives(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn visit_all(paths: &[PathBuf]) -> Result<(Counts, Vec<(String, Vec<u8>)>), ArchiveError> {
+/// The name and bytes of each record visited.
+type Seen = Vec<(String, Vec<u8>)>;
+
+fn visit_all(paths: &[PathBuf]) -> Result<(Counts, Seen), ArchiveError> {
     let mut seen = Vec::new();
     let counts = for_each_record(paths, |e| {
         seen.push((e.name.to_string(), e.bytes.to_vec()));
