@@ -13,13 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
+use zertz_env::encode::Shape;
 use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64};
 
 use crate::config::{ConfigError, SelfPlayConfig};
-use crate::npz::Npz;
 use crate::records::{End, GameRecord};
-use crate::shard::SHARD_FORMAT_VERSION;
+use crate::shard::{Sample, ShardWriter};
 use zertz_search::SearchConfig;
 use zertz_search::evaluator::{EvalError, Evaluator};
 use zertz_search::mcts::{Finished, Scratch, Tree, search_interruptible};
@@ -66,6 +65,12 @@ pub enum SelfPlayError {
         /// Games finished and written.
         games: u64,
     },
+}
+
+impl From<crate::shard::WriteError> for SelfPlayError {
+    fn from(e: crate::shard::WriteError) -> SelfPlayError {
+        SelfPlayError::Io { path: e.path, source: e.source }
+    }
 }
 
 /// Whether `name` is a file self-play writes (`shard-*.npz`, `games-*.jsonl`).
@@ -156,103 +161,14 @@ pub struct Summary {
     pub search: SearchConfig,
 }
 
-struct PendingSample {
-    planes: Vec<u8>,
-    globals: Vec<f32>,
-    mask: Vec<u8>,
-    policy: Vec<(i32, f32)>,
-    to_play: Player,
-    full: bool,
-    root_value: f32,
-    move_number: i32,
-}
-
 struct Slot {
     id: u64,
     game: Game,
     rng: SplitMix64,
     actions: u32,
-    samples: Vec<PendingSample>,
+    samples: Vec<Sample>,
     may_resign: bool,
     would_resign: Option<Player>,
-}
-
-/// Samples of finished games, written as shards when full.
-struct ShardWriter {
-    dir: PathBuf,
-    worker: usize,
-    next: usize,
-    shape: Shape,
-    actions: usize,
-    board: usize,
-    size: usize,
-    buf: Vec<(u64, f32, PendingSample)>,
-    written: Vec<PathBuf>,
-}
-
-impl ShardWriter {
-    fn push(&mut self, game: u64, value: f32, s: PendingSample) -> Result<(), SelfPlayError> {
-        self.buf.push((game, value, s));
-        if self.buf.len() >= self.size { self.flush() } else { Ok(()) }
-    }
-
-    fn flush(&mut self) -> Result<(), SelfPlayError> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let npz = self.encode();
-        let path = self.dir.join(format!("shard-{:02}-{:05}.npz", self.worker, self.next));
-        npz.write_atomic(&path)
-            .map_err(|source| SelfPlayError::Io { path: path.clone(), source })?;
-        self.next += 1;
-        self.written.push(path);
-        self.buf.clear();
-        Ok(())
-    }
-
-    /// The buffered samples as a shard (see [`crate::shard`]).
-    fn encode(&self) -> Npz {
-        let n = self.buf.len();
-        let mut npz = Npz::new();
-        npz.add("format_version", &[1], &[SHARD_FORMAT_VERSION]);
-        npz.add("encoding_version", &[1], &[ENCODING_VERSION as i32]);
-        npz.add("board", &[1], &[self.board as i32]);
-        let planes: Vec<u8> =
-            self.buf.iter().flat_map(|(_, _, s)| s.planes.iter().copied()).collect();
-        let s = self.shape;
-        npz.add("planes", &[n, s.planes, s.height, s.width], &planes);
-        let globals: Vec<f32> =
-            self.buf.iter().flat_map(|(_, _, s)| s.globals.iter().copied()).collect();
-        npz.add("globals", &[n, GLOBALS], &globals);
-        let mask: Vec<u8> = self.buf.iter().flat_map(|(_, _, s)| s.mask.iter().copied()).collect();
-        npz.add("legal_mask", &[n, self.actions.div_ceil(8)], &mask);
-        let mut offsets = vec![0i64];
-        let (mut index, mut prob) = (Vec::new(), Vec::new());
-        for (_, _, s) in &self.buf {
-            for &(i, p) in &s.policy {
-                index.push(i);
-                prob.push(p);
-            }
-            offsets.push(index.len() as i64);
-        }
-        npz.add("policy_offsets", &[n + 1], &offsets);
-        npz.add("policy_index", &[index.len()], &index);
-        npz.add("policy_prob", &[prob.len()], &prob);
-        let col = |f: &dyn Fn(&(u64, f32, PendingSample)) -> f32| -> Vec<f32> {
-            self.buf.iter().map(f).collect()
-        };
-        npz.add("value", &[n], &col(&|(_, v, _)| *v));
-        npz.add("root_value", &[n], &col(&|(_, _, s)| s.root_value));
-        let full: Vec<bool> = self.buf.iter().map(|(_, _, s)| s.full).collect();
-        npz.add("full_search", &[n], &full);
-        let ids: Vec<i64> = self.buf.iter().map(|(g, _, _)| *g as i64).collect();
-        npz.add("game_id", &[n], &ids);
-        let moves: Vec<i32> = self.buf.iter().map(|(_, _, s)| s.move_number).collect();
-        npz.add("move_number", &[n], &moves);
-        let to_play: Vec<u8> = self.buf.iter().map(|(_, _, s)| s.to_play.index() as u8).collect();
-        npz.add("to_play", &[n], &to_play);
-        npz
-    }
 }
 
 /// Picks an action from visit counts: proportional to `visits^(1/t)`, or the most visited when
@@ -434,31 +350,16 @@ impl SampleScratch {
         full: bool,
         root_value: f32,
         move_number: u32,
-    ) -> PendingSample {
+    ) -> Sample {
         tree.visit_policy(&mut self.policy);
-        let mut globals = vec![0f32; GLOBALS];
-        pos.encode(&mut self.planes, &mut globals);
-        pos.legal_action_mask(&mut self.mask);
-        let mut packed = vec![0u8; self.mask.len().div_ceil(8)];
-        for (k, &m) in self.mask.iter().enumerate() {
-            packed[k / 8] |= (m as u8) << (k % 8);
-        }
-        PendingSample {
-            planes: self.planes.iter().map(|&x| x as u8).collect(),
-            globals,
-            mask: packed,
-            policy: self
-                .policy
-                .iter()
-                .enumerate()
-                .filter(|&(_, &p)| p > 0.0)
-                .map(|(k, &p)| (k as i32, p))
-                .collect(),
-            to_play: pos.turn(),
-            full,
-            root_value,
-            move_number: move_number as i32,
-        }
+        let policy = self
+            .policy
+            .iter()
+            .enumerate()
+            .filter(|&(_, &p)| p > 0.0)
+            .map(|(k, &p)| (k as i32, p))
+            .collect();
+        Sample::new(pos, &mut self.planes, &mut self.mask, policy, full, root_value, move_number)
     }
 }
 
@@ -508,7 +409,7 @@ impl WorkerOutput {
         text.push('\n');
         self.records.write_all(text.as_bytes()).map_err(|e| self.io(e))?;
         for sample in s.samples {
-            let value = outcome.map_or(0.0, |o| o.score(sample.to_play) as f32);
+            let value = outcome.map_or(0.0, |o| o.score(sample.to_play()) as f32);
             summary.samples += 1;
             progress.samples.fetch_add(1, Ordering::Relaxed);
             self.shards.push(s.id, value, sample)?;
@@ -530,7 +431,6 @@ fn worker(
     workers: usize,
 ) -> Result<Summary, SelfPlayError> {
     let variant = config.variant();
-    let space = ActionSpace::new(variant.board);
     let mut summary = Summary::default();
     let records_path = out.join(format!("games-{w:02}.jsonl"));
     // `create_new`: a file that appeared since the folder was checked is never replaced.
@@ -540,17 +440,7 @@ fn worker(
         .open(&records_path)
         .map_err(|source| SelfPlayError::Io { path: records_path.clone(), source })?;
     let mut output = WorkerOutput {
-        shards: ShardWriter {
-            dir: out.to_path_buf(),
-            worker: w,
-            next: 0,
-            shape: Shape::of(variant.board),
-            actions: space.len(),
-            board: variant.board.rings(),
-            size: config.shard_size,
-            buf: Vec::new(),
-            written: Vec::new(),
-        },
+        shards: ShardWriter::new(out, w, variant.board, config.shard_size),
         records,
         records_path,
     };
@@ -632,7 +522,7 @@ fn worker(
     }
     output.shards.flush()?;
     output.records.flush().map_err(|e| output.io(e))?;
-    summary.shards = output.shards.written;
+    summary.shards = output.shards.into_written();
     summary.mean_batch = scratch.evaluated as f64 / scratch.batches.max(1) as f64;
     Ok(summary)
 }
@@ -640,41 +530,6 @@ fn worker(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shards_hold_the_arrays_of_the_schema() {
-        let board = zertz_env::Board::R37;
-        let (shape, actions) = (Shape::of(board), ActionSpace::new(board).len());
-        let sample = || PendingSample {
-            planes: vec![1; shape.planes_len()],
-            globals: vec![0.5; GLOBALS],
-            mask: vec![0xff; actions.div_ceil(8)],
-            policy: vec![(3, 0.25), (7, 0.75)],
-            to_play: Player::P1,
-            full: true,
-            root_value: 0.1,
-            move_number: 4,
-        };
-        let mut w = ShardWriter {
-            dir: PathBuf::new(),
-            worker: 0,
-            next: 0,
-            shape,
-            actions,
-            board: 37,
-            size: 10,
-            buf: Vec::new(),
-            written: Vec::new(),
-        };
-        w.buf.push((0, 1.0, sample()));
-        w.buf.push((0, -1.0, sample()));
-        let npz = w.encode();
-        let written: Vec<(&str, &str)> =
-            npz.arrays().iter().map(|(n, d)| (n.as_str(), *d)).collect();
-        let schema: Vec<(&str, &str)> =
-            crate::shard::SHARD_ARRAYS.iter().map(|a| (a.name, a.dtype)).collect();
-        assert_eq!(written, schema);
-    }
 
     fn actions(n: usize) -> Vec<Action> {
         let pos = Position::new(zertz_env::Variant::default(), zertz_env::Player::P0);

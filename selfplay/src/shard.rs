@@ -23,7 +23,13 @@
 //! | `move_number` | `[S]` | int32 | action number in the game (from 0) |
 //! | `to_play` | `[S]` | uint8 | 0 = P0, 1 = P1 |
 
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
+use zertz_env::encode::{ENCODING_VERSION, GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board, Player, Position};
+
+use crate::npz::Npz;
 
 /// The version of the shard format that this engine writes and `zertz.load_shards` reads.
 pub const SHARD_FORMAT_VERSION: i32 = 1;
@@ -68,3 +74,184 @@ pub const SHARD_ARRAYS: [ShardArray; 15] = [
     array("move_number", "<i4", "[S]", "action number in the game (from 0)"),
     array("to_play", "|u1", "[S]", "0 = P0, 1 = P1"),
 ];
+
+/// One training sample, encoded as a shard stores it.
+#[derive(Debug)]
+pub(crate) struct Sample {
+    planes: Vec<u8>,
+    globals: Vec<f32>,
+    mask: Vec<u8>,
+    policy: Vec<(i32, f32)>,
+    to_play: Player,
+    full: bool,
+    root_value: f32,
+    move_number: i32,
+}
+
+impl Sample {
+    /// The sample of `pos` with its policy target (action indices and probabilities); `planes`
+    /// and `mask` are scratch buffers of the board's sizes.
+    pub(crate) fn new(
+        pos: &Position,
+        planes: &mut [f32],
+        mask: &mut [bool],
+        policy: Vec<(i32, f32)>,
+        full: bool,
+        root_value: f32,
+        move_number: u32,
+    ) -> Sample {
+        let mut globals = vec![0f32; GLOBALS];
+        pos.encode(planes, &mut globals);
+        pos.legal_action_mask(mask);
+        let mut packed = vec![0u8; mask.len().div_ceil(8)];
+        for (k, &m) in mask.iter().enumerate() {
+            packed[k / 8] |= (m as u8) << (k % 8);
+        }
+        Sample {
+            planes: planes.iter().map(|&x| x as u8).collect(),
+            globals,
+            mask: packed,
+            policy,
+            to_play: pos.turn(),
+            full,
+            root_value,
+            move_number: move_number as i32,
+        }
+    }
+
+    /// The player to move.
+    pub(crate) fn to_play(&self) -> Player {
+        self.to_play
+    }
+}
+
+/// A shard that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub(crate) struct WriteError {
+    pub(crate) path: PathBuf,
+    pub(crate) source: std::io::Error,
+}
+
+/// Samples of one board, written as shards `shard-PP-NNNNN.npz` of `size` samples when full.
+#[derive(Debug)]
+pub(crate) struct ShardWriter {
+    dir: PathBuf,
+    prefix: usize,
+    next: usize,
+    shape: Shape,
+    actions: usize,
+    board: usize,
+    size: usize,
+    buf: Vec<(u64, f32, Sample)>,
+    written: Vec<PathBuf>,
+}
+
+impl ShardWriter {
+    /// A writer into `dir` whose files are named `shard-{prefix:02}-NNNNN.npz`.
+    pub(crate) fn new(dir: &Path, prefix: usize, board: Board, size: usize) -> ShardWriter {
+        ShardWriter {
+            dir: dir.to_path_buf(),
+            prefix,
+            next: 0,
+            shape: Shape::of(board),
+            actions: ActionSpace::new(board).len(),
+            board: board.rings(),
+            size: size.max(1),
+            buf: Vec::new(),
+            written: Vec::new(),
+        }
+    }
+
+    /// Adds a sample of game `game` whose final result for the mover is `value`.
+    pub(crate) fn push(&mut self, game: u64, value: f32, s: Sample) -> Result<(), WriteError> {
+        self.buf.push((game, value, s));
+        if self.buf.len() >= self.size { self.flush() } else { Ok(()) }
+    }
+
+    /// Writes the samples held, if any, as one shard.
+    pub(crate) fn flush(&mut self) -> Result<(), WriteError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let npz = self.encode();
+        let path = self.dir.join(format!("shard-{:02}-{:05}.npz", self.prefix, self.next));
+        npz.write_atomic(&path).map_err(|source| WriteError { path: path.clone(), source })?;
+        self.next += 1;
+        self.written.push(path);
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// The shards written, in order.
+    pub(crate) fn into_written(self) -> Vec<PathBuf> {
+        self.written
+    }
+
+    /// The buffered samples as a shard (see the module docs).
+    fn encode(&self) -> Npz {
+        let n = self.buf.len();
+        let mut npz = Npz::new();
+        npz.add("format_version", &[1], &[SHARD_FORMAT_VERSION]);
+        npz.add("encoding_version", &[1], &[ENCODING_VERSION as i32]);
+        npz.add("board", &[1], &[self.board as i32]);
+        let planes: Vec<u8> =
+            self.buf.iter().flat_map(|(_, _, s)| s.planes.iter().copied()).collect();
+        let s = self.shape;
+        npz.add("planes", &[n, s.planes, s.height, s.width], &planes);
+        let globals: Vec<f32> =
+            self.buf.iter().flat_map(|(_, _, s)| s.globals.iter().copied()).collect();
+        npz.add("globals", &[n, GLOBALS], &globals);
+        let mask: Vec<u8> = self.buf.iter().flat_map(|(_, _, s)| s.mask.iter().copied()).collect();
+        npz.add("legal_mask", &[n, self.actions.div_ceil(8)], &mask);
+        let mut offsets = vec![0i64];
+        let (mut index, mut prob) = (Vec::new(), Vec::new());
+        for (_, _, s) in &self.buf {
+            for &(i, p) in &s.policy {
+                index.push(i);
+                prob.push(p);
+            }
+            offsets.push(index.len() as i64);
+        }
+        npz.add("policy_offsets", &[n + 1], &offsets);
+        npz.add("policy_index", &[index.len()], &index);
+        npz.add("policy_prob", &[prob.len()], &prob);
+        let col = |f: &dyn Fn(&(u64, f32, Sample)) -> f32| -> Vec<f32> {
+            self.buf.iter().map(f).collect()
+        };
+        npz.add("value", &[n], &col(&|(_, v, _)| *v));
+        npz.add("root_value", &[n], &col(&|(_, _, s)| s.root_value));
+        let full: Vec<bool> = self.buf.iter().map(|(_, _, s)| s.full).collect();
+        npz.add("full_search", &[n], &full);
+        let ids: Vec<i64> = self.buf.iter().map(|(g, _, _)| *g as i64).collect();
+        npz.add("game_id", &[n], &ids);
+        let moves: Vec<i32> = self.buf.iter().map(|(_, _, s)| s.move_number).collect();
+        npz.add("move_number", &[n], &moves);
+        let to_play: Vec<u8> = self.buf.iter().map(|(_, _, s)| s.to_play.index() as u8).collect();
+        npz.add("to_play", &[n], &to_play);
+        npz
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_hold_the_arrays_of_the_schema() {
+        let board = Board::R37;
+        let pos = Position::new(zertz_env::Variant::default(), Player::P1);
+        let (shape, actions) = (Shape::of(board), ActionSpace::new(board).len());
+        let (mut planes, mut mask) = (vec![0.0; shape.planes_len()], vec![false; actions]);
+        let mut sample =
+            || Sample::new(&pos, &mut planes, &mut mask, vec![(3, 0.25), (7, 0.75)], true, 0.1, 4);
+        let mut w = ShardWriter::new(Path::new(""), 0, board, 10);
+        w.buf.push((0, 1.0, sample()));
+        w.buf.push((0, -1.0, sample()));
+        let npz = w.encode();
+        let written: Vec<(&str, &str)> =
+            npz.arrays().iter().map(|(n, d)| (n.as_str(), *d)).collect();
+        let schema: Vec<(&str, &str)> = SHARD_ARRAYS.iter().map(|a| (a.name, a.dtype)).collect();
+        assert_eq!(written, schema);
+    }
+}
