@@ -3,6 +3,7 @@
 
 mod bench;
 mod common;
+mod dataset;
 mod matches;
 mod model;
 mod perft;
@@ -49,6 +50,11 @@ enum Command {
     Perft(perft::PerftArgs),
     /// Replay boardspace.net records (.sgf files, or folders of them) through the rules engine.
     Replay(replay::ReplayArgs),
+    /// Training shards from game records (people's and robots'): one sample per action played,
+    /// the result as the value target, split by game into train/ and validation/.
+    ///
+    /// Example: zertz dataset ../shared/records/boardspace-zertz.tar.xz --out data/human
+    Dataset(dataset::DatasetArgs),
     /// Self-play, writing training shards and game records: with an exported network (--model)
     /// or a built-in evaluator (uniform: the search's own cost; rollout).
     Selfplay(selfplay::SelfplayArgs),
@@ -133,6 +139,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
     match command {
         Command::Perft(args) => perft::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Dataset(args) => dataset::run(args),
         Command::Show(args) => show::run(args),
         Command::Selfplay(args) => selfplay::run(args),
         Command::Train(args) => train::run(args),

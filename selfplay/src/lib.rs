@@ -9,6 +9,7 @@
 //! The search itself is `zertz-search`; players and matches are `zertz-arena`.
 
 pub mod config;
+pub mod dataset;
 pub mod driver;
 pub mod npz;
 pub mod records;

@@ -1,0 +1,342 @@
+//! Training data from game records (`zertz dataset`): the shards that self-play writes, made
+//! from people's and robots' games instead.
+//!
+//! Every record of the sources (folders, files, archives: [`zertz_archive`]) is replayed; a game
+//! that passes the filters ([`DatasetConfig`]) gives one sample per action it played (a capture
+//! chain one per hop, as in self-play): the observation, the action played as the policy target,
+//! and the final result from the mover's view as the value target (1, 0, -1; `root_value` holds it
+//! too, there being no search, and `full_search` is true). Games go whole to
+//! training or to validation, by a hash of the record's name and the seed (never split by
+//! position), into `OUT/train/` and `OUT/validation/` as `shard-BB-NNNNN.npz` (`BB` the board's
+//! rings: a shard holds one board), and every kept game is listed in `OUT/games.jsonl` with its
+//! id, name, split, board, players, end and winner. Records that cannot be read or break the
+//! rules are counted by reason and skipped, never fatal.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+use zertz_env::encode::Shape;
+use zertz_env::sgf::{End, Record, SgfError};
+use zertz_env::{ActionSpace, Board, Player};
+
+use crate::shard::{Sample, ShardWriter};
+
+/// Which games become samples, and how they are split.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetConfig {
+    /// Boards to keep (empty: every board).
+    pub boards: Vec<Board>,
+    /// Fewest whole turns a game must have.
+    pub min_turns: usize,
+    /// Player names to leave out (`P0[id "..."]`, any case), for example boardspace's robots.
+    pub exclude_players: Vec<String>,
+    /// Ends to keep (`capture`, `resign`, `time`, `draw`); unfinished games have no result and
+    /// are never kept.
+    pub ends: Vec<End>,
+    /// Share of games for validation, 0 to 1.
+    pub validation: f64,
+    /// Seed of the split.
+    pub seed: u64,
+    /// Samples per shard.
+    pub shard_size: usize,
+    /// Stop after this many kept games (None: all).
+    pub max_games: Option<u64>,
+}
+
+/// boardspace.net's robots, as named in its records.
+pub const ROBOTS: [&str; 3] = ["Dumbot", "SmartBot", "WeakBot"];
+
+impl Default for DatasetConfig {
+    fn default() -> DatasetConfig {
+        DatasetConfig {
+            boards: Vec::new(),
+            min_turns: 0,
+            exclude_players: Vec::new(),
+            ends: vec![End::Capture, End::Resign, End::Time, End::Draw],
+            validation: 0.05,
+            seed: 0,
+            shard_size: 4096,
+            max_games: None,
+        }
+    }
+}
+
+/// Why a dataset cannot be made (bad records are not: they are counted).
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    /// A setting out of range.
+    #[error("{0}")]
+    Settings(String),
+    /// The output folder already holds a dataset, or cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// A source that cannot be read.
+    #[error(transparent)]
+    Archive(#[from] zertz_archive::ArchiveError),
+}
+
+impl From<crate::shard::WriteError> for DatasetError {
+    fn from(e: crate::shard::WriteError) -> DatasetError {
+        DatasetError::Io { path: e.path, source: e.source }
+    }
+}
+
+/// What a dataset holds, and what was left out and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DatasetSummary {
+    /// Records read.
+    pub records: u64,
+    /// Files that are not records.
+    pub skipped_files: u64,
+    /// Records that cannot be read or break the rules, by reason.
+    pub failed: BTreeMap<String, u64>,
+    /// Games replayed but left out, by filter (`board`, `short`, `player`, `end`, `max_games`).
+    pub filtered: BTreeMap<String, u64>,
+    /// Games kept for training, and their samples.
+    pub train_games: u64,
+    /// See `train_games`.
+    pub train_samples: u64,
+    /// Games kept for validation, and their samples.
+    pub validation_games: u64,
+    /// See `validation_games`.
+    pub validation_samples: u64,
+    /// Shards written.
+    pub shards: Vec<PathBuf>,
+    /// Wall time, in seconds.
+    pub seconds: f64,
+}
+
+/// The reason a record was not replayed, for the counts.
+pub fn failure_reason(e: &SgfError) -> String {
+    match e {
+        SgfError::Syntax(_) => "broken SGF syntax".into(),
+        SgfError::Game(_) => "not a ZÈRTZ record".into(),
+        SgfError::Action { text, .. } => {
+            let word = text.split_whitespace().find(|w| !w.bytes().all(|b| b.is_ascii_digit()));
+            format!("unreadable action {:?}", word.unwrap_or(""))
+        }
+    }
+}
+
+/// The player names of a record (`P0[id "name"]`, `P1[id "name"]`).
+pub fn player_names(record: &Record) -> [Option<String>; 2] {
+    let name = |label: &str| {
+        let p = record.root.iter().find(|p| p.ident == label)?;
+        let v = p.values[0].trim();
+        let rest = v.strip_prefix("id")?.trim();
+        Some(rest.trim_matches('"').to_string())
+    };
+    [name("P0"), name("P1")]
+}
+
+/// Whether a game goes to validation: a hash of its name and the seed (stable across runs, and
+/// independent of the order of the sources).
+fn is_validation(name: &str, seed: u64, share: f64) -> bool {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    // Only the file's own name: the same record in another folder or archive splits the same.
+    let base = name.rsplit(['/', ':', '\\']).next().unwrap_or(name);
+    for b in base.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut mix = zertz_env::SplitMix64(h);
+    (mix.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= share && share > 0.0
+}
+
+/// One line of `games.jsonl`.
+#[derive(Serialize)]
+struct GameLine<'a> {
+    game: u64,
+    name: &'a str,
+    split: &'static str,
+    board: usize,
+    players: &'a [Option<String>; 2],
+    end: &'static str,
+    winner: Option<String>,
+    turns: usize,
+    samples: u64,
+}
+
+/// Checks the settings.
+pub fn validate(config: &DatasetConfig) -> Result<(), DatasetError> {
+    if !(0.0..=1.0).contains(&config.validation) {
+        return Err(DatasetError::Settings(format!(
+            "validation must be a share from 0 to 1, not {}",
+            config.validation
+        )));
+    }
+    if config.shard_size == 0 || config.shard_size > crate::config::MAX_SHARD_SIZE {
+        return Err(DatasetError::Settings(format!(
+            "shard size must be from 1 to {}, not {}",
+            crate::config::MAX_SHARD_SIZE,
+            config.shard_size
+        )));
+    }
+    if config.ends.contains(&End::Unfinished) {
+        return Err(DatasetError::Settings(
+            "unfinished games have no result: they cannot be kept".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Makes the dataset of `sources` into `out` (a new or empty folder); `progress` hears the
+/// number of records read so far.
+pub fn build(
+    sources: &[PathBuf],
+    config: &DatasetConfig,
+    out: &Path,
+    progress: &dyn Fn(u64),
+) -> Result<DatasetSummary, DatasetError> {
+    validate(config)?;
+    let started = Instant::now();
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DatasetError::Io { path, source }
+    };
+    if std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(DatasetError::Io {
+            path: out.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "the folder is not empty (nothing is ever replaced)",
+            ),
+        });
+    }
+    let (train_dir, validation_dir) = (out.join("train"), out.join("validation"));
+    for dir in [&train_dir, &validation_dir] {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    let games_path = out.join("games.jsonl");
+    let mut games =
+        std::io::BufWriter::new(std::fs::File::create(&games_path).map_err(io(&games_path))?);
+    let excluded: Vec<String> =
+        config.exclude_players.iter().map(|p| p.to_ascii_lowercase()).collect();
+    let mut summary = DatasetSummary::default();
+    // Writers by (validation, board), and scratch buffers by board.
+    let mut writers: BTreeMap<(bool, usize), ShardWriter> = BTreeMap::new();
+    let mut scratch: BTreeMap<usize, (Vec<f32>, Vec<bool>)> = BTreeMap::new();
+    let mut failure: Option<DatasetError> = None;
+    let mut next_id = 0u64;
+    let counts = zertz_archive::for_each_record(sources, |entry| {
+        summary.records += 1;
+        progress(summary.records);
+        let mut filtered = |why: &str| *summary.filtered.entry(why.into()).or_default() += 1;
+        if config.max_games.is_some_and(|m| next_id >= m) {
+            filtered("max_games");
+            return ControlFlow::Break(());
+        }
+        let record = match Record::parse(&String::from_utf8_lossy(entry.bytes)) {
+            Ok(r) => r,
+            Err(e) => {
+                *summary.failed.entry(failure_reason(&e)).or_default() += 1;
+                return ControlFlow::Continue(());
+            }
+        };
+        let board = record.variant.board;
+        if !config.boards.is_empty() && !config.boards.contains(&board) {
+            filtered("board");
+            return ControlFlow::Continue(());
+        }
+        let players = player_names(&record);
+        let robot =
+            players.iter().flatten().any(|n| excluded.iter().any(|x| x.eq_ignore_ascii_case(n)));
+        if robot {
+            filtered("player");
+            return ControlFlow::Continue(());
+        }
+        let replay = match record.replay_moves() {
+            Ok(r) => r,
+            Err(e) => {
+                *summary.failed.entry(e.kind.name().into()).or_default() += 1;
+                return ControlFlow::Continue(());
+            }
+        };
+        if replay.end == End::Unfinished || !config.ends.contains(&replay.end) {
+            filtered("end");
+            return ControlFlow::Continue(());
+        }
+        let turns = replay.game.moves().len();
+        if turns < config.min_turns {
+            filtered("short");
+            return ControlFlow::Continue(());
+        }
+        let validation = is_validation(entry.name, config.seed, config.validation);
+        let id = next_id;
+        next_id += 1;
+        let dir = if validation { &validation_dir } else { &train_dir };
+        let writer = writers
+            .entry((validation, board.rings()))
+            .or_insert_with(|| ShardWriter::new(dir, board.rings(), board, config.shard_size));
+        let (planes, mask) = scratch.entry(board.rings()).or_insert_with(|| {
+            (vec![0.0; Shape::of(board).planes_len()], vec![false; ActionSpace::new(board).len()])
+        });
+        let space = ActionSpace::new(board);
+        let mut pos = *replay.game.start();
+        let mut samples = 0u64;
+        let mut number = 0u32;
+        for m in replay.game.moves() {
+            for action in pos.move_actions(m) {
+                let value = match replay.winner {
+                    Some(w) if w == pos.turn() => 1.0,
+                    Some(_) => -1.0,
+                    None => 0.0,
+                };
+                let policy = vec![(space.index(&action) as i32, 1.0)];
+                let sample = Sample::new(&pos, planes, mask, policy, true, value, number);
+                if let Err(e) = writer.push(id, value, sample) {
+                    failure = Some(e.into());
+                    return ControlFlow::Break(());
+                }
+                pos.play_action_unchecked(&action);
+                number += 1;
+                samples += 1;
+            }
+        }
+        if validation {
+            summary.validation_games += 1;
+            summary.validation_samples += samples;
+        } else {
+            summary.train_games += 1;
+            summary.train_samples += samples;
+        }
+        let line = GameLine {
+            game: id,
+            name: entry.name,
+            split: if validation { "validation" } else { "train" },
+            board: board.rings(),
+            players: &players,
+            end: replay.end.name(),
+            winner: replay.winner.map(|p: Player| p.to_string()),
+            turns,
+            samples,
+        };
+        let written = serde_json::to_string(&line)
+            .map_err(std::io::Error::other)
+            .and_then(|l| writeln!(games, "{l}"));
+        if let Err(e) = written {
+            failure = Some(DatasetError::Io { path: games_path.clone(), source: e });
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    summary.skipped_files = counts.skipped;
+    for (_, mut writer) in writers {
+        writer.flush()?;
+        summary.shards.extend(writer.into_written());
+    }
+    games.flush().map_err(io(&games_path))?;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
