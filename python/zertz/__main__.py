@@ -3,6 +3,7 @@
 python -m zertz train --config configs/train/default.toml --run runs/default
 python -m zertz export runs/default/checkpoint.pt model.pt
 python -m zertz random-model medium.pt --network medium --boards 37
+python -m zertz human-moves --model runs/human/models/best.pt --dataset data/human
 python -m zertz plot runs/default --out curves.png
 python -m zertz table runs/default
 """
@@ -47,6 +48,32 @@ def random_model(out: str, network: str, boards: str, seed: int) -> Path:
     return export(net, out, name=f"random-{network}")
 
 
+def human_moves(
+    model: str, dataset: str, boards: str | None, max_games: int | None, as_json: bool
+) -> None:
+    """Prints the human-move benchmark of an exported model (see ``zertz.human``)."""
+    import json
+
+    from zertz.human import benchmark
+    from zertz.nn import load_exported
+
+    try:
+        rings = None if boards is None else [int(b) for b in boards.split(",")]
+    except ValueError:
+        raise ValueError(f"--boards must be ring counts like 37,48, not {boards!r}") from None
+    result = benchmark(load_exported(model), dataset, boards=rings, max_games=max_games)
+    if as_json:
+        print(json.dumps({str(b): r for b, r in result.items()}))
+        return
+    if not result:
+        raise ValueError(f"{dataset} has no validation games of those boards")
+    for board, r in result.items():
+        print(
+            f"{board} rings: top-1 {r['top1']:.1%}, top-5 {r['top5']:.1%}, the value predicts "
+            f"the winner {r['value']:.1%} ({r['decisions']} decisions of {r['games']} games)"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zertz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -66,6 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         "--boards", default="37", help="ring counts, comma separated (default 37), or all"
     )
     r.add_argument("--seed", type=int, default=0)
+    h = sub.add_parser(
+        "human-moves",
+        help="how well a model predicts the moves of a dataset's validation games",
+    )
+    h.add_argument("--model", required=True, help="an exported model")
+    h.add_argument("--dataset", required=True, help="a folder made by zertz dataset")
+    h.add_argument("--boards", default=None, help="ring counts, comma separated (default: all)")
+    h.add_argument("--max-games", type=int, default=None, help="validation games per board")
+    h.add_argument("--json", action="store_true", help="print one JSON object")
     p = sub.add_parser("plot", help="draw the loss and Elo curves of a run")
     p.add_argument("run")
     p.add_argument("--out", default=None, help="image file (default: RUN/curves.png)")
@@ -95,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             print(export_checkpoint(args.checkpoint, args.out))
         elif args.command == "random-model":
             print(random_model(args.out, args.network, args.boards, args.seed))
+        elif args.command == "human-moves":
+            human_moves(args.model, args.dataset, args.boards, args.max_games, args.json)
         elif args.command == "plot":
             from zertz.plots import plot
 

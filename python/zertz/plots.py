@@ -32,15 +32,20 @@ def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
 def plot(run_dir: str | os.PathLike[str]) -> Any:
     """A matplotlib figure with three panels: policy and value loss per iteration, the Elo ladder
     (each evaluated network against the best before it, chained; the untrained network is 0) with
-    95% intervals, and the score against each baseline."""
+    95% intervals, and the score against each baseline; a fourth with the human-move benchmark's
+    top-1 and top-5 per board when the run has a [pretrain] dataset."""
     import matplotlib.pyplot as plt
 
     rows = read_metrics(run_dir)
-    its = [r["iteration"] for r in rows]
-    fig, (ax_loss, ax_elo, ax_score) = plt.subplots(1, 3, figsize=(14, 3.8))
+    human = [r for r in rows if r.get("human")]
+    panels = 4 if human else 3
+    fig, axes = plt.subplots(1, panels, figsize=(14 * panels / 3, 3.8))
+    ax_loss, ax_elo, ax_score = axes[:3]
 
-    ax_loss.plot(its, [r.get("policy_loss") for r in rows], "o-", label="policy")
-    ax_loss.plot(its, [r.get("value_loss") for r in rows], "o-", label="value")
+    trained = [r for r in rows if r.get("policy_loss") is not None]
+    its = [r["iteration"] for r in trained]
+    ax_loss.plot(its, [r["policy_loss"] for r in trained], "o-", label="policy")
+    ax_loss.plot(its, [r.get("value_loss") for r in trained], "o-", label="value")
     ax_loss.set(title="training loss", xlabel="iteration")
     ax_loss.legend()
 
@@ -67,7 +72,19 @@ def plot(run_dir: str | os.PathLike[str]) -> Any:
         ax_score.legend()
     from matplotlib.ticker import MaxNLocator
 
-    for ax in (ax_loss, ax_elo, ax_score):
+    if human:
+        ax_human = axes[3]
+        for board in sorted({b for r in human for b in r["human"]}):
+            for key, style in (("top1", "o-"), ("top5", "s--")):
+                pts = [
+                    (r["iteration"], r["human"][board][key]) for r in human if board in r["human"]
+                ]
+                ax_human.plot(
+                    [p[0] for p in pts], [p[1] for p in pts], style, label=f"{board}: {key}"
+                )
+        ax_human.set(title="human moves predicted", xlabel="iteration", ylim=(0, 1))
+        ax_human.legend()
+    for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     return fig

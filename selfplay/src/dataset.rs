@@ -9,7 +9,8 @@
 //! training or to validation, by a hash of the record's name and the seed (never split by
 //! position), into `OUT/train/` and `OUT/validation/` as `shard-BB-NNNNN.npz` (`BB` the board's
 //! rings: a shard holds one board), and every kept game is listed in `OUT/games.jsonl` with its
-//! id, name, split, board, players, end and winner. Records that cannot be read or break the
+//! id, name, split, board, first player, players, end, winner and moves (in notation: the human-move benchmark
+//! replays the validation games from them). Records that cannot be read or break the
 //! rules are counted by reason and skipped, never fatal.
 
 use std::collections::BTreeMap;
@@ -158,11 +159,13 @@ struct GameLine<'a> {
     name: &'a str,
     split: &'static str,
     board: usize,
+    first: String,
     players: &'a [Option<String>; 2],
     end: &'static str,
     winner: Option<String>,
     turns: usize,
     samples: u64,
+    moves: Vec<String>,
 }
 
 /// Checks the settings.
@@ -313,11 +316,13 @@ pub fn build(
             name: entry.name,
             split: if validation { "validation" } else { "train" },
             board: board.rings(),
+            first: replay.game.start().turn().to_string(),
             players: &players,
             end: replay.end.name(),
             winner: replay.winner.map(|p: Player| p.to_string()),
             turns,
             samples,
+            moves: replay.notation(),
         };
         let written = serde_json::to_string(&line)
             .map_err(std::io::Error::other)

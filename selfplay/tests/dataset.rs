@@ -105,6 +105,7 @@ fn records_become_shards_with_filters_and_a_split_by_game() {
         assert_eq!(line["game"], i as u64);
         assert_eq!(line["board"], 37);
         assert_ne!(line["players"][1], "Dumbot");
+        assert_eq!(line["moves"].as_array().unwrap().len() as u64, line["turns"].as_u64().unwrap());
     }
     let validation: Vec<&serde_json::Value> =
         lines.iter().filter(|l| l["split"] == "validation").collect();

@@ -77,6 +77,30 @@ class WarmupSection:
 
 
 @dataclass(frozen=True)
+class PretrainSection:
+    """``[pretrain]``: supervised learning from game records before self-play (AlphaGo's first
+    policy learned from people): the shards of a dataset that ``zertz dataset`` made, learnt
+    before the first iteration; the human-move benchmark on the dataset's validation games is
+    logged then and at every evaluation."""
+
+    #: A folder made by ``zertz dataset`` (train/, validation/, games.jsonl); empty: none.
+    dataset: str = ""
+    #: SGD steps on the records (0: no pretraining; the dataset still serves the benchmark).
+    steps: int = 0
+    #: Boards whose records are learnt (empty: the run's board). The network is one for all of
+    #: them.
+    boards: list[int] = field(default_factory=list)
+    #: Positions per SGD step.
+    batch_size: int = 256
+    #: AdamW learning rate of the pretraining (cosine down to a tenth of it).
+    learning_rate: float = 2e-3
+    #: Shards loaded at a time (each chunk is trained on once, in random batches).
+    chunk_shards: int = 4
+    #: Validation games per board of the human-move benchmark (0: no benchmark).
+    benchmark_games: int = 200
+
+
+@dataclass(frozen=True)
 class TrainSection:
     """``[train]``: the optimisation."""
 
@@ -141,6 +165,7 @@ class TrainConfig:
     network: NetConfig = field(default_factory=NetConfig)
     selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
     warmup: WarmupSection = field(default_factory=WarmupSection)
+    pretrain: PretrainSection = field(default_factory=PretrainSection)
     train: TrainSection = field(default_factory=TrainSection)
     evaluate: EvalSection = field(default_factory=EvalSection)
     #: The TOML text it came from (copied into the run folder); not part of the settings, so
@@ -165,6 +190,8 @@ def section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
             "bool": isinstance(v, bool),
             "str": isinstance(v, str),
             "list[str]": isinstance(v, list) and all(isinstance(x, str) for x in v),
+            "list[int]": isinstance(v, list)
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in v),
         }.get(str(want), True)
         if not ok:
             raise ValueError(f"{name}.{k} must be of type {want}, not {v!r}")
@@ -183,7 +210,7 @@ def parse_config(text: str) -> TrainConfig:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"bad TOML: {e}") from e
-    tables = {"run", "network", "selfplay", "warmup", "train", "evaluate"}
+    tables = {"run", "network", "selfplay", "warmup", "pretrain", "train", "evaluate"}
     unknown = sorted(set(doc) - tables)
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}: expected {sorted(tables)}")
@@ -200,6 +227,7 @@ def parse_config(text: str) -> TrainConfig:
         network=NetConfig.from_dict(doc.get("network", {})),
         selfplay=dataclasses.replace(section(SelfPlaySection, ours, "selfplay"), engine=sp),
         warmup=section(WarmupSection, doc.get("warmup", {}), "warmup"),
+        pretrain=section(PretrainSection, doc.get("pretrain", {}), "pretrain"),
         train=section(TrainSection, doc.get("train", {}), "train"),
         evaluate=section(EvalSection, doc.get("evaluate", {}), "evaluate"),
         source=text,
@@ -207,6 +235,7 @@ def parse_config(text: str) -> TrainConfig:
     # Each condition states what is right (``x > 0``, never ``not x <= 0``): NaN fails every
     # comparison, so it fails them too (section already refuses NaN and infinities).
     r, sp_, w, tr, ev = cfg.run, cfg.selfplay, cfg.warmup, cfg.train, cfg.evaluate
+    pt = cfg.pretrain
     checks = [
         (r.iterations >= 1, "run.iterations must be at least 1"),
         (r.board in BOARDS, f"run.board must be one of {BOARDS}, not {r.board}"),
@@ -223,6 +252,15 @@ def parse_config(text: str) -> TrainConfig:
         (
             2 <= w.full_simulations <= U32 and 2 <= w.fast_simulations <= U32,
             f"warmup simulations must be in 2..{U32} (one simulation evaluates the root only)",
+        ),
+        (pt.steps >= 0 and pt.batch_size >= 1, "pretrain.steps/batch_size too small"),
+        (pt.steps == 0 or pt.dataset != "", "pretrain.steps needs pretrain.dataset"),
+        (pt.learning_rate > 0, "pretrain.learning_rate must be positive"),
+        (pt.chunk_shards >= 1, "pretrain.chunk_shards must be at least 1"),
+        (pt.benchmark_games >= 0, "pretrain.benchmark_games must be at least 0"),
+        (
+            all(b in BOARDS for b in pt.boards),
+            f"pretrain.boards must be among {BOARDS}, not {pt.boards}",
         ),
         (tr.batch_size >= 1 and tr.steps >= 0, "train.batch_size/steps too small"),
         (tr.window >= 1, "train.window must be at least 1"),

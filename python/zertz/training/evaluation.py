@@ -103,4 +103,12 @@ def final_table(run_dir: str | os.PathLike[str]) -> str:
             f"{name:<28} {r['wins']:>4} {r['draws']:>4} {r['losses']:>4} "
             f"{r['score']:>6.2f} {r['elo']:>+7.0f} ± {half:<4.0f}"
         )
+    if last.get("human"):
+        rows.append("human moves (validation games of [pretrain] dataset):")
+        for board, h in last["human"].items():
+            rows.append(
+                f"  {board} rings: top-1 {h['top1']:.1%}, top-5 {h['top5']:.1%}, value "
+                f"predicts the winner {h['value']:.1%} ({h['decisions']} decisions, "
+                f"{h['games']} games)"
+            )
     return "\n".join(rows)

@@ -84,6 +84,8 @@ class State:
     #: best network so far (iteration 0, the untrained network, is 0).
     ladder: dict[int, float] = field(default_factory=lambda: {0: 0.0})
     best: int = 0
+    #: Whether the pretraining on records ([pretrain]) is done.
+    pretrained: bool = False
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import torch
 
 from zertz._zertz import action_space_size
 from zertz.nn import NonFiniteError, ZertzNet, check_finite, export
-from zertz.training import evaluation, fitting, selfplay
+from zertz.training import evaluation, fitting, pretraining, selfplay
 from zertz.training.config import TrainConfig, check_opponents, load_config, parse_config, same_run
 from zertz.training.folder import (
     State,
@@ -62,7 +62,9 @@ class Run:
         self.selfplay_settings, self.warmup_settings = selfplay.selfplay_settings(cfg)
         self.actions = action_space_size(self.board)
         torch.manual_seed(cfg.run.seed)
-        self.net = ZertzNet(cfg.network, boards=[self.board]).to(self.device)
+        # One network for the run's board and every board it pretrains on.
+        boards = sorted({self.board, *cfg.pretrain.boards})
+        self.net = ZertzNet(cfg.network, boards=boards).to(self.device)
         self.opt = torch.optim.AdamW(
             self.net.parameters(), lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay
         )
@@ -160,9 +162,7 @@ class Run:
         )
 
     def export(self, iteration: int) -> Path:
-        return export(
-            self.net, self.model_path(iteration), step=self.state.step, boards=[self.board]
-        )
+        return export(self.net, self.model_path(iteration), step=self.state.step)
 
     # The steps of an iteration, in their modules.
 
@@ -207,6 +207,8 @@ def iterate(
         return
     if run.state.iteration:
         log(f"{run.dir}: resuming after iteration {run.state.iteration} (step {run.state.step})")
+    if cfg.pretrain.steps and not run.state.pretrained:
+        yield pretrain(run, log)
     while run.state.iteration < cfg.run.iterations:
         i = run.state.iteration
         started = time.perf_counter()
@@ -227,6 +229,9 @@ def iterate(
         evaluation = (
             run.evaluate(i + 1, last, log) if last or (every and (i + 1) % every == 0) else {}
         )
+        human = pretraining.human_moves(run) if evaluation else None
+        if human:
+            log("  human moves: " + pretraining.describe(human))
         if not evaluation and not cfg.evaluate.gating:
             # Without gating, self-play always uses the latest network.
             atomic_copy(run.model_path(i + 1), run.dir / "models" / "best.pt")
@@ -242,6 +247,7 @@ def iterate(
             "elo": run.state.ladder.get(i + 1),
             "best": run.state.best,
             "evaluation": evaluation,
+            "human": human,
             "final": last,
             "seconds": time.perf_counter() - started,
             # Rollout self-play (the warm-up) has no network.
@@ -253,6 +259,36 @@ def iterate(
         run.record(stats)
         run.save()
         yield stats
+
+
+def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
+    """Pretraining on records before the first iteration (``[pretrain]``): the network that
+    comes out is iteration 0's (exported, and the best so far), and its human-move benchmark is
+    logged; the metrics line of iteration 0 holds both."""
+    pt = run.cfg.pretrain
+    started = time.perf_counter()
+    log(f"pretraining on {pt.dataset} ({pt.steps} steps, boards {pretraining.boards(run)})")
+    stats: dict[str, Any] = pretraining.pretrain(run, log)
+    run.state.pretrained = True
+    run.export(0)
+    atomic_copy(run.model_path(0), run.dir / "models" / "best.pt")
+    human = pretraining.human_moves(run)
+    if human:
+        log("  human moves: " + pretraining.describe(human))
+    stats.update(
+        {
+            "iteration": 0,
+            "step": run.state.step,
+            "pretrain": True,
+            "human": human,
+            "evaluation": {},
+            "final": False,
+            "seconds": time.perf_counter() - started,
+        }
+    )
+    run.record(stats)
+    run.save()
+    return stats
 
 
 def train(

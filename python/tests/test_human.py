@@ -1,0 +1,156 @@
+"""Training from human records: ``zertz dataset`` shards, the human-move benchmark (checked with
+an oracle that knows every move played and one that knows none), and pretraining in a run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from test_training import tiny_text
+
+import zertz
+from zertz.human import benchmark, validation_games
+from zertz.training import final_table, train
+from zertz.training.config import parse_config
+
+
+@pytest.fixture(scope="module")
+def dataset(program: Path, games: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 300 sample records as a dataset, half the games held out for validation."""
+    out = tmp_path_factory.mktemp("human") / "data"
+    subprocess.run(
+        [program, "dataset", games, "--out", out, "--validation", "0.5", "--shard-size", "512"],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def test_dataset_shards_hold_the_moves_played(dataset: Path) -> None:
+    """Every sample's policy is the action played, its value the mover's result."""
+    lines = [json.loads(line) for line in (dataset / "games.jsonl").read_text().splitlines()]
+    assert len(lines) == 300 and {x["split"] for x in lines} == {"train", "validation"}
+    game = next(x for x in lines if x["split"] == "validation" and x["board"] == 37)
+    shards = sorted((dataset / "validation").glob("shard-37-*.npz"))
+    data = zertz.load_shards(shards, zertz.action_space_size(37))
+    rows = np.flatnonzero(data["game_id"] == game["game"])
+    g = zertz.Game(37, first=game["first"])
+    for move in game["moves"]:
+        g.play(move)
+    assert len(rows) == game["samples"] and g.is_over
+    replay = zertz.Game(37, first=game["first"])
+    for k, row in enumerate(rows):
+        assert data["move_number"][row] == k
+        played = int(np.argmax(data["policy"][row]))
+        assert data["policy"][row, played] == 1.0 and data["legal_mask"][row, played]
+        planes, globals_ = replay.encode()
+        assert np.array_equal(data["planes"][row], planes)
+        assert np.array_equal(data["globals"][row], globals_)
+        winner = game["winner"]
+        want = 0.0 if winner is None else (1.0 if winner == replay.to_play else -1.0)
+        assert data["value"][row] == want
+        replay.play(played)
+
+
+class Oracle(torch.nn.Module):
+    """Knows the action played at every position of the first validation game of each board (by
+    its encoding: positions repeat across games, openings above all, not within one) and the
+    mover's result: the best possible network, or with ``sign=-1`` the worst value head."""
+
+    def __init__(self, dataset: Path, sign: float = 1.0) -> None:
+        super().__init__()
+        self.sign = sign
+        self.known: dict[bytes, tuple[int, float]] = {}
+        first: dict[int, dict[str, Any]] = {}
+        for game in validation_games(dataset):
+            first.setdefault(game["board"], game)
+        for game in first.values():
+            g = zertz.Game(game["board"], first=game["first"])
+            for move in game["moves"]:
+                mover = g.to_play
+                result = (
+                    0.0 if game["winner"] is None else (1.0 if game["winner"] == mover else -1.0)
+                )
+                for _ in range(1 if "x" not in move else move.count("x")):
+                    planes, globals_ = g.encode()
+                    action = g.legal_actions()[0] if move == "pass" else None
+                    hop_or_place = move if "x" not in move else self._next_hop(g, move)
+                    index = g.action_index(action or hop_or_place)
+                    self.known[planes.tobytes() + globals_.tobytes()] = (index, result)
+                    g.play(index)
+        self.size = {b: zertz.action_space_size(b) for b in zertz.BOARDS}
+
+    @staticmethod
+    def _next_hop(g: zertz.Game, move: str) -> str:
+        """The hop of ``move`` (a chain in notation) that ``g`` is at."""
+        cells = move.split("x")
+        start = g.chain or cells[0]
+        i = cells.index(start)
+        return f"{cells[i]}x{cells[i + 1]}"
+
+    def forward(self, planes: torch.Tensor, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rings = int(planes[0, 0].sum())
+        logits = torch.zeros(len(planes), self.size[rings])
+        values = torch.zeros(len(planes))
+        for i in range(len(planes)):
+            key = planes[i].numpy().tobytes() + g[i].numpy().tobytes()
+            if key in self.known:
+                index, result = self.known[key]
+                logits[i, index] = 50.0
+                values[i] = self.sign * result
+        return logits, values
+
+
+def test_human_move_benchmark_with_an_oracle_and_a_uniform_guess(dataset: Path) -> None:
+    perfect = benchmark(Oracle(dataset), dataset, max_games=1)
+    assert set(perfect) == {37, 48, 61}
+    for r in perfect.values():
+        assert r["decisions"] > 0 and r["top1"] == 1.0 and r["top5"] == 1.0
+        assert r["value"] == 1.0
+    worst = benchmark(Oracle(dataset, sign=-1.0), dataset, boards=[37], max_games=1)
+    assert set(worst) == {37} and worst[37]["games"] == 1 and worst[37]["value"] == 0.0
+    assert worst[37]["top1"] == 1.0
+
+    class Uniform(torch.nn.Module):
+        def forward(
+            self, planes: torch.Tensor, g: torch.Tensor
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+            rings = int(planes[0, 0].sum())
+            return torch.zeros(len(planes), zertz.action_space_size(rings)), torch.zeros(
+                len(planes)
+            )
+
+    # Ties count against the played move: a uniform guess is never top-1, and top-5 only where a
+    # turn has few moves (placements tie; chains of different lengths do not).
+    flat = benchmark(Uniform(), dataset, boards=[37], max_games=1)[37]
+    assert flat["top1"] < 0.2 and flat["top5"] < perfect[37]["top5"] and flat["value"] == 0.0
+
+
+def test_a_run_pretrains_on_records_and_logs_the_benchmark(dataset: Path, tmp_path: Path) -> None:
+    text = tiny_text(run__iterations="1") + (
+        f'\n[pretrain]\ndataset = "{dataset}"\nsteps = 30\nboards = [37, 61]\nbatch_size = 32\n'
+        "benchmark_games = 3\n"
+    )
+    cfg = parse_config(text)
+    run = tmp_path / "run"
+    stats = train(cfg, run, log=lambda _: None)
+    assert [s["iteration"] for s in stats] == [0, 1]
+    pre = stats[0]
+    assert pre["pretrain"] and pre["pretrain_steps"] == 30
+    assert set(pre["human"]) == {"37", "61"}
+    assert stats[1]["human"] and set(stats[1]["human"]) == {"37", "61"}
+    meta = zertz.nn.read_metadata(run / "models" / "iter-0000.pt")
+    assert meta["boards"] == [37, 61]
+    assert "human moves" in final_table(run) and "61 rings: top-1" in final_table(run)
+    # Resuming does not pretrain again.
+    assert train(cfg, run, log=lambda _: None) == []
+    with pytest.raises(ValueError, match=r"pretrain\.steps needs pretrain\.dataset"):
+        parse_config(tiny_text() + "\n[pretrain]\nsteps = 5\n")
+    missing = tiny_text() + f'\n[pretrain]\ndataset = "{dataset}"\nsteps = 5\nboards = [44]\n'
+    with pytest.raises(ValueError, match="no shards of \\[44\\] rings"):
+        train(parse_config(missing), tmp_path / "other", log=lambda _: None)

@@ -1,0 +1,121 @@
+"""Supervised pretraining on game records (``[pretrain]``), and the human-move benchmark of a
+run's network on the dataset's validation games."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from zertz._zertz import action_space_size
+from zertz.data import load_shards
+from zertz.human import benchmark
+from zertz.nn import NonFiniteError, check_finite
+from zertz.training.fitting import Augmenter, losses
+
+if TYPE_CHECKING:
+    from zertz.training.loop import Run
+
+
+def dataset_shards(dataset: str | Path, board: int, split: str) -> list[Path]:
+    """The shards of ``board`` in a dataset's ``split`` (``train`` or ``validation``)."""
+    return sorted((Path(dataset) / split).glob(f"shard-{board:02d}-*.npz"))
+
+
+def boards(run: Run) -> list[int]:
+    """The boards the run pretrains on (the run's own when ``pretrain.boards`` is empty)."""
+    return sorted(set(run.cfg.pretrain.boards or [run.board]))
+
+
+def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
+    """``pretrain.steps`` SGD steps on the training shards of the dataset, the boards in turn, a
+    chunk of ``chunk_shards`` random shards at a time; the learning rate falls from
+    ``pretrain.learning_rate`` to a tenth of it (cosine)."""
+    pt = run.cfg.pretrain
+    by_board = {b: dataset_shards(pt.dataset, b, "train") for b in boards(run)}
+    missing = [b for b, s in by_board.items() if not s]
+    if missing:
+        raise ValueError(
+            f"{pt.dataset}/train holds no shards of {missing} rings: make the dataset with "
+            "zertz dataset RECORDS --out DIR (--boards ...)"
+        )
+    augment = {b: Augmenter(b, run.device) for b in by_board}
+    dev = run.device
+    run.net.train()
+    sums = {"policy_loss": 0.0, "value_loss": 0.0}
+    started = time.perf_counter()
+    done, chunk, samples = 0, 0, 0
+    while done < pt.steps:
+        board = list(by_board)[chunk % len(by_board)]
+        files = by_board[board]
+        pick = torch.randperm(len(files), generator=run.gen)[: pt.chunk_shards].tolist()
+        data = load_shards([files[i] for i in pick], action_space_size(board))
+        n = len(data["value"])
+        samples += n
+        planes = torch.from_numpy(data["planes"]).to(dev)
+        globals_ = torch.from_numpy(data["globals"]).to(dev)
+        legal = torch.from_numpy(data["legal_mask"]).to(dev)
+        policy = torch.from_numpy(data["policy"]).to(dev)
+        value = torch.from_numpy(data["value"]).to(dev)
+        full = torch.ones(n, dtype=torch.bool, device=dev)
+        order = torch.randperm(n, generator=run.gen).to(dev)
+        for start in range(0, n, pt.batch_size):
+            if done >= pt.steps:
+                break
+            progress = done / max(1, pt.steps)
+            lr = pt.learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
+            for group in run.opt.param_groups:
+                group["lr"] = lr
+            idx = order[start : start + pt.batch_size]
+            p, lg, pol = augment[board](planes[idx], legal[idx], policy[idx], run.gen)
+            pl, vl = losses(run.net, p, globals_[idx], lg, pol, value[idx], full[idx])
+            loss = pl + run.cfg.train.value_weight * vl
+            loss_f = float(loss.detach())
+            if not math.isfinite(loss_f):
+                raise NonFiniteError(
+                    f"pretraining diverged at step {done}: the loss is {loss_f}; lower "
+                    "pretrain.learning_rate (in a new run folder)"
+                )
+            run.opt.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[no-untyped-call]
+            run.opt.step()
+            sums["policy_loss"] += float(pl.detach())
+            sums["value_loss"] += float(vl.detach())
+            done += 1
+        chunk += 1
+        log(f"  pretraining: {done}/{pt.steps} steps, {samples} positions read")
+    run.net.eval()
+    check_finite(run.net, f"after pretraining step {done}")
+    return {
+        "pretrain_steps": done,
+        "pretrain_policy_loss": sums["policy_loss"] / max(1, done),
+        "pretrain_value_loss": sums["value_loss"] / max(1, done),
+        "pretrain_samples": samples,
+        "pretrain_seconds": time.perf_counter() - started,
+    }
+
+
+def human_moves(run: Run) -> dict[str, dict[str, float | int]] | None:
+    """The human-move benchmark of the run's network on the dataset's validation games of its
+    boards (None without a dataset or with ``benchmark_games = 0``), keyed by the ring count as
+    text (JSON keys)."""
+    pt = run.cfg.pretrain
+    if not pt.dataset or pt.benchmark_games == 0:
+        return None
+    result = benchmark(
+        run.net, pt.dataset, boards=boards(run), max_games=pt.benchmark_games, device=run.device
+    )
+    return {str(b): r for b, r in result.items()}
+
+
+def describe(human: dict[str, dict[str, float | int]]) -> str:
+    """One line per board: top-1, top-5 and the value's share of winners."""
+    return "; ".join(
+        f"{b} rings: top-1 {r['top1']:.1%}, top-5 {r['top5']:.1%}, value {r['value']:.1%} "
+        f"({r['decisions']} decisions of {r['games']} games)"
+        for b, r in human.items()
+    )
