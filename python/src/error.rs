@@ -6,6 +6,7 @@ use pyo3::PyErr;
 use pyo3::exceptions::{
     PyIndexError, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError,
 };
+use zertz_archive::ArchiveError;
 use zertz_arena::matches::MatchError;
 use zertz_engine::EngineError;
 use zertz_env::sgf::{ReplayError, SgfError};
@@ -14,6 +15,7 @@ use zertz_model::ModelError;
 use zertz_search::EvalError;
 use zertz_search::SettingError;
 use zertz_selfplay::config::ConfigError;
+use zertz_selfplay::dataset::DatasetError;
 use zertz_selfplay::driver::SelfPlayError;
 
 /// Why a call into the bindings failed.
@@ -118,6 +120,9 @@ pub enum Error {
     /// A match that cannot be played, failed or was stopped.
     #[error(transparent)]
     Match(#[from] MatchError),
+    /// A dataset that cannot be made (bad records are counted, not errors).
+    #[error(transparent)]
+    Dataset(#[from] zertz_selfplay::dataset::DatasetError),
     /// A panic of the engine, caught where the call returns to Python: a bug.
     #[error("internal error of zertz (a bug, please report it): {0}")]
     Internal(String),
@@ -183,7 +188,11 @@ impl From<Error> for PyErr {
             Error::SelfPlay(SelfPlayError::OutputExists { .. }) => {
                 os_error(std::io::ErrorKind::AlreadyExists, message)
             }
-            Error::Model(ModelError::Read { source, .. }) => os_error(source.kind(), message),
+            Error::Model(ModelError::Read { source, .. })
+            | Error::Dataset(DatasetError::Io { source, .. })
+            | Error::Dataset(DatasetError::Archive(ArchiveError::Read { source, .. })) => {
+                os_error(source.kind(), message)
+            }
             Error::SelfPlay(SelfPlayError::Stopped { .. })
             | Error::Match(MatchError::Stopped { .. }) => PyKeyboardInterrupt::new_err(message),
             // A network that fails while a match is played: the work failed, not its settings.

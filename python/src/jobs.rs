@@ -128,6 +128,70 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
     Ok(d)
 }
 
+/// Training shards from game records (see `zertz dataset`): `sources` are record files, folders
+/// and archives; `out` a new or empty folder that gets `train/`, `validation/` and `games.jsonl`.
+/// Games are kept by `boards` (None: all), `min_turns`, players left out (`exclude_players`, and
+/// boardspace's robots with `exclude_robots`), `ends` ("capture", "resign", "time", "draw"; None:
+/// all four), at most `max_games`; `validation` of them (by game) are held out. Returns the
+/// summary dict (counts by reason of what was left out or failed).
+#[pyfunction]
+#[pyo3(signature = (sources, out, *, boards=None, min_turns=0, exclude_players=Vec::new(),
+                    exclude_robots=false, ends=None, validation=None, seed=0, shard_size=None,
+                    max_games=None),
+       text_signature = "(sources, out, *, boards=None, min_turns=0, exclude_players=(), \
+                         exclude_robots=False, ends=None, validation=None, seed=0, \
+                         shard_size=None, max_games=None)")]
+#[allow(clippy::too_many_arguments)]
+pub fn dataset<'py>(
+    py: Python<'py>,
+    sources: Vec<PathBuf>,
+    out: PathBuf,
+    boards: Option<Vec<BoardArg>>,
+    min_turns: usize,
+    exclude_players: Vec<String>,
+    exclude_robots: bool,
+    ends: Option<Vec<String>>,
+    validation: Option<f64>,
+    seed: u64,
+    shard_size: Option<usize>,
+    max_games: Option<u64>,
+) -> Result<Bound<'py, PyDict>, Error> {
+    use zertz_env::sgf::End;
+    use zertz_selfplay::dataset::{DatasetConfig, ROBOTS};
+    let default = DatasetConfig::default();
+    let mut exclude = exclude_players;
+    if exclude_robots {
+        exclude.extend(ROBOTS.iter().map(|r| r.to_string()));
+    }
+    let ends = match ends {
+        None => default.ends.clone(),
+        Some(names) => names
+            .iter()
+            .map(|n| match n.trim().to_ascii_lowercase().as_str() {
+                "capture" => Ok(End::Capture),
+                "resign" => Ok(End::Resign),
+                "time" => Ok(End::Time),
+                "draw" => Ok(End::Draw),
+                _ => Err(Error::Shape(format!(
+                    "ends take capture, resign, time and draw, not {n:?}"
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let config = DatasetConfig {
+        boards: boards.unwrap_or_default().into_iter().map(|b| b.0).collect(),
+        min_turns,
+        exclude_players: exclude,
+        ends,
+        validation: validation.unwrap_or(default.validation),
+        seed,
+        shard_size: shard_size.unwrap_or(default.shard_size),
+        max_games,
+    };
+    let summary = py.detach(|| zertz_selfplay::dataset::build(&sources, &config, &out, &|_| {}))?;
+    Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
+}
+
 /// The self-play settings `config` (a TOML file, a dict of the same keys, or None: the defaults)
 /// as the engine reads them: a dict with every key, checked. Raises ValueError naming a key that
 /// is unknown or out of range.

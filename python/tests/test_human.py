@@ -154,3 +154,38 @@ def test_a_run_pretrains_on_records_and_logs_the_benchmark(dataset: Path, tmp_pa
     missing = tiny_text() + f'\n[pretrain]\ndataset = "{dataset}"\nsteps = 5\nboards = [44]\n'
     with pytest.raises(ValueError, match="no shards of \\[44\\] rings"):
         train(parse_config(missing), tmp_path / "other", log=lambda _: None)
+
+
+def test_dataset_in_process_equals_the_program(dataset: Path, games: Path, tmp_path: Path) -> None:
+    """``zertz.dataset`` writes what ``zertz dataset`` writes; its errors are Python's."""
+    s = zertz.dataset([games], tmp_path / "d", validation=0.5, shard_size=512)
+    assert s["train_games"] + s["validation_games"] == 300 and s["skipped_files"] == 3
+    assert s["failed"] == {} and s["filtered"] == {}
+    same = (tmp_path / "d" / "games.jsonl").read_text()
+    assert same == (dataset / "games.jsonl").read_text()
+    few = zertz.dataset(
+        [games], tmp_path / "few", boards=[48], min_turns=30, ends=["capture"], max_games=4
+    )
+    assert few["train_games"] + few["validation_games"] == 4
+    assert set(few["filtered"]) >= {"board", "max_games"}
+    with pytest.raises(FileExistsError):
+        zertz.dataset([games], tmp_path / "d")
+    with pytest.raises(ValueError, match="ends take"):
+        zertz.dataset([games], tmp_path / "e", ends=["checkmate"])
+    with pytest.raises(ValueError, match="validation"):
+        zertz.dataset([games], tmp_path / "f", validation=2.0)
+    with pytest.raises(FileNotFoundError):
+        zertz.dataset([tmp_path / "none.tar.xz"], tmp_path / "g")
+
+
+def test_pretrain_makes_its_dataset_from_records(games: Path, tmp_path: Path) -> None:
+    """``[pretrain] records`` makes the dataset folder the first time, then uses it."""
+    data = tmp_path / "data"
+    text = tiny_text(run__iterations="1") + (
+        f'\n[pretrain]\ndataset = "{data}"\nrecords = ["{games}"]\nsteps = 5\n'
+        "batch_size = 16\nbenchmark_games = 2\n"
+    )
+    stats = train(parse_config(text), tmp_path / "run", log=lambda _: None)
+    assert stats[0]["pretrain_steps"] == 5 and set(stats[0]["human"]) == {"37"}
+    lines = (data / "games.jsonl").read_text().splitlines()
+    assert lines and all(json.loads(x)["board"] == 37 for x in lines)

@@ -1,6 +1,6 @@
 """Native core of the ``zertz`` package (private: import ``zertz`` instead)."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Final, Literal, SupportsIndex, final
 
@@ -20,6 +20,7 @@ __all__ = [
     "VecEnv",
     "__version__",
     "action_space_size",
+    "dataset",
     "load_records",
     "match",
     "observation_shape",
@@ -324,6 +325,31 @@ def parse_player(spec: str) -> dict[str, Any]:
     ``"nn:MODEL[:SIMS][:PRECISION]"``) read by the engine's grammar: ``{"name": the canonical
     spec, "model": the model file or None, "simulations": the count or None, "precision": the
     precision it names or None}``. Raises ValueError otherwise."""
+
+def dataset(
+    sources: Sequence[str | PathLike[str]],
+    out: str | PathLike[str],
+    *,
+    boards: list[int] | None = None,
+    min_turns: int = 0,
+    exclude_players: list[str] = ...,
+    exclude_robots: bool = False,
+    ends: list[str] | None = None,
+    validation: float | None = None,
+    seed: int = 0,
+    shard_size: int | None = None,
+    max_games: int | None = None,
+) -> dict[str, Any]:
+    """Training shards from game records (as ``zertz dataset``): ``sources`` are record files,
+    folders and archives (.tar.xz, .tar.gz, .tar, .zip); ``out`` a new or empty folder that gets
+    ``train/`` and ``validation/`` shards (``shard-BB-NNNNN.npz``, one board each) and
+    ``games.jsonl`` (every kept game: id, name, split, board, first player, players, end, winner,
+    moves). Games are kept by ``boards`` (None: all), ``min_turns``, players left out
+    (``exclude_players``, boardspace's robots with ``exclude_robots``) and ``ends`` (``"capture"``,
+    ``"resign"``, ``"time"``, ``"draw"``; None: all four), at most ``max_games``; a share
+    ``validation`` of them (None: the engine's 0.05) is held out by game. Bad records are counted
+    by reason in the summary dict, never raised. A folder that holds files raises
+    FileExistsError, a source that cannot be read OSError, bad settings ValueError."""
 
 def selfplay_config(
     config: str | PathLike[str] | Mapping[str, Any] | None = None,

@@ -85,6 +85,9 @@ class PretrainSection:
 
     #: A folder made by ``zertz dataset`` (train/, validation/, games.jsonl); empty: none.
     dataset: str = ""
+    #: Record files, folders or archives: when ``dataset`` does not exist yet, it is made from
+    #: them (the pretraining boards only; ``zertz.dataset``'s other defaults).
+    records: list[str] = field(default_factory=list)
     #: SGD steps on the records (0: no pretraining; the dataset still serves the benchmark).
     steps: int = 0
     #: Boards whose records are learnt (empty: the run's board). The network is one for all of
@@ -255,6 +258,7 @@ def parse_config(text: str) -> TrainConfig:
         ),
         (pt.steps >= 0 and pt.batch_size >= 1, "pretrain.steps/batch_size too small"),
         (pt.steps == 0 or pt.dataset != "", "pretrain.steps needs pretrain.dataset"),
+        (not pt.records or pt.dataset != "", "pretrain.records needs pretrain.dataset"),
         (pt.learning_rate > 0, "pretrain.learning_rate must be positive"),
         (pt.chunk_shards >= 1, "pretrain.chunk_shards must be at least 1"),
         (pt.benchmark_games >= 0, "pretrain.benchmark_games must be at least 0"),

@@ -229,7 +229,7 @@ def iterate(
         evaluation = (
             run.evaluate(i + 1, last, log) if last or (every and (i + 1) % every == 0) else {}
         )
-        human = pretraining.human_moves(run) if evaluation else None
+        human = pretraining.human_moves(run, log) if evaluation else None
         if human:
             log("  human moves: " + pretraining.describe(human))
         if not evaluation and not cfg.evaluate.gating:
@@ -272,7 +272,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
     run.state.pretrained = True
     run.export(0)
     atomic_copy(run.model_path(0), run.dir / "models" / "best.pt")
-    human = pretraining.human_moves(run)
+    human = pretraining.human_moves(run, log)
     if human:
         log("  human moves: " + pretraining.describe(human))
     stats.update(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from zertz._zertz import action_space_size
+from zertz._zertz import action_space_size, dataset
 from zertz.data import load_shards
 from zertz.human import benchmark
 from zertz.nn import NonFiniteError, check_finite
@@ -31,11 +31,25 @@ def boards(run: Run) -> list[int]:
     return sorted(set(run.cfg.pretrain.boards or [run.board]))
 
 
+def ensure_dataset(run: Run, log: Callable[[str], None]) -> None:
+    """Makes ``pretrain.dataset`` from ``pretrain.records`` when it does not exist yet."""
+    pt = run.cfg.pretrain
+    if not pt.records or (Path(pt.dataset) / "games.jsonl").exists():
+        return
+    log(f"making {pt.dataset} from {', '.join(pt.records)}")
+    s = dataset(pt.records, pt.dataset, boards=boards(run), seed=run.cfg.run.seed)
+    log(
+        f"  {s['train_games']} training games ({s['train_samples']} positions), "
+        f"{s['validation_games']} validation games; left out {s['filtered']}, failed {s['failed']}"
+    )
+
+
 def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
     """``pretrain.steps`` SGD steps on the training shards of the dataset, the boards in turn, a
     chunk of ``chunk_shards`` random shards at a time; the learning rate falls from
     ``pretrain.learning_rate`` to a tenth of it (cosine)."""
     pt = run.cfg.pretrain
+    ensure_dataset(run, log)
     by_board = {b: dataset_shards(pt.dataset, b, "train") for b in boards(run)}
     missing = [b for b, s in by_board.items() if not s]
     if missing:
@@ -99,13 +113,16 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
     }
 
 
-def human_moves(run: Run) -> dict[str, dict[str, float | int]] | None:
+def human_moves(
+    run: Run, log: Callable[[str], None] = print
+) -> dict[str, dict[str, float | int]] | None:
     """The human-move benchmark of the run's network on the dataset's validation games of its
     boards (None without a dataset or with ``benchmark_games = 0``), keyed by the ring count as
     text (JSON keys)."""
     pt = run.cfg.pretrain
     if not pt.dataset or pt.benchmark_games == 0:
         return None
+    ensure_dataset(run, log)
     result = benchmark(
         run.net, pt.dataset, boards=boards(run), max_games=pt.benchmark_games, device=run.device
     )
