@@ -332,7 +332,7 @@ def dataset(
     *,
     boards: list[int] | None = None,
     min_turns: int = 0,
-    exclude_players: list[str] = ...,
+    exclude_players: Sequence[str] = (),
     exclude_robots: bool = False,
     ends: list[str] | None = None,
     validation: float | None = None,
