@@ -4,8 +4,10 @@
 //!
 //! [`for_each_record`] calls a visitor with the name and bytes of every record (`*.sgf`) in order:
 //! a folder's files by name (its subfolders too), an archive's entries as stored. Other files are
-//! skipped and counted ([`Counts::skipped`]), as are entries larger than [`MAX_RECORD_BYTES`]. A
-//! single file named on its own is a record whatever its name.
+//! skipped and counted ([`Counts::skipped`]), as are archive entries larger than
+//! [`MAX_RECORD_BYTES`]. A single file named on its own is a record whatever its name. A record
+//! file that cannot be read (missing, a FIFO, too large) reaches the visitor as an error and the
+//! walk goes on; an archive that cannot be read ends it with the error.
 //!
 //! ```
 //! # fn main() -> Result<(), zertz_archive::ArchiveError> {
@@ -15,6 +17,7 @@
 //! std::fs::write(dir.join("notes.txt"), "not a record").unwrap();
 //! let mut names = Vec::new();
 //! let counts = zertz_archive::for_each_record(&[dir.clone()], |record| {
+//!     assert!(record.bytes.is_ok());
 //!     names.push(record.name.to_string());
 //!     std::ops::ControlFlow::Continue(())
 //! })?;
@@ -62,8 +65,9 @@ pub enum ArchiveError {
 pub struct Entry<'a> {
     /// The file's path, or `ARCHIVE:ENTRY` inside an archive.
     pub name: &'a str,
-    /// The file's content.
-    pub bytes: &'a [u8],
+    /// The file's content, or why a record file cannot be read (missing, a FIFO, too large):
+    /// that record fails, the walk goes on.
+    pub bytes: Result<&'a [u8], &'a ArchiveError>,
 }
 
 /// What a walk found.
@@ -156,9 +160,12 @@ pub fn for_each_record(
             let flow = if let Some(kind) = Kind::of(&file) {
                 read_archive(&file, kind, &mut counts, &mut buffer, &mut visit)?
             } else if alone || is_record_name(&file.to_string_lossy()) {
-                read_file(&file, &mut buffer)?;
                 counts.records += 1;
-                visit(Entry { name: &file.to_string_lossy(), bytes: &buffer })
+                let name = file.to_string_lossy();
+                match read_file(&file, &mut buffer) {
+                    Ok(()) => visit(Entry { name: &name, bytes: Ok(&buffer) }),
+                    Err(e) => visit(Entry { name: &name, bytes: Err(&e) }),
+                }
             } else {
                 counts.skipped += 1;
                 ControlFlow::Continue(())
@@ -171,7 +178,8 @@ pub fn for_each_record(
     Ok(counts)
 }
 
-/// Every file under a folder, subfolders included, sorted by path.
+/// Every file under a folder, subfolders included, sorted by path: anything that is not a folder
+/// (FIFOs and devices too, refused when read; a link to a folder is not followed).
 fn folder_files(dir: &Path) -> Result<Vec<PathBuf>, ArchiveError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -182,7 +190,7 @@ fn folder_files(dir: &Path) -> Result<Vec<PathBuf>, ArchiveError> {
             let kind = entry.file_type().map_err(read)?;
             if kind.is_dir() {
                 stack.push(entry.path());
-            } else if kind.is_file() {
+            } else {
                 out.push(entry.path());
             }
         }
@@ -248,7 +256,7 @@ fn read_archive(
                 buffer.clear();
                 entry.read_to_end(buffer).map_err(|e| corrupt(&e))?;
                 counts.records += 1;
-                if visit(Entry { name: &name, bytes: buffer }).is_break() {
+                if visit(Entry { name: &name, bytes: Ok(buffer) }).is_break() {
                     return Ok(ControlFlow::Break(()));
                 }
             }
@@ -279,7 +287,7 @@ fn read_tar(
         entry.read_to_end(buffer)?;
         counts.records += 1;
         let name = format!("{prefix}:{inner}");
-        if visit(Entry { name: &name, bytes: buffer }).is_break() {
+        if visit(Entry { name: &name, bytes: Ok(buffer) }).is_break() {
             return Ok(ControlFlow::Break(()));
         }
     }

@@ -53,13 +53,10 @@ pub struct DatasetArgs {
 }
 
 fn end(name: &str) -> Result<End> {
-    Ok(match name.trim().to_ascii_lowercase().as_str() {
-        "capture" => End::Capture,
-        "resign" => End::Resign,
-        "time" => End::Time,
-        "draw" => End::Draw,
-        other => bail!("--ends takes capture, resign, time and draw, not {other:?}"),
-    })
+    match End::from_name(name) {
+        Some(e) if e != End::Unfinished => Ok(e),
+        _ => bail!("--ends takes capture, resign, time and draw, not {name:?}"),
+    }
 }
 
 pub fn run(args: DatasetArgs) -> Result<ExitCode> {

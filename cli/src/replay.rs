@@ -10,6 +10,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use zertz_env::sgf::{Record, SgfError};
+
 use zertz_env::{Marble, Player};
 
 /// The arguments of `zertz replay`.
@@ -63,12 +64,8 @@ struct ErrorLine<'a> {
 /// Why a record failed, for the counts by reason: the kind of rule broken, or why it cannot be read.
 fn reason(e: &ReplayFailure) -> String {
     match e {
-        ReplayFailure::Sgf(SgfError::Syntax(_)) => "broken SGF syntax".into(),
-        ReplayFailure::Sgf(SgfError::Game(_)) => "not a ZÈRTZ record".into(),
-        ReplayFailure::Sgf(SgfError::Action { text, .. }) => {
-            let word = text.split_whitespace().find(|w| !w.bytes().all(|b| b.is_ascii_digit()));
-            format!("unreadable action {:?}", word.unwrap_or(""))
-        }
+        ReplayFailure::Read(_) => "unreadable file".into(),
+        ReplayFailure::Sgf(e) => e.reason(),
         ReplayFailure::Rules(e) => e.kind.name().into(),
     }
 }
@@ -76,13 +73,19 @@ fn reason(e: &ReplayFailure) -> String {
 /// A record that cannot be read or breaks the rules.
 #[derive(Debug, thiserror::Error)]
 enum ReplayFailure {
+    #[error("{0}")]
+    Read(String),
     #[error(transparent)]
     Sgf(#[from] SgfError),
     #[error(transparent)]
     Rules(#[from] zertz_env::sgf::ReplayError),
 }
 
-fn replay_record(bytes: &[u8], count: bool) -> Result<zertz_env::sgf::Replay, ReplayFailure> {
+fn replay_record(
+    bytes: Result<&[u8], &zertz_archive::ArchiveError>,
+    count: bool,
+) -> Result<zertz_env::sgf::Replay, ReplayFailure> {
+    let bytes = bytes.map_err(|e| ReplayFailure::Read(e.to_string()))?;
     let record = Record::parse(&String::from_utf8_lossy(bytes))?;
     Ok(if count { record.replay()? } else { record.replay_moves()? })
 }

@@ -67,6 +67,21 @@ pub enum SgfError {
     },
 }
 
+impl SgfError {
+    /// A short reason, for counts by reason: `broken SGF syntax`, `not a ZÈRTZ record`, or
+    /// `unreadable action "WORD"` (the action's first word after its number).
+    pub fn reason(&self) -> String {
+        match self {
+            SgfError::Syntax(_) => "broken SGF syntax".into(),
+            SgfError::Game(_) => "not a ZÈRTZ record".into(),
+            SgfError::Action { text, .. } => {
+                let word = text.split_whitespace().find(|w| !w.bytes().all(|b| b.is_ascii_digit()));
+                format!("unreadable action {:?}", word.unwrap_or(""))
+            }
+        }
+    }
+}
+
 /// A record that breaks the rules, with the turn (from 1) where it does.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("turn {turn}: {reason}")]
@@ -189,6 +204,15 @@ impl End {
             End::Draw => "draw",
             End::Unfinished => "unfinished",
         }
+    }
+}
+
+impl End {
+    /// The end of a name ([`End::name`]), any case.
+    pub fn from_name(name: &str) -> Option<End> {
+        [End::Capture, End::Resign, End::Time, End::Draw, End::Unfinished]
+            .into_iter()
+            .find(|e| e.name().eq_ignore_ascii_case(name.trim()))
     }
 }
 

@@ -167,11 +167,8 @@ pub fn dataset<'py>(
         None => default.ends.clone(),
         Some(names) => names
             .iter()
-            .map(|n| match n.trim().to_ascii_lowercase().as_str() {
-                "capture" => Ok(End::Capture),
-                "resign" => Ok(End::Resign),
-                "time" => Ok(End::Time),
-                "draw" => Ok(End::Draw),
+            .map(|n| match End::from_name(n) {
+                Some(e) if e != End::Unfinished => Ok(e),
                 _ => Err(Error::Shape(format!(
                     "ends take capture, resign, time and draw, not {n:?}"
                 ))),

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use zertz_env::encode::Shape;
-use zertz_env::sgf::{End, Record, SgfError};
+use zertz_env::sgf::{End, Record};
 use zertz_env::{ActionSpace, Board, Player};
 
 use crate::shard::{Sample, ShardWriter};
@@ -114,18 +114,6 @@ pub struct DatasetSummary {
     pub shards: Vec<PathBuf>,
     /// Wall time, in seconds.
     pub seconds: f64,
-}
-
-/// The reason a record was not replayed, for the counts.
-pub fn failure_reason(e: &SgfError) -> String {
-    match e {
-        SgfError::Syntax(_) => "broken SGF syntax".into(),
-        SgfError::Game(_) => "not a ZÈRTZ record".into(),
-        SgfError::Action { text, .. } => {
-            let word = text.split_whitespace().find(|w| !w.bytes().all(|b| b.is_ascii_digit()));
-            format!("unreadable action {:?}", word.unwrap_or(""))
-        }
-    }
 }
 
 /// The player names of a record (`P0[id "name"]`, `P1[id "name"]`).
@@ -237,10 +225,14 @@ pub fn build(
             filtered("max_games");
             return ControlFlow::Break(());
         }
-        let record = match Record::parse(&String::from_utf8_lossy(entry.bytes)) {
+        let Ok(bytes) = entry.bytes else {
+            *summary.failed.entry("unreadable file".into()).or_default() += 1;
+            return ControlFlow::Continue(());
+        };
+        let record = match Record::parse(&String::from_utf8_lossy(bytes)) {
             Ok(r) => r,
             Err(e) => {
-                *summary.failed.entry(failure_reason(&e)).or_default() += 1;
+                *summary.failed.entry(e.reason()).or_default() += 1;
                 return ControlFlow::Continue(());
             }
         };
