@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,6 +75,33 @@ def losses(
     return policy_loss, value_loss
 
 
+def sgd_step(
+    run: Run,
+    lr: float,
+    augment: Augmenter | None,
+    batch: tuple[torch.Tensor, ...],
+    diverged: Callable[[float, float, float], str],
+) -> tuple[float, float]:
+    """One AdamW step of ``run``'s network at learning rate ``lr`` on ``batch`` (planes, globals,
+    legal masks, policies, values, full-search flags), under a random symmetry of the board when
+    ``augment`` is given; returns the policy and value losses. A loss that is not finite raises
+    NonFiniteError with ``diverged(loss, policy_loss, value_loss)`` before the weights change."""
+    planes, globals_, legal, policy, value, full = batch
+    for group in run.opt.param_groups:
+        group["lr"] = lr
+    if augment is not None:
+        planes, legal, policy = augment(planes, legal, policy, run.gen)
+    pl, vl = losses(run.net, planes, globals_, legal, policy, value, full)
+    loss = pl + run.cfg.train.value_weight * vl
+    pl_f, vl_f, loss_f = torch.stack([pl.detach(), vl.detach(), loss.detach()]).tolist()
+    if not math.isfinite(loss_f):
+        raise NonFiniteError(diverged(loss_f, pl_f, vl_f))
+    run.opt.zero_grad(set_to_none=True)
+    loss.backward()  # type: ignore[no-untyped-call]
+    run.opt.step()
+    return pl_f, vl_f
+
+
 def fit(run: Run, shards: list[Path]) -> dict[str, float]:
     """``train.steps`` SGD steps on batches drawn from ``shards``."""
     t = run.cfg.train
@@ -101,25 +129,18 @@ def fit(run: Run, shards: list[Path]) -> dict[str, float]:
     started = time.perf_counter()
     for _ in range(t.steps):
         lr = learning_rate(run.cfg.train, run.cfg.run.iterations, run.state.step)
-        for group in run.opt.param_groups:
-            group["lr"] = lr
         idx = torch.randint(n, (min(t.batch_size, n),), generator=run.gen).to(dev)
-        p, lg, pol = planes[idx], legal[idx], policy[idx]
-        if t.augment:
-            p, lg, pol = run.augment(p, lg, pol, run.gen)
-        pl, vl = losses(run.net, p, globals_[idx], lg, pol, value[idx], full[idx])
-        loss = pl + t.value_weight * vl
-        pl_f, vl_f, loss_f = torch.stack([pl.detach(), vl.detach(), loss.detach()]).tolist()
-        if not math.isfinite(loss_f):
-            raise NonFiniteError(
-                f"training diverged at step {run.state.step}: the loss is {loss_f} (policy "
-                f"{pl_f}, value {vl_f}) at learning rate {lr:g}; iteration "
+        batch = (planes[idx], globals_[idx], legal[idx], policy[idx], value[idx], full[idx])
+
+        def diverged(loss: float, pl: float, vl: float, lr: float = lr) -> str:
+            return (
+                f"training diverged at step {run.state.step}: the loss is {loss} (policy "
+                f"{pl}, value {vl}) at learning rate {lr:g}; iteration "
                 f"{run.state.iteration + 1} was not saved: lower train.learning_rate (in a "
                 "new run folder)"
             )
-        run.opt.zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[no-untyped-call]
-        run.opt.step()
+
+        pl_f, vl_f = sgd_step(run, lr, run.augment if t.augment else None, batch, diverged)
         run.state.step += 1
         sums["policy_loss"] += pl_f
         sums["value_loss"] += vl_f

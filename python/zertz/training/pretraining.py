@@ -14,8 +14,8 @@ import torch
 from zertz._zertz import action_space_size, dataset
 from zertz.data import load_shards
 from zertz.human import benchmark
-from zertz.nn import NonFiniteError, check_finite
-from zertz.training.fitting import Augmenter, losses
+from zertz.nn import check_finite
+from zertz.training.fitting import Augmenter, sgd_step
 
 if TYPE_CHECKING:
     from zertz.training.loop import Run
@@ -82,23 +82,19 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
                 break
             progress = done / max(1, pt.steps)
             lr = pt.learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
-            for group in run.opt.param_groups:
-                group["lr"] = lr
             idx = order[start : start + pt.batch_size]
-            p, lg, pol = augment[board](planes[idx], legal[idx], policy[idx], run.gen)
-            pl, vl = losses(run.net, p, globals_[idx], lg, pol, value[idx], full[idx])
-            loss = pl + run.cfg.train.value_weight * vl
-            loss_f = float(loss.detach())
-            if not math.isfinite(loss_f):
-                raise NonFiniteError(
-                    f"pretraining diverged at step {done}: the loss is {loss_f}; lower "
+            batch = (planes[idx], globals_[idx], legal[idx], policy[idx], value[idx], full[idx])
+            at = done
+
+            def diverged(loss: float, pl: float, vl: float, at: int = at) -> str:
+                return (
+                    f"pretraining diverged at step {at}: the loss is {loss}; lower "
                     "pretrain.learning_rate (in a new run folder)"
                 )
-            run.opt.zero_grad(set_to_none=True)
-            loss.backward()  # type: ignore[no-untyped-call]
-            run.opt.step()
-            sums["policy_loss"] += float(pl.detach())
-            sums["value_loss"] += float(vl.detach())
+
+            pl_f, vl_f = sgd_step(run, lr, augment[board], batch, diverged)
+            sums["policy_loss"] += pl_f
+            sums["value_loss"] += vl_f
             done += 1
         chunk += 1
         log(f"  pretraining: {done}/{pt.steps} steps, {samples} positions read")
