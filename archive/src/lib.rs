@@ -116,7 +116,8 @@ impl Kind {
 
 /// Whether a file name is a record's (`*.sgf`, any case).
 pub fn is_record_name(name: &str) -> bool {
-    name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(".sgf")
+    let name = name.as_bytes();
+    name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".sgf")
 }
 
 /// Whether `path` names an archive this crate reads.
@@ -253,8 +254,16 @@ fn read_archive(
                     counts.skipped += 1;
                     continue;
                 }
+                // The size is what the archive says: the data could inflate to more.
                 buffer.clear();
-                entry.read_to_end(buffer).map_err(|e| corrupt(&e))?;
+                (&mut entry)
+                    .take(MAX_RECORD_BYTES + 1)
+                    .read_to_end(buffer)
+                    .map_err(|e| corrupt(&e))?;
+                if buffer.len() as u64 > MAX_RECORD_BYTES {
+                    counts.skipped += 1;
+                    continue;
+                }
                 counts.records += 1;
                 if visit(Entry { name: &name, bytes: Ok(buffer) }).is_break() {
                     return Ok(ControlFlow::Break(()));

@@ -1,9 +1,11 @@
 //! Reading records from folders, files and every kind of archive, written here by the tests.
 
-use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::{archives, files, tar_bytes};
 use zertz_archive::{ArchiveError, Counts, MAX_RECORD_BYTES, count_hint, for_each_record};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -13,57 +15,18 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The files of every archive: two records in a folder, one at the top, and a README.
-fn files() -> Vec<(&'static str, Vec<u8>)> {
-    vec![
-        ("games/b.sgf", b"(;GM[22]SU[Zertz];P0[RtoB 2 0 D 4];P0[R- A 1])".to_vec()),
-        ("games/a.SGF", b"(;GM[22]SU[Zertz+11])".to_vec()),
-        ("README.md", b"not a record".to_vec()),
-        ("c.sgf", b"(;GM[22]SU[Zertz+24])".to_vec()),
-    ]
-}
-
-fn tar_bytes() -> Vec<u8> {
-    let mut builder = tar::Builder::new(Vec::new());
-    for (name, bytes) in files() {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder.append_data(&mut header, name, bytes.as_slice()).unwrap();
-    }
-    builder.into_inner().unwrap()
-}
-
+/// Writes the archives of every kind into `dir`, and a tar archive named `r.tgz` (gzip by its name, but not
+/// gzip data); returns their paths: `.tar.xz`, `.tar.gz`, `.tgz`, `.tar`, `.zip`.
 fn write_archives(dir: &Path) -> Vec<PathBuf> {
-    let tar = tar_bytes();
-    let xz = {
-        let mut e = xz2::write::XzEncoder::new(Vec::new(), 6);
-        e.write_all(&tar).unwrap();
-        e.finish().unwrap()
-    };
-    let gz = {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(&tar).unwrap();
-        e.finish().unwrap()
-    };
-    let zip = {
-        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-        for (name, bytes) in files() {
-            w.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
-            w.write_all(&bytes).unwrap();
-        }
-        w.finish().unwrap().into_inner()
-    };
-    let mut out = Vec::new();
-    for (name, bytes) in
-        [("r.tar.xz", xz), ("r.tar.gz", gz), ("r.tgz", tar.clone()), ("r.tar", tar), ("r.zip", zip)]
-    {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        out.push(path);
-    }
-    out
+    let mut all = archives();
+    all.insert(2, ("r.tgz", tar_bytes()));
+    all.into_iter()
+        .map(|(name, bytes)| {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        })
+        .collect()
 }
 
 /// The name and bytes of each record visited.
@@ -190,4 +153,12 @@ fn missing_truncated_huge_and_special_files_are_errors_or_skipped() {
         assert!(error.is_some_and(|e| e.contains("FIFO")));
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn record_names_are_matched_on_bytes() {
+    use zertz_archive::is_record_name;
+    assert!(is_record_name("games/é.SGF") && is_record_name("a.sgf"));
+    // A multi-byte character across the last four bytes (found by the fuzzer: once a panic).
+    assert!(!is_record_name("games/a╟SGF") && !is_record_name("╟sgf") && !is_record_name(".sgf"));
 }
