@@ -80,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("train", help="run or resume an AlphaZero training run")
     t.add_argument("--config", required=True, help="a configs/train/*.toml file")
     t.add_argument("--run", help="run folder (default: runs/<config name>)")
+    t.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="train on Ray: auto (this machine's cluster), local (a Ray instance for this run) "
+        "or HOST:PORT of a cluster's head (default: [distributed] address; none: one machine)",
+    )
     e = sub.add_parser("export", help="export a training checkpoint as a TorchScript model")
     e.add_argument("checkpoint", help="RUN/checkpoint.pt")
     e.add_argument("out", help="the model file to write")
@@ -117,8 +123,14 @@ def main(argv: list[str] | None = None) -> int:
             # A kill (SIGTERM) stops the run as Ctrl-C does.
             signal.signal(signal.SIGTERM, _interrupt)
             run = Path(args.run or Path("runs") / Path(args.config).stem)
-            iterations = load_config(args.config).run.iterations
-            train(args.config, run)
+            cfg = load_config(args.config)
+            iterations = cfg.run.iterations
+            if args.ray or cfg.distributed.address:
+                from zertz.training.distributed import train_distributed
+
+                train_distributed(cfg, run, args.ray)
+            else:
+                train(cfg, run)
             done = (run / "metrics.jsonl").exists() and read_metrics(run)[-1]["iteration"]
             if done != iterations:
                 print(f"stopped: run the same command again to resume {run}")
@@ -143,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             from zertz.training import final_table
 
             print(final_table(args.run))
-    except (ValueError, OSError, RuntimeError, KeyError) as err:
+    except (ValueError, OSError, RuntimeError, KeyError, ImportError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -161,6 +161,38 @@ class EvalSection:
 
 
 @dataclass(frozen=True)
+class DistributedSection:
+    """``[distributed]``: training across machines on Ray (``python -m zertz train --ray
+    ADDRESS``, :mod:`zertz.training.distributed`): self-play actors send chunks of games to one
+    learner, which trains an iteration (``train.steps`` steps on the window) whenever the positions
+    received since its last one allow ``train_ratio`` positions trained per position generated,
+    and sends each new network back. None of this changes the run itself: a run folder may be
+    resumed with other settings here, or on one machine."""
+
+    #: Ray's address: "" (one machine, no Ray, unless ``--ray`` says otherwise), "auto" (the
+    #: cluster this machine belongs to), "local" (a Ray instance started for this run), or
+    #: HOST:PORT of the cluster's head.
+    address: str = ""
+    #: Self-play actors.
+    actors: int = 2
+    #: CPUs of each actor (its engine runs this many threads, at least one).
+    actor_cpus: float = 1.0
+    #: GPUs of each actor (a fraction shares one GPU among actors).
+    actor_gpus: float = 0.0
+    #: CPUs of the learner (its torch threads, unless run.torch_threads says otherwise).
+    learner_cpus: float = 1.0
+    #: GPUs of the learner.
+    learner_gpus: float = 0.0
+    #: Games per chunk: what an actor plays between two looks at the newest network, and what
+    #: reaches the learner whole or not at all.
+    chunk_games: int = 8
+    #: Positions trained (train.steps * train.batch_size per iteration) per position generated:
+    #: the learner waits for positions when it is ahead (the actors never wait). 9 is the
+    #: default run's (76,800 positions trained per iteration of about 8,500 played).
+    train_ratio: float = 9.0
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     """A training run's settings (``configs/train/*.toml``); see :func:`load_config`."""
 
@@ -171,6 +203,7 @@ class TrainConfig:
     pretrain: PretrainSection = field(default_factory=PretrainSection)
     train: TrainSection = field(default_factory=TrainSection)
     evaluate: EvalSection = field(default_factory=EvalSection)
+    distributed: DistributedSection = field(default_factory=DistributedSection)
     #: The TOML text it came from (copied into the run folder); not part of the settings, so
     #: configs that differ only in comments or layout are equal.
     source: str = field(default="", compare=False)
@@ -213,7 +246,16 @@ def parse_config(text: str) -> TrainConfig:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"bad TOML: {e}") from e
-    tables = {"run", "network", "selfplay", "warmup", "pretrain", "train", "evaluate"}
+    tables = {
+        "run",
+        "network",
+        "selfplay",
+        "warmup",
+        "pretrain",
+        "train",
+        "evaluate",
+        "distributed",
+    }
     unknown = sorted(set(doc) - tables)
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}: expected {sorted(tables)}")
@@ -233,12 +275,13 @@ def parse_config(text: str) -> TrainConfig:
         pretrain=section(PretrainSection, doc.get("pretrain", {}), "pretrain"),
         train=section(TrainSection, doc.get("train", {}), "train"),
         evaluate=section(EvalSection, doc.get("evaluate", {}), "evaluate"),
+        distributed=section(DistributedSection, doc.get("distributed", {}), "distributed"),
         source=text,
     )
     # Each condition states what is right (``x > 0``, never ``not x <= 0``): NaN fails every
     # comparison, so it fails them too (section already refuses NaN and infinities).
     r, sp_, w, tr, ev = cfg.run, cfg.selfplay, cfg.warmup, cfg.train, cfg.evaluate
-    pt = cfg.pretrain
+    pt, d = cfg.pretrain, cfg.distributed
     checks = [
         (r.iterations >= 1, "run.iterations must be at least 1"),
         (r.board in BOARDS, f"run.board must be one of {BOARDS}, not {r.board}"),
@@ -280,6 +323,17 @@ def parse_config(text: str) -> TrainConfig:
         (ev.games >= 1 and ev.final_games >= 1, "evaluate games: at least 1"),
         (0.0 <= ev.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
         (0 <= ev.opening_actions <= U32, f"evaluate.opening_actions must be in 0..{U32}"),
+        (1 <= d.actors <= 10_000, "distributed.actors must be in 1..10000"),
+        (
+            d.actor_cpus > 0 and d.learner_cpus > 0,
+            "distributed.actor_cpus and learner_cpus must be positive",
+        ),
+        (
+            d.actor_gpus >= 0 and d.learner_gpus >= 0,
+            "distributed.actor_gpus and learner_gpus must be at least 0",
+        ),
+        (1 <= d.chunk_games <= U32, f"distributed.chunk_games must be in 1..{U32}"),
+        (d.train_ratio > 0, "distributed.train_ratio must be positive"),
     ]
     for ok, message in checks:
         if not ok:
@@ -292,8 +346,8 @@ DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
 
 def load_config(path: str | os.PathLike[str]) -> TrainConfig:
     """Reads ``configs/train/NAME.toml``: tables ``[run]``, ``[network]`` (``preset`` or sizes),
-    ``[selfplay]``, ``[warmup]``, ``[train]``, ``[evaluate]``; every key is optional and unknown
-    keys are refused.
+    ``[selfplay]``, ``[warmup]``, ``[pretrain]``, ``[train]``, ``[evaluate]``,
+    ``[distributed]``; every key is optional and unknown keys are refused.
 
     >>> from zertz.training import load_config
     >>> cfg = load_config("../configs/train/tiny.toml")
@@ -308,12 +362,14 @@ def load_config(path: str | os.PathLike[str]) -> TrainConfig:
 
 def same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
     """Whether ``cfg`` continues the run of ``saved``: only the length, the device, the torch
-    threads and the evaluation may differ."""
+    threads, the evaluation and the ``[distributed]`` settings may differ."""
 
     def core(c: TrainConfig) -> TrainConfig:
         run = dataclasses.replace(c.run, iterations=0, device="", torch_threads=0)
         gating = EvalSection(gating=c.evaluate.gating, gating_score=c.evaluate.gating_score)
-        return dataclasses.replace(c, run=run, evaluate=gating, source="")
+        return dataclasses.replace(
+            c, run=run, evaluate=gating, distributed=DistributedSection(), source=""
+        )
 
     return core(saved) == core(cfg)
 

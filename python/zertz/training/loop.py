@@ -214,51 +214,67 @@ def iterate(
         started = time.perf_counter()
         log(f"iteration {i + 1}/{cfg.run.iterations}")
         sp = run.selfplay(i, log)
-        warm = i < cfg.warmup.iterations
-        shards = run.window(i)
-        fit = run.fit(shards)
-        run.state.iteration = i + 1
-        run.export(i + 1)
-        log(
-            f"  trained to step {run.state.step} on {int(fit['samples'])} positions: "
-            f"policy loss {fit.get('policy_loss', math.nan):.3f}, "
-            f"value loss {fit.get('value_loss', math.nan):.3f}"
-        )
-        last = i + 1 == cfg.run.iterations
-        every = cfg.evaluate.every
-        evaluation = (
-            run.evaluate(i + 1, last, log) if last or (every and (i + 1) % every == 0) else {}
-        )
-        human = pretraining.human_moves(run, log) if evaluation else None
-        if human:
-            log("  human moves: " + pretraining.describe(human))
-        if not evaluation and not cfg.evaluate.gating:
-            # Without gating, self-play always uses the latest network.
-            atomic_copy(run.model_path(i + 1), run.dir / "models" / "best.pt")
-            run.state.best = i + 1
-        stats: dict[str, Any] = {
-            "iteration": i + 1,
-            "step": run.state.step,
-            **{k: v for k, v in fit.items()},
-            "selfplay_games": sp.get("games", 0.0),
-            "selfplay_positions": sp.get("samples", 0.0),
-            "selfplay_seconds": sp.get("seconds", 0.0),
-            "selfplay_network_seconds": sp.get("network_seconds", 0.0),
-            "elo": run.state.ladder.get(i + 1),
-            "best": run.state.best,
-            "evaluation": evaluation,
-            "human": human,
-            "final": last,
-            "seconds": time.perf_counter() - started,
-            # Rollout self-play (the warm-up) has no network.
-            "selfplay_network_share": None if warm else sp.get("network_share"),
-            "warmup": warm,
-        }
-        # Metrics first: a kill between the two repeats the iteration (read_metrics keeps the
-        # last line of each), where the other order would lose its line.
-        run.record(stats)
-        run.save()
+        stats = complete_iteration(run, i, sp, started, log)
         yield stats
+
+
+def complete_iteration(
+    run: Run,
+    i: int,
+    sp: dict[str, Any],
+    started: float,
+    log: Callable[[str], None],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The rest of iteration ``i`` once its self-play is in the run folder (``sp``: the totals of
+    its chunks): training on the window, export, evaluation, the best network, the metrics line
+    (with ``extra`` in it) and the checkpoint; returns the metrics line. The one-machine loop and
+    the distributed learner (:mod:`zertz.training.distributed`) both end their iterations here."""
+    cfg = run.cfg
+    warm = i < cfg.warmup.iterations
+    shards = run.window(i)
+    fit = run.fit(shards)
+    run.state.iteration = i + 1
+    run.export(i + 1)
+    log(
+        f"  trained to step {run.state.step} on {int(fit['samples'])} positions: "
+        f"policy loss {fit.get('policy_loss', math.nan):.3f}, "
+        f"value loss {fit.get('value_loss', math.nan):.3f}"
+    )
+    last = i + 1 == cfg.run.iterations
+    every = cfg.evaluate.every
+    evaluation = run.evaluate(i + 1, last, log) if last or (every and (i + 1) % every == 0) else {}
+    human = pretraining.human_moves(run, log) if evaluation else None
+    if human:
+        log("  human moves: " + pretraining.describe(human))
+    if not evaluation and not cfg.evaluate.gating:
+        # Without gating, self-play always uses the latest network.
+        atomic_copy(run.model_path(i + 1), run.dir / "models" / "best.pt")
+        run.state.best = i + 1
+    stats: dict[str, Any] = {
+        "iteration": i + 1,
+        "step": run.state.step,
+        **{k: v for k, v in fit.items()},
+        "selfplay_games": sp.get("games", 0.0),
+        "selfplay_positions": sp.get("samples", 0.0),
+        "selfplay_seconds": sp.get("seconds", 0.0),
+        "selfplay_network_seconds": sp.get("network_seconds", 0.0),
+        "elo": run.state.ladder.get(i + 1),
+        "best": run.state.best,
+        "evaluation": evaluation,
+        "human": human,
+        "final": last,
+        "seconds": time.perf_counter() - started,
+        # Rollout self-play (the warm-up) has no network.
+        "selfplay_network_share": None if warm else sp.get("network_share"),
+        "warmup": warm,
+        **(extra or {}),
+    }
+    # Metrics first: a kill between the two repeats the iteration (read_metrics keeps the
+    # last line of each), where the other order would lose its line.
+    run.record(stats)
+    run.save()
+    return stats
 
 
 def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
