@@ -11,6 +11,7 @@ python -m zertz table runs/default
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from pathlib import Path
@@ -52,8 +53,6 @@ def human_moves(
     model: str, dataset: str, boards: str | None, max_games: int | None, as_json: bool
 ) -> None:
     """Prints the human-move benchmark of an exported model (see ``zertz.human``)."""
-    import json
-
     from zertz.human import benchmark
     from zertz.nn import load_exported
 
@@ -108,6 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--boards", default=None, help="ring counts, comma separated (default: all)")
     h.add_argument("--max-games", type=int, default=None, help="validation games per board")
     h.add_argument("--json", action="store_true", help="print one JSON object")
+    b = sub.add_parser(
+        "bench-actors",
+        help="self-play positions per second of 1, 2, ... Ray actors (distributed training)",
+    )
+    b.add_argument("--config", required=True, help="a configs/train/*.toml file")
+    b.add_argument("--model", required=True, help="an exported model the actors play with")
+    b.add_argument("--actors", default="1,2", help="actor counts, comma separated (default 1,2)")
+    b.add_argument("--seconds", type=float, default=60.0, help="seconds per count (default 60)")
+    b.add_argument("--ray", default="local", metavar="ADDRESS", help="auto, local or HOST:PORT")
+    b.add_argument("--json", action="store_true", help="print one JSON list")
     p = sub.add_parser("plot", help="draw the loss and Elo curves of a run")
     p.add_argument("run")
     p.add_argument("--out", default=None, help="image file (default: RUN/curves.png)")
@@ -145,6 +154,20 @@ def main(argv: list[str] | None = None) -> int:
             print(random_model(args.out, args.network, args.boards, args.seed))
         elif args.command == "human-moves":
             human_moves(args.model, args.dataset, args.boards, args.max_games, args.json)
+        elif args.command == "bench-actors":
+            from zertz.training.distributed import bench_actors
+
+            try:
+                counts = [int(n) for n in args.actors.split(",")]
+            except ValueError:
+                raise ValueError(
+                    f"--actors must be counts like 1,2,4, not {args.actors!r}"
+                ) from None
+            if not counts or min(counts) < 1:
+                raise ValueError(f"--actors must be counts of at least 1, not {args.actors!r}")
+            rows = bench_actors(args.config, args.model, counts, args.seconds, args.ray)
+            if args.json:
+                print(json.dumps(rows))
         elif args.command == "plot":
             from zertz.plots import plot
 

@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -53,7 +55,7 @@ CHUNK_PREFIX = "c-a"
 #: How often the driver looks for dead nodes (seconds).
 NODE_POLL_SECONDS = 2.0
 
-#: An actor that dies this many times in a row without returning a chunk is given up.
+#: An actor whose chunks Ray gives up on this many times in a row is given up.
 MAX_ACTOR_FAILURES = 8
 
 
@@ -358,15 +360,18 @@ class Driver:
             max_restarts=-1,
             max_task_retries=0,
         )
+        # An actor that dies is restarted, and the chunk it was playing is played again there
+        # (the same arguments: the same seed and games) until it is done.
         self.actor_class = ray.remote(SelfPlayActor).options(
             num_cpus=d.actor_cpus,
             num_gpus=d.actor_gpus,
             max_restarts=-1,
-            max_task_retries=0,
+            max_task_retries=-1,
         )
         self.learner: Any = None
         self.actors: dict[int, Any] = {}
         self.failures: dict[int, int] = {}
+        self.pids: dict[int, int] = {}
         self.next_seq: dict[int, int] = {}
         self.inflight: dict[Any, _Chunk] = {}
         self.version = 0
@@ -506,20 +511,27 @@ class Driver:
                     continue
                 chunk = self.inflight.pop(ref)
                 try:
-                    ray.get(chunk.meta)
+                    meta = ray.get(chunk.meta)
                 except ray.exceptions.RayActorError as e:
+                    # Ray gave up on the chunk (the actor could not be started again).
                     n = self.failures[chunk.actor] = self.failures.get(chunk.actor, 0) + 1
                     if n >= MAX_ACTOR_FAILURES:
-                        self.log(f"actor {chunk.actor} died {n} times in a row: given up")
+                        self.log(f"actor {chunk.actor} failed {n} times in a row: given up")
                         self.ray.kill(self.actors.pop(chunk.actor), no_restart=True)
                         continue
                     self.log(
-                        f"actor {chunk.actor} died ({_first_line(e)}): Ray restarts it, and it "
-                        f"plays chunk {chunk.seq} again"
+                        f"actor {chunk.actor} failed ({_first_line(e)}): chunk {chunk.seq} again"
                     )
                     self._submit(chunk.actor, chunk.seq)
                     continue
                 self.failures[chunk.actor] = 0
+                old = self.pids.get(chunk.actor)
+                if old is not None and old != meta["pid"]:
+                    self.log(
+                        f"actor {chunk.actor} restarted: process {old} died, process "
+                        f"{meta['pid']} played chunk {chunk.seq} (again, if {old} died playing it)"
+                    )
+                self.pids[chunk.actor] = int(meta["pid"])
                 waiting.append(chunk)
                 if not final:
                     self._submit(chunk.actor)
@@ -530,6 +542,17 @@ class Driver:
         if self.learner is not None:
             self.ray.kill(self.learner, no_restart=True)
             self.learner = None
+
+
+def _local_cpus(address: str, wanted: float, log: Callable[[str], None]) -> dict[str, int]:
+    """``num_cpus`` of a "local" Ray instance: the cores, or as many as the run asks for (the
+    learner and every actor), with a word that they share fewer cores."""
+    if address != "local":
+        return {}
+    cores = os.cpu_count() or 1
+    if wanted > cores:
+        log(f"Ray on this machine: {wanted:g} CPUs asked for share its {cores} cores")
+    return {"num_cpus": max(cores, math.ceil(wanted))}
 
 
 def _first_line(e: BaseException) -> str:
@@ -556,11 +579,13 @@ def train_distributed(
     folder.mkdir(parents=True, exist_ok=True)
     started_here = not ray.is_initialized()
     if started_here:
+        d = cfg.distributed
         ray.init(
             address=where,  # Ray reads "local" and "auto" too
             include_dashboard=False,
             logging_level="WARNING",
             log_to_driver=True,
+            **_local_cpus(where, d.learner_cpus + d.actors * d.actor_cpus, log),
         )
     driver = Driver(cfg, folder, log, ray)
     try:
@@ -573,3 +598,92 @@ def train_distributed(
         driver.stop()
         if started_here:
             ray.shutdown()
+
+
+def _bench_chunk(
+    actors: list[Any],
+    seq: list[int],
+    cfg: TrainConfig,
+    model: Any,
+    threads: int,
+    actor: int,
+) -> Any:
+    """Hands ``actor`` its next chunk of the benchmark."""
+    seq[actor] += 1
+    seed = chunk_seed(cfg.run.seed, actor, seq[actor])
+    chunk = cfg.distributed.chunk_games
+    return actors[actor].play.remote(seq[actor], chunk, seed, 0, model, threads)
+
+
+def bench_actors(
+    config: TrainConfig | str | os.PathLike[str],
+    model: str | os.PathLike[str],
+    counts: list[int],
+    seconds: float,
+    address: str = "local",
+    *,
+    log: Callable[[str], None] = print,
+) -> list[dict[str, float]]:
+    """Self-play positions per second of 1, 2, ... actors (``counts``) playing ``config``'s
+    self-play with the exported network ``model``, each count for ``seconds`` after every actor
+    has finished a first chunk (loading the network and the engine); the scaling efficiency is
+    the rate over ``n`` times the rate of one actor (of the first count). On Ray at
+    ``address`` ("local": an instance of this machine's cores)."""
+    from zertz.training.selfplay import selfplay_settings
+
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    ray = ray_module()
+    d = cfg.distributed
+    settings, warmup = selfplay_settings(cfg)
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            logging_level="WARNING",
+            **_local_cpus(address, max(counts) * d.actor_cpus, log),
+        )
+    data = ray.put(Path(model).read_bytes())
+    cls = ray.remote(SelfPlayActor).options(num_cpus=d.actor_cpus, num_gpus=d.actor_gpus)
+    threads = max(1, int(d.actor_cpus))
+    results: list[dict[str, float]] = []
+    try:
+        for n in counts:
+            actors = [cls.remote(a, settings, warmup, "auto") for a in range(n)]
+            play = partial(_bench_chunk, actors, [0] * n, cfg, data, threads)
+            ray.get([play(a) for a in range(n)])  # loaded and warm
+            pending = {play(a): a for a in range(n)}
+            t0 = time.perf_counter()
+            positions = games = 0
+            while True:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                a = pending.pop(ready[0])
+                now = time.perf_counter()
+                meta, _files = ray.get(ready[0])
+                positions += int(meta["summary"]["samples"])
+                games += int(meta["summary"]["games"])
+                if now - t0 >= seconds:
+                    break
+                pending[play(a)] = a
+            elapsed = time.perf_counter() - t0
+            for handle in actors:
+                ray.kill(handle)
+            rate = positions / elapsed
+            one = results[0]["positions_per_second"] / results[0]["actors"] if results else rate / n
+            row = {
+                "actors": float(n),
+                "seconds": elapsed,
+                "games": float(games),
+                "positions": float(positions),
+                "positions_per_second": rate,
+                "efficiency": rate / (n * one),
+            }
+            results.append(row)
+            log(
+                f"{n} actor(s): {positions} positions of {games} games in {elapsed:.1f} s: "
+                f"{rate:.1f} positions/s, efficiency {row['efficiency']:.0%}"
+            )
+    finally:
+        if started_here:
+            ray.shutdown()
+    return results
