@@ -397,19 +397,22 @@ def test_the_learner_killed_resumes_from_its_checkpoint_and_ctrl_c_stops_the_run
 
 
 def test_a_dead_node_is_reported_and_the_run_goes_on(tmp_path: Path, cluster: Cluster) -> None:
-    t = train(tmp_path, cluster, CONFIG.replace("iterations = 3", "iterations = 10"))
+    # Iterations of 512 positions: Ray finds the node dead after a few seconds, long before the
+    # run ends.
+    config = CONFIG.replace("iterations = 3", "iterations = 6")
+    t = train(tmp_path, cluster, config.replace("train_ratio = 2.0", "train_ratio = 0.5"))
     t.wait_for("the actors", lambda: len(processes("ray::SelfPlayActor")) == 2, 120)
     t.wait_for("a first chunk", lambda: bool(chunks(t.run)), 120)
     [learner] = processes("ray::Learner")
     actor_nodes = {cluster.node_of(p) for p in processes("ray::SelfPlayActor")}
     node = sorted(actor_nodes - {cluster.node_of(learner)})[0]
     cluster.kill(node)
-    t.wait_for("the dead node's report", lambda: " is dead" in t.text(), 60)
+    t.wait_for("the dead node's report", lambda: "the run goes on with the others" in t.text(), 60)
     assert t.finish() == 0, t.text()
     out = t.text()
     assert re.search(r"node [0-9.]+ \(\w+\) is dead: .* the run goes on", out), out
     rows = read_metrics(t.run)
-    assert [r["iteration"] for r in rows] == list(range(1, 11))
+    assert [r["iteration"] for r in rows] == list(range(1, 7))
     # The last iterations were played by the actor left (its node's CPU is taken by nobody
     # else: the dead node's actor has nowhere to restart).
     assert rows[-1]["actors"] == 1, rows[-1]

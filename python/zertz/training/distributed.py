@@ -376,7 +376,8 @@ class Driver:
         self.inflight: dict[Any, _Chunk] = {}
         self.version = 0
         self.model: Any = None
-        self.nodes: dict[str, bool] = {}
+        #: The nodes alive at the last look, by id: their names.
+        self.nodes: dict[str, str] = {}
         self.node_check = 0.0
 
     def _call(self, method: str, *args: Any) -> dict[str, Any]:
@@ -419,19 +420,23 @@ class Driver:
         self.inflight[meta] = _Chunk(actor, seq, meta, files)
 
     def _check_nodes(self) -> None:
+        """Reports the nodes that died since the last look (dead, or gone from the list)."""
         now = time.monotonic()
         if now - self.node_check < NODE_POLL_SECONDS:
             return
         self.node_check = now
-        for node in self.ray.nodes():
-            key = f"{node['NodeManagerAddress']} ({node['NodeID'][:8]})"
-            alive = bool(node["Alive"])
-            if self.nodes.get(key, True) and not alive and key in self.nodes:
+        alive = {
+            node["NodeID"]: f"{node['NodeManagerAddress']} ({node['NodeID'][:8]})"
+            for node in self.ray.nodes()
+            if node["Alive"]
+        }
+        for node, name in self.nodes.items():
+            if node not in alive:
                 self.log(
-                    f"node {key} is dead: its actors restart on other nodes when there is room; "
+                    f"node {name} is dead: its actors restart on other nodes when there is room; "
                     "the run goes on with the others"
                 )
-            self.nodes[key] = alive
+        self.nodes = alive
 
     def _stop_actors(self) -> None:
         for handle in self.actors.values():
