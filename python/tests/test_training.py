@@ -174,6 +174,32 @@ def test_every_config_file_loads() -> None:
         assert cfg.network.channels >= 1
 
 
+def test_distributed_settings_are_checked_and_may_change_between_resumes() -> None:
+    base = TINY.read_text()
+    cfg = parse_config(base + "\n[distributed]\nactors = 3\ntrain_ratio = 4.5\n")
+    assert (cfg.distributed.actors, cfg.distributed.train_ratio) == (3, 4.5)
+    assert cfg.distributed.address == "" and cfg.distributed.chunk_games == 8
+    for bad, message in [
+        ("actors = 0", "distributed.actors"),
+        ("train_ratio = 0.0", "distributed.train_ratio"),
+        ("actor_cpus = -1", "actor_cpus"),
+        ("learner_gpus = -0.5", "learner_gpus"),
+        ("chunk_games = 0", "distributed.chunk_games"),
+        ("actors = 1.5", "distributed.actors must be of type int"),
+        ("workers = 4", "unknown key(s) distributed.workers"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            parse_config(base + f"\n[distributed]\n{bad}\n")
+    # A run folder resumes on Ray or on one machine, with any [distributed] settings.
+    from zertz.training.config import same_run
+
+    assert same_run(load_config(TINY), cfg)
+    with pytest.raises(ValueError, match="no Ray address"):
+        from zertz.training.distributed import train_distributed
+
+        train_distributed(load_config(TINY), "unused")
+
+
 def test_tiny_config() -> None:
     cfg = load_config(TINY)
     assert (cfg.run.board, cfg.run.iterations, cfg.run.device) == (37, 2, "cpu")

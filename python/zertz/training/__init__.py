@@ -5,7 +5,8 @@ and the baselines.
 A run lives in one folder::
 
     RUN/config.toml            the run's settings (a copy; a resumed run must use the same ones)
-    RUN/shards/iter-0003/c1/   shards and records of one self-play chunk (complete folders only)
+    RUN/shards/iter-0003/c1/   shards and records of one self-play chunk (complete folders only;
+                               c-a002-000017/ on Ray: chunk 17 of actor 2)
     RUN/checkpoint.pt          model, optimizer, step, iteration, RNG states, ladder (atomic)
     RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
     RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
@@ -25,11 +26,14 @@ The package, by what each module does: :mod:`~zertz.training.config` (the settin
 :mod:`~zertz.training.folder` (the run folder and checkpoints), :mod:`~zertz.training.selfplay`
 (self-play in the engine), :mod:`~zertz.training.fitting` (the SGD steps),
 :mod:`~zertz.training.evaluation` (matches, the Elo ladder), :mod:`~zertz.training.metrics`
-(metrics and TensorBoard), :mod:`~zertz.training.loop` (the iterations).
+(metrics and TensorBoard), :mod:`~zertz.training.loop` (the iterations),
+:mod:`~zertz.training.distributed` (the same run on Ray: self-play actors and one learner,
+``python -m zertz train --ray ADDRESS``; Ray is the optional extra ``zertz[ray]``).
 """
 
 from zertz.training.config import (
     MAX_SEED,
+    DistributedSection,
     EvalSection,
     RunSection,
     SelfPlaySection,
@@ -47,6 +51,7 @@ from zertz.training.loop import Run, iterate, train
 __all__ = [
     "MAX_SEED",
     "Augmenter",
+    "DistributedSection",
     "EvalSection",
     "Run",
     "RunSection",
