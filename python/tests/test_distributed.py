@@ -23,10 +23,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import matplotlib
 import pytest
 
 pytest.importorskip("ray")
 
+import zertz
 from zertz.plots import read_metrics
 from zertz.training import final_table, load_config
 from zertz.training.distributed import parse_chunk_name
@@ -333,6 +335,8 @@ def test_a_run_end_to_end_on_three_nodes(tmp_path: Path, cluster: Cluster) -> No
         assert (t.run / "models" / f"iter-{iteration:04d}.pt").exists()
     assert (t.run / "checkpoint.pt").exists() and (t.run / "tb").is_dir()
     assert "random" in final_table(t.run)
+    matplotlib.use("Agg")
+    assert len(zertz.plot(t.run).axes) >= 3
     assert load_config(t.run / "config.toml").distributed.actors == 2
 
 

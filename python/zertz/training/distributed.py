@@ -404,6 +404,10 @@ class Driver:
             self.model, self.version = self.ray.put(reply["model"]), int(reply["step"])
         return reply
 
+    def _have(self) -> int:
+        """The version of the network the driver holds (-1: none yet, the learner sends it)."""
+        return self.version if self.model is not None else -1
+
     def _submit(self, actor: int, seq: int | None = None) -> None:
         """Hands actor ``actor`` its next chunk (or chunk ``seq`` again)."""
         if seq is None:
@@ -480,7 +484,7 @@ class Driver:
             self._check_nodes()
             if call is None and (learner_ready or waiting):
                 call = self.learner.receive.remote(
-                    [(c.meta, c.files) for c in waiting], self.version, final
+                    [(c.meta, c.files) for c in waiting], self._have(), final
                 )
                 sent, waiting, learner_ready = waiting, [], False
             pending = [*self.inflight, *([call] if call is not None else [])]
