@@ -46,7 +46,8 @@ from types import ModuleType
 from typing import Any
 
 from zertz.training.config import TrainConfig, load_config, parse_config
-from zertz.training.selfplay import chunk_seed
+from zertz.training.folder import first_line
+from zertz.training.selfplay import chunk_seed, chunk_totals
 
 #: The chunk folders of a distributed run: ``c-a{actor:03d}-{seq:06d}`` (the one-machine loop's
 #: are ``c0``, ``c1``...; the window reads both).
@@ -300,15 +301,13 @@ class Learner:
         chunks = self._current()
         started = time.perf_counter()
         self.log(f"iteration {i + 1}/{run.cfg.run.iterations}")
-        totals: dict[str, float] = {}
-        share_time = 0.0
-        for meta in chunks:
-            folder = run.dir / "shards" / f"iter-{i:04d}" / chunk_name(meta["actor"], meta["seq"])
-            summary = json.loads((folder / "summary.json").read_text())
-            for k in ("games", "samples", "actions", "evaluations", "seconds", "network_seconds"):
-                totals[k] = totals.get(k, 0.0) + float(summary.get(k) or 0.0)
-            share_time += float(summary.get("network_share") or 0.0) * float(summary["seconds"])
-        totals["network_share"] = share_time / max(totals.get("seconds", 0.0), 1e-9)
+        folder = run.dir / "shards" / f"iter-{i:04d}"
+        totals = chunk_totals(
+            [
+                json.loads((folder / chunk_name(m["actor"], m["seq"]) / "summary.json").read_text())
+                for m in chunks
+            ]
+        )
         stale = [int(m["staleness"]) for m in chunks]
         actors = sorted({int(m["actor"]) for m in chunks})
         self.log(
@@ -388,9 +387,7 @@ class Driver:
                 reply: dict[str, Any] = self.ray.get(getattr(self.learner, method).remote(*args))
                 return self._take(reply)
             except self.ray.exceptions.RayActorError as e:
-                self.log(
-                    f"the learner died ({_first_line(e)}); Ray restarts it (try {attempt + 1})"
-                )
+                self.log(f"the learner died ({first_line(e)}); Ray restarts it (try {attempt + 1})")
                 time.sleep(1.0)
         raise RuntimeError("the learner keeps dying: see the Ray logs")
 
@@ -498,7 +495,7 @@ class Driver:
                         reply = self._take(ray.get(ref))
                     except ray.exceptions.RayActorError as e:
                         self.log(
-                            f"the learner died ({_first_line(e)}); Ray restarts it from its "
+                            f"the learner died ({first_line(e)}); Ray restarts it from its "
                             f"checkpoint, and it gets {len(sent)} chunk(s) again"
                         )
                         waiting, sent = sent + waiting, []
@@ -529,7 +526,7 @@ class Driver:
                         self.ray.kill(self.actors.pop(chunk.actor), no_restart=True)
                         continue
                     self.log(
-                        f"actor {chunk.actor} failed ({_first_line(e)}): chunk {chunk.seq} again"
+                        f"actor {chunk.actor} failed ({first_line(e)}): chunk {chunk.seq} again"
                     )
                     self._submit(chunk.actor, chunk.seq)
                     continue
@@ -562,11 +559,6 @@ def _local_cpus(address: str, wanted: float, log: Callable[[str], None]) -> dict
     if wanted > cores:
         log(f"Ray on this machine: {wanted:g} CPUs asked for share its {cores} cores")
     return {"num_cpus": max(cores, math.ceil(wanted))}
-
-
-def _first_line(e: BaseException) -> str:
-    lines = str(e).strip().splitlines()
-    return lines[0].strip() if lines else type(e).__name__
 
 
 def train_distributed(

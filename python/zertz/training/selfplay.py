@@ -69,7 +69,7 @@ def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict
         }
         games = run.cfg.selfplay.games
     chunks = run.cfg.selfplay.chunks
-    totals: dict[str, float] = {}
+    summaries: list[dict[str, Any]] = []
     for c in range(chunks):
         done = folder / f"c{c}"
         if done.exists():
@@ -92,12 +92,20 @@ def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict
                 f"{' of rollout MCTS' if warmup else ''}, "
                 f"{summary['samples']} positions in {summary['seconds']:.1f} s"
             )
+        summaries.append(summary)
+    return chunk_totals(summaries)
+
+
+def chunk_totals(summaries: list[dict[str, Any]]) -> dict[str, float]:
+    """The totals of self-play chunks from their summaries (games, samples, actions,
+    evaluations, seconds, network_seconds) and the share of their time spent in the network."""
+    totals: dict[str, float] = {}
+    share_time = 0.0
+    for summary in summaries:
         for k in ("games", "samples", "actions", "evaluations", "seconds", "network_seconds"):
             totals[k] = totals.get(k, 0.0) + float(summary.get(k) or 0.0)
-        share = float(summary.get("network_share") or 0.0)
-        totals["share_time"] = totals.get("share_time", 0.0) + share * summary["seconds"]
-    # The share of the self-play time spent in the network, over all chunks.
-    totals["network_share"] = totals.pop("share_time", 0.0) / max(totals["seconds"], 1e-9)
+        share_time += float(summary.get("network_share") or 0.0) * float(summary["seconds"])
+    totals["network_share"] = share_time / max(totals.get("seconds", 0.0), 1e-9)
     return totals
 
 
