@@ -118,6 +118,22 @@ pub struct RootInfo {
     pub value: f32,
 }
 
+/// One child of the root ([`Tree::root_children`]): its action, prior, visits and mean value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChildStats {
+    /// The single action that leads to the child.
+    pub action: Action,
+    /// Its prior in the search (the evaluator's policy, with root noise if any was added), kept
+    /// to three significant digits.
+    pub prior: f32,
+    /// Simulations through the child (0 for a child never visited).
+    pub visits: u32,
+    /// Its mean value from the perspective of the root's player to move, `-1..=1` (0 for a child
+    /// never visited). Below a hop that continues a chain the same player moves again, so this is
+    /// always the value for the player who chooses at the root.
+    pub value: f32,
+}
+
 impl Tree {
     /// A tree whose root is `position`.
     pub fn new(position: Position) -> Tree {
@@ -228,6 +244,33 @@ impl Tree {
             .collect();
         let value = if root.visits == 0 { 0.0 } else { root.value_sum / root.visits as f32 };
         RootInfo { visits, total: root.visits, value }
+    }
+
+    /// Every child of the root, one per legal action once the root is expanded (none before, and
+    /// none in a finished game): the visited ones first, then the others, each group in prior
+    /// order (highest first).
+    pub fn root_children(&self) -> Vec<ChildStats> {
+        let root = &self.nodes[self.root as usize];
+        let space = ActionSpace::new(root.position.board());
+        let start = root.edges_start as usize;
+        self.edges[start..start + root.edges_len as usize]
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let action = space.decode(e.action as usize).expect("edge action in range");
+                let (visits, value) = if i < root.visited as usize {
+                    // A child's sum is from the perspective of the player who chose it: the
+                    // root's player to move.
+                    let child = &self.nodes[e.child as usize];
+                    let q =
+                        if child.visits == 0 { 0.0 } else { child.value_sum / child.visits as f32 };
+                    (child.visits, q)
+                } else {
+                    (0, 0.0)
+                };
+                ChildStats { action, prior: e.prior(), visits, value }
+            })
+            .collect()
     }
 
     /// Writes the visit distribution of the root over the action space (`[A]`, summing to 1 when

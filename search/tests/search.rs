@@ -175,6 +175,38 @@ fn check_tree(tree: &Tree) {
     } else {
         assert_eq!(sum, 0.0);
     }
+    check_root_children(tree);
+}
+
+/// What must hold of [`Tree::root_children`]: one child per legal action once the root is
+/// expanded, the visited ones first and as [`Tree::root_info`] lists them, priors that sum to 1,
+/// values in range whose visit-weighted sum is the root's value sum less its own first
+/// evaluation (a value in `-1..=1`).
+fn check_root_children(tree: &Tree) {
+    let p = tree.position();
+    let info = tree.root_info();
+    let children = tree.root_children();
+    if p.is_over() || info.total == 0 {
+        assert!(children.is_empty());
+        return;
+    }
+    assert_eq!(children.len(), p.count_legal_actions(), "one child per legal action");
+    let visited: Vec<(Action, u32)> =
+        children.iter().filter(|c| c.visits > 0).map(|c| (c.action, c.visits)).collect();
+    assert_eq!(visited, info.visits, "the visited children, in root_info's order");
+    assert!(children[..visited.len()].iter().all(|c| c.visits > 0), "visited ones first");
+    let priors: f32 = children.iter().map(|c| c.prior).sum();
+    assert!((priors - 1.0).abs() < 0.01, "priors sum to {priors}");
+    let mut weighted = 0.0f64;
+    for c in &children {
+        assert!(p.is_legal_action(&c.action));
+        assert!((-1.0..=1.0).contains(&c.value), "value {}", c.value);
+        assert!(c.visits > 0 || c.value == 0.0);
+        weighted += f64::from(c.value) * f64::from(c.visits);
+    }
+    let own = f64::from(info.value) * f64::from(info.total) - weighted;
+    let slack = 1.0 + 1e-4 * f64::from(info.total);
+    assert!(own.abs() <= slack, "the root's own evaluation would be {own}");
 }
 
 // ------------------------------------------------------------------------------------- evaluators
@@ -375,6 +407,40 @@ fn a_placement_that_wins_by_isolation_is_found() {
             assert!(info.value > 0.85, "a win in one: root value {} ({info:?})", info.value);
         }
     }
+}
+
+#[test]
+fn root_children_value_a_win_for_the_root_mover() {
+    // Ga1 wins for P0 at once: its value is exactly 1 from the root's view, whatever the
+    // evaluator says elsewhere.
+    let p = pos(ISOLATION_WIN);
+    let win = action(&p, "Ga1");
+    let tree = searched(p, 300, &config(1), &rollouts());
+    let children = tree.root_children();
+    let ga1 = children.iter().find(|c| c.action == win).expect("Ga1 is a child");
+    assert!(ga1.visits > 200, "{children:?}");
+    assert_eq!(ga1.value, 1.0);
+    // One level down, after advancing to a P1 position: values are P1's.
+    let p = pos(DIAGRAM_3);
+    let mut tree = searched(p, 400, &config(8), &rollouts());
+    let (best, _) = most_visited(&tree.root_info());
+    tree.advance(&best, usize::MAX);
+    check_root_children(&tree);
+    let value_p1 = tree.root_info().value;
+    run(std::slice::from_mut(&mut tree), &[100], &config(8), &rollouts());
+    check_root_children(&tree);
+    assert!((-1.0..=1.0).contains(&value_p1));
+}
+
+#[test]
+fn root_children_before_a_search_and_in_a_finished_game_are_none() {
+    assert!(Tree::new(start()).root_children().is_empty());
+    let tree = searched(pos(NOTHING_TO_DO), 3, &config(1), &UniformEvaluator);
+    assert_eq!(tree.root_children().len(), 1, "a pass, the only action");
+    let over = pos(NOTHING_TO_DO).play_action(&Action::Pass).unwrap();
+    let over = over.play_action(&Action::Pass).unwrap();
+    assert!(over.is_over());
+    assert!(searched(over, 10, &config(1), &UniformEvaluator).root_children().is_empty());
 }
 
 #[test]
