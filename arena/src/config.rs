@@ -11,7 +11,9 @@ use zertz_selfplay::config::{ConfigError, MAX_THREADS, read_text};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MatchFileConfig {
-    /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS) or `uniform:SIMS`.
+    /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
+    /// `nn:MODEL[:SIMS][:PRECISION]` (an exported network) or `cmd:PROGRAM ARGS` (a program that
+    /// speaks the engine protocol).
     pub players: Vec<String>,
     /// Number of games; the players alternate who starts.
     pub games: usize,

@@ -1,8 +1,12 @@
 //! Players and matches: baselines and searching players named by specs (`random`, `greedy`,
-//! `mcts:1000`, `uniform:800`, `nn:MODEL:400`), matches between two of them on a thread pool, and
-//! Elo differences with their intervals.
+//! `mcts:1000`, `uniform:800`, `nn:MODEL:400`, `cmd:PROGRAM ARGS`), matches between two of them on
+//! a thread pool, and Elo differences with their intervals; the engine protocol that other
+//! programs play through.
 //!
 //! - [`players`]: the [`Player`] trait, the players and [`PlayerSpec`], their grammar.
+//! - [`command`]: [`CommandPlayer`], a player behind another program that speaks the protocol.
+//! - [`protocol`]: the engine protocol's server side, [`EngineSession`] (`zertz engine`).
+//! - [`analysis`]: [`analyze`], a search of one position and what it thinks of every action.
 //! - [`matches`](mod@matches): one game between two players, a whole match, [`matches::elo`].
 //! - [`config`]: match settings from TOML (`zertz match --config`).
 //!
@@ -13,10 +17,16 @@
 //! assert_eq!(result.games(), 4);
 //! ```
 
+pub mod analysis;
+pub mod command;
 pub mod config;
 pub mod matches;
 pub mod players;
+pub mod protocol;
 
+pub use analysis::{Analysis, Analyzer, MoveStats, analyze};
+pub use command::CommandPlayer;
 pub use players::{
     GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer, parse_player,
 };
+pub use protocol::{EngineSession, Reply};

@@ -6,8 +6,9 @@
 //! - [`MctsPlayer`]: [`search`] with any [`Evaluator`] and a fixed number of simulations per
 //!   decision, no root noise, the most visited action, tree reuse between decisions.
 //!
-//! [`PlayerSpec`] names them in text (`random`, `greedy`, `mcts:1000`, `uniform:800`) for the
-//! command line and [`crate::matches`].
+//! [`PlayerSpec`] names them in text (`random`, `greedy`, `mcts:1000`, `uniform:800`,
+//! `nn:MODEL:400`, and `cmd:PROGRAM ARGS` for another program that speaks the engine protocol,
+//! [`crate::command`]) for the command line and [`crate::matches`].
 //!
 //! ```
 //! use zertz_env::{Player as Side, Position, Variant};
@@ -30,6 +31,9 @@ use zertz_search::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEva
 use zertz_search::mcts::{Scratch, Tree, search};
 use zertz_search::{Precision, Preset, SearchConfig};
 
+use crate::analysis::Analyzer;
+use crate::command::{self, CommandPlayer};
+
 /// Why a player could not choose an action. The message names the player (for a network's
 /// player, `nn:MODEL:SIMS`, so the model file).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -50,6 +54,15 @@ pub enum PlayerError {
         /// The position, in the text format.
         position: String,
     },
+    /// The program behind a `cmd:` player failed: its process ended, it broke the protocol,
+    /// refused a command (its `?` message is in `error`) or answered an illegal move.
+    #[error("player {player}: {error}")]
+    Engine {
+        /// The player's name (its spec, `cmd:PROGRAM ARGS`).
+        player: String,
+        /// What went wrong.
+        error: String,
+    },
 }
 
 impl PlayerError {
@@ -63,8 +76,8 @@ impl PlayerError {
 pub enum SpecError {
     /// Not one of the kinds of player.
     #[error(
-        "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS or \
-         nn:MODEL[:SIMS][:PRECISION]"
+        "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS, \
+         nn:MODEL[:SIMS][:PRECISION] or cmd:PROGRAM ARGS"
     )]
     Unknown(String),
     /// A simulation count that is not a number from 1 to [`MAX_SIMULATIONS`].
@@ -75,6 +88,23 @@ pub enum SpecError {
     /// `nn:` without a model file.
     #[error("bad player '{0}': name a model file, nn:MODEL[:SIMS]")]
     NoModel(String),
+    /// `cmd:` without a program, or with a quote that is not closed.
+    #[error("bad player '{player}': {reason}; write cmd:PROGRAM ARGS")]
+    BadCommand {
+        /// The spec.
+        player: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The program of a `cmd:` player could not be started, or did not answer the protocol's
+    /// `name` command.
+    #[error("cannot start the engine '{program}': {error}")]
+    Command {
+        /// The program, as named in the spec.
+        program: String,
+        /// Why.
+        error: String,
+    },
     /// A network's player whose model the caller did not load ([`Models`]).
     #[error("player {player}: the model {model} is not loaded")]
     NotLoaded {
@@ -451,10 +481,13 @@ impl Player for MctsPlayer {
 
 // -------------------------------------------------------------------------------------- specs
 
-/// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`, or
+/// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
 /// `nn:MODEL[:SIMS][:PRECISION]` (search guided by an exported network, in its own precision
 /// `fp32`, `bf16`, `fp16` or `auto` when one is named, else in the job's; the evaluator of each
-/// model comes from the caller through [`Models`], since this crate does not load networks).
+/// model comes from the caller through [`Models`], since this crate does not load networks), or
+/// `cmd:PROGRAM ARGS` (another program that speaks the engine protocol, [`CommandPlayer`]; the
+/// words are split on whitespace, and a word in double quotes may hold spaces: `cmd:"my
+/// engine" --player nn:"runs/a b/model.pt"`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     /// [`RandomPlayer`].
@@ -474,6 +507,8 @@ pub enum PlayerSpec {
         /// The precision the spec names (None: the job's).
         precision: Option<Precision>,
     },
+    /// [`CommandPlayer`]: a program and its arguments (at least the program).
+    Command(Vec<String>),
 }
 
 /// Simulations of `mcts` and `uniform` without a count.
@@ -533,24 +568,63 @@ impl PlayerSpec {
         }
     }
 
+    /// The program and arguments of a `cmd:` player.
+    pub fn command(&self) -> Option<&[String]> {
+        match self {
+            PlayerSpec::Command(words) => Some(words),
+            _ => None,
+        }
+    }
+
+    /// The evaluator of a neural player, from `models`; an error names a missing one.
+    fn network_evaluator(&self, models: &Models) -> Result<Option<Arc<dyn Evaluator>>, SpecError> {
+        let Some((model, precision)) = self.network() else { return Ok(None) };
+        match models.0.get(&(model.to_string(), precision)) {
+            Some(eval) => Ok(Some(eval.clone())),
+            None => {
+                Err(SpecError::NotLoaded { player: self.to_string(), model: model.to_string() })
+            }
+        }
+    }
+
     /// A fresh player; `seed` drives its random choices (and playouts). A neural player takes its
-    /// evaluator from `models`; an error names a missing one.
+    /// evaluator from `models`; an error names a missing one. A `cmd:` player starts its program
+    /// (one process per player built; see [`CommandPlayer::start`]).
     pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Player>, SpecError> {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Mcts(n) => Box::new(MctsPlayer::rollout(*n, seed)),
             PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
-            PlayerSpec::Neural { model, simulations, precision } => {
-                let Some(eval) = models.0.get(&(model.clone(), *precision)) else {
-                    return Err(SpecError::NotLoaded {
-                        player: self.to_string(),
-                        model: model.clone(),
-                    });
-                };
-                Box::new(MctsPlayer::neural(self.to_string(), eval.clone(), *simulations, seed))
+            PlayerSpec::Neural { simulations, .. } => {
+                let eval = self.network_evaluator(models)?.expect("a neural player's network");
+                Box::new(MctsPlayer::neural(self.to_string(), eval, *simulations, seed))
             }
+            PlayerSpec::Command(words) => Box::new(CommandPlayer::start(words)?),
         })
+    }
+
+    /// The evaluator and search settings with which this player's positions are analysed
+    /// ([`crate::analysis::analyze`]): a network's player (`nn:`) its network from `models` with
+    /// [`Preset::Network`]; `uniform:` the [`UniformEvaluator`] with [`Preset::Rollout`]; every
+    /// other player (`mcts:`, and `random`, `greedy` and `cmd:`, which do not search here)
+    /// random playouts seeded by `seed` ([`RolloutEvaluator`], one per leaf) with
+    /// [`Preset::Rollout`], as `mcts:` searches. An error names a network missing from `models`.
+    pub fn analyzer(&self, seed: u64, models: &Models) -> Result<Analyzer, SpecError> {
+        let (evaluator, preset): (Arc<dyn Evaluator>, Preset) = match self {
+            PlayerSpec::Neural { .. } => (
+                self.network_evaluator(models)?.expect("a neural player's network"),
+                Preset::Network,
+            ),
+            PlayerSpec::Uniform(_) => (Arc::new(UniformEvaluator), Preset::Rollout),
+            PlayerSpec::Random
+            | PlayerSpec::Greedy
+            | PlayerSpec::Mcts(_)
+            | PlayerSpec::Command(_) => {
+                (Arc::new(RolloutEvaluator { rollouts: 1, seed }), Preset::Rollout)
+            }
+        };
+        Ok(Analyzer { evaluator, config: preset.config() })
     }
 }
 
@@ -567,6 +641,7 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Neural { model, simulations, precision: Some(p) } => {
                 write!(f, "nn:{model}:{simulations}:{p}")
             }
+            PlayerSpec::Command(words) => write!(f, "cmd:{}", command::join_words(words)),
         }
     }
 }
@@ -590,6 +665,21 @@ impl FromStr for PlayerSpec {
             }
         };
         match (kind.to_ascii_lowercase().as_str(), arg) {
+            ("cmd", Some(rest)) => {
+                let bad = |reason: &str| SpecError::BadCommand {
+                    player: spec.to_string(),
+                    reason: reason.to_string(),
+                };
+                let words = command::split_words(rest).map_err(bad)?;
+                if words.first().is_none_or(|w| w.is_empty()) {
+                    return Err(bad("name a program"));
+                }
+                Ok(PlayerSpec::Command(words))
+            }
+            ("cmd", None) => Err(SpecError::BadCommand {
+                player: spec.to_string(),
+                reason: "name a program".into(),
+            }),
             ("random", None) => Ok(PlayerSpec::Random),
             ("greedy", None) => Ok(PlayerSpec::Greedy),
             ("mcts", a) => Ok(PlayerSpec::Mcts(sims(a, DEFAULT_SIMULATIONS)?)),

@@ -1,8 +1,10 @@
 //! Fuzz targets that stay: seeded mutations of valid settings, fed to the match config file
-//! ([`MatchFileConfig::from_file`]) and the player-spec grammar ([`PlayerSpec`]), for a bounded
-//! time in the test suite. The corpora: the files of `configs/` and the default settings written
+//! ([`MatchFileConfig::from_file`]) and the player-spec grammar ([`PlayerSpec`]), and of engine
+//! protocol sessions, fed line by line to an [`EngineSession`], for a bounded time in the test
+//! suite. The corpora: the files of `configs/` and the default settings written
 //! as TOML, and player specs of every kind, mutated by [`zertz_fuzzkit::fuzz`]; what a parser
-//! accepts must read back the same after being written out.
+//! accepts must read back the same after being written out. `cmd:` players are never built (that
+//! would start the program a mutation names).
 //!
 //! Budget per target: `ZERTZ_FUZZ_SECS` seconds (default 8), `ZERTZ_FUZZ_CASES` inputs,
 //! `ZERTZ_FUZZ_SEED` (see `fuzzkit`). A longer run:
@@ -15,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use zertz_arena::config::MatchFileConfig;
 use zertz_arena::players::{MAX_SIMULATIONS, Models, PlayerSpec};
+use zertz_arena::protocol::{EngineSession, Reply};
+use zertz_env::Variant;
 use zertz_fuzzkit::{TOML_TOKENS, config_corpus, fuzz};
 use zertz_selfplay::config::MAX_THREADS;
 
@@ -46,6 +50,55 @@ const SPEC_TOKENS: &[&str] = &[
     "/",
     "é",
     "\u{0}",
+    "cmd",
+    "\"",
+    "\\",
+    "zertz engine",
+];
+
+/// Tokens of engine protocol sessions.
+const SESSION_TOKENS: &[&str] = &[
+    "\n",
+    " ",
+    "\t",
+    "\r\n",
+    "#",
+    "12 ",
+    "0 ",
+    "99999999999999999999 ",
+    "name",
+    "version",
+    "protocol_version",
+    "list_commands",
+    "help",
+    "newgame",
+    "newgame 61 blitz",
+    " 37",
+    " 48",
+    " blitz",
+    "play ",
+    "genmove",
+    "undo",
+    "legal",
+    "position",
+    "setposition ",
+    "showboard",
+    "analyze 3",
+    "quit",
+    "Wd4,a1",
+    "Gg1",
+    "b4xd6",
+    "d2xd4",
+    "d4xd6",
+    "xd6",
+    "pass",
+    "P1",
+    "-",
+    "/",
+    "é",
+    "\u{0}",
+    "37 standard ----/---.-/---g--/.bw.w.-/-g----/-.---/---- 1/4/6 2/0/0 1/2/3 P0 - 0",
+    "37 standard ----/---.-/---g--/.bw.w.-/-g----/-.---/---- 1/4/6 2/0/0 1/2/3 P0 d2 0",
 ];
 
 // ------------------------------------------------------------------------------- checks
@@ -72,7 +125,10 @@ fn check_match_config(bytes: &[u8]) -> bool {
     assert_eq!(config.players.len(), 2);
     for p in &config.players {
         let spec: PlayerSpec = p.parse().expect("accepted players parse");
-        let _ = spec.build(0, &Models::new());
+        // A `cmd:` player would start its program.
+        if spec.command().is_none() {
+            let _ = spec.build(0, &Models::new());
+        }
     }
     assert!(config.threads <= MAX_THREADS);
     let written = toml::to_string(&config).expect("an accepted config writes as TOML");
@@ -96,6 +152,11 @@ fn check_player_spec(bytes: &[u8]) -> bool {
         PlayerSpec::Mcts(n) | PlayerSpec::Uniform(n) => Some(*n),
         PlayerSpec::Neural { simulations, .. } => Some(*simulations),
         PlayerSpec::Random | PlayerSpec::Greedy => None,
+        PlayerSpec::Command(words) => {
+            assert!(words.first().is_some_and(|p| !p.is_empty()), "{spec:?} names a program");
+            // Building it would start whatever program the mutation named.
+            return true;
+        }
     };
     assert!(sims.is_none_or(|n| (1..=MAX_SIMULATIONS).contains(&n)), "{spec:?}");
     // Players without a network build; a network's player names its missing model.
@@ -107,6 +168,65 @@ fn check_player_spec(bytes: &[u8]) -> bool {
         }
     }
     true
+}
+
+/// Feeds every line of `bytes` to a session: each line that is not empty or a comment gets exactly
+/// one well-framed reply carrying its id, and nothing panics. Accepted: some command succeeded.
+fn check_session(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let spec: PlayerSpec = "random".parse().unwrap();
+    let mut session = EngineSession::new(&spec, &Models::new(), 3, Variant::default()).unwrap();
+    let mut accepted = false;
+    for line in text.split('\n') {
+        let words: Vec<&str> = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split(|c: char| c.is_whitespace() || c.is_control())
+            .filter(|w| !w.is_empty())
+            .collect();
+        // Long searches only cost time.
+        let analyze = words.iter().position(|w| w.eq_ignore_ascii_case("analyze"));
+        if analyze.and_then(|i| words.get(i + 1)).is_some_and(|n| n.len() > 2) {
+            continue;
+        }
+        let reply = session.handle(line);
+        let out = reply.format();
+        if words.is_empty() {
+            assert_eq!(reply, Reply::Nothing, "{line:?}");
+            continue;
+        }
+        assert!(out.starts_with('=') || out.starts_with('?'), "{line:?}: {out:?}");
+        let body = out.strip_suffix("\n\n").unwrap_or_else(|| panic!("{line:?}: {out:?}"));
+        assert!(!body.contains("\n\n") && !body.ends_with('\n'), "{line:?}: {out:?}");
+        if let Ok(id) = words[0].parse::<u64>() {
+            if words.len() > 1 {
+                assert!(body[1..].starts_with(&id.to_string()), "{line:?}: {out:?}");
+            }
+        }
+        if let Reply::Error { text, .. } = &reply {
+            assert!(!text.contains('\n'), "errors are one line: {text:?}");
+        }
+        accepted |= matches!(reply, Reply::Answer { .. });
+        if reply.is_quit() {
+            break;
+        }
+    }
+    accepted
+}
+
+#[test]
+fn fuzz_engine_session() {
+    let scripts = [
+        "name\nversion\nlist_commands\n",
+        "newgame 37\nplay Wd4,a1\ngenmove\nundo\nundo\nlegal\nshowboard\n",
+        "1 newgame 48 blitz\n2 genmove\n3 genmove\n4 position\n5 analyze 20\n6 quit\n",
+        "setposition 37 standard ----/---.-/---g--/.bw.w.-/-g----/-.---/---- 1/4/6 2/0/0 1/2/3 \
+         P0 - 0\nplay d2xd4\nlegal\nundo\nplay d2xd4xd6\ngenmove\nundo\nshowboard\n",
+        "# comment\n\n  \ngenmove\ngenmove\ngenmove\ngenmove\ngenmove\ngenmove\nundo\n",
+    ];
+    let corpus = scripts.iter().map(|s| s.as_bytes().to_vec()).collect();
+    fuzz("engine-session", corpus, SESSION_TOKENS, check_session);
 }
 
 #[test]
@@ -134,6 +254,9 @@ fn fuzz_player_spec() {
         "NN: m.pt :7",
         "nn:C:\\models\\m.pt:1",
         "mcts:1048576",
+        "cmd:zertz engine --player random",
+        "CMD: \"my engine\"  --player \"nn:a b.pt\" \"\"",
+        "cmd:\"say \\\"hi\\\"\" C:\\m\\x",
     ];
     let corpus = specs.iter().map(|s| s.as_bytes().to_vec()).collect();
     fuzz("player-spec", corpus, SPEC_TOKENS, check_player_spec);

@@ -106,10 +106,10 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
     to_python(py, &records)
 }
 
-/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS][:PRECISION]`)
-/// read by the engine's grammar: `{"name": canonical spec, "model": the model file or None,
-/// "simulations": the count or None, "precision": the precision it names or None}`. Raises
-/// ValueError for anything else.
+/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS][:PRECISION]`,
+/// `cmd:PROGRAM ARGS`) read by the engine's grammar: `{"name": canonical spec, "model": the model
+/// file or None, "simulations": the count or None, "precision": the precision it names or None}`.
+/// Raises ValueError for anything else.
 #[pyfunction]
 pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDict>, Error> {
     use zertz_arena::PlayerSpec;
@@ -121,7 +121,7 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
     let simulations = match &parsed {
         PlayerSpec::Mcts(n) | PlayerSpec::Uniform(n) => Some(*n),
         PlayerSpec::Neural { simulations, .. } => Some(*simulations),
-        PlayerSpec::Random | PlayerSpec::Greedy => None,
+        PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::Command(_) => None,
     };
     d.set_item("simulations", simulations)?;
     d.set_item("precision", parsed.network().and_then(|(_, p)| p).map(|p| p.name()))?;
@@ -267,10 +267,11 @@ pub fn selfplay<'py>(
 }
 
 /// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL[:SIMS][:PRECISION]`), alternating who starts, on `threads` worker threads (0: one
-/// per core); returns the summary dict (wins, draws and losses of `a`, score, Elo with its 95%
-/// interval). Networks run on `device` in `precision` (unless their spec names one). With `out`, every game is written there as a JSON line. Ctrl-C stops
-/// it (`KeyboardInterrupt`).
+/// `nn:MODEL[:SIMS][:PRECISION]`, `cmd:PROGRAM ARGS`), alternating who starts, on `threads`
+/// worker threads (0: one per core); returns the summary dict (wins, draws and losses of `a`,
+/// score, Elo with its 95% interval). Networks run on `device` in `precision` (unless their spec
+/// names one). With `out`, every game is written there as a JSON line. Ctrl-C stops it
+/// (`KeyboardInterrupt`).
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
                     seed=0, threads=0, out=None, opening_actions=0,

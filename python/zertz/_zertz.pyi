@@ -322,9 +322,9 @@ def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
 
 def parse_player(spec: str) -> dict[str, Any]:
     """A player spec (``"random"``, ``"greedy"``, ``"mcts:SIMS"``, ``"uniform:SIMS"``,
-    ``"nn:MODEL[:SIMS][:PRECISION]"``) read by the engine's grammar: ``{"name": the canonical
-    spec, "model": the model file or None, "simulations": the count or None, "precision": the
-    precision it names or None}``. Raises ValueError otherwise."""
+    ``"nn:MODEL[:SIMS][:PRECISION]"``, ``"cmd:PROGRAM ARGS"``) read by the engine's grammar:
+    ``{"name": the canonical spec, "model": the model file or None, "simulations": the count or
+    None, "precision": the precision it names or None}``. Raises ValueError otherwise."""
 
 def dataset(
     sources: Sequence[str | PathLike[str]],
@@ -376,7 +376,8 @@ def match(
     inference_threads: int | None = None,
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
-    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION]"``), alternating who
+    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION]"``,
+    ``"cmd:PROGRAM ARGS"``), alternating who
     starts; returns the summary dict (the same as ``zertz match --json``: ``wins``, ``draws`` and
     ``losses`` of ``a``, ``score``, ``elo`` with ``elo_low`` and ``elo_high`` (95%),
     ``seconds``). Networks run on ``device`` in ``precision`` (unless a spec names its own);

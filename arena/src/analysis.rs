@@ -1,0 +1,128 @@
+//! Analysis of one position: a search from scratch and what it found for every legal action at
+//! the root, for the engine protocol's `analyze` ([`crate::protocol`]) and for programs that show
+//! an engine's thoughts (a web board).
+//!
+//! [`analyze`] takes any [`Evaluator`] and [`SearchConfig`]; [`PlayerSpec::analyzer`] gives the
+//! pair a player spec searches with (a network's player its network, the others a built-in
+//! evaluator), as an [`Analyzer`].
+//!
+//! ```
+//! use zertz_arena::analysis::analyze;
+//! use zertz_env::{Player, Position, Variant};
+//! use zertz_search::{Preset, UniformEvaluator};
+//! let pos = Position::new(Variant::default(), Player::P0);
+//! let analysis = analyze(&UniformEvaluator, &Preset::Rollout.config(), &pos, 50).unwrap();
+//! assert_eq!(analysis.simulations, 50);
+//! assert_eq!(analysis.moves.len(), 1944); // every legal action of the opening
+//! assert_eq!(analysis.moves.iter().map(|m| m.visits).sum::<u32>(), 49); // the root's own visit
+//! assert_eq!(analysis.moves[0].notation, pos.action_to_string(&analysis.moves[0].action));
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use zertz_env::{Action, Position};
+use zertz_search::mcts::{Scratch, Tree, search};
+use zertz_search::{EvalError, Evaluator, SearchConfig};
+
+use crate::players::MAX_SIMULATIONS;
+
+/// What a search of one position found ([`analyze`]). Serialized (JSON, say) with its fields as
+/// named, each move's action as its notation only.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Analysis {
+    /// The value of the position from the perspective of its player to move, `-1..=1` (-1 a
+    /// loss, 1 a win): the mean of every simulation's value. A finished game's exact score.
+    pub value: f32,
+    /// Simulations run (0 for a finished game).
+    pub simulations: u32,
+    /// Every legal single action of the position (a placement, one hop of a capture chain, or a
+    /// pass; none in a finished game), most visited first, ties by prior (highest first), then in
+    /// the search's own order.
+    pub moves: Vec<MoveStats>,
+}
+
+/// One legal action of an analysed position: what the search thought of it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MoveStats {
+    /// The single action (not serialized: `notation` says the same).
+    #[serde(skip)]
+    pub action: Action,
+    /// The action in notation (`Wd4,a1`, `b4xd6`, `pass`): one hop of a chain, not the whole
+    /// chain.
+    pub notation: String,
+    /// Simulations through it.
+    pub visits: u32,
+    /// Its prior in the search: the evaluator's policy (softmax at the config's policy
+    /// temperature), to three significant digits.
+    pub prior: f32,
+    /// Its mean value from the perspective of the position's player to move, `-1..=1`; 0 when
+    /// it was never visited.
+    pub value: f32,
+}
+
+/// Searches `pos` with `simulations` simulations (at most [`MAX_SIMULATIONS`]; fewer are run
+/// when more are asked) in a fresh tree, guided by `evaluator` with `config`, without root noise,
+/// and reports the root: its value and every legal action's visits, prior and value.
+///
+/// A finished game is not searched: its value is the exact score of its player to move, with no
+/// moves. An error is the evaluator's (a network that fails or answers NaN).
+pub fn analyze(
+    evaluator: &dyn Evaluator,
+    config: &SearchConfig,
+    pos: &Position,
+    simulations: u32,
+) -> Result<Analysis, EvalError> {
+    if let Some(outcome) = pos.outcome() {
+        let value = f32::from(outcome.score(pos.turn()));
+        return Ok(Analysis { value, simulations: 0, moves: Vec::new() });
+    }
+    let mut tree = Tree::new(*pos);
+    let simulations = simulations.min(MAX_SIMULATIONS);
+    search(
+        std::slice::from_mut(&mut tree),
+        &[simulations],
+        config,
+        evaluator,
+        &mut Scratch::default(),
+    )?;
+    let info = tree.root_info();
+    let mut moves: Vec<MoveStats> = tree
+        .root_children()
+        .into_iter()
+        .map(|c| MoveStats {
+            action: c.action,
+            notation: pos.action_to_string(&c.action),
+            visits: c.visits,
+            prior: c.prior,
+            value: c.value,
+        })
+        .collect();
+    // Stable: ties keep the tree's order (by prior, then by action).
+    moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+    Ok(Analysis { value: info.value, simulations: info.total, moves })
+}
+
+/// An evaluator with the search settings to use it with: what [`analyze`] needs. A player spec
+/// gives its own ([`PlayerSpec::analyzer`](crate::PlayerSpec::analyzer)).
+#[derive(Clone)]
+pub struct Analyzer {
+    /// Guides the search.
+    pub evaluator: Arc<dyn Evaluator>,
+    /// The search settings.
+    pub config: SearchConfig,
+}
+
+impl fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Analyzer").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Analyzer {
+    /// [`analyze`] with this evaluator and these settings.
+    pub fn analyze(&self, pos: &Position, simulations: u32) -> Result<Analysis, EvalError> {
+        analyze(self.evaluator.as_ref(), &self.config, pos, simulations)
+    }
+}

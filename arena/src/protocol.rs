@@ -1,0 +1,454 @@
+//! The engine protocol, server side: a line protocol in the style of GTP (the Go Text Protocol)
+//! through which other programs play with this engine (`zertz engine`), documented with an
+//! example session in `docs/engine-protocol.md`.
+//!
+//! An [`EngineSession`] holds a game and a player; [`EngineSession::handle`] takes one line and
+//! gives a [`Reply`], which [`Reply::format`] writes as `= answer` or `? error` followed by an
+//! empty line. Answers may span lines but never hold an empty one. A command may start with a
+//! numeric id, given back in the reply (`12 genmove` → `=12 b4xd6xf6`). Empty lines and comments
+//! (from `#` to the end of the line) get no reply.
+//!
+//! ```
+//! use zertz_arena::protocol::{EngineSession, Reply};
+//! use zertz_arena::{Models, PlayerSpec};
+//! use zertz_env::Variant;
+//! let spec: PlayerSpec = "greedy".parse().unwrap();
+//! let mut session = EngineSession::new(&spec, &Models::new(), 0, Variant::default()).unwrap();
+//! assert_eq!(session.handle("name").format(), "= zertz\n\n");
+//! assert_eq!(session.handle("3 play Wd4,a1").format(), "=3\n\n");
+//! let reply = session.handle("genmove");
+//! assert!(matches!(reply, Reply::Answer { .. }));
+//! assert_eq!(session.handle("play Wz9,a1").format(), "? illegal move 'Wz9,a1': no ring \"z9\" \
+//!     on the 37-ring board\n\n");
+//! assert_eq!(session.handle("# a comment"), Reply::Nothing);
+//! assert_eq!(session.handle("quit"), Reply::Quit { id: None });
+//! ```
+
+use std::fmt;
+
+use zertz_env::{
+    Action, Board, Chain, Game, MAX_CHAIN, MarbleSet, Move, MoveError, Player as Side, Position,
+    Variant,
+};
+
+use crate::analysis::Analyzer;
+use crate::players::{MAX_SIMULATIONS, Models, Player, PlayerSpec, SpecError};
+
+/// The name the `name` command answers.
+pub const ENGINE_NAME: &str = "zertz";
+
+/// The commands, as `list_commands` answers them.
+pub const COMMANDS: [&str; 15] = [
+    "name",
+    "version",
+    "list_commands",
+    "help",
+    "newgame",
+    "play",
+    "genmove",
+    "undo",
+    "legal",
+    "position",
+    "setposition",
+    "showboard",
+    "analyze",
+    "quit",
+    "protocol_version",
+];
+
+/// The version of the protocol described here (`protocol_version`).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The reply to one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// An empty line or a comment: no reply at all.
+    Nothing,
+    /// The command succeeded: `=` with its id, if it had one, and the answer (possibly empty;
+    /// possibly several lines, none of them empty).
+    Answer {
+        /// The command's id.
+        id: Option<u64>,
+        /// The answer.
+        text: String,
+    },
+    /// The command failed: `?` with its id and a message (one line); nothing changed.
+    Error {
+        /// The command's id.
+        id: Option<u64>,
+        /// What went wrong.
+        text: String,
+    },
+    /// `quit`: answered `=`; the session is over.
+    Quit {
+        /// The command's id.
+        id: Option<u64>,
+    },
+}
+
+impl Reply {
+    /// The reply as written on the wire: `=ID TEXT` or `?ID TEXT` (the id, then a space and the
+    /// text when there is one), every line of the text, then an empty line; nothing for
+    /// [`Reply::Nothing`]. Empty lines inside the text are dropped, so that the empty line always
+    /// ends the reply.
+    pub fn format(&self) -> String {
+        let (mark, id, text) = match self {
+            Reply::Nothing => return String::new(),
+            Reply::Answer { id, text } => ('=', id, text.as_str()),
+            Reply::Error { id, text } => ('?', id, text.as_str()),
+            Reply::Quit { id } => ('=', id, ""),
+        };
+        let mut out = String::new();
+        out.push(mark);
+        if let Some(id) = id {
+            out.push_str(&id.to_string());
+        }
+        let mut lines = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+        if let Some(first) = lines.next() {
+            out.push(' ');
+            out.push_str(first.trim_start());
+        }
+        for line in lines {
+            out.push('\n');
+            out.push_str(line);
+        }
+        out.push_str("\n\n");
+        out
+    }
+
+    /// Whether the session is over.
+    pub fn is_quit(&self) -> bool {
+        matches!(self, Reply::Quit { .. })
+    }
+}
+
+/// A game played over the protocol: the game, the engine's player, and what `undo` goes back to.
+pub struct EngineSession {
+    player: Box<dyn Player>,
+    analyzer: Analyzer,
+    game: Game,
+    /// The game at the start of every turn played since the game (or position) was set, the
+    /// current one included once any of it is played: what `undo` goes back to.
+    turns: Vec<Game>,
+}
+
+impl fmt::Debug for EngineSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EngineSession")
+            .field("player", &self.player.name())
+            .field("position", self.game.position())
+            .field("turns", &self.turns.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a command did: an answer, or an error message.
+type Outcome = Result<String, String>;
+
+impl EngineSession {
+    /// A session whose engine plays as `spec` (seeded by `seed`; a network's player takes its
+    /// network from `models`), at the start of a game of `variant`. `analyze` searches as
+    /// [`PlayerSpec::analyzer`] says. An error names a network missing from `models`, or a
+    /// `cmd:` program that does not start.
+    pub fn new(
+        spec: &PlayerSpec,
+        models: &Models,
+        seed: u64,
+        variant: Variant,
+    ) -> Result<EngineSession, SpecError> {
+        Ok(EngineSession {
+            player: spec.build(seed, models)?,
+            analyzer: spec.analyzer(seed, models)?,
+            game: Game::new(variant, Side::P0),
+            turns: Vec::new(),
+        })
+    }
+
+    /// The game so far.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The engine's player's name (its spec).
+    pub fn player_name(&self) -> &str {
+        self.player.name()
+    }
+
+    /// Answers one line of input (see the module description); never panics, whatever the line.
+    pub fn handle(&mut self, line: &str) -> Reply {
+        let line = clean(line);
+        let mut words = line.split(' ').filter(|w| !w.is_empty());
+        let Some(first) = words.next() else { return Reply::Nothing };
+        let (id, command) = if first.bytes().all(|b| b.is_ascii_digit()) {
+            let Ok(id) = first.parse::<u64>() else {
+                return Reply::Error { id: None, text: format!("bad id '{first}': too large") };
+            };
+            match words.next() {
+                Some(c) => (Some(id), c),
+                None => return Reply::Error { id: Some(id), text: "no command".into() },
+            }
+        } else {
+            (None, first)
+        };
+        let args: Vec<&str> = words.collect();
+        let command = command.to_ascii_lowercase();
+        if command == "quit" {
+            return Reply::Quit { id };
+        }
+        match self.run(&command, &args) {
+            Ok(text) => Reply::Answer { id, text },
+            Err(text) => Reply::Error { id, text: one_line(&text) },
+        }
+    }
+
+    fn run(&mut self, command: &str, args: &[&str]) -> Outcome {
+        let none = |answer: String| -> Outcome {
+            if args.is_empty() { Ok(answer) } else { Err(format!("{command} takes no arguments")) }
+        };
+        match command {
+            "name" => none(ENGINE_NAME.into()),
+            "version" => none(env!("CARGO_PKG_VERSION").into()),
+            "protocol_version" => none(PROTOCOL_VERSION.to_string()),
+            "list_commands" | "help" => none(COMMANDS.join("\n")),
+            "newgame" => self.new_game(args),
+            "play" => match args {
+                [text] => self.play(text),
+                [] => Err("play needs a move: play MOVE".into()),
+                _ => Err("play takes one move, without spaces (Wd4,a1)".into()),
+            },
+            "genmove" => {
+                none(String::new())?;
+                self.genmove()
+            }
+            "undo" => {
+                none(String::new())?;
+                self.undo()
+            }
+            "legal" => {
+                let pos = self.game.position();
+                let moves: Vec<String> =
+                    self.game.legal_moves().iter().map(|m| pos.move_to_string(m)).collect();
+                none(moves.join(" "))
+            }
+            "position" => none(self.game.position().to_text()),
+            "setposition" => self.set_position(&args.join(" ")),
+            "showboard" => none(self.game.position().diagram()),
+            "analyze" => match args {
+                [n] => self.analyze(n),
+                _ => Err("analyze needs a number of simulations: analyze N".into()),
+            },
+            _ => Err(format!("unknown command '{command}'")),
+        }
+    }
+
+    /// `newgame [BOARD] [blitz|standard]`: the start of a game, of the current board and marble
+    /// set where none is named.
+    fn new_game(&mut self, args: &[&str]) -> Outcome {
+        let mut variant = self.game.position().variant();
+        let (mut board, mut set) = (None, None);
+        for &arg in args {
+            if arg.bytes().all(|b| b.is_ascii_digit()) && board.is_none() {
+                board = Some(arg.parse::<Board>().map_err(|e| e.to_string())?);
+            } else if let (Some(s), None) = (MarbleSet::from_name(arg), set) {
+                set = Some(s);
+            } else {
+                return Err(format!(
+                    "bad newgame argument '{arg}': write newgame BOARD [blitz], such as \
+                     newgame 37 or newgame 48 blitz"
+                ));
+            }
+        }
+        variant.board = board.unwrap_or(variant.board);
+        variant.marbles =
+            set.unwrap_or(if board.is_some() { MarbleSet::Standard } else { variant.marbles });
+        self.game = Game::new(variant, Side::P0);
+        self.turns.clear();
+        Ok(String::new())
+    }
+
+    /// `setposition TEXT`.
+    fn set_position(&mut self, text: &str) -> Outcome {
+        if text.is_empty() {
+            return Err("setposition needs a position in the text format".into());
+        }
+        let pos = Position::from_text(text).map_err(|e| format!("bad position: {e}"))?;
+        self.game = Game::from_position(pos);
+        self.turns.clear();
+        Ok(String::new())
+    }
+
+    /// Keeps the game for `undo` when a turn begins (or when nothing is kept yet: a position set
+    /// in the middle of a chain).
+    fn note_turn(&mut self) {
+        if self.turns.is_empty() || self.game.position().chain().is_none() {
+            self.turns.push(self.game.clone());
+        }
+    }
+
+    /// `play MOVE`: a whole move, or one hop of a chain.
+    fn play(&mut self, text: &str) -> Outcome {
+        if self.game.is_over() {
+            return Err("the game is over".into());
+        }
+        let pos = *self.game.position();
+        let actions = match pos.parse_legal_move(text) {
+            Ok(m) => pos.move_actions(&m),
+            Err(whole) => match pos.parse_legal_action(text) {
+                Ok(a) => vec![a],
+                Err(_) => {
+                    return Err(format!("illegal move '{text}': {}", why_illegal(&pos, whole)));
+                }
+            },
+        };
+        let (kept, turns) = (self.game.clone(), self.turns.len());
+        self.note_turn();
+        for a in actions {
+            let before = *self.game.position();
+            if let Err(e) = self.game.play_action(&a) {
+                self.game = kept;
+                self.turns.truncate(turns);
+                return Err(format!("illegal move '{text}': {e}"));
+            }
+            self.player.observe(&before, &a);
+        }
+        Ok(String::new())
+    }
+
+    /// `genmove`: the engine plays the rest of the turn; the answer is the whole move in notation
+    /// (a chain from the ring where it started at this turn, or at this hop of it).
+    fn genmove(&mut self) -> Outcome {
+        if self.game.is_over() {
+            return Err("the game is over".into());
+        }
+        let (kept, turns) = (self.game.clone(), self.turns.len());
+        let start = *self.game.position();
+        self.note_turn();
+        let mut played: Vec<Action> = Vec::new();
+        let failed = loop {
+            let before = *self.game.position();
+            let a = match self.player.choose(&before) {
+                Ok(a) => a,
+                Err(e) => break Some(e.to_string()),
+            };
+            if self.game.play_action(&a).is_err() {
+                let name = self.player.name();
+                break Some(format!(
+                    "player {name} chose the illegal action '{}'",
+                    before.action_to_string(&a)
+                ));
+            }
+            self.player.observe(&before, &a);
+            played.push(a);
+            let pos = self.game.position();
+            if self.game.is_over() || pos.chain().is_none() || pos.turn() != start.turn() {
+                break None;
+            }
+            if played.len() > MAX_CHAIN {
+                break Some("the engine's chain does not end".into());
+            }
+        };
+        if let Some(e) = failed {
+            self.game = kept;
+            self.turns.truncate(turns);
+            return Err(e);
+        }
+        Ok(move_text(&start, &played))
+    }
+
+    /// `undo`: back to the start of the turn under way, if any of it is played, else of the last
+    /// turn.
+    fn undo(&mut self) -> Outcome {
+        match self.turns.pop() {
+            Some(game) => {
+                self.game = game;
+                Ok(String::new())
+            }
+            None => Err("nothing to undo".into()),
+        }
+    }
+
+    /// `analyze N`.
+    fn analyze(&mut self, n: &str) -> Outcome {
+        let sims = match n.parse::<u32>() {
+            Ok(s) if (1..=MAX_SIMULATIONS).contains(&s) => s,
+            _ => {
+                return Err(format!(
+                    "bad simulation count '{n}': write a number from 1 to {MAX_SIMULATIONS}"
+                ));
+            }
+        };
+        if self.game.is_over() {
+            return Err("the game is over".into());
+        }
+        let analysis = self
+            .analyzer
+            .analyze(self.game.position(), sims)
+            .map_err(|e| format!("the analysis failed: {e}"))?;
+        let mut out = format!("value {:.4} simulations {}", analysis.value, analysis.simulations);
+        for m in analysis.moves.iter().filter(|m| m.visits > 0) {
+            out.push_str(&format!(
+                "\n{} visits {} prior {:.5} value {:.4}",
+                m.notation, m.visits, m.prior, m.value
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// The actions of one turn played from `start` as one move in notation: a placement or a pass,
+/// or the hops as one chain.
+fn move_text(start: &Position, actions: &[Action]) -> String {
+    let hops: Vec<_> = actions
+        .iter()
+        .filter_map(|a| if let Action::Hop(h) = a { Some(*h) } else { None })
+        .collect();
+    match (actions, hops.first()) {
+        ([single], None) => start.action_to_string(single),
+        (_, Some(first)) if hops.len() == actions.len() => {
+            let chain = hops.iter().fold(Chain::new(first.from), |c, h| c.with(h.dir));
+            start.move_to_string(&Move::Capture(chain))
+        }
+        _ => actions.iter().map(|a| start.action_to_string(a)).collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// Why `text` is not a move here, for an error: what could not be read, or which rule it breaks.
+fn why_illegal(pos: &Position, error: MoveError) -> String {
+    match error {
+        MoveError::Parse(e) => e.to_string(),
+        MoveError::Illegal(_) => match pos.chain() {
+            Some(r) => format!(
+                "the marble on {} must jump on (play one of: {})",
+                pos.geometry().name(r),
+                legal_list(pos)
+            ),
+            None if pos.has_capture() => {
+                format!("a capture is compulsory (play one of: {})", legal_list(pos))
+            }
+            None => "not legal in this position".into(),
+        },
+    }
+}
+
+/// Up to ten legal moves, for an error.
+fn legal_list(pos: &Position) -> String {
+    let moves = pos.legal_moves();
+    let mut list: Vec<String> = moves.iter().take(10).map(|m| pos.move_to_string(m)).collect();
+    if moves.len() > 10 {
+        list.push("...".into());
+    }
+    list.join(" ")
+}
+
+/// A line without its comment, control characters and extra whitespace: words separated by one
+/// space.
+fn clean(line: &str) -> String {
+    let line = line.split('#').next().unwrap_or("");
+    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c.is_control()).collect();
+    words.into_iter().filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// `text` on one line (its lines joined by " | ").
+fn one_line(text: &str) -> String {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" | ")
+}

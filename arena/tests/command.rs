@@ -1,0 +1,141 @@
+//! `cmd:` players: their specs, and programs that fail in every way a [`CommandPlayer`] must
+//! report (shell scripts stand in for broken engines; the real engine is played in the `zertz`
+//! command's tests).
+
+use zertz_arena::matches::{MatchConfig, MatchError, run_match};
+use zertz_arena::players::{Models, PlayerError, PlayerSpec, SpecError};
+use zertz_env::{Player as Side, Position, Variant};
+
+/// The error of a player that must not build.
+fn build_error(spec: &PlayerSpec) -> SpecError {
+    match spec.build(0, &Models::new()) {
+        Ok(p) => panic!("{spec} built {}", p.name()),
+        Err(e) => e,
+    }
+}
+
+fn spec(text: &str) -> PlayerSpec {
+    text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[test]
+fn command_specs_read_and_write_back() {
+    let s = spec("cmd:zertz engine --player nn:best.pt:800");
+    let words = ["zertz", "engine", "--player", "nn:best.pt:800"];
+    assert_eq!(s, PlayerSpec::Command(words.iter().map(|w| w.to_string()).collect()));
+    assert_eq!(s.to_string(), "cmd:zertz engine --player nn:best.pt:800");
+    assert_eq!(s.command().map(<[String]>::len), Some(4));
+    assert_eq!(s.network(), None, "a program's network is its own business");
+    let quoted = spec(r#"CMD:  "/opt/my engine/zertz"   engine --player "nn:a b.pt""#);
+    assert_eq!(quoted.command().unwrap()[0], "/opt/my engine/zertz");
+    assert_eq!(quoted.command().unwrap()[3], "nn:a b.pt");
+    assert_eq!(quoted.to_string(), r#"cmd:"/opt/my engine/zertz" engine --player "nn:a b.pt""#);
+    assert_eq!(spec(&quoted.to_string()), quoted);
+    for bad in ["cmd", "cmd:", "cmd:   ", "cmd:\"\" x", "cmd:\"zertz engine"] {
+        let e = bad.parse::<PlayerSpec>().unwrap_err();
+        assert!(matches!(e, SpecError::BadCommand { .. }), "{bad}: {e}");
+        assert!(e.to_string().contains("cmd:PROGRAM ARGS"), "{e}");
+    }
+    let e = "alphazero".parse::<PlayerSpec>().unwrap_err();
+    assert!(e.to_string().contains("cmd:PROGRAM ARGS"), "the kinds are listed: {e}");
+}
+
+#[test]
+fn a_program_that_cannot_start_is_named() {
+    let e = build_error(&spec("cmd:/no/such/engine --x"));
+    assert!(matches!(&e, SpecError::Command { program, .. } if program == "/no/such/engine"));
+    assert!(e.to_string().starts_with("cannot start the engine '/no/such/engine': "), "{e}");
+}
+
+#[cfg(unix)]
+mod broken_engines {
+    use super::*;
+
+    /// A `cmd:` player running a shell script as its engine.
+    fn script(body: &str) -> PlayerSpec {
+        PlayerSpec::Command(vec!["sh".into(), "-c".into(), body.into()])
+    }
+
+    fn start() -> Position {
+        Position::new(Variant::default(), Side::P0)
+    }
+
+    /// Answers `name`, then everything with `answer`, and `genmove` with `genmove`.
+    fn engine(answer: &str, genmove: &str) -> PlayerSpec {
+        script(&format!(
+            "while read -r line; do case \"$line\" in genmove) printf '{genmove}\\n\\n';; \
+             quit) exit 0;; name) printf '= fake\\n\\n';; *) printf '{answer}\\n\\n';; esac; done"
+        ))
+    }
+
+    fn choose_error(spec: &PlayerSpec) -> String {
+        let mut p = spec.build(0, &Models::new()).unwrap();
+        match p.choose(&start()) {
+            Err(e @ PlayerError::Engine { .. }) => e.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_program_that_does_not_speak_the_protocol_does_not_start() {
+        let e = build_error(&script("read x; echo hello"));
+        let msg = e.to_string();
+        assert!(msg.starts_with("cannot start the engine 'sh': "), "{msg}");
+        assert!(msg.contains("it answered 'hello' to 'name'"), "{msg}");
+        let e = build_error(&script("exit 3"));
+        assert!(e.to_string().contains("before it answered 'name'"), "{e}");
+    }
+
+    #[test]
+    fn an_engine_that_ends_is_an_error() {
+        let e = choose_error(&script("read x; printf '= fake\\n\\n'; exit 4"));
+        assert!(e.contains("it ended before it answered 'newgame 37'"), "{e}");
+        assert!(e.contains("exit status: 4"), "the status is reported: {e}");
+    }
+
+    #[test]
+    fn a_refusal_carries_the_engines_message() {
+        let e = choose_error(&engine("? not today", "= pass"));
+        assert!(e.ends_with("it answered '? not today' to 'newgame 37'"), "{e}");
+        assert!(e.starts_with("player cmd:sh -c "), "{e}");
+    }
+
+    #[test]
+    fn an_illegal_answer_is_an_error() {
+        let e = choose_error(&engine("=", "= Wz9,a1"));
+        assert!(e.contains("it answered 'Wz9,a1' to 'genmove', not a legal move here"), "{e}");
+        let e = choose_error(&engine("=", "= b4xd6"));
+        assert!(e.contains("illegal move b4xd6"), "{e}");
+        let e = choose_error(&engine("=", "garbage"));
+        assert!(e.contains("not '= ...' or '? ...'"), "{e}");
+    }
+
+    #[test]
+    fn ids_and_extra_lines_in_answers_are_read() {
+        let spec = engine("=5", "=17 Wd4,a1\\nmore text");
+        let mut p = spec.build(0, &Models::new()).unwrap();
+        let a = p.choose(&start()).unwrap();
+        assert_eq!(start().action_to_string(&a), "Wd4,a1");
+    }
+
+    #[test]
+    fn a_failing_engine_stops_a_match() {
+        let config = MatchConfig {
+            a: engine("? broken", "= pass"),
+            b: spec("random"),
+            games: 2,
+            variant: Variant::default(),
+            seed: 0,
+            threads: 1,
+            max_actions: 100,
+            models: Models::new(),
+            opening_actions: 0,
+        };
+        match run_match(&config, &|_| {}) {
+            Err(MatchError::Player { error: PlayerError::Engine { error, .. }, .. }) => {
+                assert!(error.contains("? broken"), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
