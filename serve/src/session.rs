@@ -1,0 +1,617 @@
+//! One game of the web board: a [`Game`], who plays each side (a person at the browser or an engine
+//! built from a [`PlayerSpec`]), undo, resignation, and the [`GameView`] the page draws.
+//!
+//! Nothing here is asynchronous or knows HTTP: the server ([`crate::server`]) locks a session and
+//! calls it, on a blocking thread when an engine thinks.
+//!
+//! ```
+//! use zertz_arena::{Models, PlayerSpec};
+//! use zertz_env::{Player, Variant};
+//! use zertz_serve::session::{GameSession, Seats};
+//! let seats = Seats::against("random".parse().unwrap(), Player::P0);
+//! let mut game = GameSession::new(Variant::default(), seats, 7, &Models::new()).unwrap();
+//! game.play("Wd4,a1").unwrap();
+//! assert!(game.view().engine_to_move);
+//! game.engine_turn().unwrap();
+//! assert_eq!(game.view().moves.len(), 2);
+//! game.undo().unwrap();
+//! assert!(game.view().moves.is_empty());
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use zertz_arena::players::{PlayerError, SpecError};
+use zertz_arena::{Models, PlayerSpec};
+use zertz_env::{Action, Game, Marble, Outcome, Player, Position, Variant};
+
+/// Why a request on a game cannot be done. Every variant is the player's or the page's mistake
+/// (a 4xx answer), except [`SessionError::Engine`] (an engine that failed).
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Text that is not a legal move or action here.
+    #[error("{0}")]
+    IllegalMove(String),
+    /// A move asked of the side whose turn it is not.
+    #[error("it is not your turn: {0} is to move")]
+    NotYourTurn(String),
+    /// The game has ended.
+    #[error("the game is over")]
+    Over,
+    /// Undo with nothing to take back.
+    #[error("nothing to undo")]
+    NothingToUndo,
+    /// The engine was asked to move on a person's turn.
+    #[error("no engine plays {0}")]
+    NoEngine(String),
+    /// A player spec that cannot be built.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// An engine that failed to choose (a network that failed, a program that died).
+    #[error(transparent)]
+    Engine(#[from] PlayerError),
+}
+
+/// Who plays each side: `None` is the person at the browser.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seats(pub [Option<PlayerSpec>; 2]);
+
+impl Seats {
+    /// A person playing `you` against the engine `engine`.
+    pub fn against(engine: PlayerSpec, you: Player) -> Seats {
+        let mut seats = [Some(engine.clone()), Some(engine)];
+        seats[you.index()] = None;
+        Seats(seats)
+    }
+
+    /// Two engines: a game to watch (`first` moves first).
+    pub fn watch(first: PlayerSpec, second: PlayerSpec) -> Seats {
+        Seats([Some(first), Some(second)])
+    }
+
+    /// The side the person plays, if one: the first seat without an engine.
+    pub fn person(&self) -> Option<Player> {
+        [Player::P0, Player::P1].into_iter().find(|p| self.0[p.index()].is_none())
+    }
+}
+
+/// A game in progress at the web board.
+pub struct GameSession {
+    seats: Seats,
+    engines: [Option<Box<dyn zertz_arena::Player>>; 2],
+    models: Models,
+    seed: u64,
+    game: Game,
+    /// The game at the start of every turn played so far, for undo.
+    turn_starts: Vec<Game>,
+    resigned: Option<Player>,
+}
+
+impl std::fmt::Debug for GameSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GameSession")
+            .field("seats", &self.seats)
+            .field("position", &self.game.position().to_text())
+            .finish_non_exhaustive()
+    }
+}
+
+impl GameSession {
+    /// A new game of `variant` (P0 moves first); engines are seeded from `seed` and take their
+    /// networks from `models`.
+    pub fn new(
+        variant: Variant,
+        seats: Seats,
+        seed: u64,
+        models: &Models,
+    ) -> Result<GameSession, SessionError> {
+        let mut s = GameSession {
+            seats,
+            engines: [None, None],
+            models: models.clone(),
+            seed,
+            game: Game::new(variant, Player::P0),
+            turn_starts: Vec::new(),
+            resigned: None,
+        };
+        s.build_engines()?;
+        Ok(s)
+    }
+
+    /// Fresh engines for both seats (after undo too: a search tree follows a game only forwards).
+    fn build_engines(&mut self) -> Result<(), SessionError> {
+        for side in 0..2 {
+            self.engines[side] = match &self.seats.0[side] {
+                Some(spec) => {
+                    let seed = self.seed.wrapping_add(side as u64);
+                    Some(spec.build(seed, &self.models)?)
+                }
+                None => None,
+            };
+        }
+        self.seed = self.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        Ok(())
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        self.game.position()
+    }
+
+    /// Whether the game has ended (by the rules or by resignation).
+    pub fn is_over(&self) -> bool {
+        self.resigned.is_some() || self.game.is_over()
+    }
+
+    /// Whether the side to move is an engine.
+    pub fn engine_to_move(&self) -> bool {
+        !self.is_over() && self.engines[self.position().turn().index()].is_some()
+    }
+
+    /// Plays the person's move: a whole move in notation, or a single action (one hop of a
+    /// capture chain).
+    pub fn play(&mut self, text: &str) -> Result<(), SessionError> {
+        if self.is_over() {
+            return Err(SessionError::Over);
+        }
+        let pos = *self.position();
+        if self.engines[pos.turn().index()].is_some() {
+            return Err(SessionError::NotYourTurn(pos.turn().to_string()));
+        }
+        let actions = match pos.parse_legal_move(text) {
+            Ok(m) => pos.move_actions(&m),
+            Err(whole) => match pos.parse_legal_action(text) {
+                Ok(a) => vec![a],
+                Err(_) => return Err(SessionError::IllegalMove(whole.to_string())),
+            },
+        };
+        for a in actions {
+            self.apply(&a)?;
+        }
+        Ok(())
+    }
+
+    /// The engine to move plays its whole turn (every hop of a capture chain).
+    pub fn engine_turn(&mut self) -> Result<(), SessionError> {
+        if self.is_over() {
+            return Err(SessionError::Over);
+        }
+        let mover = self.position().turn();
+        while !self.is_over() && self.position().turn() == mover {
+            let pos = *self.position();
+            let Some(engine) = self.engines[mover.index()].as_mut() else {
+                return Err(SessionError::NoEngine(mover.to_string()));
+            };
+            let a = engine.choose(&pos)?;
+            if !pos.is_legal_action(&a) {
+                return Err(SessionError::IllegalMove(format!(
+                    "the engine {} played the illegal action {}",
+                    engine.name(),
+                    pos.action_to_string(&a)
+                )));
+            }
+            self.apply(&a)?;
+        }
+        Ok(())
+    }
+
+    /// Plays a legal action, tells both engines, and remembers where each turn started.
+    fn apply(&mut self, a: &Action) -> Result<(), SessionError> {
+        let before = *self.position();
+        if before.chain().is_none() {
+            self.turn_starts.push(self.game.clone());
+        }
+        self.game.play_action(a).map_err(|e| {
+            SessionError::IllegalMove(format!("{}: {e}", before.action_to_string(a)))
+        })?;
+        for engine in self.engines.iter_mut().flatten() {
+            engine.observe(&before, a);
+        }
+        Ok(())
+    }
+
+    /// Takes back the person's last turn and the engine's reply to it (or the turn in progress);
+    /// in a game between two engines, the last turn. A resignation is taken back first.
+    pub fn undo(&mut self) -> Result<(), SessionError> {
+        if self.resigned.take().is_some() {
+            return Ok(());
+        }
+        let person = self.seats.person();
+        loop {
+            let Some(start) = self.turn_starts.pop() else {
+                return Err(SessionError::NothingToUndo);
+            };
+            let mover = start.position().turn();
+            self.game = start;
+            if person.is_none() || person == Some(mover) {
+                break;
+            }
+            if self.turn_starts.is_empty() {
+                // Only the engine's opening turn is left: keep it.
+                break;
+            }
+        }
+        self.build_engines()?;
+        Ok(())
+    }
+
+    /// The person resigns (in a game between engines, the side to move does).
+    pub fn resign(&mut self) -> Result<(), SessionError> {
+        if self.is_over() {
+            return Err(SessionError::Over);
+        }
+        self.resigned = Some(self.seats.person().unwrap_or(self.position().turn()));
+        Ok(())
+    }
+
+    /// The result in words, once the game is over.
+    pub fn result(&self) -> Option<String> {
+        if let Some(p) = self.resigned {
+            return Some(format!("{} wins: {p} resigned", !p));
+        }
+        match self.game.outcome()? {
+            Outcome::Win(p) => Some(format!("{p} wins")),
+            Outcome::Draw if self.game.is_repetition() => {
+                Some("draw by third repetition".to_string())
+            }
+            Outcome::Draw => Some("draw".to_string()),
+        }
+    }
+
+    /// What the page shows: the board, whose turn, the moves, the legal choices of a person to
+    /// move.
+    pub fn view(&self) -> GameView {
+        let pos = self.position();
+        let person = self.seats.person();
+        let names = [Player::P0, Player::P1].map(|p| match &self.seats.0[p.index()] {
+            Some(spec) => spec.to_string(),
+            None => "you".to_string(),
+        });
+        let over = self.is_over();
+        let status = match self.result() {
+            Some(r) => r,
+            None if self.engine_to_move() => {
+                format!("{} to move ({} is thinking)", pos.turn(), names[pos.turn().index()])
+            }
+            None => format!("{} to move: your turn", pos.turn()),
+        };
+        let legal = if over || self.engine_to_move() { Legal::default() } else { Legal::of(pos) };
+        GameView {
+            board: BoardView::of(pos),
+            you: person.map(|p| p.to_string()),
+            players: names,
+            moves: move_list(&self.game),
+            over,
+            result: self.result(),
+            status,
+            engine_to_move: self.engine_to_move(),
+            can_undo: !self.turn_starts.is_empty() || self.resigned.is_some(),
+            legal,
+        }
+    }
+}
+
+/// The whole moves of a game in notation (a chain in progress as far as it has gone).
+pub fn move_list(game: &Game) -> Vec<String> {
+    let mut pos = *game.start();
+    game.moves()
+        .iter()
+        .map(|m| {
+            let s = pos.move_to_string(m);
+            for a in pos.move_actions(m) {
+                if pos.is_legal_action(&a) {
+                    pos.play_action_unchecked(&a);
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// One ring of the board in the drawing: its name, column `x` and half-step height `p`
+/// (`shared/rules/boards.md`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Cell {
+    /// Lower-case name, such as `d4`.
+    pub name: String,
+    /// Column, 0 = a.
+    pub x: u8,
+    /// Height in half-steps.
+    pub p: u8,
+    /// Whether the ring is still on the board.
+    pub ring: bool,
+    /// The marble on it: `W`, `G` or `B`.
+    pub marble: Option<char>,
+}
+
+/// Marbles by colour letter.
+pub type Marbles = BTreeMap<char, u8>;
+
+fn by_colour(counts: zertz_env::ByMarble<u8>) -> Marbles {
+    Marble::ALL.iter().map(|&m| (m.letter(), counts.0[m.index()])).collect()
+}
+
+/// A position as the page draws it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct BoardView {
+    /// Rings of the board (37, 40, 43, 44, 48 or 61).
+    pub board: usize,
+    /// Whether the marble set is blitz.
+    pub blitz: bool,
+    /// Every ring of the board's shape, removed ones included.
+    pub cells: Vec<Cell>,
+    /// The pool.
+    pub pool: Marbles,
+    /// Captures of P0 and P1.
+    pub captures: [Marbles; 2],
+    /// `P0` or `P1`.
+    pub turn: String,
+    /// The ring of the marble in the middle of a capture chain.
+    pub chain: Option<String>,
+    /// The position in the text format (for analysis and `zertz engine`'s `setposition`).
+    pub position: String,
+}
+
+impl BoardView {
+    /// The drawing of `pos`.
+    pub fn of(pos: &Position) -> BoardView {
+        let geo = pos.geometry();
+        let cells = geo
+            .rings()
+            .map(|r| {
+                let (x, p) = geo.coords(r);
+                Cell {
+                    name: geo.name(r).to_string(),
+                    x,
+                    p,
+                    ring: pos.has_ring(r),
+                    marble: pos.marble_at(r).map(Marble::letter),
+                }
+            })
+            .collect();
+        BoardView {
+            board: pos.board().rings(),
+            blitz: pos.marble_set() == zertz_env::MarbleSet::Blitz,
+            cells,
+            pool: by_colour(pos.pool()),
+            captures: [Player::P0, Player::P1].map(|p| by_colour(pos.captures(p))),
+            turn: pos.turn().to_string(),
+            chain: pos.chain().map(|r| geo.name(r).to_string()),
+            position: pos.to_text(),
+        }
+    }
+}
+
+/// One hop a person may play: the marble on `from` jumps over `over` to `to`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct HopChoice {
+    /// The jumping marble's ring.
+    pub from: String,
+    /// The captured marble's ring.
+    pub over: String,
+    /// The landing ring.
+    pub to: String,
+    /// The hop in notation, `b4xd6`.
+    pub text: String,
+}
+
+/// The legal single actions of the person to move, shaped for clicking: a colour, a ring to
+/// place on, a ring to remove (or none); or a hop; or a pass.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Legal {
+    /// Colours that can be placed (from the pool, or from the mover's captures once it is empty).
+    pub colours: Vec<char>,
+    /// For every ring a marble can go on, the rings that can then be removed (empty: none can).
+    pub place: BTreeMap<String, Vec<String>>,
+    /// The hops, when a capture is compulsory.
+    pub hops: Vec<HopChoice>,
+    /// Whether the only action is a pass.
+    pub pass: bool,
+}
+
+impl Legal {
+    /// The legal actions of `pos`. The rings that can be removed after a placement depend on
+    /// where the marble goes, not on its colour.
+    pub fn of(pos: &Position) -> Legal {
+        let geo = pos.geometry();
+        let mut legal = Legal::default();
+        for a in pos.legal_actions() {
+            match a {
+                Action::Place(p) => {
+                    let c = p.marble.letter();
+                    if !legal.colours.contains(&c) {
+                        legal.colours.push(c);
+                    }
+                    let removes = legal.place.entry(geo.name(p.at).to_string()).or_default();
+                    if let Some(r) = p.remove {
+                        let name = geo.name(r).to_string();
+                        if !removes.contains(&name) {
+                            removes.push(name);
+                        }
+                    }
+                }
+                Action::Hop(h) => {
+                    let over = geo.neighbour(h.from, h.dir);
+                    let to = geo.jump(h.from, h.dir);
+                    if let (Some(over), Some(to)) = (over, to) {
+                        legal.hops.push(HopChoice {
+                            from: geo.name(h.from).to_string(),
+                            over: geo.name(over).to_string(),
+                            to: geo.name(to).to_string(),
+                            text: pos.action_to_string(&a),
+                        });
+                    }
+                }
+                Action::Pass => legal.pass = true,
+            }
+        }
+        legal.colours.sort_by_key(|c| "WGB".find(*c));
+        legal
+    }
+}
+
+/// Everything the page shows of a game.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameView {
+    /// The position.
+    #[serde(flatten)]
+    pub board: BoardView,
+    /// The side of the person (`P0` or `P1`), none when two engines play.
+    pub you: Option<String>,
+    /// Who plays P0 and P1: `you` or a player spec.
+    pub players: [String; 2],
+    /// Whole moves in notation.
+    pub moves: Vec<String>,
+    /// Whether the game has ended.
+    pub over: bool,
+    /// The result in words.
+    pub result: Option<String>,
+    /// Whose turn it is or the result, in words.
+    pub status: String,
+    /// Whether an engine is to move (the page then asks it to).
+    pub engine_to_move: bool,
+    /// Whether undo has something to take back.
+    pub can_undo: bool,
+    /// The person's legal choices (empty on an engine's turn).
+    pub legal: Legal,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zertz_env::{Board, MarbleSet};
+
+    fn session(seats: Seats) -> GameSession {
+        GameSession::new(Variant::default(), seats, 1, &Models::new()).unwrap()
+    }
+
+    #[test]
+    fn a_person_and_an_engine_take_turns_to_the_end() {
+        let mut s = session(Seats::against(PlayerSpec::Random, Player::P1));
+        let mut rng = zertz_env::SplitMix64(3);
+        let mut turns = 0;
+        while !s.is_over() {
+            if s.engine_to_move() {
+                s.engine_turn().unwrap();
+            } else {
+                let legal = s.position().legal_actions();
+                let a = legal[rng.below(legal.len())];
+                let text = s.position().action_to_string(&a);
+                s.play(&text).unwrap();
+            }
+            turns += 1;
+            assert!(turns < 1000);
+        }
+        let view = s.view();
+        assert!(view.over && view.result.is_some());
+        assert_eq!(view.status, view.result.clone().unwrap());
+        assert!(view.legal.place.is_empty() && view.legal.hops.is_empty());
+        assert!(matches!(s.play("Wd4,a1"), Err(SessionError::Over)));
+    }
+
+    #[test]
+    fn moves_out_of_turn_and_illegal_moves_are_refused() {
+        let mut s = session(Seats::against(PlayerSpec::Greedy, Player::P1));
+        assert!(matches!(s.play("Wd4,a1"), Err(SessionError::NotYourTurn(_))));
+        s.engine_turn().unwrap();
+        let err = s.play("Wz9,a1").unwrap_err();
+        assert!(matches!(err, SessionError::IllegalMove(_)), "{err}");
+        assert!(err.to_string().contains("z9"), "{err}");
+        assert!(matches!(s.engine_turn(), Err(SessionError::NoEngine(_))));
+    }
+
+    #[test]
+    fn undo_takes_back_the_persons_turn_and_the_reply() {
+        let mut s = session(Seats::against(PlayerSpec::Random, Player::P0));
+        assert!(matches!(s.undo(), Err(SessionError::NothingToUndo)));
+        s.play("Wd4,a1").unwrap();
+        s.engine_turn().unwrap();
+        let after_two = s.position().to_text();
+        s.play(&s.view().legal.hops.first().map_or_else(
+            || {
+                let (at, rem) = s.view().legal.place.into_iter().next().unwrap();
+                let colour = s.view().legal.colours[0];
+                match rem.first() {
+                    Some(r) => format!("{colour}{at},{r}"),
+                    None => format!("{colour}{at}"),
+                }
+            },
+            |h| h.text.clone(),
+        ))
+        .unwrap();
+        s.engine_turn().unwrap();
+        assert_eq!(s.view().moves.len(), 4);
+        s.undo().unwrap();
+        assert_eq!(s.position().to_text(), after_two);
+        s.undo().unwrap();
+        assert!(s.view().moves.is_empty());
+        assert!(!s.view().can_undo);
+    }
+
+    #[test]
+    fn an_engine_that_moves_first_keeps_its_opening_turn_on_undo() {
+        let mut s = session(Seats::against(PlayerSpec::Random, Player::P1));
+        s.engine_turn().unwrap();
+        let opening = s.position().to_text();
+        s.play(&s.position().action_to_string(&s.position().legal_actions()[0])).unwrap();
+        s.undo().unwrap();
+        assert_eq!(s.position().to_text(), opening);
+        assert_eq!(s.view().moves.len(), 1);
+    }
+
+    #[test]
+    fn resigning_ends_the_game_and_undo_takes_it_back() {
+        let mut s = session(Seats::against(PlayerSpec::Random, Player::P0));
+        s.resign().unwrap();
+        assert_eq!(s.result().unwrap(), "P1 wins: P0 resigned");
+        assert!(s.view().over && s.view().can_undo);
+        assert!(matches!(s.resign(), Err(SessionError::Over)));
+        s.undo().unwrap();
+        assert!(!s.is_over());
+    }
+
+    #[test]
+    fn two_engines_play_a_game_to_watch() {
+        let mut s = session(Seats::watch(PlayerSpec::Greedy, PlayerSpec::Random));
+        assert_eq!(s.view().you, None);
+        let mut turns = 0;
+        while s.engine_to_move() {
+            s.engine_turn().unwrap();
+            turns += 1;
+        }
+        assert!(s.is_over() && turns > 3);
+        assert_eq!(s.view().moves.len(), turns);
+        assert!(matches!(s.play("pass"), Err(SessionError::Over)));
+    }
+
+    #[test]
+    fn legal_choices_are_grouped_for_clicking() {
+        let pos = Position::new(Variant::new(Board::R61, MarbleSet::Blitz), Player::P0);
+        let legal = Legal::of(&pos);
+        assert_eq!(legal.colours, vec!['W', 'G', 'B']);
+        assert_eq!(legal.place.len(), 61);
+        let total: usize = legal.place.values().map(Vec::len).sum();
+        assert_eq!(total * 3, pos.legal_actions().len());
+        assert!(legal.hops.is_empty() && !legal.pass);
+        let view = BoardView::of(&pos);
+        assert_eq!((view.board, view.blitz, view.cells.len()), (61, true, 61));
+        assert_eq!(view.pool[&'W'], 5);
+    }
+
+    #[test]
+    fn capture_hops_name_the_captured_marble() {
+        // White on d4 and grey on d5, d6 vacant: P1 must capture d4 over d5 or d5 over d4.
+        let mut g = Game::new(Variant::default(), Player::P0);
+        g.play_str("Wd4,a1").unwrap();
+        g.play_str("Gd5,a2").unwrap();
+        let legal = Legal::of(g.position());
+        assert!(!legal.hops.is_empty());
+        assert!(legal.place.is_empty() && legal.colours.is_empty());
+        for h in &legal.hops {
+            assert!(
+                ["d4", "d5"].contains(&h.from.as_str()) && ["d4", "d5"].contains(&h.over.as_str())
+            );
+            assert_eq!(h.text, format!("{}x{}", h.from, h.to));
+        }
+    }
+}
