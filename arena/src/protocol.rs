@@ -88,8 +88,9 @@ pub enum Reply {
 
 impl Reply {
     /// The reply as written on the wire: `=ID TEXT` or `?ID TEXT` (the id, then a space and the
-    /// text when there is one), every line of the text, then an empty line; nothing for
-    /// [`Reply::Nothing`]. Empty lines inside the text are dropped, so that the empty line always
+    /// text's first line when there is one), the text's other lines, then an empty line; nothing
+    /// for [`Reply::Nothing`]. A text whose first line is empty (a diagram) starts on the line
+    /// below the mark. Empty lines inside the text are dropped, so that the empty line always
     /// ends the reply.
     pub fn format(&self) -> String {
         let (mark, id, text) = match self {
@@ -103,12 +104,13 @@ impl Reply {
         if let Some(id) = id {
             out.push_str(&id.to_string());
         }
-        let mut lines = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
-        if let Some(first) = lines.next() {
+        let mut lines = text.lines().map(str::trim_end);
+        // A text that starts with a line break (a diagram) starts below the mark.
+        if let Some(first) = lines.next().filter(|l| !l.trim().is_empty()) {
             out.push(' ');
             out.push_str(first.trim_start());
         }
-        for line in lines {
+        for line in lines.filter(|l| !l.trim().is_empty()) {
             out.push('\n');
             out.push_str(line);
         }
@@ -232,7 +234,7 @@ impl EngineSession {
             }
             "position" => none(self.game.position().to_text()),
             "setposition" => self.set_position(&args.join(" ")),
-            "showboard" => none(self.game.position().diagram()),
+            "showboard" => none(format!("\n{}", self.game.position().diagram())),
             "analyze" => match args {
                 [n] => self.analyze(n),
                 _ => Err("analyze needs a number of simulations: analyze N".into()),

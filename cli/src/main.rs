@@ -4,6 +4,7 @@
 mod bench;
 mod common;
 mod dataset;
+mod engine;
 mod matches;
 mod model;
 mod perft;
@@ -75,9 +76,15 @@ enum Command {
     /// Play a match between two players and report the score and the Elo difference.
     ///
     /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS] (an
-    /// exported network, 400 simulations by default). Player A moves first in the even games, B in
-    /// the odd ones.
+    /// exported network, 400 simulations by default), cmd:PROGRAM ARGS (a program that speaks the
+    /// engine protocol, one process per game: "cmd:zertz engine --player nn:old.pt:800"). Player
+    /// A moves first in the even games, B in the odd ones.
     Match(matches::MatchArgs),
+    /// The engine protocol on standard input and output, for other programs (GTP style:
+    /// `genmove`, `play MOVE`, `analyze N`...; docs/engine-protocol.md).
+    ///
+    /// Example: zertz engine --player nn:runs/default/best.pt:800
+    Engine(engine::EngineArgs),
     /// Draw a position in the terminal.
     Show(show::ShowArgs),
     /// Speed measurements: `zertz bench inference` (the bare network, without search).
@@ -147,6 +154,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::Sgf(args) => sgf::run(args),
         Command::Play(args) => play::run(args),
         Command::Match(args) => matches::run(args),
+        Command::Engine(args) => engine::run(args),
         Command::Bench(command) => bench::run(command),
         Command::InternalPanicTest => panic!("internal-panic-test panics on purpose"),
     }

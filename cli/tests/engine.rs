@@ -1,0 +1,222 @@
+//! `zertz engine` (the engine protocol on standard input and output) and `cmd:` players in
+//! `zertz match`, run through the real program.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use zertz_env::{Player, Position, Variant};
+
+const ZERTZ: &str = env!("CARGO_BIN_EXE_zertz");
+
+/// Runs `zertz ARGS` with `input` on its standard input.
+fn run_with_input(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(ZERTZ)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zertz runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // From a thread: the engine answers while it reads, so a long input would fill both pipes.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("zertz's output");
+    writer.join().unwrap();
+    out
+}
+
+/// The replies of a session: each one's text, without the empty line that ends it.
+fn replies(out: &Output) -> Vec<String> {
+    let text = String::from_utf8(out.stdout.clone()).expect("the protocol is UTF-8");
+    assert!(text.is_empty() || text.ends_with("\n\n"), "{text:?}");
+    text.split_terminator("\n\n").map(str::to_string).collect()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_scripted_session() {
+    let script = "\
+        name\n\
+        12 version\n\
+        # a comment, then an empty line\n\
+        \n\
+        newgame 37\n\
+        play Wd4,a1\n\
+        3 genmove\n\
+        legal\n\
+        position\n\
+        showboard\n\
+        analyze 30\n\
+        undo\n\
+        undo\n\
+        position\n\
+        play Wz9,a1\n\
+        frobnicate\n\
+        4 quit\n\
+        name\n";
+    let out = run_with_input(&["engine", "--player", "greedy", "--seed", "3"], script.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let r = replies(&out);
+    assert_eq!(r.len(), 15, "one reply per command, none after quit: {r:#?}");
+    assert_eq!(r[0], "= zertz");
+    assert_eq!(r[1], format!("=12 {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!((r[2].as_str(), r[3].as_str()), ("=", "="));
+    let start = Position::new(Variant::default(), Player::P0);
+    let after = start.play(&start.parse_legal_move("Wd4,a1").unwrap()).unwrap();
+    let answer = r[4].strip_prefix("=3 ").expect("genmove answers with its id");
+    let m = after.parse_legal_move(answer).unwrap_or_else(|e| panic!("{answer}: {e}"));
+    let now = after.play(&m).unwrap();
+    let legal = r[5].strip_prefix("= ").unwrap();
+    assert_eq!(legal.split(' ').count() as u64, now.count_legal_moves());
+    assert_eq!(r[6], format!("= {}", now.to_text()));
+    assert!(r[7].starts_with("=\n") && r[7].contains("P0 to move"), "{}", r[7]);
+    let analysis: Vec<&str> = r[8].lines().collect();
+    assert!(analysis[0].starts_with("= value ") && analysis[0].ends_with(" simulations 30"));
+    assert!(analysis.len() > 1 && analysis[1].contains(" visits "), "{analysis:?}");
+    assert_eq!((r[9].as_str(), r[10].as_str()), ("=", "="));
+    assert_eq!(r[11], format!("= {}", start.to_text()));
+    assert_eq!(r[12], "? illegal move 'Wz9,a1': no ring \"z9\" on the 37-ring board");
+    assert_eq!(r[13], "? unknown command 'frobnicate'");
+    assert_eq!(r[14], "=4");
+}
+
+#[test]
+fn the_end_of_the_input_ends_the_engine() {
+    let out = run_with_input(&["engine", "--player", "random"], b"name");
+    assert!(out.status.success());
+    assert_eq!(replies(&out), ["= zertz"], "a last line without a line break is read");
+    let out = run_with_input(&["engine", "--player", "random"], b"");
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"");
+}
+
+#[test]
+fn garbage_gets_one_error_per_line_and_never_a_crash() {
+    let mut input: Vec<u8> = Vec::new();
+    let mut expected = 0;
+    let mut rng = 0x1234_5678_u64;
+    for i in 0..300 {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let len = 1 + (rng >> 58) as usize;
+        let mut line: Vec<u8> = (0..len)
+            .map(|k| (rng.rotate_left(k as u32 * 7) >> 40) as u8)
+            .filter(|&b| b != b'\n' && b != b'#')
+            .collect();
+        if i % 3 == 0 {
+            line.splice(0..0, b"genmove ".iter().copied());
+        }
+        if i % 5 == 0 {
+            line.splice(0..0, b"play ".iter().copied());
+        }
+        // A line of only spaces and control characters gets no reply.
+        let text = String::from_utf8_lossy(&line);
+        if !text.split(|c: char| c.is_whitespace() || c.is_control()).all(str::is_empty) {
+            expected += 1;
+        }
+        input.extend_from_slice(&line);
+        input.push(b'\n');
+    }
+    // A line longer than the engine reads (1 MiB).
+    input.extend(std::iter::repeat_n(b'a', (1 << 20) + 10));
+    input.extend_from_slice(b"\nname\n");
+    expected += 2;
+    let out = run_with_input(&["engine", "--player", "random"], &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = replies(&out);
+    assert_eq!(r.len(), expected);
+    assert!(r.iter().all(|x| x.starts_with('=') || x.starts_with('?')), "{r:#?}");
+    assert_eq!(r[r.len() - 2], "? line longer than 1048576 bytes");
+    assert_eq!(r[r.len() - 1], "= zertz");
+}
+
+#[test]
+fn bad_players_are_refused_in_one_line() {
+    let out = run_with_input(&["engine", "--player", "alphazero"], b"name\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown player 'alphazero'"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cmd:PROGRAM ARGS"), "{}", stderr(&out));
+    let out = run_with_input(&["engine", "--player", "nn:/no/such/model.pt"], b"name\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("/no/such/model.pt"), "{}", stderr(&out));
+}
+
+/// `cmd:"ZERTZ" engine ARGS`: this program as an engine behind the protocol.
+fn engine_spec(args: &str) -> String {
+    format!("cmd:\"{ZERTZ}\" engine {args}")
+}
+
+fn match_json(args: &[&str]) -> serde_json::Value {
+    let o = Command::new(ZERTZ).arg("match").args(args).arg("--json").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn a_match_against_a_program_that_speaks_the_protocol() {
+    let a = engine_spec("--player random");
+    let summary =
+        match_json(&["--player", &a, "--player", "greedy", "--games", "4", "--threads", "2"]);
+    assert_eq!(summary["games"], 4);
+    let name = a.parse::<zertz_arena::PlayerSpec>().unwrap().to_string();
+    assert_eq!(summary["a"], name, "the player is named by its spec");
+    assert_eq!(name, format!("cmd:{ZERTZ} engine --player random"), "quotes only where needed");
+    let total: u64 = ["wins", "draws", "losses"].iter().map(|k| summary[k].as_u64().unwrap()).sum();
+    assert_eq!(total, 4);
+}
+
+#[test]
+fn two_engines_through_the_protocol_play_whole_games_from_openings() {
+    // Openings make the engines start by `setposition`; greedy players capture in chains, which
+    // come back whole from `genmove` and are played hop by hop.
+    let dir = std::env::temp_dir().join(format!("zertz-cli-engine-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let records = dir.join("games.jsonl");
+    let (a, b) = (engine_spec("--player greedy --seed 1"), engine_spec("--player greedy --blitz"));
+    let summary = match_json(&[
+        "--player",
+        &a,
+        "--player",
+        &b,
+        "--games",
+        "4",
+        "--threads",
+        "2",
+        "--blitz",
+        "--opening-actions",
+        "3",
+        "--out",
+        records.to_str().unwrap(),
+    ]);
+    assert_eq!(summary["games"], 4);
+    let text = std::fs::read_to_string(&records).unwrap();
+    let mut chains = 0;
+    for line in text.lines() {
+        let game: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_ne!(game["end"], "illegal", "{line}");
+        assert_ne!(game["end"], "limit", "{line}");
+        let moves = game["moves"].as_array().unwrap();
+        chains += moves.iter().filter(|m| m.as_str().unwrap().matches('x').count() > 1).count();
+    }
+    assert!(chains > 0, "some capture chain of several hops was played: {text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_program_that_cannot_start_is_named() {
+    let o = Command::new(ZERTZ)
+        .args(["match", "--player", "cmd:/no/such/engine", "--player", "random", "--games", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot start the engine '/no/such/engine'"), "{err}");
+}
