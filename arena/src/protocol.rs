@@ -41,6 +41,7 @@ pub const ENGINE_NAME: &str = "zertz";
 pub const COMMANDS: [&str; 15] = [
     "name",
     "version",
+    "protocol_version",
     "list_commands",
     "help",
     "newgame",
@@ -53,7 +54,6 @@ pub const COMMANDS: [&str; 15] = [
     "showboard",
     "analyze",
     "quit",
-    "protocol_version",
 ];
 
 /// The version of the protocol described here (`protocol_version`).

@@ -220,3 +220,28 @@ fn a_program_that_cannot_start_is_named() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("cannot start the engine '/no/such/engine'"), "{err}");
 }
+
+/// The example session of docs/engine-protocol.md is what the engine answers, word for word.
+#[test]
+fn the_documented_session_is_real() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/engine-protocol.md"),
+    )
+    .unwrap();
+    let start = doc.find("## An example session").expect("the section");
+    let block = &doc[start..];
+    let block = &block[block.find("```text\n").unwrap() + 8..];
+    let block = &block[..block.find("```").unwrap()];
+    let (mut input, mut expected) = (String::new(), String::new());
+    for line in block.lines() {
+        match line.strip_prefix("> ") {
+            Some(command) => input.push_str(&format!("{command}\n")),
+            None => expected.push_str(&format!("{line}\n")),
+        }
+    }
+    assert!(input.lines().count() > 10);
+    let expected = expected.replace("= 0.1.0", &format!("= {}", env!("CARGO_PKG_VERSION")));
+    let out = run_with_input(&["engine", "--player", "mcts:400"], input.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+}
