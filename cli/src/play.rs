@@ -13,7 +13,8 @@ use crate::common::{DeviceArgs, failed};
 /// The arguments of `zertz play`.
 #[derive(Args, Debug)]
 pub struct PlayArgs {
-    /// The engine: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS or nn:MODEL[:SIMS].
+    /// The engine: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS] or
+    /// cmd:PROGRAM ARGS (a program that speaks the engine protocol).
     #[arg(long, default_value = "mcts:1000")]
     pub opponent: String,
     /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
