@@ -264,6 +264,23 @@ impl CommandPlayer {
     }
 }
 
+impl CommandPlayer {
+    /// Sends an action of the opponent's to the program: a new game first if it has none, then
+    /// `play` when the program is at `before`. Elsewhere (a game that started from an opening)
+    /// nothing is sent: `choose` sets the position.
+    fn follow(&mut self, before: &Position, action: &Action) -> Result<(), String> {
+        if self.remote.is_none() {
+            self.new_game(before)?;
+        }
+        if self.remote.as_ref() == Some(before) {
+            self.remote = None;
+            self.ask(&format!("play {}", before.action_to_string(action)))?;
+            self.remote = before.play_action(action).ok();
+        }
+        Ok(())
+    }
+}
+
 /// `text` on one line (its lines joined by " | ").
 fn one_line(text: &str) -> String {
     text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" | ")
@@ -322,19 +339,7 @@ impl Player for CommandPlayer {
             self.echoes.clear();
             self.plan.clear();
         }
-        let result = (|| {
-            if self.remote.is_none() {
-                self.new_game(before)?;
-            }
-            if self.remote.as_ref() == Some(before) {
-                self.remote = None;
-                self.ask(&format!("play {}", before.action_to_string(action)))?;
-                self.remote = before.play_action(action).ok();
-            }
-            // Elsewhere (a game that started from an opening): `choose` sets the position.
-            Ok(())
-        })();
-        if let Err(e) = result {
+        if let Err(e) = self.follow(before, action) {
             self.failure = Some(e);
         }
     }

@@ -145,7 +145,7 @@ impl fmt::Debug for EngineSession {
 }
 
 /// What a command did: an answer, or an error message.
-type Outcome = Result<String, String>;
+type Done = Result<String, String>;
 
 impl EngineSession {
     /// A session whose engine plays as `spec` (seeded by `seed`; a network's player takes its
@@ -203,8 +203,8 @@ impl EngineSession {
         }
     }
 
-    fn run(&mut self, command: &str, args: &[&str]) -> Outcome {
-        let none = |answer: String| -> Outcome {
+    fn run(&mut self, command: &str, args: &[&str]) -> Done {
+        let none = |answer: String| -> Done {
             if args.is_empty() { Ok(answer) } else { Err(format!("{command} takes no arguments")) }
         };
         match command {
@@ -245,7 +245,7 @@ impl EngineSession {
 
     /// `newgame [BOARD] [blitz|standard]`: the start of a game, of the current board and marble
     /// set where none is named.
-    fn new_game(&mut self, args: &[&str]) -> Outcome {
+    fn new_game(&mut self, args: &[&str]) -> Done {
         let mut variant = self.game.position().variant();
         let (mut board, mut set) = (None, None);
         for &arg in args {
@@ -269,7 +269,7 @@ impl EngineSession {
     }
 
     /// `setposition TEXT`.
-    fn set_position(&mut self, text: &str) -> Outcome {
+    fn set_position(&mut self, text: &str) -> Done {
         if text.is_empty() {
             return Err("setposition needs a position in the text format".into());
         }
@@ -288,7 +288,7 @@ impl EngineSession {
     }
 
     /// `play MOVE`: a whole move, or one hop of a chain.
-    fn play(&mut self, text: &str) -> Outcome {
+    fn play(&mut self, text: &str) -> Done {
         if self.game.is_over() {
             return Err("the game is over".into());
         }
@@ -318,7 +318,7 @@ impl EngineSession {
 
     /// `genmove`: the engine plays the rest of the turn; the answer is the whole move in notation
     /// (a chain from the ring where it started at this turn, or at this hop of it).
-    fn genmove(&mut self) -> Outcome {
+    fn genmove(&mut self) -> Done {
         if self.game.is_over() {
             return Err("the game is over".into());
         }
@@ -359,7 +359,7 @@ impl EngineSession {
 
     /// `undo`: back to the start of the turn under way, if any of it is played, else of the last
     /// turn.
-    fn undo(&mut self) -> Outcome {
+    fn undo(&mut self) -> Done {
         match self.turns.pop() {
             Some(game) => {
                 self.game = game;
@@ -370,7 +370,7 @@ impl EngineSession {
     }
 
     /// `analyze N`.
-    fn analyze(&mut self, n: &str) -> Outcome {
+    fn analyze(&mut self, n: &str) -> Done {
         let sims = match n.parse::<u32>() {
             Ok(s) if (1..=MAX_SIMULATIONS).contains(&s) => s,
             _ => {
