@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite. First scripts/setup-python.sh makes .venv (pinned packages from PyPI, torch
-# among them: the model crate links its libtorch) and builds the zertz package into it. Then
-# formatting, lints and every Rust test (unit, property, perft data, the 300 boardspace records,
-# exported models, the zertz program), the release build of the zertz program, and the Python
-# checks: pytest (unit tests, doctests, training runs, the notebook), mypy's stubtest and --strict
-# check, ruff. Needs the Rust toolchain and Python >= 3.11 with pip.
+# among them: the model crate links its libtorch) and builds the zertz package into it, and
+# scripts/setup-browser.sh installs Debian's chromium when it is missing (root). Then formatting,
+# lints and every Rust test (unit, property, perft data, the 300 boardspace records, exported
+# models, the zertz program), the release build of the zertz program, and the Python checks:
+# pytest (unit tests, doctests, training runs, the notebook, the web board in chromium), mypy's
+# stubtest and --strict check, ruff. Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
 set -euo pipefail
@@ -18,6 +19,8 @@ fi
 
 echo "== python: scripts/setup-python.sh"
 ./scripts/setup-python.sh
+echo "== browser: scripts/setup-browser.sh (chromium for the web board's tests)"
+./scripts/setup-browser.sh
 . scripts/env.sh
 
 echo "== cargo fmt --check"

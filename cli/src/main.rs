@@ -11,6 +11,7 @@ mod perft;
 mod play;
 mod replay;
 mod selfplay;
+mod serve;
 mod sgf;
 mod show;
 mod train;
@@ -73,6 +74,11 @@ enum Command {
     Sgf(sgf::SgfArgs),
     /// Play against the engine in the terminal: type moves in notation, `undo`, `moves`, `quit`.
     Play(play::PlayArgs),
+    /// The web board on http://127.0.0.1:8000/: play any player by mouse or keyboard on any
+    /// board, watch two engines, step through records, see a network's analysis.
+    ///
+    /// Example: zertz serve --player nn:runs/default/best.pt:400
+    Serve(serve::ServeArgs),
     /// Play a match between two players and report the score and the Elo difference.
     ///
     /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS] (an
@@ -153,6 +159,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::Model(command) => model::run(command),
         Command::Sgf(args) => sgf::run(args),
         Command::Play(args) => play::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Match(args) => matches::run(args),
         Command::Engine(args) => engine::run(args),
         Command::Bench(command) => bench::run(command),

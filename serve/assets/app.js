@@ -316,9 +316,12 @@ function render() {
 function show(view) {
   game = view;
   pick = {};
-  // One colour only: it is chosen already.
+  // One colour only: it is chosen already; in a capture chain, the jumping marble too.
   if (game.legal && game.legal.colours.length === 1 && game.legal.hops.length === 0) {
     pick = { colour: game.legal.colours[0] };
+  }
+  if (game.legal && game.chain && game.legal.hops.some((h) => h.from === game.chain)) {
+    pick = { from: game.chain };
   }
   render();
 }

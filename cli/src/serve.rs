@@ -1,0 +1,69 @@
+//! `zertz serve`: the web board (play, watch, records, analysis) on a local address.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Args;
+use zertz_arena::{Models, PlayerSpec};
+
+use crate::common::DeviceArgs;
+
+/// The arguments of `zertz serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Port to listen on (0: any free port; the address is printed).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Address to listen on. Only this machine by default: anyone who can reach the port can
+    /// make the engine think.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// A player the page offers besides random, greedy, mcts:N and uniform:N (repeatable; the
+    /// first is the default opponent): the only networks (nn:MODEL[:SIMS]) and programs
+    /// (cmd:PROGRAM ARGS) a page may use, loaded when the server starts.
+    #[arg(long = "player", value_name = "SPEC")]
+    pub players: Vec<String>,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// Seed of the engines.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Loads the offered players' networks and serves until Ctrl-C.
+pub fn run(args: ServeArgs) -> Result<ExitCode> {
+    let ServeArgs { port, host, players, device, seed } = args;
+    let specs = players
+        .iter()
+        .map(|p| p.parse::<PlayerSpec>().map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<_>>>()?;
+    let mut models = Models::new();
+    let mut boards = BTreeMap::new();
+    let inference = device.inference()?;
+    for spec in &specs {
+        let Some((path, precision)) = spec.network() else { continue };
+        if models.contains(path, precision) {
+            continue;
+        }
+        let own = zertz_model::Inference {
+            precision: precision.unwrap_or(inference.precision),
+            ..inference
+        };
+        let model = zertz_model::Model::load_with(Path::new(path), own.device, own.precision)?;
+        let accepts = model.metadata().boards.clone();
+        let network = zertz_model::inference::Network::new(Arc::new(model), &own, 1);
+        models.insert_key((path.to_string(), precision), network.evaluator);
+        boards.insert(path.to_string(), accepts);
+    }
+    let settings =
+        zertz_serve::ServeSettings { players: specs, models, model_boards: boards, seed };
+    zertz_serve::run(&host, port, settings, |addr| {
+        println!("zertz serve: http://{addr}/ (Ctrl-C stops)");
+        let _ = std::io::stdout().flush();
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
