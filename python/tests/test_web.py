@@ -350,6 +350,92 @@ def test_two_browsers_have_their_own_games(browser: Any, server: str) -> None:
             c.close()
 
 
+# ------------------------------------------------------------- offered networks and programs
+
+
+def start_server(program: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [str(program), "serve", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "http://" not in line:
+        proc.kill()
+        pytest.fail(f"zertz serve did not start: {line!r} {proc.communicate(timeout=10)[1]!r}")
+    return proc, line[line.index("http://") :].split()[0].rstrip("/")
+
+
+def post_error(url: str, body: dict[str, Any]) -> tuple[int, str]:
+    """The status and message of a request that must fail."""
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        post(url, body)
+    err = caught.value
+    return err.code, str(json.loads(err.read())["error"])
+
+
+def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_path: Path) -> None:
+    import torch
+
+    from zertz.nn import NetConfig, ZertzNet, export
+
+    torch.manual_seed(0)
+    model = export(
+        ZertzNet(NetConfig.preset("tiny"), boards=[37, 61]).eval(),
+        tmp_path / "net.pt",
+        boards=[37, 61],
+    )
+    nn = f"nn:{model}:16"
+    cmd = f"cmd:{program} engine --player greedy"
+    proc, url = start_server(program, "--player", nn, "--player", cmd, "--device", "cpu")
+    try:
+        info = json.loads(urllib.request.urlopen(f"{url}/api/info", timeout=30).read())
+        assert info["players"] == [nn, cmd] and info["default_opponent"] == nn
+        # The network plays 37 and 61 rings, not 48.
+        game = post(f"{url}/api/games", {"board": 61, "colour": "P1"})
+        assert game["players"] == [nn, "you"] and game["engine_to_move"]
+        game = post(f"{url}/api/games/{game['id']}/engine")
+        assert len(game["moves"]) == 1 and not game["engine_to_move"]
+        code, message = post_error(f"{url}/api/games", {"board": 48})
+        assert code == 400 and "not 48" in message, message
+        # Its analysis: priors from the network (not uniform), values in -1..1.
+        analysis = post(f"{url}/api/analyze", {"position": game["position"], "simulations": 32})
+        priors = [m["prior"] for m in analysis["moves"]]
+        assert len(set(priors)) > 1 and abs(sum(priors) - 1) < 0.05
+        assert -1 <= analysis["value"] <= 1
+        # The program, a process per game, plays its turns over the engine protocol.
+        game = post(f"{url}/api/games", {"board": 37, "opponent": cmd, "colour": "P1"})
+        game = post(f"{url}/api/games/{game['id']}/engine")
+        assert len(game["moves"]) == 1
+        # What the command line did not offer is refused.
+        for other in (f"nn:{model}:17", f"cmd:{program} engine", "nn:/etc/passwd"):
+            code, message = post_error(f"{url}/api/games", {"opponent": other})
+            assert code == 400 and "not offered" in message, message
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_serve_refuses_bad_arguments(program: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.pt"
+    for args, needle in [
+        (["--player", f"nn:{missing}"], "missing.pt"),
+        (["--player", "alphazero"], "unknown player"),
+        (["--host", "203.0.113.1"], "cannot listen"),
+    ]:
+        done = subprocess.run(
+            [str(program), "serve", "--port", "0", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, (args, done.stderr)
+        assert needle in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
 # ----------------------------------------------------------------------------------- load test
 
 
