@@ -477,7 +477,9 @@ function step(to) {
 function wire() {
   $("#setup").addEventListener("submit", newGame);
   $("#colour").addEventListener("change", () => {
-    $("#opponent-b-label").hidden = $("#colour").value !== "watch";
+    const watch = $("#colour").value === "watch";
+    $("#opponent-b-label").hidden = !watch;
+    $("#opponent-label").textContent = watch ? "P0 engine" : "Opponent";
   });
   $("#opponent-b-label").hidden = true;
   $("#move").addEventListener("keydown", async (e) => {
