@@ -39,6 +39,9 @@ use crate::session::{GameSession, GameView, Seats, SessionError};
 pub const MAX_PAGE_SIMULATIONS: u32 = 20_000;
 /// Games kept at once; past it the one left alone longest is dropped.
 pub const MAX_GAMES: usize = 1000;
+/// Games with a program (`cmd:`, a process for each game) kept at once; past it the one left
+/// alone longest is dropped and its processes end.
+pub const MAX_PROGRAM_GAMES: usize = 16;
 /// Largest request body (a record file).
 pub const MAX_BODY_BYTES: usize = 4 << 20;
 
@@ -97,6 +100,8 @@ type Answer<T> = Result<axum::Json<T>, ApiError>;
 struct Entry {
     session: Arc<Mutex<GameSession>>,
     used: Instant,
+    /// Whether an engine of the game is a program (`cmd:`).
+    programs: bool,
 }
 
 /// The state every request shares.
@@ -160,18 +165,38 @@ impl App {
         }
     }
 
+    /// Keeps a new game; drops the one left alone longest past [`MAX_GAMES`], and past
+    /// [`MAX_PROGRAM_GAMES`] games with a program (`cmd:`, a process each) the oldest of those.
     fn insert(&self, session: GameSession) -> String {
         let id = format!("{:016x}", self.next_seed());
-        let mut games = self.games.lock().unwrap_or_else(PoisonError::into_inner);
-        if games.len() >= MAX_GAMES {
-            if let Some(oldest) = games.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone()) {
-                games.remove(&oldest);
+        let programs = session.runs_programs();
+        let mut dropped = Vec::new();
+        {
+            let mut games = self.games.lock().unwrap_or_else(PoisonError::into_inner);
+            let oldest = |games: &HashMap<String, Entry>, programs_only: bool| {
+                games
+                    .iter()
+                    .filter(|(_, e)| !programs_only || e.programs)
+                    .min_by_key(|(_, e)| e.used)
+                    .map(|(k, _)| k.clone())
+            };
+            if programs && games.values().filter(|e| e.programs).count() >= MAX_PROGRAM_GAMES {
+                if let Some(k) = oldest(&games, true) {
+                    dropped.extend(games.remove(&k));
+                }
             }
+            if games.len() >= MAX_GAMES {
+                if let Some(k) = oldest(&games, false) {
+                    dropped.extend(games.remove(&k));
+                }
+            }
+            let session = Arc::new(Mutex::new(session));
+            games.insert(id.clone(), Entry { session, used: Instant::now(), programs });
         }
-        games.insert(
-            id.clone(),
-            Entry { session: Arc::new(Mutex::new(session)), used: Instant::now() },
-        );
+        if !dropped.is_empty() {
+            // A program's player waits for its process to end: not on the async threads.
+            tokio::task::spawn_blocking(move || drop(dropped));
+        }
         id
     }
 }

@@ -133,6 +133,12 @@ impl GameSession {
         Ok(())
     }
 
+    /// Whether an engine of this game is a program over the engine protocol (`cmd:`), a
+    /// process of its own.
+    pub fn runs_programs(&self) -> bool {
+        self.seats.0.iter().flatten().any(|s| s.command().is_some())
+    }
+
     /// The current position.
     pub fn position(&self) -> &Position {
         self.game.position()

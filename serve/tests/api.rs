@@ -344,3 +344,45 @@ async fn offered_networks_play_and_analyse_on_their_boards_only() {
     let (s, e) = call(&app, "POST", "/api/analyze", Some(&body)).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
 }
+
+/// A program that answers every command of the engine protocol with `= x` (enough to start).
+#[cfg(unix)]
+fn stub_engine() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::temp_dir().join(format!("zertz-serve-stub-{}.sh", std::process::id()));
+    let script = "#!/bin/sh\nwhile read -r line; do\n  case \"$line\" in\n    quit) printf '=\\n\\n'; exit 0;;\n    *) printf '= x\\n\\n';;\n  esac\ndone\n";
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_with_programs_are_bounded() {
+    use zertz_serve::server::MAX_PROGRAM_GAMES;
+    let stub = stub_engine();
+    let spec = format!("cmd:{}", stub.display());
+    let app = router(ServeSettings {
+        players: vec![spec.parse().unwrap()],
+        models: Models::new(),
+        model_boards: Default::default(),
+        seed: 1,
+    });
+    let plain = new_game(&app, json!({"opponent": "random"})).await;
+    let mut ids = Vec::new();
+    for _ in 0..MAX_PROGRAM_GAMES + 2 {
+        let g = new_game(&app, json!({"opponent": spec})).await;
+        assert_eq!(g["players"][1], spec.as_str());
+        ids.push(g["id"].as_str().unwrap().to_string());
+    }
+    // The two oldest games with a program are gone, the others and the plain game stay.
+    for (i, id) in ids.iter().enumerate() {
+        let (status, _) = call(&app, "GET", &format!("/api/games/{id}"), None).await;
+        let want = if i < 2 { StatusCode::NOT_FOUND } else { StatusCode::OK };
+        assert_eq!(status, want, "game {i}");
+    }
+    let (status, _) =
+        call(&app, "GET", &format!("/api/games/{}", plain["id"].as_str().unwrap()), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let _ = std::fs::remove_file(stub);
+}
