@@ -59,6 +59,9 @@ NODE_POLL_SECONDS = 2.0
 #: An actor whose chunks Ray gives up on this many times in a row is given up.
 MAX_ACTOR_FAILURES = 8
 
+#: Seconds the driver waits for each actor's process to start before handing out chunks.
+ACTOR_START_WAIT = 60.0
+
 
 def ray_module() -> ModuleType:
     """Ray, or ImportError saying how to install it (``zertz[ray]``)."""
@@ -405,6 +408,19 @@ class Driver:
         """The version of the network the driver holds (-1: none yet, the learner sends it)."""
         return self.version if self.model is not None else -1
 
+    def _first_pids(self) -> None:
+        """The process of every actor before its first chunk, so that an actor killed before it
+        returns one is reported as restarted too (its first chunk comes from another process).
+        Actors that have not started within a minute (no free CPU for them yet) are left out."""
+        refs = {a: actor.pid.remote() for a, actor in self.actors.items()}
+        for a, ref in refs.items():
+            try:
+                self.pids[a] = int(self.ray.get(ref, timeout=ACTOR_START_WAIT))
+            except self.ray.exceptions.GetTimeoutError:
+                self.log(f"actor {a} has not started after {ACTOR_START_WAIT:.0f} s (no free CPU?)")
+            except self.ray.exceptions.RayActorError as e:
+                self.log(f"actor {a} failed to start ({first_line(e)}); Ray starts it again")
+
     def _submit(self, actor: int, seq: int | None = None) -> None:
         """Hands actor ``actor`` its next chunk (or chunk ``seq`` again)."""
         if seq is None:
@@ -467,6 +483,8 @@ class Driver:
         if not final:
             for a in range(d.actors):
                 self.actors[a] = self.actor_class.remote(a, self.settings, self.warmup, "auto")
+            self._first_pids()
+            for a in range(d.actors):
                 self._submit(a)
             per = self.cfg.train.steps * self.cfg.train.batch_size / d.train_ratio
             self.log(
