@@ -44,7 +44,7 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
     let mut models = Models::new();
     let inference = device.inference()?;
     for (key, network) in
-        zertz_model::inference::load_networks(spec.network(), board, &inference, 1)?
+        zertz_model::inference::load_networks(spec.network(), Some(board), &inference, 1)?
     {
         models.insert_key(key, network.evaluator);
     }

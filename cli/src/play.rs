@@ -69,7 +69,7 @@ fn play(
     let mut models = zertz_arena::Models::new();
     let inference = device.inference()?;
     for (key, network) in
-        zertz_model::inference::load_networks(spec.network(), board, &inference, 1)?
+        zertz_model::inference::load_networks(spec.network(), Some(board), &inference, 1)?
     {
         models.insert_key(key, network.evaluator);
     }

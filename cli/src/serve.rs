@@ -2,9 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
@@ -43,21 +41,14 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     let mut models = Models::new();
     let mut boards = BTreeMap::new();
-    let inference = device.inference()?;
-    for spec in &specs {
-        let Some((path, precision)) = spec.network() else { continue };
-        if models.contains(path, precision) {
-            continue;
-        }
-        let own = zertz_model::Inference {
-            precision: precision.unwrap_or(inference.precision),
-            ..inference
-        };
-        let model = zertz_model::Model::load_with(Path::new(path), own.device, own.precision)?;
-        let accepts = model.metadata().boards.clone();
-        let network = zertz_model::inference::Network::new(Arc::new(model), &own, 1);
-        models.insert_key((path.to_string(), precision), network.evaluator);
-        boards.insert(path.to_string(), accepts);
+    let networks = specs.iter().filter_map(PlayerSpec::network);
+    // Loaded for any board: a game or an analysis on a board the network does not list is
+    // refused by the server.
+    for ((path, precision), network) in
+        zertz_model::inference::load_networks(networks, None, &device.inference()?, 1)?
+    {
+        boards.insert(path.clone(), network.model.metadata().boards.clone());
+        models.insert_key((path, precision), network.evaluator);
     }
     let settings =
         zertz_serve::ServeSettings { players: specs, models, model_boards: boards, seed };

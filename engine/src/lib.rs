@@ -275,7 +275,7 @@ pub fn play_match(
     let networks = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::network);
     for (key, network) in zertz_model::inference::load_networks(
         networks,
-        job.variant.board,
+        Some(job.variant.board),
         &job.inference,
         job.threads,
     )? {

@@ -93,9 +93,20 @@ impl Network {
         inference: &Inference,
         searchers: usize,
     ) -> Result<Network, ModelError> {
+        let network = Network::load_any_board(path, inference, searchers)?;
+        network.model.check_board(board)?;
+        Ok(network)
+    }
+
+    /// [`Network::load`] without the board check, for callers that play whichever boards the
+    /// model's metadata lists (`network.model.metadata().boards`).
+    pub fn load_any_board(
+        path: &Path,
+        inference: &Inference,
+        searchers: usize,
+    ) -> Result<Network, ModelError> {
         inference.validate()?;
         let model = Model::load_with(path, inference.device, inference.precision)?;
-        model.check_board(board)?;
         Ok(Network::new(Arc::new(model), inference, searchers))
     }
 
@@ -138,10 +149,11 @@ impl Network {
 pub type NetworkKey = (String, Option<Precision>);
 
 /// Networks for the `nn:MODEL` players of a match, each loaded once: by model path and precision
-/// (a player's own, else `inference.precision`), in the order first named.
+/// (a player's own, else `inference.precision`), in the order first named. Each is checked to
+/// play `board`; with `None`, it plays the boards its metadata lists.
 pub fn load_networks<'a>(
     models: impl IntoIterator<Item = (&'a str, Option<Precision>)>,
-    board: Board,
+    board: Option<Board>,
     inference: &Inference,
     searchers: usize,
 ) -> Result<Vec<(NetworkKey, Network)>, ModelError> {
@@ -150,7 +162,10 @@ pub fn load_networks<'a>(
         if !out.iter().any(|((p, q), _)| p == path && *q == precision) {
             let own =
                 Inference { precision: precision.unwrap_or(inference.precision), ..*inference };
-            let network = Network::load(Path::new(path), board, &own, searchers)?;
+            let network = match board {
+                Some(board) => Network::load(Path::new(path), board, &own, searchers)?,
+                None => Network::load_any_board(Path::new(path), &own, searchers)?,
+            };
             out.push(((path.to_string(), precision), network));
         }
     }
