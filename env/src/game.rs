@@ -72,6 +72,27 @@ impl Game {
         &self.moves
     }
 
+    /// The whole-turn moves in notation, from the start position (a chain under way as far as
+    /// it has gone).
+    ///
+    /// ```
+    /// use zertz_env::{Game, Variant, Player};
+    /// let mut game = Game::new(Variant::default(), Player::P0);
+    /// game.play_str("wd4,A1").unwrap();
+    /// assert_eq!(game.notation(), ["Wd4,a1"]);
+    /// ```
+    pub fn notation(&self) -> Vec<String> {
+        let mut pos = self.start;
+        self.moves
+            .iter()
+            .map(|m| {
+                let s = pos.move_to_string(m);
+                pos.play_unchecked(m);
+                s
+            })
+            .collect()
+    }
+
     /// The outcome: the position's own, or a draw by third repetition.
     pub fn outcome(&self) -> Option<Outcome> {
         if self.repetition { Some(Outcome::Draw) } else { self.position.outcome() }

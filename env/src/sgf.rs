@@ -238,16 +238,7 @@ pub struct Replay {
 impl Replay {
     /// The moves in notation.
     pub fn notation(&self) -> Vec<String> {
-        let mut pos = *self.game.start();
-        self.game
-            .moves()
-            .iter()
-            .map(|m| {
-                let s = pos.move_to_string(m);
-                pos.play_unchecked(m);
-                s
-            })
-            .collect()
+        self.game.notation()
     }
 }
 

@@ -82,16 +82,7 @@ impl GameRecord {
     ) -> GameRecord {
         let start = game.start();
         let pos = game.position();
-        let mut p = *start;
-        let moves = game
-            .moves()
-            .iter()
-            .map(|m| {
-                let s = p.move_to_string(m);
-                p.play_unchecked(m);
-                s
-            })
-            .collect();
+        let moves = game.notation();
         let caps = |pl: Player| Marble::ALL.map(|m| pos.captures(pl)[m]);
         GameRecord {
             game: id,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use zertz_env::Game;
 use zertz_selfplay::records::GameRecord;
 
-use crate::session::{BoardView, move_list};
+use crate::session::BoardView;
 
 /// Most turns a record may have (no legal game comes near it).
 pub const MAX_RECORD_TURNS: usize = 10_000;
@@ -105,14 +105,10 @@ fn view(
     let mut pos = *game.start();
     let mut frames = vec![BoardView::of(&pos)];
     for m in game.moves() {
-        for a in pos.move_actions(m) {
-            if pos.is_legal_action(&a) {
-                pos.play_action_unchecked(&a);
-            }
-        }
+        pos.play_unchecked(m);
         frames.push(BoardView::of(&pos));
     }
-    Ok(RecordView { games, game: index, players, moves: move_list(game), frames, result })
+    Ok(RecordView { games, game: index, players, moves: game.notation(), frames, result })
 }
 
 #[cfg(test)]

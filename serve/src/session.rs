@@ -286,7 +286,7 @@ impl GameSession {
             board: BoardView::of(pos),
             you: person.map(|p| p.to_string()),
             players: names,
-            moves: move_list(&self.game),
+            moves: self.game.notation(),
             over,
             result: self.result(),
             status,
@@ -295,23 +295,6 @@ impl GameSession {
             legal,
         }
     }
-}
-
-/// The whole moves of a game in notation (a chain in progress as far as it has gone).
-pub fn move_list(game: &Game) -> Vec<String> {
-    let mut pos = *game.start();
-    game.moves()
-        .iter()
-        .map(|m| {
-            let s = pos.move_to_string(m);
-            for a in pos.move_actions(m) {
-                if pos.is_legal_action(&a) {
-                    pos.play_action_unchecked(&a);
-                }
-            }
-            s
-        })
-        .collect()
 }
 
 /// One ring of the board in the drawing: its name, column `x` and half-step height `p`
