@@ -230,10 +230,12 @@ where
         Ok(view(&id, &s))
     })
     .await
-    .map_err(|e| ApiError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        message: format!("the request failed: {e}"),
-    })?
+    .map_err(|e| blocking_failed("the request", &e))?
+}
+
+/// A blocking task that panicked (a bug): a 500 answer naming what failed.
+fn blocking_failed(what: &str, e: &tokio::task::JoinError) -> ApiError {
+    ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: format!("{what} failed: {e}") }
 }
 
 #[derive(Serialize)]
@@ -310,7 +312,7 @@ async fn new_game(State(app): State<Arc<App>>, bytes: Bytes) -> Answer<IdView> {
         GameSession::new(Variant::new(board, set), seats, seed, &models)
     })
     .await
-    .map_err(|e| ApiError::bad(format!("cannot start the game: {e}")))??;
+    .map_err(|e| blocking_failed("starting the game", &e))??;
     let v = session.view();
     let id = app.insert(session);
     Ok(axum::Json(IdView { id, view: v }))
@@ -390,7 +392,7 @@ async fn analyze(State(app): State<Arc<App>>, bytes: Bytes) -> Answer<Analysis> 
         })
     })
     .await
-    .map_err(|e| ApiError::bad(format!("the analysis failed: {e}")))?
+    .map_err(|e| blocking_failed("the analysis", &e))?
 }
 
 #[derive(Deserialize)]
