@@ -38,8 +38,11 @@ pub use zertz_search::Precision;
 use zertz_search::batching::BatchingEvaluator;
 use zertz_search::{Batch, EvalError, Evaluator, Output};
 
+mod aoti;
 pub mod bench;
 pub mod inference;
+
+pub use aoti::AOTI_MODEL_PREFIX;
 
 pub use bench::BenchRow;
 pub use inference::{Inference, Network};
@@ -132,6 +135,38 @@ pub enum ModelError {
     },
 }
 
+/// Reads and checks an exported model's metadata JSON against this engine: a file that is not a
+/// zertz model, or one for another file format or encoding, is refused.
+fn check_metadata(path: &Path, json: &str) -> Result<Metadata, ModelError> {
+    let not_a_model = |reason: String| ModelError::NotAModel { path: path.to_path_buf(), reason };
+    let metadata: Metadata = serde_json::from_str(json)
+        .map_err(|e| not_a_model(format!("unreadable metadata ({e})")))?;
+    if metadata.format != MODEL_FORMAT {
+        return Err(not_a_model(format!("its format is {:?}", metadata.format)));
+    }
+    for (what, model, engine) in [
+        ("format version", metadata.format_version, MODEL_FORMAT_VERSION),
+        ("encoding version", metadata.encoding_version, ENCODING_VERSION),
+    ] {
+        if model != engine {
+            return Err(ModelError::Version { path: path.to_path_buf(), what, model, engine });
+        }
+    }
+    for &b in &metadata.boards {
+        let Some(board) = Board::from_rings(b) else {
+            return Err(not_a_model(format!("unknown board {b} in its metadata")));
+        };
+        let size = metadata.action_space.get(&b.to_string()).copied();
+        if size != Some(ActionSpace::new(board).len()) {
+            return Err(not_a_model(format!(
+                "its action space for {b} rings is {size:?}, the engine's is {}",
+                ActionSpace::new(board).len()
+            )));
+        }
+    }
+    Ok(metadata)
+}
+
 fn list(boards: &[usize]) -> String {
     let v: Vec<String> = boards.iter().map(|b| b.to_string()).collect();
     v.join(" or ")
@@ -159,6 +194,12 @@ pub struct Metadata {
     /// The network's size, as the exporter wrote it.
     #[serde(default)]
     pub network: serde_json::Value,
+    /// `aoti` for an AOTInductor package (absent in TorchScript files).
+    #[serde(default)]
+    pub backend: Option<String>,
+    /// The number format a package was compiled in (`fp32`, `bf16`, `fp16`; packages only).
+    #[serde(default)]
+    pub precision: Option<String>,
 }
 
 /// Where a model runs.
@@ -280,9 +321,20 @@ impl Drop for RunningGuard<'_> {
     }
 }
 
+/// What runs a model: a TorchScript module, or an AOTInductor package.
+enum Backend {
+    Script(CModule),
+    Aoti(aoti::AotiPackage),
+}
+
+/// Whether `path` names an AOTInductor package (`.pt2`) rather than a TorchScript file.
+pub fn is_package(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "pt2")
+}
+
 /// A loaded, checked, exported network (see the crate docs).
 pub struct Model {
-    module: CModule,
+    backend: Backend,
     metadata: Metadata,
     device: Device,
     precision: Precision,
@@ -321,6 +373,9 @@ impl Model {
         precision: Precision,
     ) -> Result<Model, ModelError> {
         let path = path.as_ref().to_path_buf();
+        if is_package(&path) {
+            return Model::load_package(path, device, precision);
+        }
         let resolved = device.resolve()?;
         let model = Model::load_as(path.clone(), resolved, precision.on(resolved.is_cuda()))?;
         match (model.probe(), precision) {
@@ -354,33 +409,79 @@ impl Model {
                 return Err(not_a_model(format!("no metadata() method ({})", first_line(&e))));
             }
         };
-        let metadata: Metadata = serde_json::from_str(&json)
-            .map_err(|e| not_a_model(format!("unreadable metadata ({e})")))?;
-        if metadata.format != MODEL_FORMAT {
-            return Err(not_a_model(format!("its format is {:?}", metadata.format)));
+        let metadata = check_metadata(&path, &json)?;
+        Ok(Model::new(Backend::Script(module), metadata, device, precision, path))
+    }
+
+    /// [`Model::load_with`] for an AOTInductor package: it runs on the device type and in the
+    /// number format it was compiled for (`device` and `precision` may say `auto`, or must name
+    /// those).
+    fn load_package(
+        path: PathBuf,
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Model, ModelError> {
+        if let Err(e) = zertz_env::files::check_regular(&path) {
+            return Err(ModelError::Read { path, source: e });
         }
-        for (what, model, engine) in [
-            ("format version", metadata.format_version, MODEL_FORMAT_VERSION),
-            ("encoding version", metadata.encoding_version, ENCODING_VERSION),
-        ] {
-            if model != engine {
-                return Err(ModelError::Version { path, what, model, engine });
-            }
+        let index = match device {
+            DeviceChoice::Cuda(_) => match device.resolve()? {
+                Device::Cuda(i) => i as i32,
+                _ => -1,
+            },
+            _ => -1,
+        };
+        // One runner per concurrent caller: search threads on the CPU, inference threads on a
+        // GPU.
+        let runners = std::thread::available_parallelism().map_or(8, |n| n.get().max(8));
+        let package = aoti::AotiPackage::open(&path, runners, index).map_err(|reason| {
+            ModelError::NotAModel { path: path.clone(), reason: format!("AOTInductor: {reason}") }
+        })?;
+        let metadata = check_metadata(&path, &package.metadata)?;
+        let compiled = match package.device.as_str() {
+            "cuda" => match device {
+                DeviceChoice::Cpu => None,
+                DeviceChoice::Cuda(i) => Some(Device::Cuda(i)),
+                DeviceChoice::Auto => Some(DeviceChoice::Cuda(0).resolve()?),
+            },
+            "cpu" => match device {
+                DeviceChoice::Cuda(_) => None,
+                _ => Some(Device::Cpu),
+            },
+            _ => None,
+        };
+        let Some(on) = compiled else {
+            return Err(ModelError::Device(format!(
+                "{}: the package was compiled for {}; run it there (--device), or export one \
+                 for this device",
+                path.display(),
+                package.device
+            )));
+        };
+        let own = metadata.precision.as_deref().unwrap_or("fp32");
+        let own: Precision = own.parse()?;
+        if precision != Precision::Auto && precision != own {
+            return Err(ModelError::Unsupported {
+                path,
+                precision,
+                reason: format!("the package was compiled for {own}"),
+            });
         }
-        for &b in &metadata.boards {
-            let Some(board) = Board::from_rings(b) else {
-                return Err(not_a_model(format!("unknown board {b} in its metadata")));
-            };
-            let size = metadata.action_space.get(&b.to_string()).copied();
-            if size != Some(ActionSpace::new(board).len()) {
-                return Err(not_a_model(format!(
-                    "its action space for {b} rings is {size:?}, the engine's is {}",
-                    ActionSpace::new(board).len()
-                )));
-            }
-        }
-        Ok(Model {
-            module,
+        let model = Model::new(Backend::Aoti(package), metadata, on, own, path);
+        model.probe()?;
+        model.reset_stats();
+        Ok(model)
+    }
+
+    fn new(
+        backend: Backend,
+        metadata: Metadata,
+        device: Device,
+        precision: Precision,
+        path: PathBuf,
+    ) -> Model {
+        Model {
+            backend,
             metadata,
             device,
             precision,
@@ -394,16 +495,17 @@ impl Model {
                 since: Instant::now(),
                 covered: Duration::ZERO,
             }),
-        })
+        }
     }
 
-    /// In reduced precision, runs the network once on the start of its first board: a network
-    /// that cannot run in it fails now ([`ModelError::Unsupported`]), not in the middle of a job.
+    /// In reduced precision (and for every package), runs the network once on the start of its
+    /// first board: a network that cannot run fails now ([`ModelError::Unsupported`]), not in the middle of a job.
     fn probe(&self) -> Result<(), ModelError> {
         let Some(board) = self.metadata.boards.first().and_then(|&b| Board::from_rings(b)) else {
             return Ok(());
         };
-        if self.precision == Precision::Fp32 {
+        let package = matches!(self.backend, Backend::Aoti(_));
+        if self.precision == Precision::Fp32 && !package {
             return Ok(());
         }
         let shape = Shape::of(board);
@@ -421,6 +523,8 @@ impl Model {
         };
         match self.run_timed(board, &planes, &globals, None, &mut logits, &mut values, false) {
             Ok(_) => Ok(()),
+            // A package's own errors say what is wrong (a processor without its instructions).
+            Err(e) if package => Err(e),
             Err(ModelError::Forward { reason, .. }) => Err(unsupported(reason)),
             Err(ModelError::NonFinite { what, .. }) => Err(unsupported(format!("it gives {what}"))),
             Err(e) => Err(e),
@@ -581,18 +685,24 @@ impl Model {
         wait();
         let copied_in = Instant::now();
 
-        let out = tch::no_grad(|| self.module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]));
-        wait();
-        let forwarded = Instant::now();
-        let (l, v) = match out.map_err(|e| fail(first_line(&e)))? {
-            IValue::Tuple(mut parts) if parts.len() == 2 => {
-                match (parts.remove(0), parts.remove(0)) {
-                    (IValue::Tensor(l), IValue::Tensor(v)) => (l, v),
-                    _ => return Err(fail("the outputs are not two tensors".into())),
+        let out = tch::no_grad(|| match &self.backend {
+            Backend::Script(module) => {
+                match module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]) {
+                    Ok(IValue::Tuple(mut parts)) if parts.len() == 2 => {
+                        match (parts.remove(0), parts.remove(0)) {
+                            (IValue::Tensor(l), IValue::Tensor(v)) => Ok((l, v)),
+                            _ => Err("the outputs are not two tensors".to_string()),
+                        }
+                    }
+                    Ok(_) => Err("the output is not a (logits, value) pair".to_string()),
+                    Err(e) => Err(first_line(&e)),
                 }
             }
-            _ => return Err(fail("the output is not a (logits, value) pair".into())),
-        };
+            Backend::Aoti(package) => package.run(board.rings(), &p, &g),
+        });
+        wait();
+        let forwarded = Instant::now();
+        let (l, v) = out.map_err(fail)?;
         if l.size() != [b as i64, actions as i64] || v.size() != [b as i64] {
             return Err(fail(format!(
                 "outputs of shapes {:?} and {:?}, expected [{b}, {actions}] and [{b}]",

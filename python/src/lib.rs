@@ -54,6 +54,11 @@ mod _zertz {
     #[pymodule_export]
     const MODEL_FORMAT_VERSION: u32 = zertz_model::MODEL_FORMAT_VERSION;
 
+    /// The name of a board's model inside an AOTInductor package: this prefix and the ring count
+    /// (`zertz.nn.export_aoti` writes them, the engine reads them).
+    #[pymodule_export]
+    const AOTI_MODEL_PREFIX: &str = zertz_model::AOTI_MODEL_PREFIX;
+
     /// Single actions after which an unfinished match game is a draw (`zertz.match`'s default
     /// `max_actions`).
     #[pymodule_export]

@@ -344,6 +344,47 @@ def test_export_of_a_good_fake_checkpoint(tmp_path: Path) -> None:
     assert read_metadata(out)["step"] == 4
 
 
+def test_export_as_an_aoti_package_plays_in_the_engine(tmp_path: Path) -> None:
+    """``python -m zertz export CHECKPOINT OUT.pt2`` compiles an AOTInductor package that the
+    engine plays with (in-process here) and whose metadata says what it is."""
+    path = tmp_path / "checkpoint.pt"
+    torch.save(fake_checkpoint(), path)
+    out = tmp_path / "m.pt2"
+    proc = cli("export", path, out)
+    assert proc.returncode == 0, proc.stderr
+    meta = read_metadata(out)
+    assert (meta["step"], meta["boards"], meta["backend"]) == (4, [37], "aoti")
+    assert (meta["device"], meta["precision"]) == ("cpu", "fp32")
+    result = zertz.match(f"nn:{out}:16", "random", games=2, device="cpu", seed=3)
+    assert result["games"] == 2
+    # The engine runs a package as compiled: another number format is refused.
+    with pytest.raises(ValueError, match="compiled for fp32"):
+        zertz.match(f"nn:{out}:16:bf16", "random", games=2, device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("out", "options", "words"),
+    [
+        ("m.pt", {}, "a .pt2 file"),
+        ("m.pt2", {"precision": "fp8"}, "precision must be one of"),
+        ("m.pt2", {"device": "mps"}, "device must be cpu or cuda"),
+    ],
+)
+def test_export_aoti_refuses_what_it_cannot_write(
+    tmp_path: Path, out: str, options: dict[str, str], words: str
+) -> None:
+    from zertz.nn import export_aoti
+
+    with pytest.raises(ValueError, match=re.escape(words)):
+        export_aoti(
+            ZertzNet(TINY, boards=[37]),
+            tmp_path / out,
+            device=options.get("device", "cpu"),
+            precision=options.get("precision", "fp32"),
+        )
+    assert not (tmp_path / out).exists()
+
+
 @pytest.mark.parametrize(
     ("changes", "words"),
     [

@@ -2,6 +2,7 @@
 
 python -m zertz train --config configs/train/default.toml --run runs/default
 python -m zertz export runs/default/checkpoint.pt model.pt
+python -m zertz export runs/default/checkpoint.pt model.pt2 --device cpu --precision fp32
 python -m zertz random-model medium.pt --network medium --boards 37
 python -m zertz human-moves --model runs/human/models/best.pt --dataset data/human
 python -m zertz plot runs/default --out curves.png
@@ -27,13 +28,16 @@ def _program() -> str:
     return str(built) if built.is_file() else "zertz"
 
 
-def random_model(out: str, network: str, boards: str, seed: int) -> Path:
+def random_model(
+    out: str, network: str, boards: str, seed: int, device: str = "cpu", precision: str = "fp32"
+) -> Path:
     """Exports a network of the preset size ``network`` with random weights (seeded) for
-    ``boards`` ("37,48" or "all")."""
+    ``boards`` ("37,48" or "all"): TorchScript, or an AOTInductor package for ``device`` in
+    ``precision`` when ``out`` ends in ``.pt2``."""
     import torch
 
     import zertz
-    from zertz.nn import NetConfig, ZertzNet, export
+    from zertz.nn import NetConfig, ZertzNet, export, export_aoti
 
     if boards.strip() == "all":
         rings = list(zertz.BOARDS)
@@ -46,6 +50,8 @@ def random_model(out: str, network: str, boards: str, seed: int) -> Path:
             ) from None
     torch.manual_seed(seed)
     net = ZertzNet(NetConfig.preset(network), boards=rings).eval()
+    if Path(out).suffix == ".pt2":
+        return export_aoti(net, out, name=f"random-{network}", device=device, precision=precision)
     return export(net, out, name=f"random-{network}")
 
 
@@ -73,6 +79,16 @@ def human_moves(
         )
 
 
+def _package_options(parser: argparse.ArgumentParser) -> None:
+    """The options of an AOTInductor package (an OUT that ends in .pt2)."""
+    parser.add_argument(
+        "--device", default="cpu", help="a .pt2 package's device: cpu (default) or cuda"
+    )
+    parser.add_argument(
+        "--precision", default="fp32", help="a .pt2 package's number format: fp32, bf16 or fp16"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zertz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -85,9 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         help="train on Ray: auto (this machine's cluster), local (a Ray instance for this run) "
         "or HOST:PORT of a cluster's head (default: [distributed] address; none: one machine)",
     )
-    e = sub.add_parser("export", help="export a training checkpoint as a TorchScript model")
+    e = sub.add_parser(
+        "export",
+        help="export a training checkpoint as a TorchScript model (.pt) or an AOTInductor "
+        "package (.pt2)",
+    )
     e.add_argument("checkpoint", help="RUN/checkpoint.pt")
-    e.add_argument("out", help="the model file to write")
+    e.add_argument("out", help="the model file to write: .pt, or .pt2 for a package")
+    _package_options(e)
     r = sub.add_parser(
         "random-model",
         help="export a network of a preset size with random weights (for benchmarks)",
@@ -98,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         "--boards", default="37", help="ring counts, comma separated (default 37), or all"
     )
     r.add_argument("--seed", type=int, default=0)
+    _package_options(r)
     h = sub.add_parser(
         "human-moves",
         help="how well a model predicts the moves of a dataset's validation games",
@@ -149,9 +171,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "export":
             from zertz.training import export_checkpoint
 
-            print(export_checkpoint(args.checkpoint, args.out))
+            print(export_checkpoint(args.checkpoint, args.out, args.device, args.precision))
         elif args.command == "random-model":
-            print(random_model(args.out, args.network, args.boards, args.seed))
+            print(
+                random_model(
+                    args.out, args.network, args.boards, args.seed, args.device, args.precision
+                )
+            )
         elif args.command == "human-moves":
             human_moves(args.model, args.dataset, args.boards, args.max_games, args.json)
         elif args.command == "bench-actors":

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "AOTI_MODEL_PREFIX",
     "BOARDS",
     "DEFAULT_MAX_ACTIONS",
     "ENCODING_VERSION",
@@ -37,6 +38,7 @@ __all__ = [
 __version__: Final[str]
 ENCODING_VERSION: Final[int]
 MODEL_FORMAT: Final[str]
+AOTI_MODEL_PREFIX: Final[str]
 MODEL_FORMAT_VERSION: Final[int]
 SHARD_FORMAT_VERSION: Final[int]
 DEFAULT_MAX_ACTIONS: Final[int]

@@ -44,6 +44,7 @@ from torch import Tensor, nn
 # The engine's: the file format and version of exported models (inputs, outputs, metadata),
 # which the engine checks when it loads one.
 from zertz._zertz import (
+    AOTI_MODEL_PREFIX,
     BOARDS,
     ENCODING_VERSION,
     MODEL_FORMAT,
@@ -211,6 +212,13 @@ class ZertzNet(nn.Module):
         # 40 and 44 rings (43 and 48) share a grid, so a batch could mix them.
         if bool((count != count[0]).any()):
             raise ValueError("a batch must hold positions of one board")
+        return self.evaluate(planes, globals_, rings)
+
+    def evaluate(self, planes: Tensor, globals_: Tensor, rings: int) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` for a batch of the ``rings``-ring board, without the checks that read
+        the input (what :func:`export_aoti` compiles, one board at a time)."""
+        mask = planes[:, 0:1]
+        count = mask.sum(dim=(2, 3)).clamp(min=1.0)
         x = self.stem(planes) + self.stem_globals(globals_)[:, :, None, None]
         x = F.relu(self.stem_bn(x)) * mask
         for block in self.blocks:
@@ -249,10 +257,11 @@ class ZertzNet(nn.Module):
 
 
 @contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write; it replaces ``path`` when the block ends
-    without an error, and is removed otherwise, so a reader never sees a partial file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[Path]:
+    """A temporary path beside ``path`` (ending in ``suffix``) to write; it replaces ``path``
+    when the block ends without an error, and is removed otherwise, so a reader never sees a
+    partial file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     os.close(fd)
     try:
         yield Path(tmp)
@@ -332,6 +341,89 @@ def export(
     return path
 
 
+#: The number formats :func:`export_aoti` compiles a network in (``auto`` is for the engine).
+AOTI_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+class _OneBoard(nn.Module):
+    """A network fixed to one board: what AOTInductor compiles (no input-dependent branches)."""
+
+    def __init__(self, net: ZertzNet, rings: int) -> None:
+        super().__init__()
+        self.net = net
+        self.rings = rings
+
+    def forward(self, planes: Tensor, globals_: Tensor) -> tuple[Tensor, Tensor]:
+        return self.net.evaluate(planes, globals_, self.rings)
+
+
+def export_aoti(
+    model: ZertzNet,
+    path: str | os.PathLike[str],
+    *,
+    step: int = 0,
+    name: str = "zertz-resnet",
+    boards: list[int] | None = None,
+    device: str = "cpu",
+    precision: str = "fp32",
+) -> Path:
+    """Writes ``model`` as an AOTInductor package (a ``.pt2`` file, atomically) that the engine
+    loads wherever it loads a TorchScript file: the network compiled ahead of time into native
+    code, one model per board (named ``board37``, ``board48``, ...) for batches of any size,
+    for one device type (``cpu`` or ``cuda``: a package runs only there) and one number format
+    (``fp32``, ``bf16`` or ``fp16``: the engine runs it in that one). The metadata is
+    :func:`export`'s, with ``backend``, ``device`` and ``precision`` added.
+
+    Compiling takes a C++ compiler and about half a minute per board on a CPU
+    (``python -m zertz export CHECKPOINT OUT.pt2``); BENCHMARKS.md says where it is faster than
+    TorchScript. A network with NaN or infinite weights is refused (:class:`NonFiniteError`).
+    """
+    import torch._inductor
+    from torch._inductor.package.package import package_aoti
+
+    check_finite(model, f"cannot export {path}")
+    path = Path(path)
+    if path.suffix != ".pt2":
+        raise ValueError(f"an AOTInductor package is a .pt2 file, not {path.name}")
+    if precision not in AOTI_DTYPES:
+        raise ValueError(f"precision must be one of {list(AOTI_DTYPES)}, not {precision!r}")
+    kind = torch.device(device).type
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"device must be cpu or cuda, not {device!r}")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError("cannot compile for cuda: torch sees no CUDA device here")
+    boards = sorted(set(boards if boards is not None else model.boards))
+    dtype = AOTI_DTYPES[precision]
+    m = copy.deepcopy(model).eval().to(device=device, dtype=dtype)
+    m.boards = boards
+    meta = metadata_of(m, step=step, name=name, boards=boards)
+    meta.update(backend="aoti", device=kind, precision=precision)
+    options = {"aot_inductor.package": True, "aot_inductor.metadata": {"zertz": json.dumps(meta)}}
+    # One dimension object for both inputs: their batch sizes are the same.
+    batch = torch.export.Dim("batch", min=1, max=1 << 16)
+    files: dict[str, Any] = {}
+    from zertz._zertz import Game
+
+    for b in boards:
+        planes, globals_ = Game(board=b).encode()
+        # Two positions, so that the batch size is not specialised to 1.
+        example = (
+            torch.from_numpy(planes)[None].repeat(2, 1, 1, 1).to(device=device, dtype=dtype),
+            torch.from_numpy(globals_)[None].repeat(2, 1).to(device=device, dtype=dtype),
+        )
+        with torch.no_grad():
+            program = torch.export.export(
+                _OneBoard(m, b), example, dynamic_shapes=({0: batch}, {0: batch})
+            )
+            files[f"{AOTI_MODEL_PREFIX}{b}"] = torch._inductor.aot_compile(
+                program.module(), example, options=options
+            )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path, suffix=".pt2") as tmp:
+        package_aoti(str(tmp), files)
+    return path
+
+
 def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.jit.ScriptModule:
     """Loads an exported model (a TorchScript module) for inference in Python."""
     with _torchscript():
@@ -343,13 +435,37 @@ def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.ji
 
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The metadata of an exported model file; ValueError when it is not one."""
+    """The metadata of an exported model file (TorchScript, or an AOTInductor ``.pt2``
+    package); ValueError when it is not one."""
     try:
-        with _torchscript():
-            module = torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
-        meta = json.loads(module.metadata())
+        if Path(path).suffix == ".pt2":
+            from torch._inductor.package.package import load_package
+
+            first = f"{AOTI_MODEL_PREFIX}{_aoti_boards(path)[0]}"
+            meta = json.loads(load_package(str(path), first).get_metadata()["zertz"])
+        else:
+            with _torchscript():
+                module = torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
+            meta = json.loads(module.metadata())
     except Exception as e:
         raise ValueError(f"{path} is not an exported zertz model: {e}") from e
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         raise ValueError(f"{path} is not an exported zertz model (no zertz metadata)")
     return meta
+
+
+def _aoti_boards(path: str | os.PathLike[str]) -> list[int]:
+    """The boards of the models of an AOTInductor package (from the names of its entries)."""
+    import zipfile
+
+    marker = f"/data/aotinductor/{AOTI_MODEL_PREFIX}"
+    boards = set()
+    with zipfile.ZipFile(path) as z:
+        for entry in z.namelist():
+            if marker in entry:
+                rest = entry.split(marker, 1)[1].split("/", 1)[0]
+                if rest.isdigit():
+                    boards.add(int(rest))
+    if not boards:
+        raise ValueError("no zertz models in this AOTInductor package")
+    return sorted(boards)

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from zertz._zertz import BOARDS
-from zertz.nn import NetConfig, ZertzNet, atomic_path, export
+from zertz.nn import NetConfig, ZertzNet, atomic_path, export, export_aoti
 from zertz.training.config import DEVICE
 
 
@@ -148,14 +148,25 @@ def net_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> Ze
     return net
 
 
-def export_checkpoint(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
-    """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file.
-    ValueError for a file that is not one (it is read with ``weights_only=True``: objects, whose
-    unpickling could run code, are refused) and for NaN or infinite weights."""
+def export_checkpoint(
+    checkpoint: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    device: str = "cpu",
+    precision: str = "fp32",
+) -> Path:
+    """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file:
+    TorchScript, or an AOTInductor package for ``device`` in ``precision`` when ``out`` ends in
+    ``.pt2`` (:func:`zertz.nn.export_aoti`). ValueError for a file that is not one (it is read
+    with ``weights_only=True``: objects, whose unpickling could run code, are refused) and for
+    NaN or infinite weights."""
     ck = load_checkpoint(checkpoint)
     net = net_of_checkpoint(ck, checkpoint)
     state = ck["state"]
     step = state.get("step") if isinstance(state, dict) else None
     if not isinstance(step, int) or isinstance(step, bool) or step < 0:
         raise ValueError(f"{checkpoint} is not a zertz training checkpoint (no training step)")
+    if Path(out).suffix == ".pt2":
+        return export_aoti(
+            net, out, step=step, boards=net.boards, device=device, precision=precision
+        )
     return export(net, out, step=step, boards=net.boards)

@@ -1,0 +1,203 @@
+//! AOTInductor packages (`.pt2` files written by `zertz.nn.export_aoti`): the network compiled
+//! ahead of time into native code, one model per board, run through libtorch's
+//! `AOTIModelPackageLoader` by the crate's C++ shim (`shim/aoti.cpp`).
+//!
+//! A package is compiled for one device type and one number format; [`AotiPackage::open`] loads
+//! the model of each board it holds and reads the metadata the exporter wrote (the same JSON as
+//! a TorchScript file's, with `backend`, `device` and `precision` added).
+
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::{CStr, CString, c_char, c_int};
+use std::path::Path;
+use std::ptr;
+
+use tch::Tensor;
+use torch_sys::C_tensor;
+use zertz_env::Board;
+
+/// The name of a board's model inside a package: this prefix and the ring count (`board37`).
+pub const AOTI_MODEL_PREFIX: &str = "board";
+
+#[repr(C)]
+struct Handle {
+    _private: [u8; 0],
+}
+
+unsafe extern "C" {
+    fn zertz_string_free(s: *mut c_char);
+    fn zertz_aoti_load(
+        path: *const c_char,
+        name: *const c_char,
+        runners: c_int,
+        device_index: c_int,
+        err: *mut *mut c_char,
+    ) -> *mut Handle;
+    fn zertz_aoti_free(model: *mut Handle);
+    fn zertz_aoti_metadata(
+        model: *mut Handle,
+        key: *const c_char,
+        err: *mut *mut c_char,
+    ) -> *mut c_char;
+    fn zertz_aoti_run(
+        model: *mut Handle,
+        planes: *const C_tensor,
+        globals: *const C_tensor,
+        logits: *mut *mut C_tensor,
+        values: *mut *mut C_tensor,
+        err: *mut *mut c_char,
+    ) -> c_int;
+}
+
+/// Takes a string the shim allocated.
+fn take(s: *mut c_char) -> Option<String> {
+    if s.is_null() {
+        return None;
+    }
+    // SAFETY: the shim hands out NUL-terminated strings of its own (malloc), each taken once.
+    let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+    // SAFETY: as above; freed by the allocator that made it.
+    unsafe { zertz_string_free(s) };
+    Some(text)
+}
+
+/// One board's compiled model.
+struct BoardModel {
+    handle: *mut Handle,
+}
+
+// SAFETY: the loader behind a handle serves concurrent `run` calls (each takes one of its
+// runners, waiting when all are busy); the handle is freed once, on drop.
+unsafe impl Send for BoardModel {}
+// SAFETY: as above.
+unsafe impl Sync for BoardModel {}
+
+impl Drop for BoardModel {
+    fn drop(&mut self) {
+        // SAFETY: a handle from zertz_aoti_load, freed once.
+        unsafe { zertz_aoti_free(self.handle) }
+    }
+}
+
+/// The models of a package, by board, and its metadata.
+pub(crate) struct AotiPackage {
+    models: BTreeMap<usize, BoardModel>,
+    /// The exporter's metadata (the JSON of the `zertz` key).
+    pub metadata: String,
+    /// The device type it was compiled for (`AOTI_DEVICE_KEY`: `cpu` or `cuda`).
+    pub device: String,
+}
+
+impl std::fmt::Debug for AotiPackage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AotiPackage")
+            .field("boards", &self.models.keys().collect::<Vec<_>>())
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The boards whose models a package holds (from the names of its entries:
+/// `*/data/aotinductor/board37/...`).
+fn boards_of(path: &Path) -> Result<Vec<usize>, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let zip = zip::ZipArchive::new(file).map_err(|e| format!("not a .pt2 package ({e})"))?;
+    let marker = format!("/data/aotinductor/{AOTI_MODEL_PREFIX}");
+    let mut boards: Vec<usize> = zip
+        .file_names()
+        .filter_map(|name| {
+            let rest = name.split_once(marker.as_str())?.1;
+            rest.split('/').next()?.parse().ok()
+        })
+        .filter(|&b| Board::from_rings(b).is_some())
+        .collect();
+    boards.sort_unstable();
+    boards.dedup();
+    if boards.is_empty() {
+        return Err("it holds no zertz models (board37, board48, ...)".into());
+    }
+    Ok(boards)
+}
+
+impl AotiPackage {
+    /// Loads the model of every board of the package at `path`, with `runners` instances each
+    /// for concurrent calls, on CUDA device `device_index` (for a CUDA package; `-1` for a CPU
+    /// one). The error says what is wrong.
+    pub fn open(path: &Path, runners: usize, device_index: i32) -> Result<AotiPackage, String> {
+        let boards = boards_of(path)?;
+        let c_path = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| "its path holds a NUL byte".to_string())?;
+        let mut models = BTreeMap::new();
+        for b in boards {
+            let name = CString::new(format!("{AOTI_MODEL_PREFIX}{b}")).expect("no NUL");
+            let mut err = ptr::null_mut();
+            // SAFETY: valid C strings; the shim catches every exception.
+            let handle = unsafe {
+                zertz_aoti_load(
+                    c_path.as_ptr(),
+                    name.as_ptr(),
+                    runners.clamp(1, 256) as c_int,
+                    device_index,
+                    &mut err,
+                )
+            };
+            if handle.is_null() {
+                let why = take(err).unwrap_or_default();
+                return Err(format!("its model for {b} rings does not load ({})", first(&why)));
+            }
+            models.insert(b, BoardModel { handle });
+        }
+        let any = models.values().next().expect("at least one board");
+        let get = |key: &str| -> Result<Option<String>, String> {
+            let key = CString::new(key).expect("no NUL");
+            let mut err = ptr::null_mut();
+            // SAFETY: a live handle and a valid C string.
+            let value = take(unsafe { zertz_aoti_metadata(any.handle, key.as_ptr(), &mut err) });
+            match take(err) {
+                Some(e) => Err(first(&e).to_string()),
+                None => Ok(value),
+            }
+        };
+        let metadata = get("zertz")?.ok_or("it has no zertz metadata")?;
+        let device = get("AOTI_DEVICE_KEY")?.unwrap_or_else(|| "cpu".into());
+        Ok(AotiPackage { models, metadata, device })
+    }
+
+    /// Runs the model of `rings` on `planes` and `globals` (on the package's device, in its
+    /// number format): `(logits, values)`.
+    pub fn run(
+        &self,
+        rings: usize,
+        planes: &Tensor,
+        globals: &Tensor,
+    ) -> Result<(Tensor, Tensor), String> {
+        let model = self
+            .models
+            .get(&rings)
+            .ok_or_else(|| format!("the package has no model for {rings} rings"))?;
+        let (mut logits, mut values, mut err) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        // SAFETY: a live handle and two live tensors; on success the shim hands over two new
+        // tensors, owned from here on by tch.
+        let status = unsafe {
+            zertz_aoti_run(
+                model.handle,
+                planes.as_ptr(),
+                globals.as_ptr(),
+                &mut logits,
+                &mut values,
+                &mut err,
+            )
+        };
+        if status != 0 {
+            return Err(first(&take(err).unwrap_or_default()).to_string());
+        }
+        // SAFETY: tensors the shim allocated for us, each taken once.
+        Ok(unsafe { (Tensor::from_ptr(logits), Tensor::from_ptr(values)) })
+    }
+}
+
+/// The first line of a libtorch message (they carry long backtraces).
+fn first(text: &str) -> &str {
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+}

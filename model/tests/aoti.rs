@@ -1,0 +1,215 @@
+//! AOTInductor packages (`.pt2`, `zertz.nn.export_aoti`) in the engine: they load wherever a
+//! TorchScript file does, answer as the TorchScript export of the same weights does, keep the
+//! metadata checks, and refuse what they cannot do (another board, device or number format) with
+//! a clear error.
+//!
+//! The packages are compiled once for all tests by the Python package (`$ZERTZ_PYTHON`, else the
+//! repository's `.venv/bin/python`); compiling takes a C++ compiler and about half a minute per
+//! board on two cores.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+use zertz_arena::players::{MctsPlayer, Player as _};
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board, Player, Position, Variant};
+use zertz_model::{DeviceChoice, Model, ModelError, Precision};
+use zertz_search::{Batch, Evaluator, Output};
+
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
+}
+
+/// A folder with, from one small network with trained batch statistics: `m.pt` (TorchScript,
+/// 37 and 61 rings), `m.pt2` (an AOTInductor package of the same for the CPU in fp32),
+/// `not_a_zip.pt2` (text), `empty.pt2` (a zip file without models).
+fn models() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("zertz-aoti-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = r#"
+import sys, zipfile, torch, zertz
+from zertz.nn import NetConfig, ZertzNet, export, export_aoti
+d = sys.argv[1]
+torch.manual_seed(0)
+net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
+               boards=[37, 61])
+net.train()
+for b in (37, 61):
+    planes, g = zertz.Game(b).encode()
+    x = torch.from_numpy(planes)[None].repeat(4, 1, 1, 1)
+    x[:, 1:] += torch.rand_like(x[:, 1:]) * x[:, :1]
+    net(x, torch.from_numpy(g)[None].repeat(4, 1))
+net.eval()
+export(net, f"{d}/m.pt", step=9)
+export_aoti(net, f"{d}/m.pt2", step=9)
+open(f"{d}/not_a_zip.pt2", "w").write("not a package")
+with zipfile.ZipFile(f"{d}/empty.pt2", "w") as z:
+    z.writestr("m/data/other.txt", "nothing")
+"#;
+        let path = dir.join("export_packages.py");
+        std::fs::write(&path, script).unwrap();
+        let out = Command::new(python()).arg(&path).arg(&dir).output().unwrap_or_else(|e| {
+            panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
+        });
+        assert!(
+            out.status.success(),
+            "exporting test packages failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    })
+}
+
+fn load(name: &str) -> Result<Model, ModelError> {
+    Model::load(models().join(name), DeviceChoice::Cpu)
+}
+
+/// Planes, globals and legal masks of `positions` (of one board).
+fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
+    let board = positions[0].board();
+    let shape = Shape::of(board);
+    let a = ActionSpace::new(board).len();
+    let n = positions.len();
+    let (mut planes, mut globals) = (vec![0.0; n * shape.planes_len()], vec![0.0; n * GLOBALS]);
+    let mut masks = vec![false; n * a];
+    for (i, p) in positions.iter().enumerate() {
+        p.encode(
+            &mut planes[i * shape.planes_len()..(i + 1) * shape.planes_len()],
+            &mut globals[i * GLOBALS..(i + 1) * GLOBALS],
+        );
+        p.legal_action_mask(&mut masks[i * a..(i + 1) * a]);
+    }
+    (planes, globals, masks)
+}
+
+/// `(logits, values)` of `model` on `positions`.
+fn answers(model: &Model, positions: &[Position]) -> (Vec<f32>, Vec<f32>) {
+    let board = positions[0].board();
+    let (planes, globals, masks) = encode(positions);
+    let n = positions.len();
+    let (mut logits, mut values) = (vec![0.0; n * ActionSpace::new(board).len()], vec![0.0; n]);
+    model.forward_masked(board, &planes, &globals, &masks, &mut logits, &mut values).unwrap();
+    (logits, values)
+}
+
+#[test]
+fn a_package_answers_as_its_torchscript_export() {
+    let (script, package) = (load("m.pt").unwrap(), load("m.pt2").unwrap());
+    for board in [Board::R37, Board::R61] {
+        // Batches of several sizes: the package was compiled for any batch size.
+        for n in [1, 7, 64] {
+            let positions = zertz_model::bench::sample_positions(board, n, n as u64);
+            let (l1, v1) = answers(&script, &positions);
+            let (l2, v2) = answers(&package, &positions);
+            let dv = v1.iter().zip(&v2).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            let dl = l1.iter().zip(&l2).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            assert!(dv < 1e-4 && dl < 1e-3, "{board}, {n} positions: {dv} {dl}");
+            // The network reads its input.
+            assert!(n == 1 || v2.windows(2).any(|w| w[0] != w[1]));
+        }
+    }
+    let stats = package.stats();
+    assert_eq!((stats.batches, stats.positions), (6, 2 * (1 + 7 + 64)));
+}
+
+#[test]
+fn a_package_keeps_the_metadata_and_its_checks() {
+    let m = load("m.pt2").unwrap();
+    let meta = m.metadata();
+    assert_eq!(meta.boards, vec![37, 61]);
+    assert_eq!(meta.step, 9);
+    assert_eq!(meta.backend.as_deref(), Some("aoti"));
+    assert_eq!(meta.precision.as_deref(), Some("fp32"));
+    assert_eq!(meta.network["channels"], 8);
+    assert_eq!(m.precision(), Precision::Fp32);
+    // A board without a model in the package is refused, naming both sides.
+    let e = m.check_board(Board::R48).unwrap_err();
+    assert!(matches!(e, ModelError::WrongBoard { board: 48, .. }), "{e:?}");
+    let positions = zertz_model::bench::sample_positions(Board::R48, 2, 1);
+    let (planes, globals, _) = encode(&positions);
+    let (mut l, mut v) = (vec![0.0; 2 * ActionSpace::new(Board::R48).len()], vec![0.0; 2]);
+    let e = m.forward(Board::R48, &planes, &globals, &mut l, &mut v).unwrap_err();
+    assert!(e.to_string().contains("48 rings"), "{e}");
+}
+
+#[test]
+fn a_package_runs_only_as_it_was_compiled() {
+    let path = models().join("m.pt2");
+    // Another number format: refused, naming the one it was compiled for.
+    let e = Model::load_with(&path, DeviceChoice::Cpu, Precision::Bf16).unwrap_err();
+    assert!(matches!(e, ModelError::Unsupported { precision: Precision::Bf16, .. }), "{e:?}");
+    assert!(e.to_string().contains("compiled for fp32"), "{e}");
+    // `auto` means the package's own.
+    let m = Model::load_with(&path, DeviceChoice::Auto, Precision::Auto).unwrap();
+    assert_eq!((m.precision(), m.device()), (Precision::Fp32, tch::Device::Cpu));
+    // A CPU package on a CUDA device: refused (on a machine without one, the device is missing).
+    let e = Model::load_with(&path, DeviceChoice::Cuda(0), Precision::Auto).unwrap_err();
+    assert!(matches!(e, ModelError::Device(_)), "{e:?}");
+    assert!(e.to_string().contains("cuda"), "{e}");
+}
+
+#[test]
+fn files_that_are_not_packages_are_refused_clearly() {
+    for (name, says) in [("not_a_zip.pt2", "not a .pt2 package"), ("empty.pt2", "no zertz models")]
+    {
+        let e = load(name).unwrap_err();
+        assert!(matches!(e, ModelError::NotAModel { .. }), "{name}: {e:?}");
+        let text = e.to_string();
+        assert!(text.contains(says) && text.contains(name) && !text.contains('\n'), "{text}");
+    }
+    let e = load("missing.pt2").unwrap_err();
+    assert!(matches!(e, ModelError::Read { .. }), "{e:?}");
+}
+
+#[test]
+fn a_package_serves_many_threads_and_guides_search() {
+    let m = Arc::new(load("m.pt2").unwrap());
+    let positions = zertz_model::bench::sample_positions(Board::R37, 8, 3);
+    let (want_l, want_v) = answers(&m, &positions);
+    let batching = m.clone().batching(256, std::time::Duration::from_millis(2), 2);
+    let (planes, globals, masks) = encode(&positions);
+    let a = ActionSpace::new(Board::R37).len();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (model, batching) = (&m, &batching);
+            let (planes, globals, masks, positions) = (&planes, &globals, &masks, &positions);
+            let (want_l, want_v) = (&want_l, &want_v);
+            s.spawn(move || {
+                let batch = Batch { board: Board::R37, positions, planes, globals, masks };
+                for _ in 0..5 {
+                    let (mut l, mut v) = (vec![0.0; 8 * a], vec![0.0; 8]);
+                    let out = &mut Output { logits: &mut l, values: &mut v };
+                    // Half the threads run the package themselves, half through the batching
+                    // threads.
+                    if t % 2 == 0 {
+                        model.evaluate(&batch, out)
+                    } else {
+                        batching.evaluate(&batch, out)
+                    }
+                    .unwrap();
+                    assert_eq!(&v, want_v);
+                    let dl = l.iter().zip(want_l).map(|(x, y)| (x - y).abs());
+                    assert!(dl.fold(0.0f32, f32::max) < 1e-4);
+                }
+            });
+        }
+    });
+    // Search with the package picks legal actions.
+    let evaluator: Arc<dyn Evaluator> = m;
+    let mut player = MctsPlayer::neural("nn:m.pt2", evaluator, 32, 7);
+    let mut p = Position::new(Variant::default(), Player::P0);
+    for _ in 0..6 {
+        if p.outcome().is_some() {
+            break;
+        }
+        let action = player.choose(&p).unwrap();
+        assert!(p.is_legal_action(&action), "{action:?}");
+        p.play_action_unchecked(&action);
+    }
+}
