@@ -20,7 +20,7 @@ pub enum BenchCommand {
     /// shares of a forward pass spent copying in, in the network and copying out.
     ///
     /// Example: zertz bench inference --model m.pt --device cuda --batch 64,256,1024,4096
-    /// --precision bf16
+    /// --precision bf16 [--cuda-graphs]. A model may be an AOTInductor package (.pt2).
     Inference {
         /// An exported network (`python -m zertz random-model` writes one of a preset size).
         #[arg(long)]
@@ -69,10 +69,11 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
             }
             if !json {
                 println!(
-                    "{} on {} in {}, {board}, {threads} thread(s), {} libtorch thread(s)",
+                    "{} on {} in {}{}, {board}, {threads} thread(s), {} libtorch thread(s)",
                     model.path().display(),
                     device_name(model.device()),
                     model.precision(),
+                    if model.cuda_graphs() { " with CUDA graphs" } else { "" },
                     zertz_model::cpu_threads()
                 );
                 println!(
@@ -87,6 +88,7 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
                     let mut line = serde_json::to_value(&row)?;
                     line["device"] = device_name(model.device()).into();
                     line["precision"] = model.precision().name().into();
+                    line["cuda_graphs"] = model.cuda_graphs().into();
                     line["board"] = board.rings().into();
                     println!("{line}");
                 } else {

@@ -30,6 +30,10 @@ pub struct DeviceArgs {
             .range(1..=i64::from(zertz_model::inference::MAX_INFERENCE_THREADS))
     )]
     inference_threads: u16,
+    /// On a GPU, run the networks through CUDA graphs captured per batch size (fewer kernel
+    /// launches; the first passes of each size are slower, as they capture).
+    #[arg(long)]
+    cuda_graphs: bool,
 }
 
 impl DeviceArgs {
@@ -37,9 +41,10 @@ impl DeviceArgs {
         Ok(self.device.parse()?)
     }
 
-    /// Loads the model at `path` on the chosen device in the chosen precision.
+    /// Loads the model at `path` on the chosen device in the chosen precision (through CUDA
+    /// graphs with --cuda-graphs).
     pub fn load(&self, path: &Path) -> Result<zertz_model::Model> {
-        Ok(zertz_model::Model::load_with(path, self.choice()?, self.precision)?)
+        Ok(self.inference()?.load(path)?)
     }
 
     /// Where and how networks run.
@@ -49,6 +54,7 @@ impl DeviceArgs {
             precision: self.precision,
             shared: self.shared_inference,
             threads: self.inference_threads,
+            cuda_graphs: self.cuda_graphs,
         })
     }
 }

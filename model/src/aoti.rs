@@ -1,6 +1,6 @@
 //! AOTInductor packages (`.pt2` files written by `zertz.nn.export_aoti`): the network compiled
 //! ahead of time into native code, one model per board, run through libtorch's
-//! `AOTIModelPackageLoader` by the crate's C++ shim (`shim/aoti.cpp`).
+//! `AOTIModelPackageLoader` by the crate's C++ shim (`shim/shim.cpp`).
 //!
 //! A package is compiled for one device type and one number format; [`AotiPackage::open`] loads
 //! the model of each board it holds and reads the metadata the exporter wrote (the same JSON as
@@ -9,58 +9,19 @@
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;
-use std::ffi::{CStr, CString, c_char, c_int};
+use std::ffi::{CString, c_int};
 use std::path::Path;
 use std::ptr;
 
 use tch::Tensor;
-use torch_sys::C_tensor;
 use zertz_env::Board;
+
+use crate::shim::{
+    Handle, first, take, zertz_aoti_free, zertz_aoti_load, zertz_aoti_metadata, zertz_aoti_run,
+};
 
 /// The name of a board's model inside a package: this prefix and the ring count (`board37`).
 pub const AOTI_MODEL_PREFIX: &str = "board";
-
-#[repr(C)]
-struct Handle {
-    _private: [u8; 0],
-}
-
-unsafe extern "C" {
-    fn zertz_string_free(s: *mut c_char);
-    fn zertz_aoti_load(
-        path: *const c_char,
-        name: *const c_char,
-        runners: c_int,
-        device_index: c_int,
-        err: *mut *mut c_char,
-    ) -> *mut Handle;
-    fn zertz_aoti_free(model: *mut Handle);
-    fn zertz_aoti_metadata(
-        model: *mut Handle,
-        key: *const c_char,
-        err: *mut *mut c_char,
-    ) -> *mut c_char;
-    fn zertz_aoti_run(
-        model: *mut Handle,
-        planes: *const C_tensor,
-        globals: *const C_tensor,
-        logits: *mut *mut C_tensor,
-        values: *mut *mut C_tensor,
-        err: *mut *mut c_char,
-    ) -> c_int;
-}
-
-/// Takes a string the shim allocated.
-fn take(s: *mut c_char) -> Option<String> {
-    if s.is_null() {
-        return None;
-    }
-    // SAFETY: the shim hands out NUL-terminated strings of its own (malloc), each taken once.
-    let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
-    // SAFETY: as above; freed by the allocator that made it.
-    unsafe { zertz_string_free(s) };
-    Some(text)
-}
 
 /// One board's compiled model.
 struct BoardModel {
@@ -195,9 +156,4 @@ impl AotiPackage {
         // SAFETY: tensors the shim allocated for us, each taken once.
         Ok(unsafe { (Tensor::from_ptr(logits), Tensor::from_ptr(values)) })
     }
-}
-
-/// The first line of a libtorch message (they carry long backtraces).
-fn first(text: &str) -> &str {
-    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
 }

@@ -36,6 +36,8 @@ pub struct Inference {
     pub shared: bool,
     /// Inference threads per shared network, 1 to [`MAX_INFERENCE_THREADS`].
     pub threads: u16,
+    /// On a CUDA device, run forward passes through CUDA graphs ([`Model::enable_cuda_graphs`]).
+    pub cuda_graphs: bool,
 }
 
 impl Default for Inference {
@@ -45,11 +47,21 @@ impl Default for Inference {
             precision: Precision::Auto,
             shared: false,
             threads: 4,
+            cuda_graphs: false,
         }
     }
 }
 
 impl Inference {
+    /// Loads the model at `path` as this says: device, precision, CUDA graphs.
+    pub fn load(&self, path: &Path) -> Result<Model, ModelError> {
+        let mut model = Model::load_with(path, self.device, self.precision)?;
+        if self.cuda_graphs {
+            model.enable_cuda_graphs()?;
+        }
+        Ok(model)
+    }
+
     /// Checks the thread count.
     pub fn validate(&self) -> Result<(), ModelError> {
         if (1..=MAX_INFERENCE_THREADS).contains(&self.threads) {
@@ -106,7 +118,7 @@ impl Network {
         searchers: usize,
     ) -> Result<Network, ModelError> {
         inference.validate()?;
-        let model = Model::load_with(path, inference.device, inference.precision)?;
+        let model = inference.load(path)?;
         Ok(Network::new(Arc::new(model), inference, searchers))
     }
 

@@ -40,7 +40,9 @@ use zertz_search::{Batch, EvalError, Evaluator, Output};
 
 mod aoti;
 pub mod bench;
+mod graphs;
 pub mod inference;
+mod shim;
 
 pub use aoti::AOTI_MODEL_PREFIX;
 
@@ -335,6 +337,8 @@ pub fn is_package(path: &Path) -> bool {
 /// A loaded, checked, exported network (see the crate docs).
 pub struct Model {
     backend: Backend,
+    /// CUDA graphs, when enabled ([`Model::enable_cuda_graphs`]).
+    graphs: Option<graphs::Graphs>,
     metadata: Metadata,
     device: Device,
     precision: Precision,
@@ -482,6 +486,7 @@ impl Model {
     ) -> Model {
         Model {
             backend,
+            graphs: None,
             metadata,
             device,
             precision,
@@ -505,7 +510,7 @@ impl Model {
             return Ok(());
         };
         let package = matches!(self.backend, Backend::Aoti(_));
-        if self.precision == Precision::Fp32 && !package {
+        if self.precision == Precision::Fp32 && !package && self.graphs.is_none() {
             return Ok(());
         }
         let shape = Shape::of(board);
@@ -523,8 +528,9 @@ impl Model {
         };
         match self.run_timed(board, &planes, &globals, None, &mut logits, &mut values, false) {
             Ok(_) => Ok(()),
-            // A package's own errors say what is wrong (a processor without its instructions).
-            Err(e) if package => Err(e),
+            // A package's own errors say what is wrong (a processor without its instructions),
+            // and so do those of a capture.
+            Err(e) if package || self.graphs.is_some() => Err(e),
             Err(ModelError::Forward { reason, .. }) => Err(unsupported(reason)),
             Err(ModelError::NonFinite { what, .. }) => Err(unsupported(format!("it gives {what}"))),
             Err(e) => Err(e),
@@ -668,41 +674,41 @@ impl Model {
         // In: one copy of planes and globals into a reused host buffer, one transfer to the
         // device (asynchronous from pinned memory), converted to the model's precision there.
         let staging = self.stage(planes, globals);
-        let total = (planes.len() + globals.len()) as i64;
-        // (Copied as f32 then converted: libtorch would convert a CPU tensor on the CPU first,
-        // into pageable memory, and the transfer would no longer be asynchronous.)
-        let on_device = staging.host.narrow(0, 0, total).to_device_(
-            self.device,
-            Kind::Float,
-            self.device.is_cuda(),
-            false,
-        );
-        let on_device = on_device.to_kind(kind_of(self.precision));
         let dims = [b as i64, shape.planes as i64, shape.height as i64, shape.width as i64];
-        let p = on_device.narrow(0, 0, planes.len() as i64).view(dims);
-        let g = on_device.narrow(0, planes.len() as i64, globals.len() as i64);
-        let g = g.view([b as i64, GLOBALS as i64]);
-        wait();
-        let copied_in = Instant::now();
-
-        let out = tch::no_grad(|| match &self.backend {
-            Backend::Script(module) => {
-                match module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]) {
-                    Ok(IValue::Tuple(mut parts)) if parts.len() == 2 => {
-                        match (parts.remove(0), parts.remove(0)) {
-                            (IValue::Tensor(l), IValue::Tensor(v)) => Ok((l, v)),
-                            _ => Err("the outputs are not two tensors".to_string()),
-                        }
-                    }
-                    Ok(_) => Err("the output is not a (logits, value) pair".to_string()),
-                    Err(e) => Err(first_line(&e)),
-                }
-            }
-            Backend::Aoti(package) => package.run(board.rings(), &p, &g),
-        });
+        let host_planes = staging.host.narrow(0, 0, planes.len() as i64).view(dims);
+        let host_globals = staging.host.narrow(0, planes.len() as i64, globals.len() as i64);
+        let host_globals = host_globals.view([b as i64, GLOBALS as i64]);
+        // With CUDA graphs, the pass runs on a lane (a stream and its graphs) of its own, from
+        // the copy in to the copy out.
+        let mut lane = match (&self.graphs, graphs::bucket(b)) {
+            (Some(graphs), Some(_)) => Some(graphs.take().map_err(fail)?),
+            _ => None,
+        };
+        let entered = lane.as_ref().map(|lane| lane.stream.enter());
+        let (copied_in, out) = if let Some(lane) = lane.as_mut() {
+            let network = |p: &Tensor, g: &Tensor| self.evaluate_fixed(board, p, g);
+            lane.run(board.rings(), &host_planes, &host_globals, network, wait).map_err(fail)?
+        } else {
+            // (Copied as f32 then converted: libtorch would convert a CPU tensor on the CPU
+            // first, into pageable memory, and the transfer would no longer be asynchronous.)
+            let total = (planes.len() + globals.len()) as i64;
+            let on_device = staging.host.narrow(0, 0, total).to_device_(
+                self.device,
+                Kind::Float,
+                self.device.is_cuda(),
+                false,
+            );
+            let on_device = on_device.to_kind(kind_of(self.precision));
+            let p = on_device.narrow(0, 0, planes.len() as i64).view(dims);
+            let g = on_device.narrow(0, planes.len() as i64, globals.len() as i64);
+            let g = g.view([b as i64, GLOBALS as i64]);
+            wait();
+            let copied_in = Instant::now();
+            (copied_in, tch::no_grad(|| self.run_backend(board, p, g)).map_err(fail)?)
+        };
         wait();
         let forwarded = Instant::now();
-        let (l, v) = out.map_err(fail)?;
+        let (l, v) = out;
         if l.size() != [b as i64, actions as i64] || v.size() != [b as i64] {
             return Err(fail(format!(
                 "outputs of shapes {:?} and {:?}, expected [{b}, {actions}] and [{b}]",
@@ -718,6 +724,10 @@ impl Model {
         v.f_copy_data(values, b).map_err(|e| fail(first_line(&e)))?;
         // The device has read the host buffer once the answers are back.
         self.unstage(staging);
+        drop(entered);
+        if let (Some(graphs), Some(lane)) = (&self.graphs, lane) {
+            graphs.put(lane);
+        }
         self.check_finite(logits, values, masks, actions)?;
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.positions.fetch_add(b as u64, Ordering::Relaxed);
@@ -727,6 +737,62 @@ impl Model {
             forward: forwarded - copied_in,
             copy_out: forwarded.elapsed(),
         })
+    }
+
+    /// The network on inputs already on the device in its precision: `(logits, values)`.
+    fn run_backend(&self, board: Board, p: Tensor, g: Tensor) -> Result<(Tensor, Tensor), String> {
+        match &self.backend {
+            Backend::Script(module) => {
+                pair(module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]))
+            }
+            Backend::Aoti(package) => package.run(board.rings(), &p, &g),
+        }
+    }
+
+    /// What a CUDA graph records: the network on f32 inputs on the device, converted to its
+    /// precision, for a board known in advance (TorchScript's `evaluate` method, which does not
+    /// read the board from the input as `forward` does; a package's model of the board).
+    fn evaluate_fixed(
+        &self,
+        board: Board,
+        planes: &Tensor,
+        globals: &Tensor,
+    ) -> Result<(Tensor, Tensor), String> {
+        let kind = kind_of(self.precision);
+        let (p, g) = (planes.to_kind(kind), globals.to_kind(kind));
+        tch::no_grad(|| match &self.backend {
+            Backend::Script(module) => {
+                let rings = IValue::Int(board.rings() as i64);
+                pair(module.method_is("evaluate", &[IValue::Tensor(p), IValue::Tensor(g), rings]))
+                    .map_err(|e| {
+                        format!(
+                            "{e} (files exported before CUDA graphs lack evaluate(): export again)"
+                        )
+                    })
+            }
+            Backend::Aoti(package) => package.run(board.rings(), &p, &g),
+        })
+    }
+
+    /// Runs forward passes on this model's CUDA device through CUDA graphs (see
+    /// [`graphs`](crate::graphs)): `--cuda-graphs`. One pass is captured now, so that a network
+    /// that cannot be captured is refused here.
+    pub fn enable_cuda_graphs(&mut self) -> Result<(), ModelError> {
+        let Device::Cuda(i) = self.device else {
+            return Err(ModelError::Device(format!(
+                "CUDA graphs need a CUDA device, and {} runs on the CPU",
+                self.path.display()
+            )));
+        };
+        self.graphs = Some(graphs::Graphs::new(i));
+        self.probe()?;
+        self.reset_stats();
+        Ok(())
+    }
+
+    /// Whether passes run through CUDA graphs.
+    pub fn cuda_graphs(&self) -> bool {
+        self.graphs.is_some()
     }
 
     /// A host buffer from the pool (a new one, or one grown, when none is large enough) holding
@@ -843,6 +909,20 @@ fn kind_of(precision: Precision) -> Kind {
         Precision::Bf16 => Kind::BFloat16,
         Precision::Fp16 => Kind::Half,
         Precision::Fp32 | Precision::Auto => Kind::Float,
+    }
+}
+
+/// The `(logits, value)` pair a network's method returns.
+fn pair(out: Result<IValue, tch::TchError>) -> Result<(Tensor, Tensor), String> {
+    match out {
+        Ok(IValue::Tuple(mut parts)) if parts.len() == 2 => {
+            match (parts.remove(0), parts.remove(0)) {
+                (IValue::Tensor(l), IValue::Tensor(v)) => Ok((l, v)),
+                _ => Err("the outputs are not two tensors".to_string()),
+            }
+        }
+        Ok(_) => Err("the output is not a (logits, value) pair".to_string()),
+        Err(e) => Err(first_line(&e)),
     }
 }
 

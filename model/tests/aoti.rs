@@ -26,7 +26,7 @@ fn python() -> PathBuf {
 
 /// A folder with, from one small network with trained batch statistics: `m.pt` (TorchScript,
 /// 37 and 61 rings), `m.pt2` (an AOTInductor package of the same for the CPU in fp32),
-/// `not_a_zip.pt2` (text), `empty.pt2` (a zip file without models).
+/// `not_a_zip.pt2` (text), `empty.pt2` (a zip file without models), `m_state.pt` (the weights).
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -48,6 +48,7 @@ for b in (37, 61):
 net.eval()
 export(net, f"{d}/m.pt", step=9)
 export_aoti(net, f"{d}/m.pt2", step=9)
+torch.save(net.state_dict(), f"{d}/m_state.pt")
 open(f"{d}/not_a_zip.pt2", "w").write("not a package")
 with zipfile.ZipFile(f"{d}/empty.pt2", "w") as z:
     z.writestr("m/data/other.txt", "nothing")
@@ -211,5 +212,58 @@ fn a_package_serves_many_threads_and_guides_search() {
         let action = player.choose(&p).unwrap();
         assert!(p.is_legal_action(&action), "{action:?}");
         p.play_action_unchecked(&action);
+    }
+}
+
+/// With a CUDA device (the lent GPU machine, `scripts/gpu-check.sh`): a package compiled for
+/// CUDA in bf16 answers as the TorchScript file in bf16 on the GPU does, with and without CUDA
+/// graphs. Without CUDA, a CUDA package cannot be compiled (nor run) here.
+#[test]
+fn a_cuda_package_answers_as_torchscript_on_the_gpu() {
+    if !zertz_model::cuda_available() {
+        eprintln!("no CUDA device: nothing to compile for");
+        return;
+    }
+    let dir = models();
+    let cuda = dir.join("m_cuda_bf16.pt2");
+    if !cuda.exists() {
+        // The weights of m.pt, compiled for CUDA.
+        let code = format!(
+            r#"
+import json, torch
+from zertz.nn import NetConfig, ZertzNet, export_aoti, read_metadata
+meta = read_metadata("{pt}")
+net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"])
+net.load_state_dict(torch.load("{state}"))
+export_aoti(net.eval(), "{out}", step=meta["step"], device="cuda", precision="bf16")
+"#,
+            pt = dir.join("m.pt").display(),
+            state = dir.join("m_state.pt").display(),
+            out = cuda.display()
+        );
+        let out = Command::new(python()).arg("-c").arg(code).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let script =
+        Model::load_with(dir.join("m.pt"), DeviceChoice::Cuda(0), Precision::Bf16).unwrap();
+    let package = Model::load_with(&cuda, DeviceChoice::Auto, Precision::Auto).unwrap();
+    assert_eq!((package.device(), package.precision()), (tch::Device::Cuda(0), Precision::Bf16));
+    let mut graphed = Model::load_with(&cuda, DeviceChoice::Cuda(0), Precision::Bf16).unwrap();
+    graphed.enable_cuda_graphs().unwrap();
+    // A CUDA package on the CPU: refused.
+    let e = Model::load_with(&cuda, DeviceChoice::Cpu, Precision::Auto).unwrap_err();
+    assert!(matches!(e, ModelError::Device(_)), "{e:?}");
+    for board in [Board::R37, Board::R61] {
+        for n in [1, 33, 256] {
+            let positions = zertz_model::bench::sample_positions(board, n, 2);
+            let (l0, v0) = answers(&script, &positions);
+            for m in [&package, &graphed, &graphed] {
+                let (l, v) = answers(m, &positions);
+                let dv = v.iter().zip(&v0).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                let dl = l.iter().zip(&l0).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                eprintln!("{board} {n}: package - TorchScript (bf16, CUDA): {dl:e} {dv:e}");
+                assert!(dv < 0.1 && dl < 0.1, "{board} {n}: {dl} {dv}");
+            }
+        }
     }
 }

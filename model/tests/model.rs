@@ -415,6 +415,77 @@ fn cuda_gives_the_cpu_answers() {
     }
 }
 
+/// CUDA graphs (`--cuda-graphs`) give the answers of the same model without them: for batches
+/// that fill a bucket, that pad one, and that no bucket holds (those run without a graph), in
+/// fp32 and bf16, alone and from several threads at once (each pass on a lane of its own). On a
+/// machine without CUDA, asking for them is a clear error.
+#[test]
+fn cuda_graphs_give_the_answers_without_them() {
+    if !zertz_model::cuda_available() {
+        let mut cpu = load("m_all.pt").unwrap();
+        let e = cpu.enable_cuda_graphs().unwrap_err();
+        assert!(matches!(e, ModelError::Device(_)) && e.to_string().contains("CUDA"), "{e}");
+        assert!(!cpu.cuda_graphs());
+        return;
+    }
+    let max_diff =
+        |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    for (precision, tolerance) in [(Precision::Fp32, 1e-3), (Precision::Bf16, 0.1)] {
+        let path = models().join("m_all.pt");
+        let plain = Model::load_with(&path, DeviceChoice::Cuda(0), precision).unwrap();
+        let mut graphed = Model::load_with(&path, DeviceChoice::Cuda(0), precision).unwrap();
+        graphed.enable_cuda_graphs().unwrap();
+        assert!(graphed.cuda_graphs());
+        let graphed = Arc::new(graphed);
+        for board in [Board::R37, Board::R61] {
+            let a = ActionSpace::new(board).len();
+            for n in [1, 5, 64, 100, 5000] {
+                let positions = random_positions(board, n, n as u64);
+                let (planes, globals, masks) = encode(&positions);
+                let (mut l0, mut v0) = (vec![0.0; n * a], vec![0.0; n]);
+                plain.forward(board, &planes, &globals, &mut l0, &mut v0).unwrap();
+                // Twice: the first pass of a bucket captures, the second replays.
+                for _ in 0..2 {
+                    let (mut l, mut v) = (vec![0.0; n * a], vec![0.0; n]);
+                    graphed
+                        .forward_masked(board, &planes, &globals, &masks, &mut l, &mut v)
+                        .unwrap();
+                    let (dl, dv) = (max_diff(&l, &l0), max_diff(&v, &v0));
+                    eprintln!(
+                        "{precision} {board} {n}: graphs - none: logits {dl:e}, values {dv:e}"
+                    );
+                    assert!(dl < tolerance && dv < tolerance, "{precision} {board} {n}: {dl} {dv}");
+                }
+            }
+            // Several threads at once, each batch its own answers.
+            let positions = random_positions(board, 24, 5);
+            let (planes, globals, masks) = encode(&positions);
+            let (mut want_l, mut want_v) = (vec![0.0; 24 * a], vec![0.0; 24]);
+            plain.forward(board, &planes, &globals, &mut want_l, &mut want_v).unwrap();
+            std::thread::scope(|s| {
+                for t in 0..4 {
+                    let graphed = &graphed;
+                    let (planes, globals, masks) = (&planes, &globals, &masks);
+                    let (want_l, want_v) = (&want_l, &want_v);
+                    s.spawn(move || {
+                        // Threads take batches of different sizes (other buckets).
+                        let n = 24 - 4 * t;
+                        for _ in 0..10 {
+                            let (mut l, mut v) = (vec![0.0; n * a], vec![0.0; n]);
+                            let p = &planes[..n * planes.len() / 24];
+                            let g = &globals[..n * GLOBALS];
+                            let m = &masks[..n * a];
+                            graphed.forward_masked(board, p, g, m, &mut l, &mut v).unwrap();
+                            assert!(max_diff(&l, &want_l[..n * a]) < tolerance);
+                            assert!(max_diff(&v, &want_v[..n]) < tolerance);
+                        }
+                    });
+                }
+            });
+        }
+    }
+}
+
 /// The largest softmax difference over the legal actions, and the total variation, between two
 /// logit rows.
 fn policy_gap(a: &[f32], b: &[f32], mask: &[bool]) -> f32 {

@@ -69,6 +69,7 @@ fn inference(
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
+    cuda_graphs: bool,
 ) -> Result<Inference, Error> {
     let default = Inference::default();
     let inference = Inference {
@@ -79,6 +80,7 @@ fn inference(
         },
         shared: shared_inference,
         threads: inference_threads.unwrap_or(default.threads),
+        cuda_graphs,
     };
     inference.validate()?;
     Ok(inference)
@@ -211,11 +213,12 @@ pub fn selfplay_config<'py>(
 /// fp16, where auto is bf16 on a GPU and fp32 on the CPU). `config` is a TOML file, a dict of
 /// the same keys or None (the defaults); `games`, `threads` and `seed` override it. Ctrl-C stops
 /// the workers after their round of evaluations; the games finished by then are written whole,
-/// and `KeyboardInterrupt` is raised.
+/// and `KeyboardInterrupt` is raised. With `cuda_graphs`, a network on a GPU runs through CUDA
+/// graphs (`zertz selfplay --cuda-graphs`).
 #[pyfunction]
 #[pyo3(signature = (out, evaluator=None, *, model=None, config=None, games=None, threads=None,
                     seed=None, device=None, precision=None, shared_inference=false,
-                    inference_threads=None))]
+                    inference_threads=None, cuda_graphs=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn selfplay<'py>(
     py: Python<'py>,
@@ -230,6 +233,7 @@ pub fn selfplay<'py>(
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
+    cuda_graphs: bool,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let mut cfg = selfplay_settings(config)?;
     if let Some(g) = games {
@@ -247,7 +251,8 @@ pub fn selfplay<'py>(
             if evaluator.is_some_and(|e| !e.is_none()) {
                 return Err(Error::Shape("give an evaluator or a model, not both".into()));
             }
-            let inference = inference(device, precision, shared_inference, inference_threads)?;
+            let inference =
+                inference(device, precision, shared_inference, inference_threads, cuda_graphs)?;
             (Guide::Network { path, inference }, Default::default())
         }
         None => guide(evaluator)?,
@@ -270,16 +275,18 @@ pub fn selfplay<'py>(
 /// `nn:MODEL[:SIMS][:PRECISION]`, `cmd:PROGRAM ARGS`), alternating who starts, on `threads`
 /// worker threads (0: one per core); returns the summary dict (wins, draws and losses of `a`,
 /// score, Elo with its 95% interval). Networks run on `device` in `precision` (unless their spec
-/// names one). With `out`, every game is written there as a JSON line. Ctrl-C stops it
+/// names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, every game is
+/// written there as a JSON line. Ctrl-C stops it
 /// (`KeyboardInterrupt`).
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
                     seed=0, threads=0, out=None, opening_actions=0,
                     max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device=None,
-                    precision=None, shared_inference=false, inference_threads=None),
+                    precision=None, shared_inference=false, inference_threads=None,
+                    cuda_graphs=false),
        text_signature = "(a, b, *, games=100, board=37, blitz=False, seed=0, threads=0, out=None, \
                          opening_actions=0, max_actions=2000, device=None, precision=None, \
-                         shared_inference=False, inference_threads=None)")]
+                         shared_inference=False, inference_threads=None, cuda_graphs=False)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -297,6 +304,7 @@ pub fn play_match<'py>(
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
+    cuda_graphs: bool,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let job = MatchJob {
@@ -307,7 +315,7 @@ pub fn play_match<'py>(
         max_actions,
         opening_actions,
         out,
-        inference: inference(device, precision, shared_inference, inference_threads)?,
+        inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
         ..MatchJob::new(a, b)
     };
     let stop = AtomicBool::new(false);

@@ -280,6 +280,16 @@ def test_precision_of_networks(model: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "sp2").exists()
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU, CUDA graphs work")
+def test_cuda_graphs_on_the_cpu_are_refused(model: Path, tmp_path: Path) -> None:
+    """``cuda_graphs=True`` with a network on the CPU is a clear error before any game."""
+    with pytest.raises(ValueError, match="CUDA graphs need a CUDA device"):
+        zertz.selfplay(tmp_path / "sp", model=model, games=2, device="cpu", cuda_graphs=True)
+    assert not (tmp_path / "sp").exists()
+    with pytest.raises(ValueError, match="CUDA graphs need a CUDA device"):
+        zertz.match(f"nn:{model}:8", "random", games=2, device="cpu", cuda_graphs=True)
+
+
 def test_random_model_command_writes_a_model_of_the_preset(tmp_path: Path) -> None:
     """``python -m zertz random-model`` exports a random network of a preset size for
     benchmarks; the engine loads it."""

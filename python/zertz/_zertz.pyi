@@ -297,6 +297,7 @@ def selfplay(
     precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
+    cuda_graphs: bool = False,
 ) -> dict[str, Any]:
     """Runs self-play in-process, writing ``.npz`` shards and ``games-*.jsonl`` records into
     ``out``; returns the summary dict (the same as ``zertz selfplay --json``: games, results,
@@ -308,7 +309,8 @@ def selfplay(
     in ``precision``: ``"auto"`` (bf16 on a GPU, fp32 on the CPU), ``"fp32"``, ``"bf16"`` or
     ``"fp16"``; on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
     ``inference_threads`` threads merge the workers' requests; None: the engine's defaults,
-    ``"auto"``, ``"auto"`` and 4). ``config`` is a TOML file, a dict
+    ``"auto"``, ``"auto"`` and 4; ``cuda_graphs`` runs it through CUDA graphs on a GPU).
+    ``config`` is a TOML file, a dict
     of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
     defaults); ``games``, ``threads`` and ``seed`` override it. A folder that already holds
     self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
@@ -376,13 +378,15 @@ def match(
     precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
+    cuda_graphs: bool = False,
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
     ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION]"``,
     ``"cmd:PROGRAM ARGS"``), alternating who
     starts; returns the summary dict (the same as ``zertz match --json``: ``wins``, ``draws`` and
     ``losses`` of ``a``, ``score``, ``elo`` with ``elo_low`` and ``elo_high`` (95%),
-    ``seconds``). Networks run on ``device`` in ``precision`` (unless a spec names its own);
+    ``seconds``). Networks run on ``device`` in ``precision`` (unless a spec names its own;
+    through CUDA graphs on a GPU with ``cuda_graphs``);
     each pair of games may open with ``opening_actions`` random actions. With ``out``, every game
     is written there as a JSON line. A bad player spec raises ValueError, a network that fails
     during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt``."""

@@ -4,12 +4,22 @@
 // a package per handle. Every function catches C++ exceptions and hands their message back in
 // `*err` (a string to free with zertz_string_free), so that nothing throws into Rust.
 //
+// CUDA graphs and streams (built when torch has its CUDA headers, ZERTZ_CUDA): a forward pass
+// captured once per batch size and replayed, on streams of the calling threads' own. Without
+// them every function of that part reports that this build has no CUDA.
+//
 // Tensors cross as `at::Tensor*`, the pointers tch's `Tensor::as_ptr` and `Tensor::from_ptr`
 // use.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+#ifdef ZERTZ_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include <dlfcn.h>
 
@@ -134,5 +144,159 @@ int zertz_aoti_run(zertz_aoti* model, const at::Tensor* planes, const at::Tensor
   }
   return -1;
 }
+
+// An asynchronous copy of `src` into `dst` (same shapes) on the calling thread's current stream.
+int zertz_copy_async(at::Tensor* dst, const at::Tensor* src, char** err) {
+  try {
+    dst->copy_(*src, /*non_blocking=*/true);
+    return 0;
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return -1;
+}
+
+#ifdef ZERTZ_CUDA
+
+// A stream of libtorch's pool for one device, and the stream it replaced while entered.
+struct zertz_stream {
+  c10::cuda::CUDAStream stream;
+  c10::optional<c10::cuda::CUDAStream> previous;
+};
+
+struct zertz_graph {
+  at::cuda::CUDAGraph graph;
+};
+
+zertz_stream* zertz_stream_new(int device_index, char** err) {
+  try {
+    auto stream = c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(device_index));
+    return new zertz_stream{stream, c10::nullopt};
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return nullptr;
+}
+
+void zertz_stream_free(zertz_stream* stream) { delete stream; }
+
+// Makes the stream the calling thread's current one on its device (until zertz_stream_exit).
+void zertz_stream_enter(zertz_stream* s) {
+  s->previous = c10::cuda::getCurrentCUDAStream(s->stream.device_index());
+  c10::cuda::setCurrentCUDAStream(s->stream);
+}
+
+void zertz_stream_exit(zertz_stream* s) {
+  if (s->previous) {
+    c10::cuda::setCurrentCUDAStream(*s->previous);
+    s->previous = c10::nullopt;
+  }
+}
+
+int zertz_stream_synchronize(zertz_stream* s, char** err) {
+  try {
+    s->stream.synchronize();
+    return 0;
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return -1;
+}
+
+zertz_graph* zertz_graph_new(char** err) {
+  try {
+    return new zertz_graph{};
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return nullptr;
+}
+
+void zertz_graph_free(zertz_graph* g) { delete g; }
+
+// Starts capturing the calling thread's work on its current stream (entered before, not the
+// default stream). Thread-local mode: other threads may go on running their own passes.
+int zertz_graph_begin(zertz_graph* g, char** err) {
+  try {
+    g->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+    return 0;
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return -1;
+}
+
+int zertz_graph_end(zertz_graph* g, char** err) {
+  try {
+    g->graph.capture_end();
+    return 0;
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return -1;
+}
+
+// Replays the captured work on the calling thread's current stream.
+int zertz_graph_replay(zertz_graph* g, char** err) {
+  try {
+    g->graph.replay();
+    return 0;
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return -1;
+}
+
+#else
+
+struct zertz_stream {};
+struct zertz_graph {};
+
+static const char* const NO_CUDA = "this build of the engine has no CUDA (torch without its CUDA headers)";
+
+zertz_stream* zertz_stream_new(int, char** err) {
+  fail(err, NO_CUDA);
+  return nullptr;
+}
+void zertz_stream_free(zertz_stream* stream) { delete stream; }
+void zertz_stream_enter(zertz_stream*) {}
+void zertz_stream_exit(zertz_stream*) {}
+int zertz_stream_synchronize(zertz_stream*, char** err) {
+  fail(err, NO_CUDA);
+  return -1;
+}
+zertz_graph* zertz_graph_new(char** err) {
+  fail(err, NO_CUDA);
+  return nullptr;
+}
+void zertz_graph_free(zertz_graph* g) { delete g; }
+int zertz_graph_begin(zertz_graph*, char** err) {
+  fail(err, NO_CUDA);
+  return -1;
+}
+int zertz_graph_end(zertz_graph*, char** err) {
+  fail(err, NO_CUDA);
+  return -1;
+}
+int zertz_graph_replay(zertz_graph*, char** err) {
+  fail(err, NO_CUDA);
+  return -1;
+}
+
+#endif
 
 }  // extern "C"

@@ -1,0 +1,232 @@
+//! CUDA graphs for forward passes on a GPU (`--cuda-graphs`).
+//!
+//! A network of many small kernels spends much of a GPU pass launching them. A CUDA graph
+//! records the kernels of one pass once and launches them all at the price of one. A graph is
+//! captured per board and *bucket* of batch sizes ([`BUCKETS`]): a batch runs in the smallest
+//! bucket that holds it, its rows copied into the graph's fixed input tensors (f32, converted to
+//! the model's precision inside the graph), and the first rows of the graph's fixed outputs are
+//! its answers (the padding rows are computed and ignored: every row of the network is
+//! independent of the others). Batches larger than the largest bucket run without a graph.
+//!
+//! Each pass takes a [`Lane`] from the pool: a CUDA stream of its own and the graphs captured on
+//! it. Concurrent passes (several inference threads) thus run on distinct streams, and the copy
+//! in, the replay and the copy out of a pass are ordered on its stream. A graph is captured the
+//! first time its lane meets its bucket, after three passes that warm the network up
+//! (TorchScript's executor optimises a method on its first calls); captures are thread-local, so
+//! the other lanes go on meanwhile. The first passes of a job are therefore slower.
+//!
+//! TorchScript files run their `evaluate(planes, globals, rings)` method, which reads nothing of
+//! its input on the host (`forward` reads the board from plane 0, a synchronisation that a graph
+//! cannot hold); packages run their board's model.
+
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::ptr;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use tch::Tensor;
+
+use crate::shim::{
+    self, Graph, Stream, check, take, zertz_graph_begin, zertz_graph_end, zertz_graph_free,
+    zertz_graph_new, zertz_graph_replay, zertz_stream_enter, zertz_stream_exit, zertz_stream_free,
+    zertz_stream_new, zertz_stream_synchronize,
+};
+
+/// The batch sizes graphs are captured for: powers of two and the halves between them, so that
+/// a batch pads at most a third of its size.
+pub const BUCKETS: [usize; 22] = [
+    1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
+    4096,
+];
+
+/// Passes run before a capture.
+const WARM_UP: usize = 3;
+
+/// The smallest bucket that holds `b` positions, if any.
+pub fn bucket(b: usize) -> Option<usize> {
+    BUCKETS.iter().copied().find(|&x| x >= b)
+}
+
+/// An asynchronous copy of `src` into `dst` on the calling thread's current stream.
+pub(crate) fn copy_async(dst: &mut Tensor, src: &Tensor) -> Result<(), String> {
+    let mut err = ptr::null_mut();
+    // SAFETY: two live tensors; the shim catches every exception.
+    check(unsafe { shim::zertz_copy_async(dst.as_mut_ptr(), src.as_ptr(), &mut err) }, err)
+}
+
+/// A CUDA stream of libtorch's pool.
+pub(crate) struct CudaStream(*mut Stream);
+
+// SAFETY: a stream handle may be used from any thread (one at a time: lanes are taken from a
+// pool under its lock), and is freed once, on drop.
+unsafe impl Send for CudaStream {}
+
+impl CudaStream {
+    fn new(device: usize) -> Result<CudaStream, String> {
+        let mut err = ptr::null_mut();
+        // SAFETY: the shim catches every exception and returns null with a message.
+        let s = unsafe { zertz_stream_new(device as c_int, &mut err) };
+        if s.is_null() { Err(take(err).unwrap_or_default()) } else { Ok(CudaStream(s)) }
+    }
+
+    /// Makes this stream the calling thread's current one until the guard drops.
+    pub(crate) fn enter(&self) -> Entered {
+        // SAFETY: a live stream.
+        unsafe { zertz_stream_enter(self.0) };
+        Entered(self.0)
+    }
+
+    fn synchronize(&self) -> Result<(), String> {
+        let mut err = ptr::null_mut();
+        // SAFETY: a live stream.
+        check(unsafe { zertz_stream_synchronize(self.0, &mut err) }, err)
+    }
+}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        // SAFETY: freed once.
+        unsafe { zertz_stream_free(self.0) }
+    }
+}
+
+/// While it lives, the thread runs its CUDA work on a lane's stream. Dropped before its lane.
+pub(crate) struct Entered(*mut Stream);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        // SAFETY: the stream outlives the guard (see `Model::run_timed`).
+        unsafe { zertz_stream_exit(self.0) }
+    }
+}
+
+/// A captured CUDA graph.
+struct CudaGraph(*mut Graph);
+
+// SAFETY: as for CudaStream.
+unsafe impl Send for CudaGraph {}
+
+impl CudaGraph {
+    fn new() -> Result<CudaGraph, String> {
+        let mut err = ptr::null_mut();
+        // SAFETY: the shim catches every exception and returns null with a message.
+        let g = unsafe { zertz_graph_new(&mut err) };
+        if g.is_null() { Err(take(err).unwrap_or_default()) } else { Ok(CudaGraph(g)) }
+    }
+
+    fn call(
+        &self,
+        f: unsafe extern "C" fn(*mut Graph, *mut *mut std::ffi::c_char) -> c_int,
+    ) -> Result<(), String> {
+        let mut err = ptr::null_mut();
+        // SAFETY: a live graph; the shim catches every exception.
+        check(unsafe { f(self.0, &mut err) }, err)
+    }
+}
+
+impl Drop for CudaGraph {
+    fn drop(&mut self) {
+        // SAFETY: freed once.
+        unsafe { zertz_graph_free(self.0) }
+    }
+}
+
+/// One captured pass: the graph and its fixed input and output tensors.
+struct Captured {
+    graph: CudaGraph,
+    planes: Tensor,
+    globals: Tensor,
+    logits: Tensor,
+    values: Tensor,
+}
+
+/// A stream and the graphs captured on it, by board (ring count) and bucket.
+pub(crate) struct Lane {
+    pub(crate) stream: CudaStream,
+    device: usize,
+    graphs: HashMap<(usize, usize), Captured>,
+}
+
+impl Lane {
+    /// Runs `b` positions whose planes `[b, C, H, W]` and globals `[b, G]` (f32, on the host,
+    /// pinned) are given, in the graph of `rings` and the bucket of `b`. The first time, the
+    /// graph is captured from `network`, which runs the network on f32 inputs on the device
+    /// (converting them to the model's precision). The answers are views of the graph's fixed
+    /// outputs, valid until this lane runs again, with the time the copy in ended (after `wait`,
+    /// which synchronises the device for benchmarks). Call it with the lane's stream entered.
+    pub(crate) fn run(
+        &mut self,
+        rings: usize,
+        planes: &Tensor,
+        globals: &Tensor,
+        network: impl Fn(&Tensor, &Tensor) -> Result<(Tensor, Tensor), String>,
+        wait: impl Fn(),
+    ) -> Result<(Instant, (Tensor, Tensor)), String> {
+        let b = planes.size()[0];
+        let size = bucket(b as usize).ok_or_else(|| format!("no graph holds {b} positions"))?;
+        let key = (rings, size);
+        if !self.graphs.contains_key(&key) {
+            let on = (tch::Kind::Float, tch::Device::Cuda(self.device));
+            let mut dims = planes.size();
+            dims[0] = size as i64;
+            let fixed_planes = Tensor::zeros(dims.as_slice(), on);
+            let fixed_globals = Tensor::zeros([size as i64, globals.size()[1]], on);
+            // Warm-up, then the capture, all on this lane's stream.
+            for _ in 0..WARM_UP {
+                let _warm = network(&fixed_planes, &fixed_globals)?;
+            }
+            self.stream.synchronize()?;
+            let graph = CudaGraph::new()?;
+            graph.call(zertz_graph_begin)?;
+            let outputs = network(&fixed_planes, &fixed_globals);
+            // The capture ends whatever happened inside it.
+            let ended = graph.call(zertz_graph_end);
+            let (logits, values) = outputs?;
+            ended?;
+            self.graphs.insert(
+                key,
+                Captured { graph, planes: fixed_planes, globals: fixed_globals, logits, values },
+            );
+        }
+        let c = self.graphs.get_mut(&key).expect("captured above");
+        copy_async(&mut c.planes.narrow(0, 0, b), planes)?;
+        copy_async(&mut c.globals.narrow(0, 0, b), globals)?;
+        wait();
+        let copied_in = Instant::now();
+        c.graph.call(zertz_graph_replay)?;
+        Ok((copied_in, (c.logits.narrow(0, 0, b), c.values.narrow(0, 0, b))))
+    }
+}
+
+/// The lanes of one model on one CUDA device.
+pub(crate) struct Graphs {
+    device: usize,
+    lanes: Mutex<Vec<Lane>>,
+}
+
+impl Graphs {
+    pub(crate) fn new(device: usize) -> Graphs {
+        Graphs { device, lanes: Mutex::new(Vec::new()) }
+    }
+
+    /// A lane of the pool, or a new one.
+    pub(crate) fn take(&self) -> Result<Lane, String> {
+        let taken = self.lanes.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match taken {
+            Some(lane) => Ok(lane),
+            None => Ok(Lane {
+                stream: CudaStream::new(self.device)?,
+                device: self.device,
+                graphs: HashMap::new(),
+            }),
+        }
+    }
+
+    /// Gives a lane back to the pool.
+    pub(crate) fn put(&self, lane: Lane) {
+        self.lanes.lock().unwrap_or_else(|e| e.into_inner()).push(lane);
+    }
+}
