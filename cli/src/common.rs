@@ -10,7 +10,9 @@ use zertz_env::{Board, MarbleSet, Player, Position, Variant};
 /// Where networks run.
 #[derive(Args, Debug, Clone)]
 pub struct DeviceArgs {
-    /// Device of the networks: auto (CUDA when available), cpu, cuda or cuda:N.
+    /// Device of the networks: auto (every CUDA device when there is one, else the CPU), cpu,
+    /// cuda (every CUDA device), cuda:N, or cuda:N,cuda:M (self-play and matches run a copy of
+    /// each network on every device named; playing a game, the first).
     #[arg(long, default_value = "auto")]
     device: String,
     /// Number format of the networks: auto (bf16 on a GPU, fp32 on the CPU), fp32, bf16 or

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use zertz_env::Board;
 use zertz_search::Evaluator;
+use zertz_search::batching::Spread;
 
 use crate::{Device, DeviceChoice, Model, ModelError, ModelStats, Precision};
 
@@ -76,13 +77,18 @@ impl Inference {
 }
 
 /// A network loaded for a job: the model (for its figures) and the evaluator the search threads
-/// call.
+/// call. On several GPUs (`--device cuda` on a machine with more than one, or
+/// `cuda:0,cuda:1`), a copy of the model runs on each, behind inference threads of its own, and
+/// the search threads' requests go to them in turn.
 #[derive(Clone)]
 pub struct Network {
-    /// The model.
+    /// The model (the first copy, on several GPUs).
     pub model: Arc<Model>,
-    /// What the search threads call: the model itself, or inference threads in front of it.
+    /// What the search threads call: the model itself, or inference threads in front of it (of
+    /// each copy).
     pub evaluator: Arc<dyn Evaluator>,
+    /// Every copy of the model, `model` first.
+    copies: Vec<Arc<Model>>,
     /// Whether each search thread runs the model itself (on the CPU, not shared).
     per_worker: bool,
 }
@@ -91,6 +97,7 @@ impl std::fmt::Debug for Network {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Network")
             .field("model", &self.model.path())
+            .field("devices", &self.copies.iter().map(|m| m.device()).collect::<Vec<_>>())
             .field("per_worker", &self.per_worker)
             .finish_non_exhaustive()
     }
@@ -118,8 +125,41 @@ impl Network {
         searchers: usize,
     ) -> Result<Network, ModelError> {
         inference.validate()?;
-        let model = inference.load(path)?;
-        Ok(Network::new(Arc::new(model), inference, searchers))
+        // A package says itself where it runs when the device is `auto`.
+        let devices = match inference.device {
+            DeviceChoice::Auto if crate::is_package(path) => vec![],
+            device => device.resolve_all()?,
+        };
+        if devices.len() <= 1 {
+            let model = inference.load(path)?;
+            return Ok(Network::new(Arc::new(model), inference, searchers));
+        }
+        let mut copies = Vec::with_capacity(devices.len());
+        for device in devices {
+            let Device::Cuda(i) = device else { unreachable!("several devices are GPUs") };
+            let on = Inference { device: DeviceChoice::Cuda(i), ..*inference };
+            copies.push(Arc::new(on.load(path)?));
+        }
+        Ok(Network::spread(copies, inference))
+    }
+
+    /// Copies of one model on several GPUs, each behind `inference.threads` inference threads;
+    /// the search threads' requests go to them in turn.
+    pub fn spread(copies: Vec<Arc<Model>>, inference: &Inference) -> Network {
+        let threads = usize::from(inference.threads.max(1));
+        let parts: Vec<Arc<dyn Evaluator>> = copies
+            .iter()
+            .map(|m| {
+                Arc::new(m.clone().batching(MAX_MERGED_BATCH, MERGE_WAIT, threads))
+                    as Arc<dyn Evaluator>
+            })
+            .collect();
+        Network {
+            model: copies[0].clone(),
+            evaluator: Arc::new(Spread::new(parts)),
+            copies,
+            per_worker: false,
+        }
     }
 
     /// `model` in front of `searchers` search threads (0: one per core). On the CPU without
@@ -136,21 +176,31 @@ impl Network {
             let threads = usize::from(inference.threads.max(1));
             Arc::new(model.clone().batching(MAX_MERGED_BATCH, MERGE_WAIT, threads))
         };
-        Network { model, evaluator, per_worker }
+        Network { copies: vec![model.clone()], model, evaluator, per_worker }
     }
 
-    /// The model's figures so far.
+    /// The devices the copies of the model run on.
+    pub fn devices(&self) -> Vec<Device> {
+        self.copies.iter().map(|m| m.device()).collect()
+    }
+
+    /// The model's figures so far, summed over its copies.
     pub fn stats(&self) -> ModelStats {
-        self.model.stats()
+        self.copies.iter().map(|m| m.stats()).fold(ModelStats::default(), |a, s| ModelStats {
+            batches: a.batches + s.batches,
+            positions: a.positions + s.positions,
+            busy: a.busy + s.busy,
+            covered: a.covered + s.covered,
+        })
     }
 
     /// `(network_seconds, network_share)` of a job of `seconds` with `workers` search threads:
     /// the time in forward passes summed over the threads that ran them, and the share of the
     /// job's time with the network running: per worker on the CPU (each runs it itself), the wall
-    /// time with a forward pass running behind the inference threads.
+    /// time with a forward pass running behind the inference threads (per GPU, on several).
     pub fn figures(&self, seconds: f64, workers: usize) -> (f64, f64) {
         let s = self.stats();
-        let lanes = if self.per_worker { workers.max(1) } else { 1 };
+        let lanes = if self.per_worker { workers.max(1) } else { self.copies.len() };
         let inside = if self.per_worker { s.busy } else { s.covered };
         (s.busy.as_secs_f64(), inside.as_secs_f64() / (seconds * lanes as f64).max(1e-9))
     }

@@ -207,49 +207,89 @@ pub struct Metadata {
 /// Where a model runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DeviceChoice {
-    /// The first CUDA device when one is available, else the CPU.
+    /// Every CUDA device when there is one, else the CPU.
     #[default]
     Auto,
     /// The CPU.
     Cpu,
     /// A CUDA device by index.
     Cuda(usize),
+    /// Every CUDA device of the machine (`cuda`).
+    AllCuda,
+    /// Several CUDA devices (`cuda:0,cuda:2`): bit `i` set for `cuda:i`.
+    CudaSet(u64),
 }
+
+/// The most CUDA devices a [`DeviceChoice::CudaSet`] names.
+pub const MAX_CUDA_DEVICES: usize = 64;
 
 impl std::str::FromStr for DeviceChoice {
     type Err = ModelError;
 
-    /// `auto`, `cpu`, `cuda` (device 0) or `cuda:N`.
+    /// `auto`, `cpu`, `cuda` (every CUDA device), `cuda:N`, or `cuda:N,cuda:M,...`.
     fn from_str(s: &str) -> Result<DeviceChoice, ModelError> {
+        let bad = || {
+            ModelError::Device(format!(
+                "{s:?} is not a device: use auto, cpu, cuda (every GPU), cuda:N or cuda:N,cuda:M"
+            ))
+        };
+        let one = |part: &str| -> Result<usize, ModelError> {
+            match part.trim().strip_prefix("cuda:").map(str::parse::<usize>) {
+                Some(Ok(i)) if i < MAX_CUDA_DEVICES => Ok(i),
+                _ => Err(bad()),
+            }
+        };
         match s.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(DeviceChoice::Auto),
             "cpu" => Ok(DeviceChoice::Cpu),
-            "cuda" | "gpu" => Ok(DeviceChoice::Cuda(0)),
-            other => match other.strip_prefix("cuda:").map(str::parse::<usize>) {
-                Some(Ok(i)) => Ok(DeviceChoice::Cuda(i)),
-                _ => Err(ModelError::Device(format!(
-                    "{s:?} is not a device: use auto, cpu, cuda or cuda:N"
-                ))),
-            },
+            "cuda" | "gpu" => Ok(DeviceChoice::AllCuda),
+            list if list.contains(',') => {
+                let mut set = 0u64;
+                for part in list.split(',') {
+                    set |= 1 << one(part)?;
+                }
+                Ok(if set.count_ones() == 1 {
+                    DeviceChoice::Cuda(set.trailing_zeros() as usize)
+                } else {
+                    DeviceChoice::CudaSet(set)
+                })
+            }
+            other => one(other).map(DeviceChoice::Cuda),
         }
     }
 }
 
 impl DeviceChoice {
-    /// The tch device, checking that a CUDA device exists.
+    /// The device of a job that runs one copy of a network (playing a game, a benchmark): the
+    /// first of the devices [`DeviceChoice::resolve_all`] gives.
     pub fn resolve(self) -> Result<Device, ModelError> {
+        Ok(self.resolve_all()?[0])
+    }
+
+    /// Every device this names, each checked to exist: jobs that spread a network over several
+    /// GPUs (self-play, matches) run a copy on each.
+    pub fn resolve_all(self) -> Result<Vec<Device>, ModelError> {
+        let n = tch::Cuda::device_count().max(0) as usize;
+        let check = |i: usize| {
+            if i < n {
+                Ok(Device::Cuda(i))
+            } else {
+                Err(ModelError::Device(format!(
+                    "cuda:{i} is not available ({n} CUDA devices found)"
+                )))
+            }
+        };
         match self {
-            DeviceChoice::Auto => Ok(Device::cuda_if_available()),
-            DeviceChoice::Cpu => Ok(Device::Cpu),
-            DeviceChoice::Cuda(i) => {
-                let n = tch::Cuda::device_count().max(0) as usize;
-                if i < n {
-                    Ok(Device::Cuda(i))
-                } else {
-                    Err(ModelError::Device(format!(
-                        "cuda:{i} is not available ({n} CUDA devices found)"
-                    )))
-                }
+            DeviceChoice::Auto if n == 0 => Ok(vec![Device::Cpu]),
+            DeviceChoice::Auto => Ok((0..n).map(Device::Cuda).collect()),
+            DeviceChoice::Cpu => Ok(vec![Device::Cpu]),
+            DeviceChoice::Cuda(i) => Ok(vec![check(i)?]),
+            DeviceChoice::AllCuda if n == 0 => {
+                Err(ModelError::Device("cuda: no CUDA device is available (0 found)".to_string()))
+            }
+            DeviceChoice::AllCuda => Ok((0..n).map(Device::Cuda).collect()),
+            DeviceChoice::CudaSet(set) => {
+                (0..MAX_CUDA_DEVICES).filter(|i| set & (1 << i) != 0).map(check).collect()
             }
         }
     }
@@ -429,10 +469,12 @@ impl Model {
             return Err(ModelError::Read { path, source: e });
         }
         let index = match device {
-            DeviceChoice::Cuda(_) => match device.resolve()? {
-                Device::Cuda(i) => i as i32,
-                _ => -1,
-            },
+            DeviceChoice::Cuda(_) | DeviceChoice::AllCuda | DeviceChoice::CudaSet(_) => {
+                match device.resolve()? {
+                    Device::Cuda(i) => i as i32,
+                    _ => -1,
+                }
+            }
             _ => -1,
         };
         // One runner per concurrent caller: search threads on the CPU, inference threads on a
@@ -445,12 +487,12 @@ impl Model {
         let compiled = match package.device.as_str() {
             "cuda" => match device {
                 DeviceChoice::Cpu => None,
-                DeviceChoice::Cuda(i) => Some(Device::Cuda(i)),
-                DeviceChoice::Auto => Some(DeviceChoice::Cuda(0).resolve()?),
+                DeviceChoice::Auto => Some(DeviceChoice::AllCuda.resolve()?),
+                cuda => Some(cuda.resolve()?),
             },
             "cpu" => match device {
-                DeviceChoice::Cuda(_) => None,
-                _ => Some(Device::Cpu),
+                DeviceChoice::Auto | DeviceChoice::Cpu => Some(Device::Cpu),
+                _ => None,
             },
             _ => None,
         };

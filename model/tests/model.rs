@@ -197,16 +197,62 @@ fn bad_files_are_refused_clearly() {
 fn devices_parse_and_missing_cuda_is_an_error() {
     assert_eq!("auto".parse::<DeviceChoice>().unwrap(), DeviceChoice::Auto);
     assert_eq!("CPU".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cpu);
-    assert_eq!("cuda".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(0));
+    assert_eq!("cuda".parse::<DeviceChoice>().unwrap(), DeviceChoice::AllCuda);
     assert_eq!("cuda:3".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(3));
-    for bad in ["tpu", "cuda:x", ""] {
+    assert_eq!("cuda:0, cuda:2".parse::<DeviceChoice>().unwrap(), DeviceChoice::CudaSet(0b101));
+    assert_eq!("cuda:1,cuda:1".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(1));
+    for bad in ["tpu", "cuda:x", "", "cuda:0,cpu", "cuda:64", "cuda:0,"] {
         assert!(bad.parse::<DeviceChoice>().is_err(), "{bad}");
     }
-    if !zertz_model::cuda_available() {
+    let n = tch::Cuda::device_count() as usize;
+    if n == 0 {
         let e = Model::load(models().join("m37.pt"), DeviceChoice::Cuda(0)).unwrap_err();
         assert!(e.to_string().contains("cuda:0 is not available"), "{e}");
         assert!(matches!(DeviceChoice::Auto.resolve(), Ok(tch::Device::Cpu)));
+        let e = DeviceChoice::AllCuda.resolve_all().unwrap_err();
+        assert!(e.to_string().contains("no CUDA device"), "{e}");
+    } else {
+        let all: Vec<_> = (0..n).map(tch::Device::Cuda).collect();
+        assert_eq!(DeviceChoice::AllCuda.resolve_all().unwrap(), all);
+        assert_eq!(DeviceChoice::Auto.resolve_all().unwrap(), all);
     }
+    // A set is checked device by device.
+    let e = DeviceChoice::CudaSet(0b11 << 40).resolve_all().unwrap_err();
+    assert!(e.to_string().contains("cuda:40 is not available"), "{e}");
+}
+
+/// Copies of a network spread over several devices (here two on the CPU; GPUs in practice)
+/// answer as one copy does, share the work, and sum their figures.
+#[test]
+fn a_network_spread_over_copies_answers_as_one() {
+    use zertz_model::{Inference, Network};
+    let one = load("m37.pt").unwrap();
+    let copies = vec![Arc::new(load("m37.pt").unwrap()), Arc::new(load("m37.pt").unwrap())];
+    let network = Network::spread(copies, &Inference { threads: 2, ..Inference::default() });
+    assert_eq!(network.devices(), vec![tch::Device::Cpu, tch::Device::Cpu]);
+    let a = ActionSpace::new(Board::R37).len();
+    for seed in 0..6 {
+        let positions = random_positions(Board::R37, 5, seed);
+        let (planes, globals, masks) = encode(&positions);
+        let (mut want_l, mut want_v) = (vec![0.0; 5 * a], vec![0.0; 5]);
+        one.forward(Board::R37, &planes, &globals, &mut want_l, &mut want_v).unwrap();
+        let batch = Batch {
+            board: Board::R37,
+            positions: &positions,
+            planes: &planes,
+            globals: &globals,
+            masks: &masks,
+        };
+        let (mut l, mut v) = (vec![0.0; 5 * a], vec![0.0; 5]);
+        network.evaluator.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
+        assert_eq!((l, v), (want_l, want_v));
+    }
+    // Six calls in turn: three batches of five positions on each copy, summed.
+    let stats = network.stats();
+    assert_eq!((stats.batches, stats.positions), (6, 30));
+    // The share is per copy: at most 1.
+    let (_, share) = network.figures(stats.busy.as_secs_f64(), 4);
+    assert!(share > 0.0 && share <= 1.0, "{share}");
 }
 
 #[test]

@@ -209,7 +209,7 @@ pub fn selfplay_config<'py>(
 /// refused with `FileExistsError`: nothing is ever replaced); returns the summary dict.
 ///
 /// The games are guided by `evaluator` ("uniform", "rollout" or a callable) or by the exported
-/// network `model` (on `device`: auto, cpu, cuda or cuda:N; in `precision`: auto, fp32, bf16 or
+/// network `model` (on `device`: auto, cpu, cuda (every GPU), cuda:N or cuda:N,cuda:M; in `precision`: auto, fp32, bf16 or
 /// fp16, where auto is bf16 on a GPU and fp32 on the CPU). `config` is a TOML file, a dict of
 /// the same keys or None (the defaults); `games`, `threads` and `seed` override it. Ctrl-C stops
 /// the workers after their round of evaluations; the games finished by then are written whole,

@@ -305,7 +305,8 @@ def selfplay(
     with a model, the ``search`` settings used).
 
     The games are guided by ``evaluator`` (``"uniform"``, ``"rollout"`` or a callable) or by the
-    exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``,
+    exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` (every GPU, a
+    copy of the network on each), ``"cuda:N"`` or ``"cuda:N,cuda:M"``,
     in ``precision``: ``"auto"`` (bf16 on a GPU, fp32 on the CPU), ``"fp32"``, ``"bf16"`` or
     ``"fp16"``; on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
     ``inference_threads`` threads merge the workers' requests; None: the engine's defaults,

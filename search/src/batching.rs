@@ -253,3 +253,49 @@ fn evaluate_merged(inner: &dyn Evaluator, requests: Vec<Request>, stats: &Mutex<
         start += n;
     }
 }
+
+/// Several evaluators of the same network (one per GPU, each behind its own
+/// [`BatchingEvaluator`]) seen as one: each call goes to the next, in turn.
+pub struct Spread {
+    parts: Vec<Arc<dyn Evaluator>>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl Spread {
+    /// `parts` in turn; at least one.
+    pub fn new(parts: Vec<Arc<dyn Evaluator>>) -> Spread {
+        assert!(!parts.is_empty(), "Spread needs at least one evaluator");
+        Spread { parts, next: std::sync::atomic::AtomicUsize::new(0) }
+    }
+
+    /// How many evaluators it spreads over.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Never: it holds at least one.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl std::fmt::Debug for Spread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spread").field("parts", &self.parts.len()).finish_non_exhaustive()
+    }
+}
+
+impl Evaluator for Spread {
+    fn wants_encoding(&self) -> bool {
+        self.parts[0].wants_encoding()
+    }
+
+    fn preset(&self) -> Preset {
+        self.parts[0].preset()
+    }
+
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % self.parts.len();
+        self.parts[i].evaluate(batch, out)
+    }
+}

@@ -155,3 +155,29 @@ fn several_inference_threads_run_batches_side_by_side() {
     assert!((2..=3).contains(&most), "{most} batches ran at once with 3 inference threads");
     assert_eq!(eval.stats().requests, 6);
 }
+
+/// `Spread` hands calls to its parts in turn (one per GPU), each answering as itself.
+#[test]
+fn spread_takes_turns_and_answers_each_caller() {
+    use zertz_search::batching::Spread;
+    let parts: Vec<Arc<Recording>> = (0..3).map(|_| Arc::new(Recording::default())).collect();
+    let spread =
+        Spread::new(parts.iter().map(|p| p.clone() as Arc<dyn Evaluator>).collect::<Vec<_>>());
+    assert_eq!(spread.len(), 3);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let spread = &spread;
+            s.spawn(move || {
+                for k in 0..6 {
+                    let ps = positions(t * 100 + k, 1 + (k as usize % 3));
+                    let (_, values) = call(spread, &ps).unwrap();
+                    assert_eq!(values, ps.iter().map(tag).collect::<Vec<_>>());
+                }
+            });
+        }
+    });
+    // 24 calls in turn: 8 each.
+    for p in &parts {
+        assert_eq!(p.sizes.lock().unwrap().len(), 8);
+    }
+}
