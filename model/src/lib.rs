@@ -384,6 +384,8 @@ pub struct Model {
     precision: Precision,
     path: PathBuf,
     staging: Mutex<Vec<Staging>>,
+    /// Reused pinned host buffers the answers of a GPU pass come back into.
+    answers: Mutex<Vec<Staging>>,
     batches: AtomicU64,
     positions: AtomicU64,
     busy_nanos: AtomicU64,
@@ -534,6 +536,7 @@ impl Model {
             precision,
             path,
             staging: Mutex::new(Vec::new()),
+            answers: Mutex::new(Vec::new()),
             batches: AtomicU64::new(0),
             positions: AtomicU64::new(0),
             busy_nanos: AtomicU64::new(0),
@@ -759,11 +762,23 @@ impl Model {
             )));
         }
         // Out: the answers cross in the model's precision (half the bytes of fp32 in bf16 and
-        // fp16) and are widened on the host.
-        let l = l.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
-        let v = v.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
-        l.f_copy_data(logits, b * actions).map_err(|e| fail(first_line(&e)))?;
-        v.f_copy_data(values, b).map_err(|e| fail(first_line(&e)))?;
+        // fp16) into a reused pinned host buffer, and are widened from there straight into the
+        // caller's buffers.
+        if self.device.is_cuda() {
+            let (la, kind) = ((b * actions) as i64, kind_of(self.precision));
+            let answers = self.answers_buffer(la as usize + b, kind);
+            let mut host_l = answers.host.narrow(0, 0, la);
+            let mut host_v = answers.host.narrow(0, la, b as i64);
+            // In order on the pass's stream: the second copy waits for both.
+            graphs::copy_async(&mut host_l, &l.reshape([-1])).map_err(fail)?;
+            host_v.f_copy_(&v.reshape([-1])).map_err(|e| fail(first_line(&e)))?;
+            widen(&host_l, logits).map_err(fail)?;
+            widen(&host_v, values).map_err(fail)?;
+            self.answers.lock().unwrap_or_else(|e| e.into_inner()).push(answers);
+        } else {
+            widen(&l.contiguous(), logits).map_err(fail)?;
+            widen(&v.contiguous(), values).map_err(fail)?;
+        }
         // The device has read the host buffer once the answers are back.
         self.unstage(staging);
         drop(entered);
@@ -864,6 +879,20 @@ impl Model {
         staging
     }
 
+    /// A pinned host buffer of at least `need` numbers of `kind` for the answers of a pass (from
+    /// the pool, or a new one grown in powers of two).
+    fn answers_buffer(&self, need: usize, kind: Kind) -> Staging {
+        let taken = self.answers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match taken {
+            Some(s) if s.capacity >= need => s,
+            _ => {
+                let capacity = need.next_power_of_two();
+                let host = Tensor::zeros([capacity as i64], (kind, Device::Cpu));
+                Staging { host: host.pin_memory(self.device), capacity }
+            }
+        }
+    }
+
     /// Returns a host buffer to the pool.
     fn unstage(&self, staging: Staging) {
         self.staging.lock().unwrap_or_else(|e| e.into_inner()).push(staging);
@@ -952,6 +981,36 @@ fn kind_of(precision: Precision) -> Kind {
         Precision::Fp16 => Kind::Half,
         Precision::Fp32 | Precision::Auto => Kind::Float,
     }
+}
+
+/// Copies a contiguous CPU tensor of fp32, bf16 or fp16 numbers into `dst` as f32 (its length).
+fn widen(src: &Tensor, dst: &mut [f32]) -> Result<(), String> {
+    let n = dst.len();
+    if src.device() != Device::Cpu || !src.is_contiguous() || src.numel() != n {
+        return Err(format!("answers of {} numbers where {n} were expected", src.numel()));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let ptr = src.data_ptr();
+    // SAFETY: a contiguous CPU tensor of `n` elements of the kind matched below, alive for the
+    // whole call and not written meanwhile.
+    #[allow(unsafe_code)]
+    unsafe {
+        match src.kind() {
+            Kind::Float => dst.copy_from_slice(std::slice::from_raw_parts(ptr.cast::<f32>(), n)),
+            Kind::BFloat16 => {
+                let from = std::slice::from_raw_parts(ptr.cast::<half::bf16>(), n);
+                half::slice::HalfFloatSliceExt::convert_to_f32_slice(from, dst);
+            }
+            Kind::Half => {
+                let from = std::slice::from_raw_parts(ptr.cast::<half::f16>(), n);
+                half::slice::HalfFloatSliceExt::convert_to_f32_slice(from, dst);
+            }
+            other => return Err(format!("answers of kind {other:?}")),
+        }
+    }
+    Ok(())
 }
 
 /// The `(logits, value)` pair a network's method returns.

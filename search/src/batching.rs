@@ -179,6 +179,7 @@ fn serve(
     max_wait: Duration,
     stats: &Mutex<BatchingStats>,
 ) {
+    let mut merged = Merged::default();
     loop {
         let requests = {
             let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -215,24 +216,53 @@ fn serve(
             q.requests = kept;
             taken
         };
-        evaluate_merged(inner, requests, stats);
+        evaluate_merged(inner, requests, stats, &mut merged);
     }
 }
 
-fn evaluate_merged(inner: &dyn Evaluator, requests: Vec<Request>, stats: &Mutex<BatchingStats>) {
+/// The buffers of one inference thread's merged batches, kept from one batch to the next: a
+/// merged batch of thousands of positions holds tens of megabytes of logits, which fresh
+/// allocations would fault in page by page every time.
+#[derive(Default)]
+struct Merged {
+    positions: Vec<Position>,
+    planes: Vec<f32>,
+    globals: Vec<f32>,
+    masks: Vec<bool>,
+    logits: Vec<f32>,
+    values: Vec<f32>,
+}
+
+fn evaluate_merged(
+    inner: &dyn Evaluator,
+    requests: Vec<Request>,
+    stats: &Mutex<BatchingStats>,
+    m: &mut Merged,
+) {
     let board = requests[0].board;
     let actions = zertz_env::ActionSpace::new(board).len();
-    let positions: Vec<Position> =
-        requests.iter().flat_map(|r| r.positions.iter().copied()).collect();
-    let planes: Vec<f32> = requests.iter().flat_map(|r| r.planes.iter().copied()).collect();
-    let globals: Vec<f32> = requests.iter().flat_map(|r| r.globals.iter().copied()).collect();
-    let masks: Vec<bool> = requests.iter().flat_map(|r| r.masks.iter().copied()).collect();
-    let b = positions.len();
-    let mut logits = vec![0f32; b * actions];
-    let mut values = vec![0f32; b];
-    let batch =
-        Batch { board, positions: &positions, planes: &planes, globals: &globals, masks: &masks };
-    let result = inner.evaluate(&batch, &mut Output { logits: &mut logits, values: &mut values });
+    m.positions.clear();
+    m.planes.clear();
+    m.globals.clear();
+    m.masks.clear();
+    for r in &requests {
+        m.positions.extend_from_slice(&r.positions);
+        m.planes.extend_from_slice(&r.planes);
+        m.globals.extend_from_slice(&r.globals);
+        m.masks.extend_from_slice(&r.masks);
+    }
+    let b = m.positions.len();
+    m.logits.resize(b * actions, 0.0);
+    m.values.resize(b, 0.0);
+    let (logits, values) = (&mut m.logits[..b * actions], &mut m.values[..b]);
+    let batch = Batch {
+        board,
+        positions: &m.positions,
+        planes: &m.planes,
+        globals: &m.globals,
+        masks: &m.masks,
+    };
+    let result = inner.evaluate(&batch, &mut Output { logits, values });
     {
         let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
         s.batches += 1;
@@ -244,8 +274,8 @@ fn evaluate_merged(inner: &dyn Evaluator, requests: Vec<Request>, stats: &Mutex<
         let n = r.positions.len();
         let answer = match &result {
             Ok(()) => Ok((
-                logits[start * actions..(start + n) * actions].to_vec(),
-                values[start..start + n].to_vec(),
+                m.logits[start * actions..(start + n) * actions].to_vec(),
+                m.values[start..start + n].to_vec(),
             )),
             Err(e) => Err(e.clone()),
         };
