@@ -17,7 +17,7 @@
 
 #ifdef ZERTZ_CUDA
 #include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
@@ -44,6 +44,19 @@ void fail(char** err, const char* what) {
   if (err != nullptr) {
     *err = copy_string(what);
   }
+}
+
+// Runs `body`, turning a C++ exception into `*err` and `failed`: nothing throws into Rust.
+template <typename T, typename F>
+T guarded(char** err, T failed, F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    fail(err, e.what());
+  } catch (...) {
+    fail(err, "unknown C++ exception");
+  }
+  return failed;
 }
 
 // A package's compiled code names libtorch.so, which a program linked only to the libraries it
@@ -82,7 +95,7 @@ void zertz_string_free(char* s) { std::free(s); }
 // on CUDA device `device_index` (-1: the package's device type, device 0).
 zertz_aoti* zertz_aoti_load(const char* path, const char* name, int runners, int device_index,
                             char** err) {
-  try {
+  return guarded(err, static_cast<zertz_aoti*>(nullptr), [&]() -> zertz_aoti* {
     load_libtorch();
     auto loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
         path, name, false, static_cast<size_t>(runners < 1 ? 1 : runners),
@@ -91,37 +104,28 @@ zertz_aoti* zertz_aoti_load(const char* path, const char* name, int runners, int
     auto key = meta.find("AOTI_DEVICE_KEY");
     bool cpu = key == meta.end() || key->second == "cpu";
     return new zertz_aoti{std::move(loader), cpu};
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return nullptr;
+  });
 }
 
 void zertz_aoti_free(zertz_aoti* model) { delete model; }
 
 // The value of `key` in the model's metadata, or null (and `*err` unset) when it has none.
 char* zertz_aoti_metadata(zertz_aoti* model, const char* key, char** err) {
-  try {
+  return guarded(err, static_cast<char*>(nullptr), [&]() -> char* {
     auto meta = model->loader->get_metadata();
     auto found = meta.find(key);
     if (found != meta.end()) {
       return copy_string(found->second);
     }
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return nullptr;
+    return nullptr;
+  });
 }
 
 // Runs the model on `planes` and `globals`; its first two outputs come back as new tensors in
 // `*logits` and `*values` (for tch's Tensor::from_ptr). Returns 0, or -1 with `*err` set.
 int zertz_aoti_run(zertz_aoti* model, const at::Tensor* planes, const at::Tensor* globals,
                    at::Tensor** logits, at::Tensor** values, char** err) {
-  try {
+  return guarded(err, -1, [&]() -> int {
     if (model->cpu) {
       // The compiled kernels use OpenMP with the calling thread's setting: make it libtorch's
       // (one thread for each search thread that runs its own network).
@@ -137,33 +141,27 @@ int zertz_aoti_run(zertz_aoti* model, const at::Tensor* planes, const at::Tensor
     *logits = new at::Tensor(std::move(outputs[0]));
     *values = new at::Tensor(std::move(outputs[1]));
     return 0;
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return -1;
+  });
 }
 
 // An asynchronous copy of `src` into `dst` (same shapes) on the calling thread's current stream.
 int zertz_copy_async(at::Tensor* dst, const at::Tensor* src, char** err) {
-  try {
+  return guarded(err, -1, [&]() -> int {
     dst->copy_(*src, /*non_blocking=*/true);
     return 0;
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return -1;
+  });
 }
 
 #ifdef ZERTZ_CUDA
 
-// A stream of libtorch's pool for one device, and the stream it replaced while entered.
+// A stream of libtorch's pool for one device, and while entered the stream it replaced and the
+// device made current (work that names no device, a capture among it, goes to the stream's).
 struct zertz_stream {
   c10::cuda::CUDAStream stream;
   c10::optional<c10::cuda::CUDAStream> previous;
+  c10::DeviceIndex device = -1;
+
+  explicit zertz_stream(c10::cuda::CUDAStream s) : stream(s) {}
 };
 
 struct zertz_graph {
@@ -171,21 +169,17 @@ struct zertz_graph {
 };
 
 zertz_stream* zertz_stream_new(int device_index, char** err) {
-  try {
+  return guarded(err, static_cast<zertz_stream*>(nullptr), [&]() -> zertz_stream* {
     auto stream = c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(device_index));
-    return new zertz_stream{stream, c10::nullopt};
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return nullptr;
+    return new zertz_stream(stream);
+  });
 }
 
 void zertz_stream_free(zertz_stream* stream) { delete stream; }
 
 // Makes the stream the calling thread's current one on its device (until zertz_stream_exit).
 void zertz_stream_enter(zertz_stream* s) {
+  s->device = c10::cuda::ExchangeDevice(s->stream.device_index());
   s->previous = c10::cuda::getCurrentCUDAStream(s->stream.device_index());
   c10::cuda::setCurrentCUDAStream(s->stream);
 }
@@ -195,29 +189,23 @@ void zertz_stream_exit(zertz_stream* s) {
     c10::cuda::setCurrentCUDAStream(*s->previous);
     s->previous = c10::nullopt;
   }
+  if (s->device >= 0) {
+    c10::cuda::ExchangeDevice(s->device);
+    s->device = -1;
+  }
 }
 
 int zertz_stream_synchronize(zertz_stream* s, char** err) {
-  try {
+  return guarded(err, -1, [&]() -> int {
     s->stream.synchronize();
     return 0;
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return -1;
+  });
 }
 
 zertz_graph* zertz_graph_new(char** err) {
-  try {
+  return guarded(err, static_cast<zertz_graph*>(nullptr), [&]() -> zertz_graph* {
     return new zertz_graph{};
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return nullptr;
+  });
 }
 
 void zertz_graph_free(zertz_graph* g) { delete g; }
@@ -225,40 +213,25 @@ void zertz_graph_free(zertz_graph* g) { delete g; }
 // Starts capturing the calling thread's work on its current stream (entered before, not the
 // default stream). Thread-local mode: other threads may go on running their own passes.
 int zertz_graph_begin(zertz_graph* g, char** err) {
-  try {
+  return guarded(err, -1, [&]() -> int {
     g->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
     return 0;
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return -1;
+  });
 }
 
 int zertz_graph_end(zertz_graph* g, char** err) {
-  try {
+  return guarded(err, -1, [&]() -> int {
     g->graph.capture_end();
     return 0;
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return -1;
+  });
 }
 
 // Replays the captured work on the calling thread's current stream.
 int zertz_graph_replay(zertz_graph* g, char** err) {
-  try {
+  return guarded(err, -1, [&]() -> int {
     g->graph.replay();
     return 0;
-  } catch (const std::exception& e) {
-    fail(err, e.what());
-  } catch (...) {
-    fail(err, "unknown C++ exception");
-  }
-  return -1;
+  });
 }
 
 #else
@@ -266,7 +239,8 @@ int zertz_graph_replay(zertz_graph* g, char** err) {
 struct zertz_stream {};
 struct zertz_graph {};
 
-static const char* const NO_CUDA = "this build of the engine has no CUDA (torch without its CUDA headers)";
+static const char* const NO_CUDA =
+    "this build of the engine has no CUDA (torch without its CUDA headers)";
 
 zertz_stream* zertz_stream_new(int, char** err) {
   fail(err, NO_CUDA);

@@ -7,22 +7,19 @@
 //! repository's `.venv/bin/python`); compiling takes a C++ compiler and about half a minute per
 //! board on two cores.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::{encode, python};
 use std::sync::{Arc, OnceLock};
 
 use zertz_arena::players::{MctsPlayer, Player as _};
-use zertz_env::encode::{GLOBALS, Shape};
+
 use zertz_env::{ActionSpace, Board, Player, Position, Variant};
 use zertz_model::{DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, Output};
-
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {
-        return PathBuf::from(p);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
-}
 
 /// A folder with, from one small network with trained batch statistics: `m.pt` (TorchScript,
 /// 37 and 61 rings), `m.pt2` (an AOTInductor package of the same for the CPU in fp32),
@@ -30,8 +27,6 @@ fn python() -> PathBuf {
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("zertz-aoti-tests-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         let script = r#"
 import sys, zipfile, torch, zertz
 from zertz.nn import NetConfig, ZertzNet, export, export_aoti
@@ -53,40 +48,12 @@ open(f"{d}/not_a_zip.pt2", "w").write("not a package")
 with zipfile.ZipFile(f"{d}/empty.pt2", "w") as z:
     z.writestr("m/data/other.txt", "nothing")
 "#;
-        let path = dir.join("export_packages.py");
-        std::fs::write(&path, script).unwrap();
-        let out = Command::new(python()).arg(&path).arg(&dir).output().unwrap_or_else(|e| {
-            panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
-        });
-        assert!(
-            out.status.success(),
-            "exporting test packages failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
+        common::written_by_python("aoti-tests", script)
     })
 }
 
 fn load(name: &str) -> Result<Model, ModelError> {
     Model::load(models().join(name), DeviceChoice::Cpu)
-}
-
-/// Planes, globals and legal masks of `positions` (of one board).
-fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
-    let board = positions[0].board();
-    let shape = Shape::of(board);
-    let a = ActionSpace::new(board).len();
-    let n = positions.len();
-    let (mut planes, mut globals) = (vec![0.0; n * shape.planes_len()], vec![0.0; n * GLOBALS]);
-    let mut masks = vec![false; n * a];
-    for (i, p) in positions.iter().enumerate() {
-        p.encode(
-            &mut planes[i * shape.planes_len()..(i + 1) * shape.planes_len()],
-            &mut globals[i * GLOBALS..(i + 1) * GLOBALS],
-        );
-        p.legal_action_mask(&mut masks[i * a..(i + 1) * a]);
-    }
-    (planes, globals, masks)
 }
 
 /// `(logits, values)` of `model` on `positions`.

@@ -3,6 +3,8 @@
 //! The models are written by the Python package (`zertz.nn.export`) with the interpreter of
 //! `$ZERTZ_PYTHON`, else the repository's `.venv/bin/python` (scripts/setup-python.sh makes it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -13,13 +15,6 @@ use zertz_env::{ActionSpace, Board, Player, Position, Variant};
 use zertz_model::{DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, Output};
 
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {
-        return PathBuf::from(p);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
-}
-
 /// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
 /// (every board), `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`, and
 /// with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
@@ -28,8 +23,6 @@ fn python() -> PathBuf {
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("zertz-model-tests-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         let script = r#"
 import sys, torch, zertz
 from zertz.nn import NetConfig, ZertzNet, export
@@ -95,40 +88,14 @@ class FloatIndex(torch.nn.Module):
 
 torch.jit.save(torch.jit.script(FloatIndex(m.metadata())), f"{d}/float_index.pt")
 "#;
-        // From a file: TorchScript compiles the source of the module classes it scripts.
-        let path = dir.join("export_test_models.py");
-        std::fs::write(&path, script).unwrap();
-        let out = Command::new(python()).arg(&path).arg(&dir).output().unwrap_or_else(|e| {
-            panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
-        });
-        assert!(
-            out.status.success(),
-            "exporting test models failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
+        common::written_by_python("model-tests", script)
     })
 }
 
+use common::encode;
+
 fn load(name: &str) -> Result<Model, ModelError> {
     Model::load(models().join(name), DeviceChoice::Cpu)
-}
-
-fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
-    let board = positions[0].board();
-    let shape = Shape::of(board);
-    let a = ActionSpace::new(board).len();
-    let (mut planes, mut globals) =
-        (vec![0.0; positions.len() * shape.planes_len()], vec![0.0; positions.len() * GLOBALS]);
-    let mut masks = vec![false; positions.len() * a];
-    for (i, p) in positions.iter().enumerate() {
-        p.encode(
-            &mut planes[i * shape.planes_len()..(i + 1) * shape.planes_len()],
-            &mut globals[i * GLOBALS..(i + 1) * GLOBALS],
-        );
-        p.legal_action_mask(&mut masks[i * a..(i + 1) * a]);
-    }
-    (planes, globals, masks)
 }
 
 fn random_positions(board: Board, n: usize, seed: u64) -> Vec<Position> {

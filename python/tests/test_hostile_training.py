@@ -357,6 +357,9 @@ def test_export_as_an_aoti_package_plays_in_the_engine(tmp_path: Path) -> None:
     assert (meta["device"], meta["precision"]) == ("cpu", "fp32")
     result = zertz.match(f"nn:{out}:16", "random", games=2, device="cpu", seed=3)
     assert result["games"] == 2
+    # Python's own loader is for TorchScript files: a package is refused by name.
+    with pytest.raises(ValueError, match="AOTInductor package"):
+        load_exported(out)
     # The engine runs a package as compiled: another number format is refused.
     with pytest.raises(ValueError, match="compiled for fp32"):
         zertz.match(f"nn:{out}:16:bf16", "random", games=2, device="cpu")

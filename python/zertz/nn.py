@@ -425,7 +425,13 @@ def export_aoti(
 
 
 def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.jit.ScriptModule:
-    """Loads an exported model (a TorchScript module) for inference in Python."""
+    """Loads an exported model (a TorchScript module) for inference in Python. An AOTInductor
+    package (``.pt2``) is for the engine: ValueError."""
+    if Path(path).suffix == ".pt2":
+        raise ValueError(
+            f"{path} is an AOTInductor package, which the engine runs; in Python, load the "
+            "TorchScript export (.pt) of the same network"
+        )
     with _torchscript():
         module: torch.jit.ScriptModule = torch.jit.load(  # type: ignore[no-untyped-call]
             str(path), map_location=device

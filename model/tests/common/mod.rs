@@ -1,0 +1,53 @@
+//! What the model crate's test files share: the Python that writes their models, and encoded
+//! positions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Position};
+
+/// `$ZERTZ_PYTHON`, else the repository's `.venv/bin/python` (scripts/setup-python.sh makes it).
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
+}
+
+/// A new folder `zertz-{name}-{pid}` in the temporary folder, filled by the Python `script`
+/// (run from a file, as TorchScript compiles the source of the classes it scripts; the folder
+/// is its first argument).
+pub fn written_by_python(name: &str, script: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zertz-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("write.py");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new(python()).arg(&path).arg(&dir).output().unwrap_or_else(|e| {
+        panic!("cannot run {} ({e}): run scripts/setup-python.sh", python().display())
+    });
+    assert!(
+        out.status.success(),
+        "writing {name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
+/// Planes, globals and legal masks of `positions` (of one board).
+pub fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
+    let board = positions[0].board();
+    let shape = Shape::of(board);
+    let a = ActionSpace::new(board).len();
+    let n = positions.len();
+    let (mut planes, mut globals) = (vec![0.0; n * shape.planes_len()], vec![0.0; n * GLOBALS]);
+    let mut masks = vec![false; n * a];
+    for (i, p) in positions.iter().enumerate() {
+        p.encode(
+            &mut planes[i * shape.planes_len()..(i + 1) * shape.planes_len()],
+            &mut globals[i * GLOBALS..(i + 1) * GLOBALS],
+        );
+        p.legal_action_mask(&mut masks[i * a..(i + 1) * a]);
+    }
+    (planes, globals, masks)
+}
