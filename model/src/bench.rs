@@ -4,7 +4,7 @@
 //! apart.
 //!
 //! The positions are real: taken from random games on the board, encoded once, with their legal
-//! masks (the answers are checked as in search).
+//! masks; the answers are the legal actions' logits and checked, as in search.
 
 use std::time::{Duration, Instant};
 
@@ -99,6 +99,7 @@ impl Buffers {
             &self.planes,
             &self.globals,
             &self.masks,
+            crate::Answers::Legal,
             &mut self.logits,
             &mut self.values,
             true,

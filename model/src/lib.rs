@@ -310,6 +310,17 @@ pub struct ModelStats {
     pub covered: Duration,
 }
 
+/// Which logits a forward pass writes into the caller's buffer ([`Model::forward_timed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answers {
+    /// Every action's.
+    All,
+    /// Only the legal actions' (by the masks); the others are left as they were. Search reads
+    /// nothing else, and on a GPU only those cross back to the host (a tenth of the action space
+    /// in a typical position), gathered on the device.
+    Legal,
+}
+
 /// Where the time of one forward pass went ([`Model::forward_timed`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Phases {
@@ -571,7 +582,8 @@ impl Model {
             precision: self.precision,
             reason,
         };
-        match self.run_timed(board, &planes, &globals, None, &mut logits, &mut values, false) {
+        let all = Answers::All;
+        match self.run_timed(board, &planes, &globals, None, all, &mut logits, &mut values, false) {
             Ok(_) => Ok(()),
             // A package's own errors say what is wrong (a processor without its instructions),
             // and so do those of a capture.
@@ -645,7 +657,8 @@ impl Model {
         logits: &mut [f32],
         values: &mut [f32],
     ) -> Result<(), ModelError> {
-        self.run_timed(board, planes, globals, None, logits, values, false).map(|_| ())
+        self.run_timed(board, planes, globals, None, Answers::All, logits, values, false)
+            .map(|_| ())
     }
 
     /// [`Model::forward`] with the legal masks `[b, A]` of the positions: every value and the
@@ -660,13 +673,15 @@ impl Model {
         logits: &mut [f32],
         values: &mut [f32],
     ) -> Result<(), ModelError> {
-        self.run_timed(board, planes, globals, Some(masks), logits, values, false).map(|_| ())
+        self.run_timed(board, planes, globals, Some(masks), Answers::All, logits, values, false)
+            .map(|_| ())
     }
 
     /// [`Model::forward_masked`] (without masks when `masks` is empty) that also says where the
-    /// time went. With `sync`, the device is synchronised between the parts so that each is
-    /// timed whole (for benchmarks: `zertz bench inference`); without it a GPU's copy in and
-    /// forward pass run asynchronously and their time shows up in the copy out.
+    /// time went, writing the logits `answers` says (only the legal ones need masks). With
+    /// `sync`, the device is synchronised between the parts so that each is timed whole (for
+    /// benchmarks: `zertz bench inference`); without it a GPU's copy in and forward pass run
+    /// asynchronously and their time shows up in the copy out.
     #[allow(clippy::too_many_arguments)]
     pub fn forward_timed(
         &self,
@@ -674,12 +689,13 @@ impl Model {
         planes: &[f32],
         globals: &[f32],
         masks: &[bool],
+        answers: Answers,
         logits: &mut [f32],
         values: &mut [f32],
         sync: bool,
     ) -> Result<Phases, ModelError> {
         let masks = (!masks.is_empty()).then_some(masks);
-        self.run_timed(board, planes, globals, masks, logits, values, sync)
+        self.run_timed(board, planes, globals, masks, answers, logits, values, sync)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -689,6 +705,7 @@ impl Model {
         planes: &[f32],
         globals: &[f32],
         masks: Option<&[bool]>,
+        answers: Answers,
         logits: &mut [f32],
         values: &mut [f32],
         sync: bool,
@@ -765,16 +782,42 @@ impl Model {
         // fp16) into a reused pinned host buffer, and are widened from there straight into the
         // caller's buffers.
         if self.device.is_cuda() {
-            let (la, kind) = ((b * actions) as i64, kind_of(self.precision));
-            let answers = self.answers_buffer(la as usize + b, kind);
-            let mut host_l = answers.host.narrow(0, 0, la);
-            let mut host_v = answers.host.narrow(0, la, b as i64);
+            let kind = kind_of(self.precision);
+            // Only the legal logits: their flat indices go over, the logits are gathered there.
+            let legal = match (answers, masks) {
+                (Answers::Legal, Some(masks)) => Some(self.legal_indices(masks)),
+                _ => None,
+            };
+            let la = legal.as_ref().map_or(b * actions, |(_, k)| *k) as i64;
+            let back = self.answers_buffer(la as usize + b, kind);
+            let mut host_l = back.host.narrow(0, 0, la);
+            let mut host_v = back.host.narrow(0, la, b as i64);
+            let flat = l.reshape([-1]);
+            let gathered = match &legal {
+                Some((indices, k)) => {
+                    let mut on_device = Tensor::empty([*k as i64], (Kind::Int, self.device));
+                    graphs::copy_async(&mut on_device, &indices.host.narrow(0, 0, *k as i64))
+                        .map_err(fail)?;
+                    flat.f_index_select(0, &on_device).map_err(|e| fail(first_line(&e)))?
+                }
+                None => flat,
+            };
             // In order on the pass's stream: the second copy waits for both.
-            graphs::copy_async(&mut host_l, &l.reshape([-1])).map_err(fail)?;
+            graphs::copy_async(&mut host_l, &gathered).map_err(fail)?;
             host_v.f_copy_(&v.reshape([-1])).map_err(|e| fail(first_line(&e)))?;
-            widen(&host_l, logits).map_err(fail)?;
+            match &legal {
+                Some((indices, k)) => {
+                    scatter_widen(&host_l, &indices.host.narrow(0, 0, *k as i64), logits)
+                        .map_err(fail)?;
+                }
+                None => widen(&host_l, logits).map_err(fail)?,
+            }
             widen(&host_v, values).map_err(fail)?;
-            self.answers.lock().unwrap_or_else(|e| e.into_inner()).push(answers);
+            let mut pool = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+            pool.push(back);
+            if let Some((indices, _)) = legal {
+                pool.push(indices);
+            }
         } else {
             widen(&l.contiguous(), logits).map_err(fail)?;
             widen(&v.contiguous(), values).map_err(fail)?;
@@ -879,16 +922,35 @@ impl Model {
         staging
     }
 
+    /// The flat indices (`position * A + action`) of the legal actions of `masks`, in a pinned
+    /// host buffer of i32 from the pool, and how many there are.
+    fn legal_indices(&self, masks: &[bool]) -> (Staging, usize) {
+        // Counted first, so that the buffer holds the legal actions, not the action space.
+        let k = masks.iter().filter(|&&m| m).count();
+        let buffer = self.answers_buffer(k.max(1), Kind::Int);
+        let ptr = buffer.host.data_ptr().cast::<i32>();
+        // SAFETY: a contiguous CPU tensor of at least `k` i32s that this pass alone holds
+        // (taken from the pool under its lock), and `k` entries of `masks` are true.
+        #[allow(unsafe_code)]
+        let out = unsafe { std::slice::from_raw_parts_mut(ptr, k) };
+        let written = legal_positions(masks, out);
+        debug_assert_eq!(written, k);
+        (buffer, k)
+    }
+
     /// A pinned host buffer of at least `need` numbers of `kind` for the answers of a pass (from
     /// the pool, or a new one grown in powers of two).
     fn answers_buffer(&self, need: usize, kind: Kind) -> Staging {
-        let taken = self.answers.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        match taken {
-            Some(s) if s.capacity >= need => s,
-            _ => {
+        let mut pool = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = pool.iter().position(|s| s.capacity >= need && s.host.kind() == kind);
+        match fits {
+            Some(i) => pool.swap_remove(i),
+            None => {
+                drop(pool);
                 let capacity = need.next_power_of_two();
                 let host = Tensor::zeros([capacity as i64], (kind, Device::Cpu));
-                Staging { host: host.pin_memory(self.device), capacity }
+                let host = if self.device.is_cuda() { host.pin_memory(self.device) } else { host };
+                Staging { host, capacity }
             }
         }
     }
@@ -942,7 +1004,8 @@ impl Model {
 }
 
 impl Evaluator for Model {
-    /// Runs [`Model::forward_masked`] with the batch's legal masks (when it carries them): NaN or
+    /// Runs [`Model::forward_timed`] with the batch's legal masks (when it carries them), for
+    /// the legal actions' logits only ([`Answers::Legal`]: search reads nothing else): NaN or
     /// infinite answers are an error naming the model.
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
         self.forward_timed(
@@ -950,6 +1013,7 @@ impl Evaluator for Model {
             batch.planes,
             batch.globals,
             batch.masks,
+            Answers::Legal,
             out.logits,
             out.values,
             false,
@@ -980,6 +1044,69 @@ fn kind_of(precision: Precision) -> Kind {
         Precision::Bf16 => Kind::BFloat16,
         Precision::Fp16 => Kind::Half,
         Precision::Fp32 | Precision::Auto => Kind::Float,
+    }
+}
+
+/// Writes the positions of the `true` entries of `masks` into `out` (as i32), in order, and
+/// returns how many. Masks are mostly `false`: they are read eight at a time, and a word of
+/// eight `false` is skipped whole.
+fn legal_positions(masks: &[bool], out: &mut [i32]) -> usize {
+    let mut k = 0;
+    let mut base = 0;
+    for chunk in masks.chunks(8) {
+        let word = chunk.iter().fold(0u64, |w, &m| (w << 8) | u64::from(m));
+        if word != 0 {
+            for (j, &m) in chunk.iter().enumerate() {
+                if m {
+                    out[k] = (base + j) as i32;
+                    k += 1;
+                }
+            }
+        }
+        base += chunk.len();
+    }
+    k
+}
+
+/// Widens the gathered numbers of `src` (a contiguous CPU tensor of fp32, bf16 or fp16) into
+/// `dst` at the positions `indices` (a CPU tensor of i32 of the same length).
+fn scatter_widen(src: &Tensor, indices: &Tensor, dst: &mut [f32]) -> Result<(), String> {
+    let k = src.numel();
+    if indices.numel() != k || indices.kind() != Kind::Int || !src.is_contiguous() {
+        return Err(format!("{k} gathered answers for {} indices", indices.numel()));
+    }
+    if k == 0 {
+        return Ok(());
+    }
+    let n = dst.len();
+    let mut put = |i: i32, x: f32| match dst.get_mut(i as usize) {
+        Some(d) => {
+            *d = x;
+            Ok(())
+        }
+        None => Err(format!("index {i} past {n} answers")),
+    };
+    // SAFETY: contiguous CPU tensors of `k` elements of the kinds matched below, alive for the
+    // call and not written meanwhile.
+    #[allow(unsafe_code)]
+    unsafe {
+        let at = std::slice::from_raw_parts(indices.data_ptr().cast::<i32>(), k);
+        let ptr = src.data_ptr();
+        match src.kind() {
+            Kind::Float => {
+                let from = std::slice::from_raw_parts(ptr.cast::<f32>(), k);
+                at.iter().zip(from).try_for_each(|(&i, &x)| put(i, x))
+            }
+            Kind::BFloat16 => {
+                let from = std::slice::from_raw_parts(ptr.cast::<half::bf16>(), k);
+                at.iter().zip(from).try_for_each(|(&i, &x)| put(i, x.to_f32()))
+            }
+            Kind::Half => {
+                let from = std::slice::from_raw_parts(ptr.cast::<half::f16>(), k);
+                at.iter().zip(from).try_for_each(|(&i, &x)| put(i, x.to_f32()))
+            }
+            other => Err(format!("answers of kind {other:?}")),
+        }
     }
 }
 
@@ -1034,4 +1161,54 @@ fn first_line(e: &impl fmt::Display) -> String {
     let raised = text.lines().rev().find(|l| l.contains("Error: ")).map(str::trim);
     let line = raised.or_else(|| text.lines().find(|l| !l.trim().is_empty())).unwrap_or("").trim();
     line.strip_prefix("Internal torch error: ").unwrap_or(line).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legal_positions_are_found_in_order_whatever_the_words() {
+        let mut rng = zertz_env::SplitMix64(3);
+        for len in [0usize, 1, 7, 8, 9, 63, 64, 4441, 3 * 4441 + 5] {
+            for density in [0u64, 1, 10, 50, 100] {
+                let masks: Vec<bool> =
+                    (0..len).map(|_| rng.below(100) < density as usize).collect();
+                let mut out = vec![-1i32; len];
+                let k = legal_positions(&masks, &mut out);
+                let want: Vec<i32> =
+                    masks.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i as i32).collect();
+                assert_eq!(&out[..k], &want[..], "{len} {density}");
+            }
+        }
+    }
+
+    #[test]
+    fn gathered_answers_are_widened_into_their_places() {
+        let dense: Vec<f32> = (0..20).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let indices = [0i32, 3, 4, 19];
+        for kind in [Kind::Float, Kind::BFloat16, Kind::Half] {
+            let gathered: Vec<f32> = indices.iter().map(|&i| dense[i as usize]).collect();
+            let src = Tensor::from_slice(&gathered).to_kind(kind);
+            let at = Tensor::from_slice(&indices);
+            let mut dst = vec![f32::NAN; 20];
+            scatter_widen(&src, &at, &mut dst).unwrap();
+            for (i, d) in dst.iter().enumerate() {
+                if indices.contains(&(i as i32)) {
+                    assert_eq!(*d, dense[i], "{kind:?} {i}");
+                } else {
+                    assert!(d.is_nan(), "{kind:?}: {i} was written");
+                }
+            }
+            // An index past the answers is an error, not a write out of bounds.
+            let e = scatter_widen(&src, &Tensor::from_slice(&[0i32, 3, 4, 20]), &mut dst);
+            assert!(e.unwrap_err().contains("index 20 past 20"));
+        }
+        let mut dst = vec![0.0; 4];
+        widen(&Tensor::from_slice(&[1.5f32, -2.0, 0.25, 8.0]).to_kind(Kind::BFloat16), &mut dst)
+            .unwrap();
+        assert_eq!(dst, [1.5, -2.0, 0.25, 8.0]);
+        assert!(widen(&Tensor::from_slice(&[1i64, 2]), &mut [0.0; 2]).is_err());
+        assert!(widen(&Tensor::from_slice(&[1.0f32]), &mut [0.0; 2]).is_err());
+    }
 }
