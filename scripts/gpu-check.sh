@@ -96,7 +96,8 @@ for w in $what; do
           tee -a "$jsonl" | "$py" -c 'import json, sys
 for line in sys.stdin:
     r = json.loads(line)
-    print(f"{r[\"batch\"]:>6} {r[\"evaluations_per_second\"]:>12,.0f}/s {r[\"ms_per_batch\"]:>9.3f} ms  in {r[\"copy_in\"]:.0%} net {r[\"forward\"]:.0%} out {r[\"copy_out\"]:.0%}")'
+    r = {k: 100 * v if k.startswith(("copy", "forward")) else v for k, v in r.items()}
+    print("%(batch)6d %(evaluations_per_second)12.0f/s %(ms_per_batch)9.3f ms  in %(copy_in).0f%%  net %(forward).0f%%  out %(copy_out).0f%%" % r)'
       done
     done
     ;;
