@@ -84,7 +84,7 @@ for w in $what; do
       "$py" -m zertz random-model "$work/$net.pt2" --network "$net" --device cuda \
         --precision bf16 2>&1 | tail -3
       echo "compiled in $(($(date +%s) - t0)) s"
-      for run in "pt fp32" "pt bf16" "pt bf16 --cuda-graphs" "pt2 bf16" "pt2 bf16 --cuda-graphs" \
+      for run in "pt fp32" "pt bf16" "pt bf16 --cuda-graphs" "pt2 bf16" \
         "pt bf16 --cuda-graphs --threads 2"; do
         set -- $run
         file=$work/$net.$1 precision=$2

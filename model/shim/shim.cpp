@@ -156,12 +156,15 @@ int zertz_copy_async(at::Tensor* dst, const at::Tensor* src, char** err) {
 
 // A stream of libtorch's pool for one device, and while entered the stream it replaced and the
 // device made current (work that names no device, a capture among it, goes to the stream's).
+// It also owns the memory pool its graphs share: a lane replays its graphs one at a time and
+// reads each one's outputs before the next, so they may reuse each other's memory.
 struct zertz_stream {
   c10::cuda::CUDAStream stream;
   c10::optional<c10::cuda::CUDAStream> previous;
   c10::DeviceIndex device = -1;
+  at::cuda::MempoolId_t pool;
 
-  explicit zertz_stream(c10::cuda::CUDAStream s) : stream(s) {}
+  zertz_stream(c10::cuda::CUDAStream s, at::cuda::MempoolId_t p) : stream(s), pool(p) {}
 };
 
 struct zertz_graph {
@@ -171,27 +174,34 @@ struct zertz_graph {
 zertz_stream* zertz_stream_new(int device_index, char** err) {
   return guarded(err, static_cast<zertz_stream*>(nullptr), [&]() -> zertz_stream* {
     auto stream = c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(device_index));
-    return new zertz_stream(stream);
+    return new zertz_stream(stream, at::cuda::graph_pool_handle());
   });
 }
 
 void zertz_stream_free(zertz_stream* stream) { delete stream; }
 
 // Makes the stream the calling thread's current one on its device (until zertz_stream_exit).
-void zertz_stream_enter(zertz_stream* s) {
-  s->device = c10::cuda::ExchangeDevice(s->stream.device_index());
-  s->previous = c10::cuda::getCurrentCUDAStream(s->stream.device_index());
-  c10::cuda::setCurrentCUDAStream(s->stream);
+int zertz_stream_enter(zertz_stream* s, char** err) {
+  return guarded(err, -1, [&]() -> int {
+    s->device = c10::cuda::ExchangeDevice(s->stream.device_index());
+    s->previous = c10::cuda::getCurrentCUDAStream(s->stream.device_index());
+    c10::cuda::setCurrentCUDAStream(s->stream);
+    return 0;
+  });
 }
 
+// Puts back what zertz_stream_enter changed (as far as it got; nothing to report).
 void zertz_stream_exit(zertz_stream* s) {
-  if (s->previous) {
-    c10::cuda::setCurrentCUDAStream(*s->previous);
-    s->previous = c10::nullopt;
-  }
-  if (s->device >= 0) {
-    c10::cuda::ExchangeDevice(s->device);
-    s->device = -1;
+  try {
+    if (s->previous) {
+      c10::cuda::setCurrentCUDAStream(*s->previous);
+      s->previous = c10::nullopt;
+    }
+    if (s->device >= 0) {
+      c10::cuda::ExchangeDevice(s->device);
+      s->device = -1;
+    }
+  } catch (...) {
   }
 }
 
@@ -210,11 +220,12 @@ zertz_graph* zertz_graph_new(char** err) {
 
 void zertz_graph_free(zertz_graph* g) { delete g; }
 
-// Starts capturing the calling thread's work on its current stream (entered before, not the
-// default stream). Thread-local mode: other threads may go on running their own passes.
-int zertz_graph_begin(zertz_graph* g, char** err) {
+// Starts capturing the calling thread's work on its current stream, the lane's `s` (entered
+// before), into the lane's memory pool. Thread-local mode: other threads may go on running
+// their own passes.
+int zertz_graph_begin(zertz_graph* g, zertz_stream* s, char** err) {
   return guarded(err, -1, [&]() -> int {
-    g->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+    g->graph.capture_begin(s->pool, cudaStreamCaptureModeThreadLocal);
     return 0;
   });
 }
@@ -247,7 +258,10 @@ zertz_stream* zertz_stream_new(int, char** err) {
   return nullptr;
 }
 void zertz_stream_free(zertz_stream* stream) { delete stream; }
-void zertz_stream_enter(zertz_stream*) {}
+int zertz_stream_enter(zertz_stream*, char** err) {
+  fail(err, NO_CUDA);
+  return -1;
+}
 void zertz_stream_exit(zertz_stream*) {}
 int zertz_stream_synchronize(zertz_stream*, char** err) {
   fail(err, NO_CUDA);
@@ -258,7 +272,7 @@ zertz_graph* zertz_graph_new(char** err) {
   return nullptr;
 }
 void zertz_graph_free(zertz_graph* g) { delete g; }
-int zertz_graph_begin(zertz_graph*, char** err) {
+int zertz_graph_begin(zertz_graph*, zertz_stream*, char** err) {
   fail(err, NO_CUDA);
   return -1;
 }

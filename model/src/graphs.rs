@@ -45,6 +45,14 @@ pub const BUCKETS: [usize; 22] = [
 /// Passes run before a capture.
 const WARM_UP: usize = 3;
 
+/// The most lanes on one device in the process: libtorch's pool has 32 streams per device and
+/// priority and hands them out in turn, and two lanes on one stream would record into each
+/// other's captures. Passes past it run without graphs.
+const MAX_LANES: usize = 32;
+
+/// Lanes alive, per device.
+static LANES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
 /// The smallest bucket that holds `b` positions, if any.
 pub fn bucket(b: usize) -> Option<usize> {
     BUCKETS.iter().copied().find(|&x| x >= b)
@@ -57,7 +65,7 @@ pub(crate) fn copy_async(dst: &mut Tensor, src: &Tensor) -> Result<(), String> {
     check(unsafe { shim::zertz_copy_async(dst.as_mut_ptr(), src.as_ptr(), &mut err) }, err)
 }
 
-/// A CUDA stream of libtorch's pool.
+/// A CUDA stream of libtorch's pool, and the memory pool of the graphs captured on it.
 pub(crate) struct CudaStream(*mut Stream);
 
 // SAFETY: a stream handle may be used from any thread (one at a time: lanes are taken from a
@@ -72,11 +80,15 @@ impl CudaStream {
         if s.is_null() { Err(take(err).unwrap_or_default()) } else { Ok(CudaStream(s)) }
     }
 
-    /// Makes this stream the calling thread's current one until the guard drops.
-    pub(crate) fn enter(&self) -> Entered {
-        // SAFETY: a live stream.
-        unsafe { zertz_stream_enter(self.0) };
-        Entered(self.0)
+    /// Makes this stream (and its device) the calling thread's current one until the guard
+    /// drops.
+    pub(crate) fn enter(&self) -> Result<Entered, String> {
+        let mut err = ptr::null_mut();
+        // SAFETY: a live stream; the shim catches every exception. The guard is made whatever
+        // happened, so that exiting puts back what entering changed.
+        let entered = unsafe { zertz_stream_enter(self.0, &mut err) };
+        let guard = Entered(self.0);
+        check(entered, err).map(|()| guard)
     }
 
     fn synchronize(&self) -> Result<(), String> {
@@ -134,6 +146,27 @@ impl Drop for CudaGraph {
     }
 }
 
+/// A capture under way: ended on drop if not before.
+struct Capturing<'a> {
+    graph: &'a CudaGraph,
+    ended: bool,
+}
+
+impl Capturing<'_> {
+    fn end(mut self) -> Result<(), String> {
+        self.ended = true;
+        self.graph.call(zertz_graph_end)
+    }
+}
+
+impl Drop for Capturing<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.graph.call(zertz_graph_end);
+        }
+    }
+}
+
 /// One captured pass: the graph and its fixed input and output tensors.
 struct Captured {
     graph: CudaGraph,
@@ -147,6 +180,7 @@ struct Captured {
 pub(crate) struct Lane {
     pub(crate) stream: CudaStream,
     device: usize,
+    _counted: Counted,
     graphs: HashMap<(usize, usize), Captured>,
 }
 
@@ -180,10 +214,14 @@ impl Lane {
             }
             self.stream.synchronize()?;
             let graph = CudaGraph::new()?;
-            graph.call(zertz_graph_begin)?;
+            let mut err = ptr::null_mut();
+            // SAFETY: a live graph and the lane's live stream, entered by the caller.
+            check(unsafe { zertz_graph_begin(graph.0, self.stream.0, &mut err) }, err)?;
+            // The capture ends whatever happens inside it, a panic included: a stream left
+            // capturing would fail every later pass on it.
+            let capturing = Capturing { graph: &graph, ended: false };
             let outputs = network(&fixed_planes, &fixed_globals);
-            // The capture ends whatever happened inside it.
-            let ended = graph.call(zertz_graph_end);
+            let ended = capturing.end();
             let (logits, values) = outputs?;
             ended?;
             self.graphs.insert(
@@ -201,6 +239,16 @@ impl Lane {
     }
 }
 
+/// One lane in [`LANES`], while it lives.
+struct Counted(usize);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut lanes = LANES.lock().unwrap_or_else(|e| e.into_inner());
+        lanes[self.0] -= 1;
+    }
+}
+
 /// The lanes of one model on one CUDA device.
 pub(crate) struct Graphs {
     device: usize,
@@ -212,17 +260,26 @@ impl Graphs {
         Graphs { device, lanes: Mutex::new(Vec::new()) }
     }
 
-    /// A lane of the pool, or a new one.
-    pub(crate) fn take(&self) -> Result<Lane, String> {
-        let taken = self.lanes.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        match taken {
-            Some(lane) => Ok(lane),
-            None => Ok(Lane {
-                stream: CudaStream::new(self.device)?,
-                device: self.device,
-                graphs: HashMap::new(),
-            }),
+    /// A lane of the pool, or a new one; `None` when the device has [`MAX_LANES`] already (the
+    /// pass then runs without graphs).
+    pub(crate) fn take(&self) -> Result<Option<Lane>, String> {
+        if let Some(lane) = self.lanes.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(Some(lane));
         }
+        {
+            let mut lanes = LANES.lock().unwrap_or_else(|e| e.into_inner());
+            if lanes.len() <= self.device {
+                lanes.resize(self.device + 1, 0);
+            }
+            if lanes[self.device] >= MAX_LANES {
+                return Ok(None);
+            }
+            lanes[self.device] += 1;
+        }
+        // Counted from here: dropping the lane (or the stream, if that fails) gives it back.
+        let counted = Counted(self.device);
+        let stream = CudaStream::new(self.device)?;
+        Ok(Some(Lane { stream, device: self.device, graphs: HashMap::new(), _counted: counted }))
     }
 
     /// Gives a lane back to the pool.

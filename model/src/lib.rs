@@ -743,10 +743,10 @@ impl Model {
         // With CUDA graphs, the pass runs on a lane (a stream and its graphs) of its own, from
         // the copy in to the copy out.
         let mut lane = match (&self.graphs, graphs::bucket(b)) {
-            (Some(graphs), Some(_)) => Some(graphs.take().map_err(fail)?),
+            (Some(graphs), Some(_)) => graphs.take().map_err(fail)?,
             _ => None,
         };
-        let entered = lane.as_ref().map(|lane| lane.stream.enter());
+        let entered = lane.as_ref().map(|lane| lane.stream.enter()).transpose().map_err(fail)?;
         let (copied_in, out) = if let Some(lane) = lane.as_mut() {
             let network = |p: &Tensor, g: &Tensor| self.evaluate_fixed(board, p, g);
             lane.run(board.rings(), &host_planes, &host_globals, network, wait).map_err(fail)?
@@ -782,16 +782,18 @@ impl Model {
         // fp16) into a reused pinned host buffer, and are widened from there straight into the
         // caller's buffers.
         if self.device.is_cuda() {
-            let kind = kind_of(self.precision);
-            // Only the legal logits: their flat indices go over, the logits are gathered there.
+            // Only the legal logits: their flat indices go over, the logits are gathered there
+            // (flat indices are i32: batches past that size bring every logit back).
             let legal = match (answers, masks) {
-                (Answers::Legal, Some(masks)) => Some(self.legal_indices(masks)),
+                (Answers::Legal, Some(masks)) if b * actions <= i32::MAX as usize => {
+                    Some(self.legal_indices(masks))
+                }
                 _ => None,
             };
             let la = legal.as_ref().map_or(b * actions, |(_, k)| *k) as i64;
-            let back = self.answers_buffer(la as usize + b, kind);
+            // In the answers' own number format (a package may give f32 in any precision).
+            let back = self.answers_buffer(la as usize, l.kind());
             let mut host_l = back.host.narrow(0, 0, la);
-            let mut host_v = back.host.narrow(0, la, b as i64);
             let flat = l.reshape([-1]);
             let gathered = match &legal {
                 Some((indices, k)) => {
@@ -802,9 +804,10 @@ impl Model {
                 }
                 None => flat,
             };
-            // In order on the pass's stream: the second copy waits for both.
+            // In order on the pass's stream: the second copy, blocking, waits for both.
             graphs::copy_async(&mut host_l, &gathered).map_err(fail)?;
-            host_v.f_copy_(&v.reshape([-1])).map_err(|e| fail(first_line(&e)))?;
+            let host_v =
+                v.reshape([-1]).f_to_device(Device::Cpu).map_err(|e| fail(first_line(&e)))?;
             match &legal {
                 Some((indices, k)) => {
                     scatter_widen(&host_l, &indices.host.narrow(0, 0, *k as i64), logits)
@@ -859,7 +862,8 @@ impl Model {
         globals: &Tensor,
     ) -> Result<(Tensor, Tensor), String> {
         let kind = kind_of(self.precision);
-        let (p, g) = (planes.to_kind(kind), globals.to_kind(kind));
+        let convert = |t: &Tensor| t.f_to_kind(kind).map_err(|e| first_line(&e));
+        let (p, g) = (convert(planes)?, convert(globals)?);
         tch::no_grad(|| match &self.backend {
             Backend::Script(module) => {
                 let rings = IValue::Int(board.rings() as i64);
@@ -884,8 +888,20 @@ impl Model {
                 self.path.display()
             )));
         };
+        if matches!(self.backend, Backend::Aoti(_)) {
+            // A package's runners record an event per run, which a capture cannot hold and a
+            // later run then fails to query.
+            return Err(ModelError::Unsupported {
+                path: self.path.clone(),
+                precision: self.precision,
+                reason: "CUDA graphs are for TorchScript files, not AOTInductor packages".into(),
+            });
+        }
         self.graphs = Some(graphs::Graphs::new(i));
-        self.probe()?;
+        if let Err(e) = self.probe() {
+            self.graphs = None;
+            return Err(e);
+        }
         self.reset_stats();
         Ok(())
     }

@@ -22,12 +22,16 @@ unsafe extern "C" {
     ) -> c_int;
     pub(crate) fn zertz_stream_new(device_index: c_int, err: *mut *mut c_char) -> *mut Stream;
     pub(crate) fn zertz_stream_free(stream: *mut Stream);
-    pub(crate) fn zertz_stream_enter(stream: *mut Stream);
+    pub(crate) fn zertz_stream_enter(stream: *mut Stream, err: *mut *mut c_char) -> c_int;
     pub(crate) fn zertz_stream_exit(stream: *mut Stream);
     pub(crate) fn zertz_stream_synchronize(stream: *mut Stream, err: *mut *mut c_char) -> c_int;
     pub(crate) fn zertz_graph_new(err: *mut *mut c_char) -> *mut Graph;
     pub(crate) fn zertz_graph_free(graph: *mut Graph);
-    pub(crate) fn zertz_graph_begin(graph: *mut Graph, err: *mut *mut c_char) -> c_int;
+    pub(crate) fn zertz_graph_begin(
+        graph: *mut Graph,
+        stream: *mut Stream,
+        err: *mut *mut c_char,
+    ) -> c_int;
     pub(crate) fn zertz_graph_end(graph: *mut Graph, err: *mut *mut c_char) -> c_int;
     pub(crate) fn zertz_graph_replay(graph: *mut Graph, err: *mut *mut c_char) -> c_int;
     pub(crate) fn zertz_string_free(s: *mut c_char);

@@ -460,7 +460,7 @@ fn cuda_graphs_give_the_answers_without_them() {
         let graphed = Arc::new(graphed);
         for board in [Board::R37, Board::R61] {
             let a = ActionSpace::new(board).len();
-            for n in [1, 5, 64, 100, 5000] {
+            for n in [1, 5, 9, 17, 33, 64, 100, 300, 5000] {
                 let positions = random_positions(board, n, n as u64);
                 let (planes, globals, masks) = encode(&positions);
                 let (mut l0, mut v0) = (vec![0.0; n * a], vec![0.0; n]);
