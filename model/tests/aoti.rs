@@ -27,20 +27,8 @@ use zertz_search::{Batch, Evaluator, Output};
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let script = r#"
-import sys, zipfile, torch, zertz
-from zertz.nn import NetConfig, ZertzNet, export, export_aoti
-d = sys.argv[1]
-torch.manual_seed(0)
-net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
-               boards=[37, 61])
-net.train()
-for b in (37, 61):
-    planes, g = zertz.Game(b).encode()
-    x = torch.from_numpy(planes)[None].repeat(4, 1, 1, 1)
-    x[:, 1:] += torch.rand_like(x[:, 1:]) * x[:, :1]
-    net(x, torch.from_numpy(g)[None].repeat(4, 1))
-net.eval()
+        let script = common::small_net("[37, 61]")
+            + r#"
 export(net, f"{d}/m.pt", step=9)
 export_aoti(net, f"{d}/m.pt2", step=9)
 torch.save(net.state_dict(), f"{d}/m_state.pt")
@@ -48,7 +36,7 @@ open(f"{d}/not_a_zip.pt2", "w").write("not a package")
 with zipfile.ZipFile(f"{d}/empty.pt2", "w") as z:
     z.writestr("m/data/other.txt", "nothing")
 "#;
-        common::written_by_python("aoti-tests", script)
+        common::written_by_python("aoti-tests", &script)
     })
 }
 

@@ -23,20 +23,8 @@ use zertz_search::{Batch, Evaluator, Output};
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let script = r#"
-import sys, torch, zertz
-from zertz.nn import NetConfig, ZertzNet, export
-d = sys.argv[1]
-torch.manual_seed(0)
-net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
-               boards=list(zertz.BOARDS))
-net.train()
-for b in (37, 61):
-    planes, g = zertz.Game(b).encode()
-    x = torch.from_numpy(planes)[None].repeat(4, 1, 1, 1)
-    x[:, 1:] += torch.rand_like(x[:, 1:]) * x[:, :1]
-    net(x, torch.from_numpy(g)[None].repeat(4, 1))
-net.eval()
+        let script = common::small_net("list(zertz.BOARDS)")
+            + r#"
 export(net, f"{d}/m37.pt", step=5, boards=[37])
 export(net, f"{d}/m_all.pt", step=6)
 torch.jit.save(torch.jit.trace(torch.nn.Identity(), torch.zeros(1)), f"{d}/plain.pt")
@@ -88,7 +76,7 @@ class FloatIndex(torch.nn.Module):
 
 torch.jit.save(torch.jit.script(FloatIndex(m.metadata())), f"{d}/float_index.pt")
 "#;
-        common::written_by_python("model-tests", script)
+        common::written_by_python("model-tests", &script)
     })
 }
 

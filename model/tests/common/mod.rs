@@ -34,6 +34,29 @@ pub fn written_by_python(name: &str, script: &str) -> PathBuf {
     dir
 }
 
+/// Python that makes `net`: a small `ZertzNet` for `boards` (a Python list) whose batch
+/// statistics were trained on noisy positions of 37 and 61 rings, in eval mode; `d` is the
+/// folder. The script goes on from there.
+pub fn small_net(boards: &str) -> String {
+    format!(
+        r#"
+import sys, zipfile, torch, zertz
+from zertz.nn import NetConfig, ZertzNet, export, export_aoti
+d = sys.argv[1]
+torch.manual_seed(0)
+net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
+               boards={boards})
+net.train()
+for b in (37, 61):
+    planes, g = zertz.Game(b).encode()
+    x = torch.from_numpy(planes)[None].repeat(4, 1, 1, 1)
+    x[:, 1:] += torch.rand_like(x[:, 1:]) * x[:, :1]
+    net(x, torch.from_numpy(g)[None].repeat(4, 1))
+net.eval()
+"#
+    )
+}
+
 /// Planes, globals and legal masks of `positions` (of one board).
 pub fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
     let board = positions[0].board();
