@@ -298,6 +298,8 @@ def test_int_is_a_float() -> None:
         ('[train]\nschedule = "linear"\n', "train.schedule"),
         ("[train]\nfinal_learning_rate = -1.0\n", "train.final_learning_rate"),
         ("[run]\ntorch_threads = -1\n", "run.torch_threads"),
+        ('[run]\ndevice = "cpu"\ncuda_graphs = true\n', "run.cuda_graphs needs a GPU"),
+        ('[run]\ncuda_graphs = "yes"\n', "run.cuda_graphs must be of type bool"),
         ("[warmup]\niterations = -1\n", "warmup.iterations"),
         ("[warmup]\ngames = 1\n", "warmup.games"),
         ("[warmup]\nfast_simulations = 0\n", "warmup simulations"),

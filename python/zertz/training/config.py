@@ -42,6 +42,9 @@ class RunSection:
     device: str = "auto"
     #: Threads of torch in the training process (0: torch's default).
     torch_threads: int = 0
+    #: On a GPU, the engine's networks (self-play, evaluation matches) run through CUDA graphs
+    #: (``zertz selfplay --cuda-graphs``). One-machine runs; Ray actors use the engine's default.
+    cuda_graphs: bool = False
 
 
 @dataclass(frozen=True)
@@ -291,6 +294,10 @@ def parse_config(text: str) -> TrainConfig:
             f"run.device must be auto, cpu, cuda or cuda:N, not {r.device!r}",
         ),
         (0 <= r.torch_threads <= 4096, "run.torch_threads must be in 0..4096"),
+        (
+            not (r.cuda_graphs and r.device == "cpu"),
+            "run.cuda_graphs needs a GPU, and run.device is cpu",
+        ),
         (1 <= sp_.games <= U32, f"selfplay.games must be in 1..{U32}"),
         (1 <= sp_.chunks <= sp_.games, "selfplay.chunks must be 1..games"),
         (w.iterations >= 0, "warmup.iterations must be at least 0"),
@@ -362,10 +369,12 @@ def load_config(path: str | os.PathLike[str]) -> TrainConfig:
 
 def same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
     """Whether ``cfg`` continues the run of ``saved``: only the length, the device, the torch
-    threads, the evaluation and the ``[distributed]`` settings may differ."""
+    threads, CUDA graphs, the evaluation and the ``[distributed]`` settings may differ."""
 
     def core(c: TrainConfig) -> TrainConfig:
-        run = dataclasses.replace(c.run, iterations=0, device="", torch_threads=0)
+        run = dataclasses.replace(
+            c.run, iterations=0, device="", torch_threads=0, cuda_graphs=False
+        )
         gating = EvalSection(gating=c.evaluate.gating, gating_score=c.evaluate.gating_score)
         return dataclasses.replace(
             c, run=run, evaluate=gating, distributed=DistributedSection(), source=""

@@ -37,6 +37,7 @@ def match(
         blitz=run.cfg.run.blitz,
         seed=run.cfg.run.seed + iteration,
         device=run.cfg.run.device,
+        cuda_graphs=run.cfg.run.cuda_graphs,
         out=out,
         opening_actions=opening,
     )

@@ -50,8 +50,8 @@ class Run:
         if saved.exists() and not same_run(parse_config(saved.read_text()), cfg):
             raise ValueError(
                 f"{self.dir} holds a run with other settings ({saved}); resume it with those "
-                "settings (only run.iterations, run.device, run.torch_threads and the evaluation "
-                "may change) or start a new run folder"
+                "settings (only run.iterations, run.device, run.torch_threads, run.cuda_graphs "
+                "and the evaluation may change) or start a new run folder"
             )
         # Everything is checked before the run folder takes the config, so that a typo does not
         # tie the folder to a config that cannot run: the device, the opponents, and (by the

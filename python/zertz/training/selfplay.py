@@ -66,6 +66,7 @@ def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict
             "model": run.model_path(run.state.best),
             "config": run.selfplay_settings,
             "device": run.cfg.run.device,
+            "cuda_graphs": run.cfg.run.cuda_graphs,
         }
         games = run.cfg.selfplay.games
     chunks = run.cfg.selfplay.chunks
