@@ -17,7 +17,8 @@ use tch::Tensor;
 use zertz_env::Board;
 
 use crate::shim::{
-    Handle, first, take, zertz_aoti_free, zertz_aoti_load, zertz_aoti_metadata, zertz_aoti_run,
+    Handle, check, first, take, zertz_aoti_free, zertz_aoti_load, zertz_aoti_metadata,
+    zertz_aoti_run,
 };
 
 /// The name of a board's model inside a package: this prefix and the ring count (`board37`).
@@ -150,9 +151,7 @@ impl AotiPackage {
                 &mut err,
             )
         };
-        if status != 0 {
-            return Err(first(&take(err).unwrap_or_default()).to_string());
-        }
+        check(status, err)?;
         // SAFETY: tensors the shim allocated for us, each taken once.
         Ok(unsafe { (Tensor::from_ptr(logits), Tensor::from_ptr(values)) })
     }

@@ -146,14 +146,7 @@ impl Network {
     /// Copies of one model on several GPUs, each behind `inference.threads` inference threads;
     /// the search threads' requests go to them in turn.
     pub fn spread(copies: Vec<Arc<Model>>, inference: &Inference) -> Network {
-        let threads = usize::from(inference.threads.max(1));
-        let parts: Vec<Arc<dyn Evaluator>> = copies
-            .iter()
-            .map(|m| {
-                Arc::new(m.clone().batching(MAX_MERGED_BATCH, MERGE_WAIT, threads))
-                    as Arc<dyn Evaluator>
-            })
-            .collect();
+        let parts = copies.iter().map(|m| batched(m, inference)).collect();
         Network {
             model: copies[0].clone(),
             evaluator: Arc::new(Spread::new(parts)),
@@ -173,8 +166,7 @@ impl Network {
             }
             model.clone()
         } else {
-            let threads = usize::from(inference.threads.max(1));
-            Arc::new(model.clone().batching(MAX_MERGED_BATCH, MERGE_WAIT, threads))
+            batched(&model, inference)
         };
         Network { copies: vec![model.clone()], model, evaluator, per_worker }
     }
@@ -204,6 +196,12 @@ impl Network {
         let inside = if self.per_worker { s.busy } else { s.covered };
         (s.busy.as_secs_f64(), inside.as_secs_f64() / (seconds * lanes as f64).max(1e-9))
     }
+}
+
+/// `model` behind `inference.threads` inference threads that merge the search threads' requests.
+fn batched(model: &Arc<Model>, inference: &Inference) -> Arc<dyn Evaluator> {
+    let threads = usize::from(inference.threads.max(1));
+    Arc::new(model.clone().batching(MAX_MERGED_BATCH, MERGE_WAIT, threads))
 }
 
 /// A network of a match: its model file and the precision its player names, if any (the key of

@@ -430,6 +430,10 @@ impl Model {
         precision: Precision,
     ) -> Result<Model, ModelError> {
         let path = path.as_ref().to_path_buf();
+        // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
+        if let Err(e) = zertz_env::files::check_regular(&path) {
+            return Err(ModelError::Read { path, source: e });
+        }
         if is_package(&path) {
             return Model::load_package(path, device, precision);
         }
@@ -448,10 +452,6 @@ impl Model {
 
     /// [`Model::load_with`] in a precision already resolved.
     fn load_as(path: PathBuf, device: Device, precision: Precision) -> Result<Model, ModelError> {
-        // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
-        if let Err(e) = zertz_env::files::check_regular(&path) {
-            return Err(ModelError::Read { path, source: e });
-        }
         let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
         let mut module = CModule::load_on_device(&path, device)
             .map_err(|e| not_a_model(format!("not a TorchScript file ({})", first_line(&e))))?;
@@ -478,16 +478,13 @@ impl Model {
         device: DeviceChoice,
         precision: Precision,
     ) -> Result<Model, ModelError> {
-        if let Err(e) = zertz_env::files::check_regular(&path) {
-            return Err(ModelError::Read { path, source: e });
-        }
-        let index = match device {
-            DeviceChoice::Cuda(_) | DeviceChoice::AllCuda | DeviceChoice::CudaSet(_) => {
-                match device.resolve()? {
-                    Device::Cuda(i) => i as i32,
-                    _ => -1,
-                }
-            }
+        // The device asked for; with `auto`, the package's own (decided once it is open).
+        let asked = match device {
+            DeviceChoice::Auto => None,
+            named => Some(named.resolve()?),
+        };
+        let index = match asked {
+            Some(Device::Cuda(i)) => i as i32,
             _ => -1,
         };
         // One runner per concurrent caller: search threads on the CPU, inference threads on a
@@ -497,16 +494,10 @@ impl Model {
             ModelError::NotAModel { path: path.clone(), reason: format!("AOTInductor: {reason}") }
         })?;
         let metadata = check_metadata(&path, &package.metadata)?;
-        let compiled = match package.device.as_str() {
-            "cuda" => match device {
-                DeviceChoice::Cpu => None,
-                DeviceChoice::Auto => Some(DeviceChoice::AllCuda.resolve()?),
-                cuda => Some(cuda.resolve()?),
-            },
-            "cpu" => match device {
-                DeviceChoice::Auto | DeviceChoice::Cpu => Some(Device::Cpu),
-                _ => None,
-            },
+        let compiled = match (package.device.as_str(), asked) {
+            ("cuda", None) => Some(DeviceChoice::AllCuda.resolve()?),
+            ("cuda", Some(cuda @ Device::Cuda(_))) => Some(cuda),
+            ("cpu", None | Some(Device::Cpu)) => Some(Device::Cpu),
             _ => None,
         };
         let Some(on) = compiled else {
@@ -559,8 +550,9 @@ impl Model {
         }
     }
 
-    /// In reduced precision (and for every package), runs the network once on the start of its
-    /// first board: a network that cannot run fails now ([`ModelError::Unsupported`]), not in the middle of a job.
+    /// In reduced precision (and for every package, and with CUDA graphs), runs the network once
+    /// on the start of its first board: a network that cannot run fails now
+    /// ([`ModelError::Unsupported`]), not in the middle of a job.
     fn probe(&self) -> Result<(), ModelError> {
         let Some(board) = self.metadata.boards.first().and_then(|&b| Board::from_rings(b)) else {
             return Ok(());
@@ -792,7 +784,7 @@ impl Model {
             };
             let la = legal.as_ref().map_or(b * actions, |(_, k)| *k) as i64;
             // In the answers' own number format (a package may give f32 in any precision).
-            let back = self.answers_buffer(la as usize, l.kind());
+            let back = self.pooled(&self.answers, la as usize, l.kind());
             let mut host_l = back.host.narrow(0, 0, la);
             let flat = l.reshape([-1]);
             let gathered = match &legal {
@@ -874,7 +866,8 @@ impl Model {
                         )
                     })
             }
-            Backend::Aoti(package) => package.run(board.rings(), &p, &g),
+            // (Refused by enable_cuda_graphs; run as without graphs.)
+            Backend::Aoti(_) => self.run_backend(board, p, g),
         })
     }
 
@@ -914,18 +907,7 @@ impl Model {
     /// A host buffer from the pool (a new one, or one grown, when none is large enough) holding
     /// `planes` then `globals`.
     fn stage(&self, planes: &[f32], globals: &[f32]) -> Staging {
-        let need = planes.len() + globals.len();
-        let taken = self.staging.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let staging = match taken {
-            Some(s) if s.capacity >= need => s,
-            _ => {
-                // Grown in powers of two so that a few sizes serve every batch.
-                let capacity = need.next_power_of_two();
-                let host = Tensor::zeros([capacity as i64], (Kind::Float, Device::Cpu));
-                let host = if self.device.is_cuda() { host.pin_memory(self.device) } else { host };
-                Staging { host, capacity }
-            }
-        };
+        let staging = self.pooled(&self.staging, planes.len() + globals.len(), Kind::Float);
         let dst = staging.host.data_ptr().cast::<f32>();
         // SAFETY: `host` is a contiguous CPU tensor of `capacity >= need` f32s that this pass
         // alone holds (taken from the pool under its lock, returned only after the device has
@@ -943,7 +925,7 @@ impl Model {
     fn legal_indices(&self, masks: &[bool]) -> (Staging, usize) {
         // Counted first, so that the buffer holds the legal actions, not the action space.
         let k = masks.iter().filter(|&&m| m).count();
-        let buffer = self.answers_buffer(k.max(1), Kind::Int);
+        let buffer = self.pooled(&self.answers, k.max(1), Kind::Int);
         let ptr = buffer.host.data_ptr().cast::<i32>();
         // SAFETY: a contiguous CPU tensor of at least `k` i32s that this pass alone holds
         // (taken from the pool under its lock), and `k` entries of `masks` are true.
@@ -954,21 +936,19 @@ impl Model {
         (buffer, k)
     }
 
-    /// A pinned host buffer of at least `need` numbers of `kind` for the answers of a pass (from
-    /// the pool, or a new one grown in powers of two).
-    fn answers_buffer(&self, need: usize, kind: Kind) -> Staging {
-        let mut pool = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = pool.iter().position(|s| s.capacity >= need && s.host.kind() == kind);
-        match fits {
-            Some(i) => pool.swap_remove(i),
-            None => {
-                drop(pool);
-                let capacity = need.next_power_of_two();
-                let host = Tensor::zeros([capacity as i64], (kind, Device::Cpu));
-                let host = if self.device.is_cuda() { host.pin_memory(self.device) } else { host };
-                Staging { host, capacity }
-            }
+    /// A host buffer of at least `need` numbers of `kind` (pinned on a GPU's host) from `pool`,
+    /// or a new one, grown in powers of two so that a few sizes serve every batch. A pass holds
+    /// it alone until it gives it back.
+    fn pooled(&self, pool: &Mutex<Vec<Staging>>, need: usize, kind: Kind) -> Staging {
+        let mut buffers = pool.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = buffers.iter().position(|s| s.capacity >= need && s.host.kind() == kind) {
+            return buffers.swap_remove(i);
         }
+        drop(buffers);
+        let capacity = need.next_power_of_two();
+        let host = Tensor::zeros([capacity as i64], (kind, Device::Cpu));
+        let host = if self.device.is_cuda() { host.pin_memory(self.device) } else { host };
+        Staging { host, capacity }
     }
 
     /// Returns a host buffer to the pool.

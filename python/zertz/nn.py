@@ -49,6 +49,7 @@ from zertz._zertz import (
     ENCODING_VERSION,
     MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
+    Game,
     action_space_size,
     observation_shape,
     ring_cells,
@@ -303,6 +304,18 @@ def metadata_of(model: ZertzNet, *, step: int, name: str, boards: list[int]) -> 
     }
 
 
+def _export_copy(
+    model: ZertzNet, path: str | os.PathLike[str], boards: list[int] | None
+) -> tuple[ZertzNet, list[int]]:
+    """A copy of ``model`` in eval mode for the export to ``path``, and the boards it accepts
+    there (default: those it was built for); NonFiniteError for NaN or infinite weights."""
+    check_finite(model, f"cannot export {path}")
+    boards = sorted(set(boards if boards is not None else model.boards))
+    m = copy.deepcopy(model).eval()
+    m.boards = boards
+    return m, boards
+
+
 def export(
     model: ZertzNet,
     path: str | os.PathLike[str],
@@ -327,10 +340,8 @@ def export(
     A network with NaN or infinite weights is refused (:class:`NonFiniteError`); nothing is
     written.
     """
-    check_finite(model, f"cannot export {path}")
-    boards = sorted(set(boards if boards is not None else model.boards))
-    m = copy.deepcopy(model).cpu().eval()
-    m.boards = boards
+    m, boards = _export_copy(model, path, boards)
+    m = m.cpu()
     m.metadata_json = json.dumps(metadata_of(m, step=step, name=name, boards=boards))
     with _torchscript():
         scripted = torch.jit.script(m)
@@ -381,7 +392,6 @@ def export_aoti(
     import torch._inductor
     from torch._inductor.package.package import package_aoti
 
-    check_finite(model, f"cannot export {path}")
     path = Path(path)
     if path.suffix != ".pt2":
         raise ValueError(f"an AOTInductor package is a .pt2 file, not {path.name}")
@@ -392,18 +402,15 @@ def export_aoti(
         raise ValueError(f"device must be cpu or cuda, not {device!r}")
     if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError("cannot compile for cuda: torch sees no CUDA device here")
-    boards = sorted(set(boards if boards is not None else model.boards))
     dtype = AOTI_DTYPES[precision]
-    m = copy.deepcopy(model).eval().to(device=device, dtype=dtype)
-    m.boards = boards
+    m, boards = _export_copy(model, path, boards)
+    m = m.to(device=device, dtype=dtype)
     meta = metadata_of(m, step=step, name=name, boards=boards)
     meta.update(backend="aoti", device=kind, precision=precision)
     options = {"aot_inductor.package": True, "aot_inductor.metadata": {"zertz": json.dumps(meta)}}
     # One dimension object for both inputs: their batch sizes are the same.
     batch = torch.export.Dim("batch", min=1, max=1 << 16)
     files: dict[str, Any] = {}
-    from zertz._zertz import Game
-
     for b in boards:
         planes, globals_ = Game(board=b).encode()
         # Two positions, so that the batch size is not specialised to 1.
