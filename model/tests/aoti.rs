@@ -12,7 +12,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{encode, python};
+use common::{encode, max_diff, python};
 use std::sync::{Arc, OnceLock};
 
 use zertz_arena::players::{MctsPlayer, Player as _};
@@ -63,8 +63,7 @@ fn a_package_answers_as_its_torchscript_export() {
             let positions = zertz_model::bench::sample_positions(board, n, n as u64);
             let (l1, v1) = answers(&script, &positions);
             let (l2, v2) = answers(&package, &positions);
-            let dv = v1.iter().zip(&v2).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-            let dl = l1.iter().zip(&l2).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            let (dv, dl) = (max_diff(&v1, &v2), max_diff(&l1, &l2));
             assert!(dv < 1e-4 && dl < 1e-3, "{board}, {n} positions: {dv} {dl}");
             // The network reads its input.
             assert!(n == 1 || v2.windows(2).any(|w| w[0] != w[1]));
@@ -150,8 +149,7 @@ fn a_package_serves_many_threads_and_guides_search() {
                     }
                     .unwrap();
                     assert_eq!(&v, want_v);
-                    let dl = l.iter().zip(want_l).map(|(x, y)| (x - y).abs());
-                    assert!(dl.fold(0.0f32, f32::max) < 1e-4);
+                    assert!(max_diff(&l, want_l) < 1e-4);
                 }
             });
         }
@@ -217,8 +215,7 @@ export_aoti(net.eval(), "{out}", step=meta["step"], device="cuda", precision="bf
             let (l0, v0) = answers(&script, &positions);
             for m in [&package, &graphed] {
                 let (l, v) = answers(m, &positions);
-                let dv = v.iter().zip(&v0).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-                let dl = l.iter().zip(&l0).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                let (dv, dl) = (max_diff(&v, &v0), max_diff(&l, &l0));
                 eprintln!("{board} {n}: package - TorchScript (bf16, CUDA): {dl:e} {dv:e}");
                 assert!(dv < 0.1 && dl < 0.1, "{board} {n}: {dl} {dv}");
             }

@@ -80,7 +80,7 @@ torch.jit.save(torch.jit.script(FloatIndex(m.metadata())), f"{d}/float_index.pt"
     })
 }
 
-use common::encode;
+use common::{assert_legal_answers, encode, max_diff};
 
 fn load(name: &str) -> Result<Model, ModelError> {
     Model::load(models().join(name), DeviceChoice::Cpu)
@@ -396,9 +396,6 @@ fn cuda_gives_the_cpu_answers() {
         cpu.forward(board, &planes, &globals, &mut l_cpu, &mut v_cpu).unwrap();
         let (mut l_gpu, mut v_gpu) = (vec![0.0; n * a], vec![0.0; n]);
         gpu.forward(board, &planes, &globals, &mut l_gpu, &mut v_gpu).unwrap();
-        let max_diff = |x: &[f32], y: &[f32]| {
-            x.iter().zip(y).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max)
-        };
         let (dl, dv) = (max_diff(&l_cpu, &l_gpu), max_diff(&v_cpu, &v_gpu));
         eprintln!("{board}: largest difference GPU - CPU: logits {dl:e}, values {dv:e}");
         assert!(dl < 1e-2 && dv < 1e-2, "logits {dl}, values {dv}");
@@ -414,13 +411,7 @@ fn cuda_gives_the_cpu_answers() {
         let (mut l, mut v) = (vec![f32::NAN; n * a], vec![0.0; n]);
         batching.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
         assert!(max_diff(&v, &v_gpu) < 1e-5);
-        for (i, &legal) in masks.iter().enumerate() {
-            if legal {
-                assert!((l[i] - l_gpu[i]).abs() < 1e-5, "{board}: legal action {i}");
-            } else {
-                assert!(l[i].is_nan(), "{board}: illegal action {i} was written");
-            }
-        }
+        assert_legal_answers(&l, &l_gpu, &masks, 1e-5, &board.to_string());
     }
 }
 
@@ -437,8 +428,6 @@ fn cuda_graphs_give_the_answers_without_them() {
         assert!(!cpu.cuda_graphs());
         return;
     }
-    let max_diff =
-        |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     for (precision, tolerance) in [(Precision::Fp32, 1e-3), (Precision::Bf16, 0.1)] {
         let path = models().join("m_all.pt");
         let plain = Model::load_with(&path, DeviceChoice::Cuda(0), precision).unwrap();
@@ -476,10 +465,7 @@ fn cuda_graphs_give_the_answers_without_them() {
                 let (mut l, mut v) = (vec![f32::NAN; n * a], vec![0.0; n]);
                 graphed.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
                 assert!(max_diff(&v, &v0) < tolerance);
-                let legal = masks.iter().zip(l.iter().zip(&l0));
-                for (i, (&m, (x, y))) in legal.enumerate() {
-                    assert!(if m { (x - y).abs() < tolerance } else { x.is_nan() }, "{n}: {i}");
-                }
+                assert_legal_answers(&l, &l0, &masks, tolerance, &format!("{board} {n}"));
             }
             // Several threads at once, each batch its own answers.
             let positions = random_positions(board, 24, 5);

@@ -1,6 +1,9 @@
 //! What the model crate's test files share: the Python that writes their models, and encoded
 //! positions.
 
+// Each test file uses only some of them.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -73,4 +76,21 @@ pub fn encode(positions: &[Position]) -> (Vec<f32>, Vec<f32>, Vec<bool>) {
         p.legal_action_mask(&mut masks[i * a..(i + 1) * a]);
     }
     (planes, globals, masks)
+}
+
+/// The largest absolute difference between two slices.
+pub fn max_diff(x: &[f32], y: &[f32]) -> f32 {
+    x.iter().zip(y).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max)
+}
+
+/// Logits answered for the legal actions only (`Answers::Legal`): each legal one within
+/// `tolerance` of `want`, each illegal one left as it was (NaN, as the caller filled it).
+pub fn assert_legal_answers(got: &[f32], want: &[f32], masks: &[bool], tolerance: f32, what: &str) {
+    for (i, (&legal, (x, y))) in masks.iter().zip(got.iter().zip(want)).enumerate() {
+        if legal {
+            assert!((x - y).abs() < tolerance, "{what}: legal action {i}: {x} against {y}");
+        } else {
+            assert!(x.is_nan(), "{what}: illegal action {i} was written");
+        }
+    }
 }
