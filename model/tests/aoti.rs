@@ -23,7 +23,8 @@ use zertz_search::{Batch, Evaluator, Output};
 
 /// A folder with, from one small network with trained batch statistics: `m.pt` (TorchScript,
 /// 37 and 61 rings), `m.pt2` (an AOTInductor package of the same for the CPU in fp32),
-/// `not_a_zip.pt2` (text), `empty.pt2` (a zip file without models), `m_state.pt` (the weights).
+/// `not_a_zip.pt2` (text), `half.pt2` (the first half of `m.pt2`), `empty.pt2` (a zip file
+/// without models), `m_state.pt` (the weights).
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -33,6 +34,8 @@ export(net, f"{d}/m.pt", step=9)
 export_aoti(net, f"{d}/m.pt2", step=9)
 torch.save(net.state_dict(), f"{d}/m_state.pt")
 open(f"{d}/not_a_zip.pt2", "w").write("not a package")
+data = open(f"{d}/m.pt2", "rb").read()
+open(f"{d}/half.pt2", "wb").write(data[: len(data) // 2])
 with zipfile.ZipFile(f"{d}/empty.pt2", "w") as z:
     z.writestr("m/data/other.txt", "nothing")
 "#;
@@ -111,8 +114,11 @@ fn a_package_runs_only_as_it_was_compiled() {
 
 #[test]
 fn files_that_are_not_packages_are_refused_clearly() {
-    for (name, says) in [("not_a_zip.pt2", "not a .pt2 package"), ("empty.pt2", "no zertz models")]
-    {
+    for (name, says) in [
+        ("not_a_zip.pt2", "not a .pt2 package"),
+        ("half.pt2", "not a .pt2 package"),
+        ("empty.pt2", "no zertz models"),
+    ] {
         let e = load(name).unwrap_err();
         assert!(matches!(e, ModelError::NotAModel { .. }), "{name}: {e:?}");
         let text = e.to_string();
