@@ -14,7 +14,7 @@ import torch
 from test_training import tiny_text
 
 import zertz
-from zertz.human import benchmark, validation_games
+from zertz.human import benchmark, ceiling, validation_games
 from zertz.training import final_table, train
 from zertz.training.config import parse_config
 
@@ -60,12 +60,14 @@ def test_dataset_shards_hold_the_moves_played(dataset: Path) -> None:
 class Oracle(torch.nn.Module):
     """Knows the action played at every position of the first validation game of each board (by
     its encoding: positions repeat across games, openings above all, not within one) and the
-    mover's result: the best possible network, or with ``sign=-1`` the worst value head."""
+    mover's result: the best possible network, or with ``sign=-1`` the worst value head. With
+    ``blind``, it knows a placement's colour and ring but ranks every other removal above the one
+    played."""
 
-    def __init__(self, dataset: Path, sign: float = 1.0) -> None:
+    def __init__(self, dataset: Path, sign: float = 1.0, blind: bool = False) -> None:
         super().__init__()
         self.sign = sign
-        self.known: dict[bytes, tuple[int, float]] = {}
+        self.known: dict[bytes, tuple[int, float, list[int]]] = {}
         first: dict[int, dict[str, Any]] = {}
         for game in validation_games(dataset):
             first.setdefault(game["board"], game)
@@ -81,7 +83,13 @@ class Oracle(torch.nn.Module):
                     action = g.legal_actions()[0] if move == "pass" else None
                     hop_or_place = move if "x" not in move else self._next_hop(g, move)
                     index = g.action_index(action or hop_or_place)
-                    self.known[planes.tobytes() + globals_.tobytes()] = (index, result)
+                    marble = hop_or_place.split(",")[0]
+                    same = [
+                        i
+                        for a, i in zip(g.legal_actions(), g.legal_action_indices(), strict=True)
+                        if blind and "x" not in a and a.split(",")[0] == marble and i != index
+                    ]
+                    self.known[planes.tobytes() + globals_.tobytes()] = (index, result, same)
                     g.play(index)
         self.size = {b: zertz.action_space_size(b) for b in zertz.BOARDS}
 
@@ -100,8 +108,9 @@ class Oracle(torch.nn.Module):
         for i in range(len(planes)):
             key = planes[i].numpy().tobytes() + g[i].numpy().tobytes()
             if key in self.known:
-                index, result = self.known[key]
-                logits[i, index] = 50.0
+                index, result, same = self.known[key]
+                logits[i, index] = 45.0 if same else 50.0
+                logits[i, same] = 50.0
                 values[i] = self.sign * result
         return logits, values
 
@@ -112,6 +121,17 @@ def test_human_move_benchmark_with_an_oracle_and_a_uniform_guess(dataset: Path) 
     for r in perfect.values():
         assert r["decisions"] > 0 and r["top1"] == 1.0 and r["top5"] == 1.0
         assert r["value"] == 1.0
+        assert r["placements"] + r["captures"] == r["decisions"] and r["placements"] > 0
+        assert r["place_top1"] == r["marble_top1"] == r["place_top5"] == 1.0
+        assert r["capture_top1"] == (1.0 if r["captures"] else 0.0)
+    # Right colour and ring, every other removal ranked above the one played: the placements
+    # miss, the placements without their removal do not, the captures are unchanged.
+    blind = benchmark(Oracle(dataset, blind=True), dataset, max_games=1)
+    for board, r in blind.items():
+        assert r["placements"] == perfect[board]["placements"] and r["place_top1"] == 0.0
+        assert r["marble_top1"] == r["marble_top5"] == 1.0
+        assert r["capture_top1"] == perfect[board]["capture_top1"]
+        assert r["place_top5"] < 1.0
     worst = benchmark(Oracle(dataset, sign=-1.0), dataset, boards=[37], max_games=1)
     assert set(worst) == {37} and worst[37]["games"] == 1 and worst[37]["value"] == 0.0
     assert worst[37]["top1"] == 1.0
@@ -189,3 +209,47 @@ def test_pretrain_makes_its_dataset_from_records(games: Path, tmp_path: Path) ->
     assert stats[0]["pretrain_steps"] == 5 and set(stats[0]["human"]) == {"37"}
     lines = (data / "games.jsonl").read_text().splitlines()
     assert lines and all(json.loads(x)["board"] == 37 for x in lines)
+
+
+def test_ceiling_scores_the_players_own_frequencies(tmp_path: Path) -> None:
+    """Six games (written here) open with Wd4,a1 three times, with its mirror image Wd4,d7 once
+    and with Bd4,a1 twice; the three Wd4,a1 games go on with Gc3,g1. Each occurrence is predicted
+    from the others' moves."""
+    first = ["Wd4,a1"] * 3 + ["Wd4,d7", "Bd4,a1", "Bd4,a1"]
+    lines = []
+    for i, move in enumerate(first):
+        moves = [move, "Gc3,g1"] if move == "Wd4,a1" else [move]
+        split = "validation" if i % 2 else "train"
+        lines.append({"game": i, "split": split, "board": 37, "first": "P0", "moves": moves})
+    lines.append({"game": 6, "split": "train", "board": 61, "first": "P0", "moves": ["Wa1,a2"]})
+    (tmp_path / "games.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    # The opening alone: Wd4,a1 (3) is second to Bd4,a1 (2) when one of its own occurrences is
+    # left out (a tie counts against it), Wd4,d7 is played nowhere else; with mirror images as
+    # one, Wd4,a1 and Wd4,d7 are four of six.
+    one = ceiling(tmp_path, boards=[37], plies=1, min_count=6)
+    assert set(one) == {37}
+    assert one[37] == {
+        "games": 6,
+        "positions": 1,
+        "decisions": 6,
+        "top1": 0.0,
+        "top5": 5 / 6,
+        "class_positions": 1,
+        "class_decisions": 6,
+        "class_top1": 4 / 6,
+        "class_top5": 1.0,
+    }
+    # Two turns: the position after Wd4,a1 (three times, the same answer) joins.
+    two = ceiling(tmp_path, plies=2, min_count=3)
+    assert set(two) == {37, 61} and two[61]["positions"] == 0 and two[61]["top1"] == 0.0
+    assert (two[37]["positions"], two[37]["decisions"]) == (2, 9)
+    assert (two[37]["top1"], two[37]["top5"]) == (3 / 9, 8 / 9)
+    assert (two[37]["class_top1"], two[37]["class_top5"]) == (7 / 9, 1.0)
+    # Positions seen fewer times are left out.
+    assert ceiling(tmp_path, boards=[37], plies=2, min_count=7)[37]["decisions"] == 0
+    with pytest.raises(ValueError, match="plies must be >= 1"):
+        ceiling(tmp_path, plies=0)
+    (tmp_path / "games.jsonl").write_text('{"split": "train"}\n')
+    with pytest.raises(ValueError, match=r"not a line of games\.jsonl"):
+        ceiling(tmp_path)

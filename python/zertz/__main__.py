@@ -5,6 +5,7 @@ python -m zertz export runs/default/checkpoint.pt model.pt
 python -m zertz export runs/default/checkpoint.pt model.pt2 --device cpu --precision fp32
 python -m zertz random-model medium.pt --network medium --boards 37
 python -m zertz human-moves --model runs/human/models/best.pt --dataset data/human
+python -m zertz human-ceiling --dataset data/human
 python -m zertz plot runs/default --out curves.png
 python -m zertz table runs/default
 """
@@ -55,6 +56,14 @@ def random_model(
     return export(net, out, name=f"random-{network}")
 
 
+def _ring_counts(boards: str | None) -> list[int] | None:
+    """``--boards`` (``37,48``) as ring counts; None for all."""
+    try:
+        return None if boards is None else [int(b) for b in boards.split(",")]
+    except ValueError:
+        raise ValueError(f"--boards must be ring counts like 37,48, not {boards!r}") from None
+
+
 def human_moves(
     model: str, dataset: str, boards: str | None, max_games: int | None, as_json: bool
 ) -> None:
@@ -62,11 +71,9 @@ def human_moves(
     from zertz.human import benchmark
     from zertz.nn import load_exported
 
-    try:
-        rings = None if boards is None else [int(b) for b in boards.split(",")]
-    except ValueError:
-        raise ValueError(f"--boards must be ring counts like 37,48, not {boards!r}") from None
-    result = benchmark(load_exported(model), dataset, boards=rings, max_games=max_games)
+    result = benchmark(
+        load_exported(model), dataset, boards=_ring_counts(boards), max_games=max_games
+    )
     if as_json:
         print(json.dumps({str(b): r for b, r in result.items()}))
         return
@@ -75,7 +82,40 @@ def human_moves(
     for board, r in result.items():
         print(
             f"{board} rings: top-1 {r['top1']:.1%}, top-5 {r['top5']:.1%}, the value predicts "
-            f"the winner {r['value']:.1%} ({r['decisions']} decisions of {r['games']} games)"
+            f"the winner {r['value']:.1%} ({r['decisions']} decisions of {r['games']} games)\n"
+            f"  {r['placements']} placements: top-1 {r['place_top1']:.1%}, top-5 "
+            f"{r['place_top5']:.1%}; the colour and ring alone: top-1 {r['marble_top1']:.1%}, "
+            f"top-5 {r['marble_top5']:.1%}\n"
+            f"  {r['captures']} captures: top-1 {r['capture_top1']:.1%}, top-5 "
+            f"{r['capture_top5']:.1%}"
+        )
+
+
+def human_ceiling(
+    dataset: str, boards: str | None, plies: int, min_count: int, as_json: bool
+) -> None:
+    """Prints how predictable the players' moves are where positions recur (``zertz.human``)."""
+    from zertz.human import ceiling
+
+    result = ceiling(
+        dataset,
+        boards=_ring_counts(boards),
+        plies=plies,
+        min_count=min_count,
+        log=lambda line: print(line, file=sys.stderr),
+    )
+    if as_json:
+        print(json.dumps({str(b): r for b, r in result.items()}))
+        return
+    if not result:
+        raise ValueError(f"{dataset} has no games of those boards")
+    for board, r in result.items():
+        print(
+            f"{board} rings ({r['games']} games): {r['decisions']} decisions of the first {plies} "
+            f"turns at {r['positions']} positions seen {min_count} times or more: the players' "
+            f"own frequencies score top-1 {r['top1']:.1%}, top-5 {r['top5']:.1%}; mirror "
+            f"images as one ({r['class_decisions']} decisions at {r['class_positions']} "
+            f"positions): top-1 {r['class_top1']:.1%}, top-5 {r['class_top5']:.1%}"
         )
 
 
@@ -129,6 +169,17 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--boards", default=None, help="ring counts, comma separated (default: all)")
     h.add_argument("--max-games", type=int, default=None, help="validation games per board")
     h.add_argument("--json", action="store_true", help="print one JSON object")
+    c = sub.add_parser(
+        "human-ceiling",
+        help="how predictable a dataset's moves are at the positions that recur (openings)",
+    )
+    c.add_argument("--dataset", required=True, help="a folder made by zertz dataset")
+    c.add_argument("--boards", default=None, help="ring counts, comma separated (default: all)")
+    c.add_argument("--plies", type=int, default=6, help="turns of each game read (default 6)")
+    c.add_argument(
+        "--min-count", type=int, default=100, help="occurrences of a position (default 100)"
+    )
+    c.add_argument("--json", action="store_true", help="print one JSON object")
     b = sub.add_parser(
         "bench-actors",
         help="self-play positions per second of 1, 2, ... Ray actors (distributed training)",
@@ -180,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif args.command == "human-moves":
             human_moves(args.model, args.dataset, args.boards, args.max_games, args.json)
+        elif args.command == "human-ceiling":
+            human_ceiling(args.dataset, args.boards, args.plies, args.min_count, args.json)
         elif args.command == "bench-actors":
             from zertz.training.distributed import bench_actors
 

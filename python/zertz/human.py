@@ -9,8 +9,17 @@ probabilities of its hops, each at its own position. ``top1`` and ``top5`` are t
 decisions whose played move ranks first, or among the first five (a tie counts against the
 played move); ``value`` is the share of decisions of decided games where the sign of the value
 head matches the mover's result. A uniform guess scores about 4% top-1 and 9% top-5 on 37 rings.
+The same shares are also given apart for placements (``place_top1``, ``place_top5``; and
+``marble_top1``, ``marble_top5`` with the removal left out: a placement's colour and ring ranked by
+the probabilities of all its removals summed) and for captures (``capture_top1``,
+``capture_top5``).
 
 ``python -m zertz human-moves --model M --dataset DIR`` prints it for an exported model.
+
+How high can any policy score? :func:`ceiling` measures it where it can be measured: at positions
+that recur across the dataset's games (the openings), the best policy plays the players' own
+frequencies, and its top-1 and top-5 there follow from the games alone (``python -m zertz
+human-ceiling --dataset DIR``).
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from zertz._zertz import Game
+from zertz._zertz import Game, symmetry_count
 
 #: A network: ``(planes [B, C, H, W], globals [B, G]) -> (logits [B, A], values [B])`` (a
 #: ``ZertzNet`` or an exported model).
@@ -33,24 +42,74 @@ Network = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tenso
 
 
 @dataclass
-class Tally:
-    """The counts of one board."""
+class Ranks:
+    """How often the played move ranks first, or among the first five, of some decisions."""
 
-    games: int = 0
     decisions: int = 0
     top1: int = 0
     top5: int = 0
+
+    def add(self, scores: dict[str, float], played: str) -> None:
+        """Counts a decision whose moves scored ``scores`` (a tie counts against ``played``)."""
+        self.decisions += 1
+        mine = scores.get(played)
+        if mine is None:
+            return  # the played move is not legal here: cannot happen for a replayed game
+        better = sum(1 for s in scores.values() if s >= mine) - 1
+        self.top1 += better < 1
+        self.top5 += better < 5
+
+    def shares(self) -> tuple[float, float]:
+        """``(top1, top5)`` as shares of the decisions (0 without decisions)."""
+        n = max(self.decisions, 1)
+        return self.top1 / n, self.top5 / n
+
+
+@dataclass
+class Tally:
+    """The counts of one board: every decision, and apart the placements (also with the
+    removal left out, "marble": the colour and the ring right) and the captures."""
+
+    games: int = 0
+    every: Ranks = field(default_factory=Ranks)
+    place: Ranks = field(default_factory=Ranks)
+    marble: Ranks = field(default_factory=Ranks)
+    capture: Ranks = field(default_factory=Ranks)
     value_decisions: int = 0
     value_right: int = 0
 
+    def add(self, scores: dict[str, float], played: str) -> None:
+        """Counts a decision (see :class:`Ranks`), by kind."""
+        self.every.add(scores, played)
+        if "x" in played:
+            self.capture.add(scores, played)
+            return
+        self.place.add(scores, played)
+        marbles: dict[str, float] = {}
+        for move, score in scores.items():
+            marble = move.split(",")[0]
+            marbles[marble] = marbles.get(marble, 0.0) + score
+        self.marble.add(marbles, played.split(",")[0])
+
     def result(self) -> dict[str, float | int]:
-        n, v = max(self.decisions, 1), max(self.value_decisions, 1)
+        top1, top5 = self.every.shares()
+        place1, place5 = self.place.shares()
+        marble1, marble5 = self.marble.shares()
+        capture1, capture5 = self.capture.shares()
         return {
             "games": self.games,
-            "decisions": self.decisions,
-            "top1": self.top1 / n,
-            "top5": self.top5 / n,
-            "value": self.value_right / v,
+            "decisions": self.every.decisions,
+            "top1": top1,
+            "top5": top5,
+            "value": self.value_right / max(self.value_decisions, 1),
+            "placements": self.place.decisions,
+            "place_top1": place1,
+            "place_top5": place5,
+            "marble_top1": marble1,
+            "marble_top5": marble5,
+            "captures": self.capture.decisions,
+            "capture_top1": capture1,
+            "capture_top5": capture5,
         }
 
 
@@ -62,11 +121,13 @@ class _Pending:
     done: list[Callable[[np.ndarray, float], None]] = field(default_factory=list)
 
 
-def validation_games(
-    dataset: str | os.PathLike[str], boards: Iterable[int] | None = None
+def dataset_games(
+    dataset: str | os.PathLike[str],
+    boards: Iterable[int] | None = None,
+    split: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The validation games of a dataset (``DIR/games.jsonl`` of ``zertz dataset``), optionally of
-    some boards only."""
+    """The games of a dataset (``DIR/games.jsonl`` of ``zertz dataset``), optionally of some boards
+    or one split (``"train"`` or ``"validation"``) only."""
     path = Path(dataset) / "games.jsonl"
     wanted = set(boards) if boards is not None else None
     games = []
@@ -74,14 +135,21 @@ def validation_games(
         for i, line in enumerate(f, 1):
             try:
                 game = json.loads(line)
-                split, board, moves = game["split"], int(game["board"]), game["moves"]
+                kept, board, moves = game["split"], int(game["board"]), game["moves"]
             except (ValueError, KeyError, TypeError) as e:
                 raise ValueError(f"{path}:{i}: not a line of games.jsonl ({e})") from None
-            if split == "validation" and (wanted is None or board in wanted):
+            if (split is None or kept == split) and (wanted is None or board in wanted):
                 if not isinstance(moves, list):
                     raise ValueError(f"{path}:{i}: moves must be a list")
                 games.append(game)
     return games
+
+
+def validation_games(
+    dataset: str | os.PathLike[str], boards: Iterable[int] | None = None
+) -> list[dict[str, Any]]:
+    """The validation games of a dataset, optionally of some boards only."""
+    return dataset_games(dataset, boards, "validation")
 
 
 class _Evaluator:
@@ -136,13 +204,7 @@ def _score_turn(
     def settle() -> None:
         if open_chains[0]:
             return
-        played_score = scores.get(played)
-        tally.decisions += 1
-        if played_score is None:
-            return  # the played move is not legal here: cannot happen for a replayed game
-        better = sum(1 for s in scores.values() if s >= played_score) - 1
-        tally.top1 += better < 1
-        tally.top5 += better < 5
+        tally.add(scores, played)
 
     def expand(g: Game, hops: list[str], prob: float, root: bool) -> None:
         open_chains[0] += 1
@@ -204,3 +266,94 @@ def benchmark(
             game.play(move)
     ev.flush()
     return {b: t.result() for b, t in sorted(tallies.items())}
+
+
+def _canonical(game: Game, symmetries: int) -> str:
+    """The position of ``game`` as text, the same for every symmetric image of it."""
+    return min(game.transformed(s).to_text() for s in range(symmetries))
+
+
+def _oracle(counts: dict[str, dict[str, int]], min_count: int) -> tuple[int, int, int, int]:
+    """``(positions, decisions, top1, top5)`` of the leave-one-out oracle over the positions seen
+    at least ``min_count`` times: each occurrence is predicted from the other occurrences' moves
+    (most played first; a tie, or a move no other occurrence played, counts against it)."""
+    positions = decisions = top1 = top5 = 0
+    for moves in counts.values():
+        n = sum(moves.values())
+        if n < min_count:
+            continue
+        positions += 1
+        decisions += n
+        ranked = np.sort(np.fromiter(moves.values(), dtype=np.int64))
+        for k in moves.values():
+            if k < 2:
+                continue  # no other occurrence played it
+            # Other moves played at least as often as this one's k - 1 other occurrences.
+            better = len(ranked) - int(np.searchsorted(ranked, k - 1)) - 1
+            top1 += k * (better < 1)
+            top5 += k * (better < 5)
+    return positions, decisions, top1, top5
+
+
+def ceiling(
+    dataset: str | os.PathLike[str],
+    *,
+    boards: Iterable[int] | None = None,
+    plies: int = 6,
+    min_count: int = 100,
+    log: Callable[[str], None] | None = None,
+) -> dict[int, dict[str, float | int]]:
+    """How predictable the players' moves are where positions recur: over every game of
+    ``dataset`` (both splits), the decisions of the first ``plies`` turns (as in
+    :func:`benchmark`: forced moves left out) whose position occurs at least ``min_count`` times.
+    At such a position the best any policy can do is play the players' own frequencies, so the
+    leave-one-out oracle (each occurrence predicted from the moves of the others) estimates the
+    highest top-1 and top-5 of :func:`benchmark` there: ``top1``, ``top5``. ``class_top1`` and
+    ``class_top5`` count moves that lead to the same position up to a symmetry of the board as
+    one, at positions compared up to symmetry too: what is left of the players' variety when
+    mirror images are not told apart (a policy cannot score that; it bounds it from above).
+
+    Returns ``{board: {"games", "positions", "decisions", "top1", "top5", "class_positions",
+    "class_decisions", "class_top1", "class_top5"}}``; ``log`` gets a line every 10,000 games."""
+    if plies < 1 or min_count < 2:
+        raise ValueError(f"plies must be >= 1 and min_count >= 2, not {plies} and {min_count}")
+    exact: dict[int, dict[str, dict[str, int]]] = {}
+    classes: dict[int, dict[str, dict[str, int]]] = {}
+    played: dict[int, int] = {}
+    for done, line in enumerate(dataset_games(dataset, boards), 1):
+        board = int(line["board"])
+        symmetries = symmetry_count(board)
+        played[board] = played.get(board, 0) + 1
+        by_text = exact.setdefault(board, {})
+        by_class = classes.setdefault(board, {})
+        game = Game(board, first=str(line.get("first", "P0")))
+        for move in line["moves"][:plies]:
+            if move != "pass" and len(game.legal_moves()) > 1:
+                before = game.clone()
+                game.play(move)
+                at = by_text.setdefault(before.to_text(), {})
+                at[move] = at.get(move, 0) + 1
+                at = by_class.setdefault(_canonical(before, symmetries), {})
+                after = _canonical(game, symmetries)
+                at[after] = at.get(after, 0) + 1
+            else:
+                game.play(move)
+        if log is not None and done % 10_000 == 0:
+            log(f"  {done} games read")
+    result: dict[int, dict[str, float | int]] = {}
+    for board in sorted(played):
+        positions, decisions, top1, top5 = _oracle(exact[board], min_count)
+        c_positions, c_decisions, c_top1, c_top5 = _oracle(classes[board], min_count)
+        n, c = max(decisions, 1), max(c_decisions, 1)
+        result[board] = {
+            "games": played[board],
+            "positions": positions,
+            "decisions": decisions,
+            "top1": top1 / n,
+            "top5": top5 / n,
+            "class_positions": c_positions,
+            "class_decisions": c_decisions,
+            "class_top1": c_top1 / c,
+            "class_top5": c_top5 / c,
+        }
+    return result
