@@ -7,13 +7,21 @@ from
     .venv/bin/python scripts/pretrain-curve.py --dataset DIR --preset tiny --steps 12000
     .venv/bin/python scripts/pretrain-curve.py --dataset DIR --preset small --steps 12000
 
-with DIR made by `zertz dataset ../shared/records/boardspace-zertz.tar.xz --out DIR --boards 37`.
-Prints one JSON line per benchmark.
+with DIR made by `zertz dataset ../shared/records/boardspace-zertz.tar.xz --out DIR --boards 37`;
+those of "How predictable the players are" from
+
+    .venv/bin/python scripts/pretrain-curve.py --dataset DIR --steps 4000 --every 4000 --save M.pt
+    .venv/bin/python scripts/pretrain-curve.py --dataset DIR --steps 4000 --every 4000 \
+        --policy-rank 32
+
+then `python -m zertz human-moves --model M.pt --dataset DIR --max-games 400`. Prints one JSON line
+per benchmark.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -25,7 +33,7 @@ import torch
 from zertz import action_space_size
 from zertz.data import load_shards
 from zertz.human import benchmark
-from zertz.nn import NetConfig, ZertzNet
+from zertz.nn import NetConfig, ZertzNet, export
 from zertz.training.fitting import Augmenter, sgd_step
 
 
@@ -41,10 +49,15 @@ def main() -> None:
     p.add_argument("--games", type=int, default=200, help="validation games per benchmark")
     p.add_argument("--chunk", type=int, default=8, help="shards loaded at a time")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--policy-rank", type=int, default=None, help="the preset's unless given")
+    p.add_argument("--save", default=None, help="export the final network to this .pt file")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    net = ZertzNet(NetConfig.preset(a.preset), boards=[a.board])
+    config = NetConfig.preset(a.preset)
+    if a.policy_rank is not None:
+        config = dataclasses.replace(config, policy_rank=a.policy_rank)
+    net = ZertzNet(config, boards=[a.board])
     # What sgd_step needs of a training run.
     run = SimpleNamespace(
         net=net,
@@ -83,6 +96,9 @@ def main() -> None:
                 report()
     if done % a.every:
         report()
+    if a.save:
+        net.eval()
+        export(net, a.save, name=f"pretrained-{a.preset}", step=done)
 
 
 if __name__ == "__main__":
