@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,27 @@ def test_ceiling_scores_the_players_own_frequencies(tmp_path: Path) -> None:
     (tmp_path / "games.jsonl").write_text('{"split": "train"}\n')
     with pytest.raises(ValueError, match=r"not a line of games\.jsonl"):
         ceiling(tmp_path)
+
+
+def test_the_ceiling_command_prints_what_the_function_returns(dataset: Path) -> None:
+    """``python -m zertz human-ceiling``: the function's figures as JSON, a line per board, and
+    bad arguments as one-line errors with status 2."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "zertz", "human-ceiling", "--dataset", str(dataset)]
+        return subprocess.run([*command, *args], capture_output=True, text=True, timeout=300)
+
+    done = run("--plies", "2", "--min-count", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    want = ceiling(dataset, plies=2, min_count=2)
+    assert json.loads(done.stdout) == {str(b): r for b, r in want.items()}
+    assert want[37]["positions"] >= 1  # the start, at least
+    lines = run("--boards", "37,61").stdout.splitlines()
+    assert [line.split(" ")[0] for line in lines] == ["37", "61"]
+    for args, message in (
+        (("--boards", "thirty"), "--boards must be ring counts"),
+        (("--boards", "44"), "has no games of those boards"),
+        (("--min-count", "1"), "min_count >= 2"),
+    ):
+        bad = run(*args)
+        assert bad.returncode == 2 and message in bad.stderr and bad.stdout == ""

@@ -16,7 +16,9 @@ import argparse
 import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -64,6 +66,23 @@ def _ring_counts(boards: str | None) -> list[int] | None:
         raise ValueError(f"--boards must be ring counts like 37,48, not {boards!r}") from None
 
 
+def _print_boards(
+    result: dict[int, dict[str, Any]],
+    as_json: bool,
+    empty: str,
+    line: Callable[[int, dict[str, Any]], str],
+) -> None:
+    """Prints ``result`` (keyed by board): one JSON object with ``as_json``, else ``line`` of
+    each board; ValueError(``empty``) without boards."""
+    if as_json:
+        print(json.dumps({str(b): r for b, r in result.items()}))
+    elif not result:
+        raise ValueError(empty)
+    else:
+        for board, r in result.items():
+            print(line(board, r))
+
+
 def human_moves(
     model: str, dataset: str, boards: str | None, max_games: int | None, as_json: bool
 ) -> None:
@@ -74,13 +93,11 @@ def human_moves(
     result = benchmark(
         load_exported(model), dataset, boards=_ring_counts(boards), max_games=max_games
     )
-    if as_json:
-        print(json.dumps({str(b): r for b, r in result.items()}))
-        return
-    if not result:
-        raise ValueError(f"{dataset} has no validation games of those boards")
-    for board, r in result.items():
-        print(
+    _print_boards(
+        result,
+        as_json,
+        f"{dataset} has no validation games of those boards",
+        lambda board, r: (
             f"{board} rings: top-1 {r['top1']:.1%}, top-5 {r['top5']:.1%}, the value predicts "
             f"the winner {r['value']:.1%} ({r['decisions']} decisions of {r['games']} games)\n"
             f"  {r['placements']} placements: top-1 {r['place_top1']:.1%}, top-5 "
@@ -88,7 +105,8 @@ def human_moves(
             f"top-5 {r['marble_top5']:.1%}\n"
             f"  {r['captures']} captures: top-1 {r['capture_top1']:.1%}, top-5 "
             f"{r['capture_top5']:.1%}"
-        )
+        ),
+    )
 
 
 def human_ceiling(
@@ -104,19 +122,18 @@ def human_ceiling(
         min_count=min_count,
         log=lambda line: print(line, file=sys.stderr),
     )
-    if as_json:
-        print(json.dumps({str(b): r for b, r in result.items()}))
-        return
-    if not result:
-        raise ValueError(f"{dataset} has no games of those boards")
-    for board, r in result.items():
-        print(
+    _print_boards(
+        result,
+        as_json,
+        f"{dataset} has no games of those boards",
+        lambda board, r: (
             f"{board} rings ({r['games']} games): {r['decisions']} decisions of the first {plies} "
             f"turns at {r['positions']} positions seen {min_count} times or more: the players' "
             f"own frequencies score top-1 {r['top1']:.1%}, top-5 {r['top5']:.1%}; mirror "
             f"images as one ({r['class_decisions']} decisions at {r['class_positions']} "
             f"positions): top-1 {r['class_top1']:.1%}, top-5 {r['class_top5']:.1%}"
-        )
+        ),
+    )
 
 
 def _package_options(parser: argparse.ArgumentParser) -> None:
