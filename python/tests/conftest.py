@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,14 @@ import pytest
 import zertz
 
 REPO = Path(__file__).resolve().parents[2]
+
+# The Ctrl-C tests send SIGINT to this process and to the programs it starts. A shell that runs the
+# suite as a background job without job control (`(./scripts/test.sh &)` in a script) starts it
+# with SIGINT ignored; Python then leaves it ignored, no KeyboardInterrupt ever comes, and the
+# programs started from here inherit the ignoring. Python's own handler back: those programs then
+# start with the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def games_dir() -> Path:
