@@ -327,17 +327,22 @@ def ceiling(
         by_text = exact.setdefault(board, {})
         by_class = classes.setdefault(board, {})
         game = Game(board, first=str(line.get("first", "P0")))
+        # The canonical text of the position, when the last move was a decision (whose result
+        # it is): each position is canonicalized once.
+        here: str | None = None
         for move in line["moves"][:plies]:
             if move != "pass" and len(game.legal_moves()) > 1:
-                before = game.clone()
+                text, here = game.to_text(), here or _canonical(game, symmetries)
                 game.play(move)
-                at = by_text.setdefault(before.to_text(), {})
-                at[move] = at.get(move, 0) + 1
-                at = by_class.setdefault(_canonical(before, symmetries), {})
                 after = _canonical(game, symmetries)
+                at = by_text.setdefault(text, {})
+                at[move] = at.get(move, 0) + 1
+                at = by_class.setdefault(here, {})
                 at[after] = at.get(after, 0) + 1
+                here = after
             else:
                 game.play(move)
+                here = None
         if log is not None and done % 10_000 == 0:
             log(f"  {done} games read")
     result: dict[int, dict[str, float | int]] = {}
