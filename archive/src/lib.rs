@@ -9,6 +9,15 @@
 //! file that cannot be read (missing, a FIFO, too large) reaches the visitor as an error and the
 //! walk goes on; an archive that cannot be read ends it with the error.
 //!
+//! Hostile archives are read in bounded memory: an entry is read only when it is at most
+//! [`MAX_RECORD_BYTES`] (skipped otherwise, however much it inflates to); a tar's extension headers
+//! (GNU long names and links, PAX headers) are at most [`MAX_TAR_HEADER_BYTES`] and the xz
+//! decoder takes at most [`MAX_XZ_DECODER_BYTES`], past which the archive is corrupt; a zip's
+//! names, extra fields and comments are bounded by the format (16-bit lengths) and its directory
+//! by the file's size. Tar entries whose PAX `size` differs from their header's (over 8 GiB) and
+//! GNU sparse entries with an extended map are not supported (corrupt). Names shown to people go
+//! through [`printable`].
+//!
 //! ```
 //! # fn main() -> Result<(), zertz_archive::ArchiveError> {
 //! let dir = std::env::temp_dir().join(format!("zertz-archive-doc-{}", std::process::id()));
@@ -33,15 +42,37 @@ use std::io::{self, BufReader, Read};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use tarball::read_tar;
+
+mod escape;
+mod tarball;
+
+pub use escape::printable;
+
 /// Entries larger than this are not game records (the largest real one is under 20 KB): skipped
 /// without reading them whole.
 pub const MAX_RECORD_BYTES: u64 = 1 << 20;
 
-/// Why the records of a path cannot be read (a record's content is the visitor's concern).
+/// The most bytes a tar extension header may hold: a GNU long name or long link, a PAX header
+/// (local or global). A path is at most 4 KiB on Linux; a larger header makes the archive
+/// [`ArchiveError::Corrupt`] before any of it is read.
+pub const MAX_TAR_HEADER_BYTES: u64 = 64 << 10;
+
+/// The most memory the xz decoder may take (its dictionary, as the stream's header asks):
+/// twice what `xz -9` needs. A stream that asks for more (a dictionary of up to 1.5 GiB, which a
+/// few hundred KB of input fill) makes the archive [`ArchiveError::Corrupt`] before it is taken.
+pub const MAX_XZ_DECODER_BYTES: u64 = 128 << 20;
+
+/// Why the records of a path cannot be read (a record's content is the visitor's concern). Its
+/// message shows paths and reasons through [`printable`]: they come from file and entry names.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
     /// A file or folder that cannot be read (missing, not a regular file, unreadable).
-    #[error("cannot read {}: {source}", path.display())]
+    #[error(
+        "cannot read {}: {}",
+        printable(&path.to_string_lossy()),
+        printable(&source.to_string())
+    )]
     Read {
         /// The path.
         path: PathBuf,
@@ -49,7 +80,11 @@ pub enum ArchiveError {
         source: io::Error,
     },
     /// An archive whose data is broken (the records before the break were visited).
-    #[error("{} is not a readable {kind} archive: {reason}", path.display())]
+    #[error(
+        "{} is not a readable {kind} archive: {}",
+        printable(&path.to_string_lossy()),
+        printable(reason)
+    )]
     Corrupt {
         /// The archive.
         path: PathBuf,
@@ -63,7 +98,8 @@ pub enum ArchiveError {
 /// One record: where it came from and its bytes.
 #[derive(Debug)]
 pub struct Entry<'a> {
-    /// The file's path, or `ARCHIVE:ENTRY` inside an archive.
+    /// The file's path, or `ARCHIVE:ENTRY` inside an archive, as stored (lossy UTF-8): shown to
+    /// people through [`printable`].
     pub name: &'a str,
     /// The file's content, or why a record file cannot be read (missing, a FIFO, too large):
     /// that record fails, the walk goes on.
@@ -234,8 +270,24 @@ fn read_archive(
     let prefix = path.to_string_lossy();
     match kind {
         Kind::TarXz => {
-            read_tar(xz2::read::XzDecoder::new_multi_decoder(file), &prefix, counts, buffer, visit)
-                .map_err(|e| corrupt(&e))
+            // As `XzDecoder::new_multi_decoder` (.xz or .lzma, concatenated streams), bounded.
+            let stream = xz2::stream::Stream::new_auto_decoder(
+                MAX_XZ_DECODER_BYTES,
+                xz2::stream::CONCATENATED,
+            )
+            .map_err(|e| corrupt(&e))?;
+            let xz = xz2::read::XzDecoder::new_stream(file, stream);
+            read_tar(xz, &prefix, counts, buffer, visit).map_err(|e| {
+                let inner = e.get_ref().and_then(|e| e.downcast_ref::<xz2::stream::Error>());
+                if matches!(inner, Some(xz2::stream::Error::MemLimit)) {
+                    corrupt(&format_args!(
+                        "its xz stream needs more than {} MiB of memory (the decoder's limit)",
+                        MAX_XZ_DECODER_BYTES >> 20
+                    ))
+                } else {
+                    corrupt(&e)
+                }
+            })
         }
         Kind::TarGz => {
             read_tar(flate2::read::MultiGzDecoder::new(file), &prefix, counts, buffer, visit)
@@ -272,33 +324,4 @@ fn read_archive(
             Ok(ControlFlow::Continue(()))
         }
     }
-}
-
-fn read_tar(
-    reader: impl Read,
-    prefix: &str,
-    counts: &mut Counts,
-    buffer: &mut Vec<u8>,
-    visit: &mut impl FnMut(Entry<'_>) -> ControlFlow<()>,
-) -> io::Result<ControlFlow<()>> {
-    let mut archive = tar::Archive::new(reader);
-    for entry in archive.entries()? {
-        let mut entry = entry?;
-        if !entry.header().entry_type().is_file() {
-            continue;
-        }
-        let inner = entry.path()?.to_string_lossy().into_owned();
-        if !is_record_name(&inner) || entry.size() > MAX_RECORD_BYTES {
-            counts.skipped += 1;
-            continue;
-        }
-        buffer.clear();
-        entry.read_to_end(buffer)?;
-        counts.records += 1;
-        let name = format!("{prefix}:{inner}");
-        if visit(Entry { name: &name, bytes: Ok(buffer) }).is_break() {
-            return Ok(ControlFlow::Break(()));
-        }
-    }
-    Ok(ControlFlow::Continue(()))
 }
