@@ -17,7 +17,10 @@ pub struct DatasetArgs {
     /// reads them.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// The folder to write (new or empty): train/ and validation/ shards and games.jsonl.
+    /// The folder to write (new or empty): train/ and validation/ shards, games.jsonl and
+    /// dataset.json. It is made as .NAME.partial-PID beside it and renamed when complete: a
+    /// build that fails or is killed leaves nothing there (the next build removes the
+    /// temporary folder of a killed one).
     #[arg(long)]
     pub out: PathBuf,
     /// Boards to keep, comma separated (default: all).
@@ -90,8 +93,9 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         }
     })
     .map_err(|e| match e {
-        // Refusals before anything is written: bad settings, a folder that holds data.
-        DatasetError::Settings(_) => anyhow::Error::new(e),
+        // Refusals before anything is written: bad settings, a folder that holds data, a build
+        // of the same folder under way.
+        DatasetError::Settings(_) | DatasetError::InUse { .. } => anyhow::Error::new(e),
         DatasetError::Io { ref source, .. }
             if source.kind() == std::io::ErrorKind::AlreadyExists =>
         {
@@ -100,12 +104,21 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         e => crate::common::failed(e),
     })?;
     bar.finish_and_clear();
+    for leftover in &summary.removed_leftovers {
+        eprintln!(
+            "note: removed {}, the temporary folder of a build of {} that was stopped part-way",
+            leftover.display(),
+            args.out.display()
+        );
+    }
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);
         return Ok(ExitCode::SUCCESS);
     }
     let list = |m: &std::collections::BTreeMap<String, u64>| {
-        let v: Vec<String> = m.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        // Reasons can quote a record's text: shown escaped, as `zertz replay` does.
+        let v: Vec<String> =
+            m.iter().map(|(k, n)| format!("{n} {}", zertz_archive::printable(k))).collect();
         if v.is_empty() { "none".to_string() } else { v.join(", ") }
     };
     println!(

@@ -1,15 +1,19 @@
 """Hostile input to the training loop (issue 11): configs with NaN, infinite or out-of-range
 values, a training run that diverges, checkpoints that are not checkpoints or that would run code
 when unpickled. None may crash with a traceback, hang, run code, or leave a run folder that
-refuses a corrected config.
+refuses a corrected config. And (issue 25) run folders as a kill or damage leaves them: a metrics
+line without its checkpoint, a torn last line, checkpoints that claim impossible states.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
+import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +35,7 @@ from zertz.nn import (
 )
 from zertz.training import (
     EvalSection,
+    Run,
     RunSection,
     SelfPlaySection,
     TrainSection,
@@ -40,6 +45,8 @@ from zertz.training import (
     parse_config,
     train,
 )
+from zertz.training.distributed import Learner
+from zertz.training.metrics import Metrics
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8)
@@ -430,3 +437,179 @@ def test_export_refuses_huge_sizes_without_taking_memory(tmp_path: Path) -> None
     with pytest.raises(ValueError, match=r"checkpoint\.pt is not a usable zertz training"):
         export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "out.pt")
     assert not (tmp_path / "out.pt").exists()
+
+
+# ---------------------------------------------------------------- kills and damaged run folders
+
+
+class Killed(BaseException):
+    """A kill at a chosen point (nothing after it runs, as after SIGKILL)."""
+
+
+def iterations_in(folder: Path) -> list[int]:
+    """The iteration of each line of ``folder/metrics.jsonl``."""
+    text = (folder / "metrics.jsonl").read_text()
+    return [json.loads(line)["iteration"] for line in text.splitlines()]
+
+
+def test_a_kill_between_the_metrics_line_and_the_checkpoint_leaves_no_duplicate(
+    program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An iteration ends with its metrics line, then its checkpoint. A kill between the two
+    left the line, and the resumed run, which repeats the iteration, wrote it again: iterations
+    [1, 2, 2]. A run now resumes with one line per iteration its checkpoint holds, the one-machine
+    loop and the distributed learner alike."""
+    cfg = parse_config(tiny_text())
+    folder = tmp_path / "run"
+    save = Run.save
+
+    def killed_at_2(run: Run) -> None:
+        if run.state.iteration == 2:
+            raise Killed
+        save(run)
+
+    monkeypatch.setattr(Run, "save", killed_at_2)
+    try:
+        train(cfg, folder, log=lambda _: None)
+    except Killed:
+        pass
+    else:
+        raise AssertionError("the run was not killed")
+    monkeypatch.setattr(Run, "save", save)
+    gc.collect()  # the killed run's lock goes with its frames
+    assert iterations_in(folder) == [1, 2]
+    assert torch.load(folder / "checkpoint.pt", weights_only=True)["state"]["iteration"] == 1
+
+    # The distributed learner resumes the folder through the same start: the line goes.
+    learner = Learner(cfg.source, str(folder))
+    assert learner.run.state.iteration == 1
+    del learner
+    gc.collect()
+    assert iterations_in(folder) == [1]
+    # The one-machine loop runs iteration 2 again, and its line is there once.
+    stats = train(cfg, folder, log=lambda _: None)
+    assert [s["iteration"] for s in stats] == [2]
+    assert iterations_in(folder) == [1, 2]
+    last = (folder / "metrics.jsonl").read_text().splitlines()[-1]
+    assert json.loads(last) == json.loads(json.dumps(stats[0]))
+
+
+def test_a_resumed_run_keeps_one_metrics_line_per_checkpointed_iteration(tmp_path: Path) -> None:
+    """What :meth:`Metrics.keep` makes of what kills (and older versions) left: the last line of
+    each iteration the checkpoint holds, the pretraining's (iteration 0) only once it is done,
+    in order; lines of later iterations, torn lines and lines that are no metrics go."""
+    rows = [
+        {"iteration": 0, "pretrain": True},
+        {"iteration": 1, "attempt": "killed"},
+        {"iteration": 2},
+        {"iteration": 1, "attempt": "checkpointed"},
+        {"iteration": 3},
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    text += '["no", "metrics"]\n{"iteration": true}\n\n{"iteration": 3, "torn'
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(text)
+    assert Metrics(tmp_path).keep(2, pretrained=False) == 7
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [rows[3], rows[2]]
+    path.write_text(text)
+    Metrics(tmp_path).keep(2, pretrained=True)
+    assert iterations_in(tmp_path) == [0, 1, 2]
+    # Nothing to drop: the file is left as it is.
+    before = path.stat().st_ino
+    assert Metrics(tmp_path).keep(2, pretrained=True) == 0
+    assert path.stat().st_ino == before
+    # No checkpoint yet: nothing is kept.
+    Metrics(tmp_path).keep(0, pretrained=False)
+    assert path.read_text() == ""
+
+
+def test_a_finished_run_with_a_torn_last_metrics_line_ends_with_its_result(
+    program: Path, tmp_path: Path
+) -> None:
+    """A finished run whose last metrics line is cut short (or whose metrics are gone) asked to
+    "run the same command again", which found the run done and asked again, forever: the
+    command judged the run by the last metrics line, and the line of the last iteration, which
+    no rerun writes, was missing. The checkpoint says how far the run is; the command ends with
+    the table of the evaluations it still has and says what was lost."""
+    config = tmp_path / "tiny.toml"
+    config.write_text(tiny_text())
+    folder = tmp_path / "run"
+    train(load_config(config), folder, log=lambda _: None)
+    done = cli("train", "--config", config, "--run", folder)
+    assert done.returncode == 0, done
+    assert "network after iteration 2" in done.stdout and "lost" not in done.stdout
+
+    metrics = folder / "metrics.jsonl"
+    metrics.write_bytes(metrics.read_bytes()[:-20])
+    for _ in range(2):  # the same answer every time
+        proc = cli("train", "--config", config, "--run", folder)
+        assert proc.returncode == 0, proc
+        assert "run the same command again" not in proc.stdout
+        assert "all 2 iterations are done" in proc.stdout
+        assert "has lost the line of the last one, 2" in proc.stdout
+        assert "network after iteration 1" in proc.stdout and "play against it" in proc.stdout
+    metrics.unlink()
+    proc = cli("train", "--config", config, "--run", folder)
+    assert proc.returncode == 0, proc
+    assert "has lost the line of the last one, 2" in proc.stdout, proc.stdout
+    assert "network after" not in proc.stdout and "play against it" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def one_iteration(program: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run of one iteration."""
+    folder = tmp_path_factory.mktemp("one") / "run"
+    train(parse_config(tiny_text(run__iterations="1")), folder, log=lambda _: None)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("state", "key"),
+    [
+        ({"iteration": -5}, "state.iteration = -5"),
+        ({"iteration": "1"}, "state.iteration = '1'"),
+        ({"iteration": 1.0}, "state.iteration = 1.0"),
+        ({"iteration": 7, "step": 4}, "state.iteration = 7"),
+        ({"step": -1}, "state.step = -1"),
+        ({"step": True}, "state.step = True"),
+        ({"step": 10**6}, "state.step = 1000000"),
+        ({"best": 3}, "state.best = 3"),
+        ({"ladder": {0: 0.0, "1": 5.0}}, "state.ladder = '1'"),
+        ({"ladder": {0: 0.0, 9: 5.0}}, "state.ladder = 9"),
+        ({"ladder": {1: 0.0}}, "state.ladder = {1: 0.0}"),
+        ({"ladder": {0: math.nan}}, "state.ladder[0] = nan"),
+        ({"ladder": [0.0]}, "state.ladder = [0.0]"),
+        ({"pretrained": "yes"}, "state.pretrained = 'yes'"),
+        ({"pretrained": True}, "state.pretrained = True"),
+        ({"evil": 1}, "state.evil = 1"),
+    ],
+)
+def test_a_checkpoint_of_an_impossible_state_is_refused(
+    one_iteration: Path, tmp_path: Path, state: dict[str, Any], key: str
+) -> None:
+    """A checkpoint whose state no run can have written (negative counts, other types, the best
+    network after the last iteration, an iteration beyond the self-play in the folder, more
+    steps than its iterations take, ladder keys that are not iterations, pretraining in a run
+    without it) is refused with an error that names the file and the field, before anything
+    is loaded."""
+    folder = tmp_path / "run"
+    shutil.copytree(one_iteration, folder)
+    path = folder / "checkpoint.pt"
+    ck = torch.load(path, weights_only=True)
+    ck["state"].update(state)
+    torch.save(ck, path)
+    run = Run(parse_config(tiny_text(run__iterations="1")), folder)
+    with pytest.raises(ValueError, match=re.escape(f"{path} claims an impossible {key}")):
+        run.start()
+
+
+def test_the_train_command_names_the_impossible_field(one_iteration: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(one_iteration, folder)
+    ck = torch.load(folder / "checkpoint.pt", weights_only=True)
+    ck["state"]["iteration"] = -5
+    torch.save(ck, folder / "checkpoint.pt")
+    config = tmp_path / "tiny.toml"
+    config.write_text(tiny_text(run__iterations="1"))
+    proc = cli("train", "--config", config, "--run", folder)
+    assert_one_line_error(proc, str(folder / "checkpoint.pt"), "state.iteration = -5")

@@ -4,6 +4,8 @@ an oracle that knows every move played and one that knows none), and pretraining
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,15 @@ import torch
 from test_training import tiny_text
 
 import zertz
-from zertz.human import benchmark, ceiling, validation_games
+from zertz.human import (
+    DATASET_FORMAT,
+    DATASET_VERSION,
+    MANIFEST,
+    benchmark,
+    ceiling,
+    dataset_manifest,
+    validation_games,
+)
 from zertz.training import final_table, train
 from zertz.training.config import parse_config
 
@@ -197,6 +207,97 @@ def test_dataset_in_process_equals_the_program(dataset: Path, games: Path, tmp_p
         zertz.dataset([games], tmp_path / "f", validation=2.0)
     with pytest.raises(FileNotFoundError):
         zertz.dataset([tmp_path / "none.tar.xz"], tmp_path / "g")
+    # The manifest the engine writes is the one this package reads (format and version), with
+    # the shards named in the folder.
+    manifest = dataset_manifest(tmp_path / "d")
+    assert (manifest["format"], manifest["version"]) == (DATASET_FORMAT, DATASET_VERSION)
+    assert manifest["summary"]["shards"] == [
+        str(Path(p).relative_to(tmp_path / "d")) for p in s["shards"]
+    ]
+    assert json.loads((dataset / MANIFEST).read_text())["version"] == DATASET_VERSION
+
+
+def test_a_dataset_that_fails_part_way_leaves_nothing(games: Path, tmp_path: Path) -> None:
+    """The records of ``games`` are read, then an archive that is not one ends the build: the
+    exception of what failed, with a message that says nothing was left, and nothing is."""
+    corrupt = tmp_path / "corrupt.tar.xz"
+    corrupt.write_bytes(b"no xz stream")
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"corrupt\.tar\.xz.*nothing was left") as e:
+        zertz.dataset([games, corrupt], out)
+    assert "\n" not in str(e.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.tar.xz"]
+    # A source that does not exist: refused before anything is written.
+    with pytest.raises(FileNotFoundError, match="none"):
+        zertz.dataset([games, tmp_path / "none"], tmp_path / "new" / "out")
+    assert not (tmp_path / "new").exists()
+    # A build of the same folder under way (its temporary folder, of a process that runs).
+    (tmp_path / f".busy.partial-{os.getpid()}").mkdir()
+    with pytest.raises(FileExistsError, match="another build"):
+        zertz.dataset([games], tmp_path / "busy")
+    assert not (tmp_path / "busy").exists()
+
+
+def test_readers_refuse_an_incomplete_dataset(dataset: Path, tmp_path: Path) -> None:
+    """A dataset folder without its manifest (a build stopped part-way, or one of an older
+    version) or with a manifest of another version is refused by every reader, with one line
+    that names the folder and what to do."""
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy)
+    (copy / MANIFEST).unlink()
+    for read in (
+        lambda: validation_games(copy),
+        lambda: ceiling(copy),
+        lambda: benchmark(lambda p, g: (torch.zeros(len(p), 1), torch.zeros(len(p))), copy),
+    ):
+        with pytest.raises(ValueError, match="incomplete dataset") as e:
+            read()
+        message = str(e.value)
+        assert str(copy) in message and "remove" in message and "\n" not in message
+    (copy / MANIFEST).write_text(json.dumps({"format": DATASET_FORMAT, "version": 99}))
+    with pytest.raises(ValueError, match="format version 99"):
+        validation_games(copy)
+    (copy / MANIFEST).write_text("{cut")
+    with pytest.raises(ValueError, match="not a dataset manifest"):
+        validation_games(copy)
+    with pytest.raises(FileNotFoundError, match="no such dataset folder"):
+        validation_games(tmp_path / "none")
+
+
+def test_pretraining_refuses_a_dataset_left_by_a_kill(games: Path, tmp_path: Path) -> None:
+    """A kill while ``[pretrain]`` makes its dataset once left a folder of some shards and
+    games, which the next run used as the dataset. Such a folder (no manifest) is refused now,
+    with what to do; once it is removed, the run makes it again (and removes the temporary
+    folder a killed build left)."""
+    data = tmp_path / "data"
+    zertz.dataset([games], data, boards=[37])
+    # As the dataset writer before the manifest left it when killed: some of the games.
+    (data / MANIFEST).unlink()
+    lines = (data / "games.jsonl").read_text().splitlines()
+    (data / "games.jsonl").write_text("".join(line + "\n" for line in lines[:20]))
+    text = tiny_text(run__iterations="1") + (
+        f'\n[pretrain]\ndataset = "{data}"\nrecords = ["{games}"]\nsteps = 5\n'
+        "batch_size = 16\nbenchmark_games = 2\n"
+    )
+    run = tmp_path / "run"
+    refused: list[str] = []
+    with pytest.raises(ValueError, match="incomplete dataset") as e:
+        train(parse_config(text), run, log=refused.append)
+    message = str(e.value)
+    assert str(data) in message and "remove" in message and "\n" not in message
+    assert not any("pretraining:" in line for line in refused), refused
+    assert not (run / "checkpoint.pt").exists() and not (run / "metrics.jsonl").exists()
+
+    shutil.rmtree(data)
+    killed = tmp_path / ".data.partial-4294967295"
+    (killed / "train").mkdir(parents=True)
+    log: list[str] = []
+    # (A new run folder: the traceback above holds the first one's lock.)
+    stats = train(parse_config(text), tmp_path / "again", log=log.append)
+    assert stats[0]["pretrain_steps"] == 5
+    assert not killed.exists() and any(str(killed) in line for line in log), log
+    assert len((data / "games.jsonl").read_text().splitlines()) > 20
+    assert dataset_manifest(data)["settings"]["boards"] == [37]
 
 
 def test_pretrain_makes_its_dataset_from_records(games: Path, tmp_path: Path) -> None:
@@ -224,6 +325,7 @@ def test_ceiling_scores_the_players_own_frequencies(tmp_path: Path) -> None:
         lines.append({"game": i, "split": split, "board": 37, "first": "P0", "moves": moves})
     lines.append({"game": 6, "split": "train", "board": 61, "first": "P0", "moves": ["Wa1,a2"]})
     (tmp_path / "games.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (tmp_path / MANIFEST).write_text(json.dumps({"format": DATASET_FORMAT, "version": 1}))
 
     # The opening alone: Wd4,a1 (3) is second to Bd4,a1 (2) when one of its own occurrences is
     # left out (a tie counts against it), Wd4,d7 is played nowhere else; with mirror images as

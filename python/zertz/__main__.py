@@ -218,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "train":
             from zertz.plots import read_metrics
             from zertz.training import final_table, load_config, train
+            from zertz.training.folder import read_state
 
             # A kill (SIGTERM) stops the run as Ctrl-C does.
             signal.signal(signal.SIGTERM, _interrupt)
@@ -230,11 +231,25 @@ def main(argv: list[str] | None = None) -> int:
                 train_distributed(cfg, run, args.ray)
             else:
                 train(cfg, run)
-            done = (run / "metrics.jsonl").exists() and read_metrics(run)[-1]["iteration"]
-            if done != iterations:
+            # How far the run is: its checkpoint says, never the metrics (a line may be lost).
+            state = read_state(run)
+            done = state.iteration if state else 0
+            if done < iterations:
                 print(f"stopped: run the same command again to resume {run}")
                 return 130
-            print(final_table(run))
+            metrics = run / "metrics.jsonl"
+            rows = read_metrics(run) if metrics.exists() else []
+            if not any(r["iteration"] == done for r in rows):
+                print(
+                    f"{run}: all {iterations} iterations are done, but {metrics} has lost the "
+                    f"line of the last one, {done} (with its evaluation): the file was cut short "
+                    "or changed after the run wrote it, and running again cannot make it again; "
+                    f"the games of that evaluation are in {run / 'matches'}"
+                )
+                if rows:
+                    print("the last evaluation it holds:")
+            if rows:
+                print(final_table(run))
             print(f"\nplay against it: {_program()} play --model {run / 'models' / 'best.pt'}")
         elif args.command == "export":
             from zertz.training import export_checkpoint

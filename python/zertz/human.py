@@ -1,18 +1,18 @@
 """The human-move benchmark: how well a policy predicts the moves people (and boardspace's robots)
 played in held-out games, and how often its value head predicts the winner.
 
-The games are the validation split of a dataset made by ``zertz dataset`` (``DIR/games.jsonl``
-lists them with their moves). At every decision of those games (a turn with more than one legal
-whole-turn move: forced moves are left out) every legal whole-turn move is ranked by the network:
-a placement by its probability among the legal actions, a capture chain by the product of the
-probabilities of its hops, each at its own position. ``top1`` and ``top5`` are the shares of
-decisions whose played move ranks first, or among the first five (a tie counts against the
-played move); ``value`` is the share of decisions of decided games where the sign of the value
-head matches the mover's result. A uniform guess scores about 4% top-1 and 9% top-5 on 37 rings.
-The same shares are also given apart for placements (``place_top1``, ``place_top5``; and
+The games are the validation split of a dataset made by ``zertz dataset`` (``DIR/games.jsonl`` lists
+them with their moves; a folder without ``DIR/dataset.json``, the manifest a build writes last, is
+incomplete and refused: :func:`dataset_manifest`). At every decision of those games (a turn with
+more than one legal whole-turn move: forced moves are left out) every legal whole-turn move is
+ranked by the network: a placement by its probability among the legal actions, a capture chain by
+the product of the probabilities of its hops, each at its own position. ``top1`` and ``top5`` are
+the shares of decisions whose played move ranks first, or among the first five (a tie counts against
+the played move); ``value`` is the share of decisions of decided games where the sign of the value
+head matches the mover's result. A uniform guess scores about 4% top-1 and 9% top-5 on 37 rings. The
+same shares are also given apart for placements (``place_top1``, ``place_top5``; and
 ``marble_top1``, ``marble_top5`` with the removal left out: a placement's colour and ring ranked by
-the probabilities of all its removals summed) and for captures (``capture_top1``,
-``capture_top5``).
+the probabilities of all its removals summed) and for captures (``capture_top1``, ``capture_top5``).
 
 ``python -m zertz human-moves --model M --dataset DIR`` prints it for an exported model.
 
@@ -121,13 +121,55 @@ class _Pending:
     done: list[Callable[[np.ndarray, float], None]] = field(default_factory=list)
 
 
+#: The manifest ``zertz dataset`` writes last into a dataset folder (``dataset.json``: format,
+#: version, sources, settings, summary), and the version of the layout this package reads.
+MANIFEST = "dataset.json"
+DATASET_FORMAT = "zertz-dataset"
+DATASET_VERSION = 1
+
+
+def dataset_manifest(dataset: str | os.PathLike[str], again: str = "") -> dict[str, Any]:
+    """The manifest of a complete dataset folder (``DIR/dataset.json``). A folder without one
+    was left by a build that was stopped part-way, or made by an older version of zertz: it is
+    refused (ValueError, one line that names the folder and what to do: ``again``, by default
+    to remove it and make it again with ``zertz dataset``), and so is one of another version;
+    FileNotFoundError for no folder."""
+    folder = Path(dataset)
+    path = folder / MANIFEST
+    again = again or f"remove {folder} and make it again (zertz dataset RECORDS --out {folder})"
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"{folder}: no such dataset folder (make it with zertz dataset RECORDS --out {folder})"
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(
+            f"{folder} is an incomplete dataset (no {MANIFEST}: its build was stopped part-way, "
+            f"or an older version of zertz made it): {again}"
+        ) from None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path} is not a dataset manifest ({e}): {again}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != DATASET_FORMAT:
+        raise ValueError(f"{path} is not a dataset manifest: {again}")
+    version = manifest.get("version")
+    if version != DATASET_VERSION:
+        raise ValueError(
+            f"{folder} is a dataset of format version {version!r}, and this version of zertz "
+            f"reads version {DATASET_VERSION}: {again}"
+        )
+    return manifest
+
+
 def dataset_games(
     dataset: str | os.PathLike[str],
     boards: Iterable[int] | None = None,
     split: str | None = None,
 ) -> list[dict[str, Any]]:
     """The games of a dataset (``DIR/games.jsonl`` of ``zertz dataset``), optionally of some boards
-    or one split (``"train"`` or ``"validation"``) only."""
+    or one split (``"train"`` or ``"validation"``) only. An incomplete dataset is refused (see
+    :func:`dataset_manifest`)."""
+    dataset_manifest(dataset)
     path = Path(dataset) / "games.jsonl"
     wanted = set(boards) if boards is not None else None
     games = []

@@ -11,21 +11,23 @@ import os
 from pathlib import Path
 from typing import Any
 
+from zertz.training.metrics import iteration_of
+
 
 def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The per-iteration statistics of a run (``RUN/metrics.jsonl``), in order; a line cut short
-    by an interruption is skipped."""
+    """The per-iteration statistics of a run (``RUN/metrics.jsonl``), one per iteration, in
+    order; a line cut short by an interruption, or one that is no metrics line, is skipped.
+    A resumed run keeps one line per iteration its checkpoint holds; until it resumes, the line
+    of an iteration that a kill stopped before its checkpoint may be there (of two lines of an
+    iteration, the last is read)."""
     path = Path(run_dir) / "metrics.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no metrics yet (has the run finished an iteration?)")
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    # A resumed run may repeat an iteration that was not checkpointed: keep the last of each.
-    by_iteration = {r["iteration"]: r for r in rows}
+    by_iteration: dict[int, dict[str, Any]] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        if iteration_of(line) is not None:
+            row = json.loads(line)
+            by_iteration[row["iteration"]] = row
     return [by_iteration[i] for i in sorted(by_iteration)]
 
 

@@ -12,6 +12,15 @@
 //! id, name, split, board, first player, players, end, winner and moves (in notation: the human-move benchmark
 //! replays the validation games from them). Records that cannot be read or break the
 //! rules are counted by reason and skipped, never fatal.
+//!
+//! A dataset is never seen half-written: it is made in a temporary folder beside `out`
+//! (`.NAME.partial-PID`, in the same parent so that the rename is atomic), which gets the
+//! manifest [`MANIFEST`] (format, version, settings, summary) last and then takes `out`'s name.
+//! A build that fails removes its temporary folder ([`DatasetError::Stopped`]); the folder of a
+//! killed one is removed by the next build of the same `out` (and listed in
+//! [`DatasetSummary::removed_leftovers`]), unless its process still runs
+//! ([`DatasetError::InUse`]). A dataset folder without the manifest is incomplete, or older
+//! than the manifest: readers refuse it.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -83,6 +92,53 @@ pub enum DatasetError {
     /// A source that cannot be read.
     #[error(transparent)]
     Archive(#[from] zertz_archive::ArchiveError),
+    /// Another build of the same dataset is under way: the temporary folder of a process that
+    /// still runs.
+    #[error(
+        "{} is being made by another build (process {pid}, writing {}): wait for it to end, or \
+         remove that folder if no build is running",
+        out.display(),
+        partial.display()
+    )]
+    InUse {
+        /// The dataset folder.
+        out: PathBuf,
+        /// The other build's temporary folder.
+        partial: PathBuf,
+        /// Its process.
+        pid: u32,
+    },
+    /// The build failed part-way (`source` says why): its temporary folder is removed and
+    /// nothing is left at `out`.
+    #[error("{}", stopped(out, partial, cleanup.as_ref(), source))]
+    Stopped {
+        /// The dataset folder, untouched.
+        out: PathBuf,
+        /// The build's temporary folder.
+        partial: PathBuf,
+        /// Why the temporary folder could not be removed (the next build of `out` removes
+        /// it); None when it was.
+        cleanup: Option<std::io::Error>,
+        /// What failed.
+        source: Box<DatasetError>,
+    },
+}
+
+/// The message of [`DatasetError::Stopped`].
+fn stopped(
+    out: &Path,
+    partial: &Path,
+    cleanup: Option<&std::io::Error>,
+    source: &DatasetError,
+) -> String {
+    let left = match cleanup {
+        None => "nothing was left (its temporary folder was removed)".to_string(),
+        Some(e) => format!(
+            "its temporary folder {} could not be removed ({e}); the next build of it removes it",
+            partial.display()
+        ),
+    };
+    format!("the dataset {} was not made: {source}; {left}", out.display())
 }
 
 impl From<crate::shard::WriteError> for DatasetError {
@@ -110,8 +166,11 @@ pub struct DatasetSummary {
     pub validation_games: u64,
     /// See `validation_games`.
     pub validation_samples: u64,
-    /// Shards written.
+    /// Shards written (in `out`).
     pub shards: Vec<PathBuf>,
+    /// Temporary folders of earlier builds of the same `out` that were stopped part-way (a
+    /// killed process), removed before this build.
+    pub removed_leftovers: Vec<PathBuf>,
     /// Wall time, in seconds.
     pub seconds: f64,
 }
@@ -179,8 +238,166 @@ pub fn validate(config: &DatasetConfig) -> Result<(), DatasetError> {
     Ok(())
 }
 
-/// Makes the dataset of `sources` into `out` (a new or empty folder); `progress` hears the
-/// number of records read so far.
+/// The completion manifest of a dataset folder, written last: `format` ([`FORMAT`]),
+/// `version` ([`FORMAT_VERSION`]), `sources`, `settings` and `summary` (its shards relative to
+/// the folder). A folder without it is no dataset (a build stopped part-way, or an older one).
+pub const MANIFEST: &str = "dataset.json";
+/// The `format` of [`MANIFEST`].
+pub const FORMAT: &str = "zertz-dataset";
+/// The `version` of [`MANIFEST`]: the layout of a dataset folder (it changes when the layout
+/// does; readers refuse other versions).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// What [`MANIFEST`] holds.
+#[derive(Serialize)]
+struct Manifest<'a> {
+    format: &'static str,
+    version: u32,
+    sources: Vec<String>,
+    settings: Settings<'a>,
+    summary: &'a DatasetSummary,
+}
+
+/// The [`DatasetConfig`] of a manifest, in the words of `zertz dataset`.
+#[derive(Serialize)]
+struct Settings<'a> {
+    boards: Vec<usize>,
+    min_turns: usize,
+    exclude_players: &'a [String],
+    ends: Vec<&'static str>,
+    validation: f64,
+    seed: u64,
+    shard_size: usize,
+    max_games: Option<u64>,
+}
+
+/// The error of an I/O failure at `path`.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> DatasetError + use<> {
+    let path = path.to_path_buf();
+    move |source| DatasetError::Io { path, source }
+}
+
+/// The refusal of an `out` that holds something (nothing is ever replaced).
+fn taken(out: &Path, why: &str) -> DatasetError {
+    DatasetError::Io {
+        path: out.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, why.to_string()),
+    }
+}
+
+/// Refuses an `out` that is a file or a folder that is not empty.
+fn refuse_taken(out: &Path) -> Result<(), DatasetError> {
+    match std::fs::metadata(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io(out)(e)),
+        Ok(m) if !m.is_dir() => Err(taken(out, "it is a file, not a folder")),
+        Ok(_) => match std::fs::read_dir(out).map_err(io(out))?.next() {
+            Some(_) => Err(taken(out, "the folder is not empty (nothing is ever replaced)")),
+            None => Ok(()),
+        },
+    }
+}
+
+/// `out` with a link followed, and `.` or `..` resolved: the folder whose name and parent the
+/// build uses.
+fn resolve(out: &Path) -> Result<PathBuf, DatasetError> {
+    let link = std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink());
+    let out = if link || out.file_name().is_none() {
+        std::fs::canonicalize(out).map_err(io(out))?
+    } else {
+        out.to_path_buf()
+    };
+    if out.file_name().is_none() {
+        return Err(DatasetError::Settings(format!(
+            "the dataset folder must have a name, not {}",
+            out.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// Whether process `pid` runs (this one always; others where the system says, on Linux).
+fn alive(pid: u32) -> bool {
+    pid == std::process::id()
+        || cfg!(target_os = "linux") && Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Removes the temporary folders (`PREFIX` + a process id, in `parent`) of builds of `out`
+/// that were stopped part-way; refuses while one's process still runs.
+fn remove_leftovers(out: &Path, parent: &Path, prefix: &str) -> Result<Vec<PathBuf>, DatasetError> {
+    let mut removed = Vec::new();
+    for entry in std::fs::read_dir(parent).map_err(io(parent))? {
+        let entry = entry.map_err(io(parent))?;
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix(prefix)).and_then(|p| p.parse().ok());
+        let Some(pid) = pid else { continue };
+        let path = entry.path();
+        if alive(pid) {
+            return Err(DatasetError::InUse { out: out.to_path_buf(), partial: path, pid });
+        }
+        std::fs::remove_dir_all(&path).map_err(io(&path))?;
+        removed.push(path);
+    }
+    Ok(removed)
+}
+
+/// A build's temporary folder: removed when dropped unless published, so that a panic leaves
+/// nothing either.
+struct Partial {
+    path: PathBuf,
+    done: bool,
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Writes every file of `dir` (and its folders, where the system allows) to the disk, so that
+/// the rename that publishes it never names data still in memory.
+fn sync_tree(dir: &Path) -> Result<(), DatasetError> {
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let path = entry.map_err(io(dir))?.path();
+        if path.is_dir() {
+            sync_tree(&path)?;
+        } else {
+            std::fs::File::open(&path).and_then(|f| f.sync_all()).map_err(io(&path))?;
+        }
+    }
+    // Folders cannot be opened everywhere (Windows): their entries are then the system's job.
+    let _ = std::fs::File::open(dir).and_then(|f| f.sync_all());
+    Ok(())
+}
+
+/// Gives the finished temporary folder `out`'s name: a rename, which replaces an empty `out`
+/// where the system allows and never one that holds something.
+fn publish(partial: &Path, out: &Path, parent: &Path) -> Result<(), DatasetError> {
+    if let Err(e) = std::fs::rename(partial, out) {
+        // Filled meanwhile (by another program): refused; empty: removed, then renamed again.
+        refuse_taken(out)?;
+        if !out.is_dir() {
+            return Err(io(out)(e));
+        }
+        std::fs::remove_dir(out).map_err(io(out))?;
+        std::fs::rename(partial, out).map_err(io(out))?;
+    }
+    let _ = std::fs::File::open(parent).and_then(|f| f.sync_all());
+    Ok(())
+}
+
+/// Makes the dataset of `sources` into `out` (a new or empty folder, never replaced); `progress`
+/// hears the number of records read so far.
+///
+/// The dataset is written in a temporary folder beside `out` (`.NAME.partial-PID`) and renamed
+/// to `out` once complete, [`MANIFEST`] its last file: whatever stops the build, `out` is never
+/// half-written. A failure after the first file removes the temporary folder
+/// ([`DatasetError::Stopped`]); a temporary folder of a killed build of the same `out` is
+/// removed first ([`DatasetSummary::removed_leftovers`]), one whose process still runs is
+/// refused ([`DatasetError::InUse`]). A source that does not exist is refused before anything is
+/// written.
 pub fn build(
     sources: &[PathBuf],
     config: &DatasetConfig,
@@ -189,29 +406,102 @@ pub fn build(
 ) -> Result<DatasetSummary, DatasetError> {
     validate(config)?;
     let started = Instant::now();
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| DatasetError::Io { path, source }
+    let out = resolve(out)?;
+    refuse_taken(&out)?;
+    for source in sources {
+        std::fs::metadata(source)
+            .map_err(|e| zertz_archive::ArchiveError::Read { path: source.clone(), source: e })?;
+    }
+    let name = out.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     };
-    if std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(DatasetError::Io {
-            path: out.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "the folder is not empty (nothing is ever replaced)",
-            ),
+    std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+    let prefix = format!(".{name}.partial-");
+    let removed_leftovers = remove_leftovers(&out, &parent, &prefix)?;
+    let path = parent.join(format!("{prefix}{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir(&path) {
+        return Err(match e.kind() {
+            // Another thread of this process builds the same `out`.
+            std::io::ErrorKind::AlreadyExists => {
+                DatasetError::InUse { out, partial: path, pid: std::process::id() }
+            }
+            _ => io(&path)(e),
         });
     }
-    let (train_dir, validation_dir) = (out.join("train"), out.join("validation"));
+    let mut partial = Partial { path, done: false };
+    let mut summary = DatasetSummary { removed_leftovers, ..DatasetSummary::default() };
+    let made = write(sources, config, &partial.path, progress, &mut summary).and_then(|()| {
+        // The manifest names the shards in the folder, the summary where they end up.
+        for shard in &mut summary.shards {
+            *shard = shard.strip_prefix(&partial.path).unwrap_or(shard).to_path_buf();
+        }
+        summary.seconds = started.elapsed().as_secs_f64();
+        let manifest = Manifest {
+            format: FORMAT,
+            version: FORMAT_VERSION,
+            sources: sources.iter().map(|s| s.to_string_lossy().into_owned()).collect(),
+            settings: Settings {
+                boards: config.boards.iter().map(|b| b.rings()).collect(),
+                min_turns: config.min_turns,
+                exclude_players: &config.exclude_players,
+                ends: config.ends.iter().map(|e| e.name()).collect(),
+                validation: config.validation,
+                seed: config.seed,
+                shard_size: config.shard_size,
+                max_games: config.max_games,
+            },
+            summary: &summary,
+        };
+        let manifest_path = partial.path.join(MANIFEST);
+        let text = serde_json::to_string_pretty(&manifest).map_err(std::io::Error::other);
+        text.and_then(|t| std::fs::write(&manifest_path, t + "\n")).map_err(io(&manifest_path))?;
+        sync_tree(&partial.path)?;
+        publish(&partial.path, &out, &parent)
+    });
+    match made {
+        Ok(()) => {
+            partial.done = true;
+            for shard in &mut summary.shards {
+                *shard = out.join(&*shard);
+            }
+            Ok(summary)
+        }
+        Err(source) => {
+            let cleanup = match std::fs::remove_dir_all(&partial.path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Some(e),
+                _ => None,
+            };
+            partial.done = true;
+            Err(DatasetError::Stopped {
+                out,
+                partial: partial.path.clone(),
+                cleanup,
+                source: Box::new(source),
+            })
+        }
+    }
+}
+
+/// Writes the shards and `games.jsonl` of `sources` into `folder`, counting into `summary` (its
+/// shards in `folder`).
+fn write(
+    sources: &[PathBuf],
+    config: &DatasetConfig,
+    folder: &Path,
+    progress: &dyn Fn(u64),
+    summary: &mut DatasetSummary,
+) -> Result<(), DatasetError> {
+    let (train_dir, validation_dir) = (folder.join("train"), folder.join("validation"));
     for dir in [&train_dir, &validation_dir] {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    let games_path = out.join("games.jsonl");
+    let games_path = folder.join("games.jsonl");
     let mut games =
         std::io::BufWriter::new(std::fs::File::create(&games_path).map_err(io(&games_path))?);
     let excluded: Vec<String> =
         config.exclude_players.iter().map(|p| p.to_ascii_lowercase()).collect();
-    let mut summary = DatasetSummary::default();
     // Writers by (validation, board), and scratch buffers by board.
     let mut writers: BTreeMap<(bool, usize), ShardWriter> = BTreeMap::new();
     let mut scratch: BTreeMap<usize, (Vec<f32>, Vec<bool>)> = BTreeMap::new();
@@ -334,6 +624,5 @@ pub fn build(
         summary.shards.extend(writer.into_written());
     }
     games.flush().map_err(io(&games_path))?;
-    summary.seconds = started.elapsed().as_secs_f64();
-    Ok(summary)
+    Ok(())
 }

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use zertz_env::sgf::End;
 use zertz_env::{Board, Game, MarbleSet, Player, SplitMix64, Variant};
-use zertz_selfplay::dataset::{DatasetConfig, DatasetError, build};
+use zertz_selfplay::dataset::{
+    DatasetConfig, DatasetError, FORMAT, FORMAT_VERSION, MANIFEST, build,
+};
 use zertz_selfplay::records::to_sgf;
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -12,6 +14,17 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The temporary folders of dataset builds in `dir` (`.NAME.partial-PID`).
+fn partials(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(".partial-"))
+        .collect();
+    found.sort();
+    found
 }
 
 /// A random game to its end on `board`.
@@ -115,7 +128,27 @@ fn records_become_shards_with_filters_and_a_split_by_game() {
     let resigned = lines.iter().find(|l| l["name"].as_str().unwrap().ends_with("resigned.sgf"));
     assert_eq!(resigned.unwrap()["end"], "resign");
     assert_eq!(resigned.unwrap()["winner"], "P0");
+    // The manifest, written last: format, version, settings, and the summary with the shards
+    // named in the folder.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(MANIFEST)).unwrap()).unwrap();
+    assert_eq!(manifest["format"], FORMAT);
+    assert_eq!(manifest["version"], FORMAT_VERSION);
+    assert_eq!(manifest["settings"]["boards"], serde_json::json!([37]));
+    assert_eq!(manifest["settings"]["validation"], 0.3);
+    assert_eq!(manifest["summary"]["train_games"], s.train_games);
+    let named: Vec<PathBuf> = manifest["summary"]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| PathBuf::from(p.as_str().unwrap()))
+        .collect();
+    assert_eq!(named.iter().map(|p| out.join(p)).collect::<Vec<_>>(), s.shards);
+    assert!(named.iter().all(|p| p.is_relative()));
+    // Nothing else beside it: the temporary folder took its name.
+    assert_eq!(partials(&dir), Vec::<PathBuf>::new());
     // Shards of the 37-ring board, in both folders.
+    assert!(s.shards.iter().all(|p| p.is_file()));
     assert!(s.shards.iter().any(|p| p.starts_with(out.join("train"))));
     assert!(s.shards.iter().any(|p| p.starts_with(out.join("validation"))));
     assert!(
@@ -149,5 +182,102 @@ fn records_become_shards_with_filters_and_a_split_by_game() {
         build(&[sources], &bad, &dir.join("bad"), &|_| {}),
         Err(DatasetError::Settings(_))
     ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A source whose records are read before the build fails: a good folder, then an archive that is
+/// not one.
+fn failing_sources(dir: &Path) -> Vec<PathBuf> {
+    let good = dir.join("records");
+    std::fs::create_dir_all(&good).unwrap();
+    records(&good);
+    let corrupt = dir.join("corrupt.tar.xz");
+    std::fs::write(&corrupt, b"these bytes are no xz stream").unwrap();
+    vec![good, corrupt]
+}
+
+#[test]
+fn a_build_that_fails_part_way_leaves_nothing() {
+    let dir = temp_dir("fails");
+    let sources = failing_sources(&dir);
+    let config = DatasetConfig { shard_size: 10, ..DatasetConfig::default() };
+    let progress = std::cell::Cell::new(0);
+    let out = dir.join("out");
+    let e = build(&sources, &config, &out, &|n| progress.set(n)).unwrap_err();
+    // The records of the first source were read (and their shards written) before the failure.
+    assert!(progress.get() >= 20, "{}", progress.get());
+    let DatasetError::Stopped { source, cleanup, out: named, .. } = &e else {
+        panic!("not Stopped: {e:?}")
+    };
+    assert!(matches!(**source, DatasetError::Archive(_)), "{source:?}");
+    assert!(cleanup.is_none() && named == &out, "{e:?}");
+    let message = e.to_string();
+    assert!(
+        message.contains("corrupt.tar.xz") && message.contains("nothing was left"),
+        "{message}"
+    );
+    // No dataset, half or whole, and no temporary folder.
+    assert!(!out.exists());
+    assert_eq!(partials(&dir), Vec::<PathBuf>::new());
+
+    // An empty folder given as `out` stays as it was: empty.
+    let empty = dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let e = build(&sources, &config, &empty, &|_| {}).unwrap_err();
+    assert!(matches!(e, DatasetError::Stopped { .. }), "{e:?}");
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    assert_eq!(partials(&dir), Vec::<PathBuf>::new());
+    // ...and takes the dataset once the sources are good.
+    let s = build(&sources[..1], &config, &empty, &|_| {}).unwrap();
+    assert!(empty.join(MANIFEST).is_file() && s.shards.iter().all(|p| p.starts_with(&empty)));
+
+    // A source that does not exist is refused before anything is written.
+    let missing = vec![sources[0].clone(), dir.join("none.tar.xz")];
+    let nested = dir.join("new").join("out");
+    let e = build(&missing, &config, &nested, &|_| {}).unwrap_err();
+    assert!(matches!(e, DatasetError::Archive(_)), "{e:?}");
+    assert!(!dir.join("new").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_leftover_of_a_killed_build_is_removed_by_the_next() {
+    let dir = temp_dir("leftover");
+    let sources = failing_sources(&dir);
+    let good = &sources[..1];
+    let config = DatasetConfig::default();
+    let out = dir.join("out");
+    // What a build killed half-way leaves: its temporary folder, of a process that is gone (no
+    // process has this id), with a shard and games.jsonl cut short.
+    let killed = dir.join(".out.partial-4294967295");
+    std::fs::create_dir_all(killed.join("train")).unwrap();
+    std::fs::write(killed.join("train").join("shard-37-00000.npz"), b"cut").unwrap();
+    std::fs::write(killed.join("games.jsonl"), "{\"game\": 0, \"na").unwrap();
+    // Another dataset's temporary folder, and a file whose name only looks like one.
+    let other = dir.join(".other.partial-4294967295");
+    std::fs::create_dir(&other).unwrap();
+    let lookalike = dir.join(".out.partial-notapid");
+    std::fs::write(&lookalike, "").unwrap();
+
+    let s = build(good, &config, &out, &|_| {}).unwrap();
+    assert_eq!(s.removed_leftovers, vec![killed.clone()]);
+    assert!(!killed.exists() && other.exists() && lookalike.exists());
+    assert!(out.join(MANIFEST).is_file());
+    let games = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    assert_eq!(games.lines().count() as u64, s.train_games + s.validation_games);
+
+    // The temporary folder of a build that still runs (this process) is another build under way:
+    // refused, and left alone.
+    let again = dir.join("again");
+    let running = dir.join(format!(".again.partial-{}", std::process::id()));
+    std::fs::create_dir(&running).unwrap();
+    let e = build(good, &config, &again, &|_| {}).unwrap_err();
+    assert!(
+        matches!(&e, DatasetError::InUse { partial, pid, .. }
+            if partial == &running && *pid == std::process::id()),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("another build"), "{e}");
+    assert!(running.is_dir() && !again.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

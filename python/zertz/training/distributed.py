@@ -305,6 +305,8 @@ class Learner:
         started = time.perf_counter()
         self.log(f"iteration {i + 1}/{run.cfg.run.iterations}")
         folder = run.dir / "shards" / f"iter-{i:04d}"
+        # Every trained iteration has its self-play folder, chunks or none (State.check_run).
+        folder.mkdir(parents=True, exist_ok=True)
         totals = chunk_totals(
             [
                 json.loads((folder / chunk_name(m["actor"], m["seq"]) / "summary.json").read_text())

@@ -27,8 +27,12 @@ def match(
     opening: int = 0,
 ) -> dict[str, Any]:
     """The network ``model`` (``sims`` simulations per move) against ``opponent``, its games
-    written to ``RUN/matches/iter-N-TAG.jsonl``; the engine's summary."""
+    written to ``RUN/matches/iter-N-TAG.jsonl``; the engine's summary. The games go to a
+    ``.partial`` file first (the engine never replaces a file), renamed once the match is over:
+    an iteration that is played again after a kill plays its matches again."""
     out = run.dir / "matches" / f"iter-{iteration:04d}-{tag}.jsonl"
+    partial = out.with_name(out.name + ".partial")
+    partial.unlink(missing_ok=True)
     r: dict[str, Any] = engine_match(
         f"nn:{model}:{sims}",
         opponent,
@@ -38,9 +42,10 @@ def match(
         seed=run.cfg.run.seed + iteration,
         device=run.cfg.run.device,
         cuda_graphs=run.cfg.run.cuda_graphs,
-        out=out,
+        out=partial,
         opening_actions=opening,
     )
+    os.replace(partial, out)
     r["out"] = str(out)
     return r
 

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import re
 import shutil
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import torch
 
 from zertz._zertz import BOARDS
 from zertz.nn import NetConfig, ZertzNet, atomic_path, export, export_aoti
-from zertz.training.config import DEVICE
+from zertz.training.config import DEVICE, TrainConfig
 
 
 def atomic_save(obj: Any, path: Path) -> None:
@@ -47,14 +48,6 @@ def lock(folder: Path) -> Any:
     return f
 
 
-def trim_partial_line(path: Path) -> None:
-    """Cuts a last line left unfinished by a kill, so the next append starts a line of its own."""
-    if path.exists():
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            path.write_bytes(data[: data.rfind(b"\n") + 1])
-
-
 def device(name: str) -> torch.device:
     """run.device as a torch device; ValueError for one this machine does not have."""
     if name == "auto":
@@ -74,6 +67,11 @@ def first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
 
 
+def _is_count(value: object) -> bool:
+    """Whether ``value`` is an int of at least 0 (a bool is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 @dataclass
 class State:
     """What a checkpoint holds besides the weights."""
@@ -86,6 +84,80 @@ class State:
     best: int = 0
     #: Whether the pretraining on records ([pretrain]) is done.
     pretrained: bool = False
+
+    @classmethod
+    def read(cls, data: object, path: str | os.PathLike[str]) -> State:
+        """The state of a checkpoint (its ``"state"``), checked on its own: ValueError naming
+        ``path`` and the field for anything that no run writes (other types, negative counts,
+        ``best`` after ``iteration``, ladder keys that are not iterations of the run so far, an
+        Elo that is not a finite number, ``pretrained`` not a bool, unknown or missing
+        fields). :meth:`check_run` checks it against the run folder."""
+        if not isinstance(data, dict):
+            raise _impossible(path, "state", data, "not a table of the run's counters")
+        names = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in names:
+                raise _impossible(path, f"state.{key}", data[key], "not a field of the state")
+        # Checkpoints older than the pretraining on records have no `pretrained`.
+        for key in ("iteration", "step", "ladder", "best"):
+            if key not in data:
+                raise ValueError(
+                    f"{path} is not a usable checkpoint of this run (its state has no {key})"
+                )
+        for key in ("iteration", "step", "best"):
+            if not _is_count(data[key]):
+                raise _impossible(path, f"state.{key}", data[key], "not a count (an int >= 0)")
+        iteration = data["iteration"]
+        if data["best"] > iteration:
+            raise _impossible(path, "state.best", data["best"], f"after iteration {iteration}")
+        pretrained = data.get("pretrained", False)
+        if not isinstance(pretrained, bool):
+            raise _impossible(path, "state.pretrained", pretrained, "not true or false")
+        ladder = data["ladder"]
+        if not isinstance(ladder, dict) or 0 not in ladder:
+            raise _impossible(path, "state.ladder", ladder, "not a table of Elo from iteration 0")
+        for k, elo in ladder.items():
+            if not _is_count(k) or k > iteration:
+                raise _impossible(
+                    path, "state.ladder", k, f"a key that is not an iteration 0..{iteration}"
+                )
+            if isinstance(elo, bool) or not isinstance(elo, int | float) or not math.isfinite(elo):
+                raise _impossible(path, f"state.ladder[{k}]", elo, "not a finite Elo")
+        return cls(
+            iteration=iteration,
+            step=data["step"],
+            ladder={k: float(v) for k, v in ladder.items()},
+            best=data["best"],
+            pretrained=pretrained,
+        )
+
+    def check_run(self, path: str | os.PathLike[str], cfg: TrainConfig, folder: Path) -> None:
+        """Checks the state against the run it resumes (``cfg``, the run ``folder``):
+        ValueError naming ``path`` and the field for a step count its iterations cannot take,
+        an iteration whose self-play is not in the folder (each iteration is trained on its
+        own, ``shards/iter-N``), or pretraining done in a run without it (or not done before
+        the iterations of a run with it)."""
+        most = self.iteration * cfg.train.steps
+        if self.step > most:
+            why = f"more than {self.iteration} iteration(s) of train.steps = {cfg.train.steps} take"
+            raise _impossible(path, "state.step", self.step, why)
+        if self.iteration and not (folder / "shards" / f"iter-{self.iteration - 1:04d}").is_dir():
+            why = f"beyond this run: {folder}/shards has no self-play of iteration {self.iteration}"
+            raise _impossible(path, "state.iteration", self.iteration, why)
+        if self.pretrained and not cfg.pretrain.steps:
+            raise _impossible(path, "state.pretrained", True, "and this run does not pretrain")
+        if not self.pretrained and cfg.pretrain.steps and self.iteration:
+            why = f"after {self.iteration} iteration(s) of a run that pretrains first"
+            raise _impossible(path, "state.pretrained", False, why)
+
+
+def _impossible(path: str | os.PathLike[str], key: str, value: object, why: str) -> ValueError:
+    """The refusal of a checkpoint whose state no run can have written."""
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    return ValueError(
+        f"{path} claims an impossible {key} = {shown} ({why}): it is not a checkpoint this run "
+        "wrote; put back the run's own checkpoint.pt, or start a new run folder"
+    )
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -113,6 +185,15 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(ck, dict) or not all(k in ck for k in keys):
         raise ValueError(f"{path} is not a zertz training checkpoint")
     return ck
+
+
+def read_state(run_dir: str | os.PathLike[str]) -> State | None:
+    """The state of a run folder's checkpoint (``RUN/checkpoint.pt``, checked by
+    :meth:`State.read`), or None before its first checkpoint."""
+    path = Path(run_dir) / "checkpoint.pt"
+    if not path.exists():
+        return None
+    return State.read(load_checkpoint(path)["state"], path)
 
 
 def net_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> ZertzNet:

@@ -28,7 +28,6 @@ from zertz.training.folder import (
     first_line,
     load_checkpoint,
     lock,
-    trim_partial_line,
 )
 from zertz.training.metrics import Metrics
 
@@ -86,13 +85,19 @@ class Run:
         return self.dir / "models" / f"iter-{iteration:04d}.pt"
 
     def start(self) -> None:
-        """Loads the last checkpoint, or seeds a fresh network."""
+        """Loads the last checkpoint (refusing one whose state no run of this folder can have
+        written: :meth:`State.read`, :meth:`State.check_run`), or seeds a fresh network; then
+        makes ``metrics.jsonl`` hold one line per iteration the checkpoint holds and no other
+        (:meth:`Metrics.keep`: a kill between an iteration's line and its checkpoint leaves a
+        line of an iteration that is run again)."""
         if self.checkpoint.exists():
             ck = load_checkpoint(self.checkpoint)
+            state = State.read(ck["state"], self.checkpoint)
+            state.check_run(self.checkpoint, self.cfg, self.dir)
             try:
                 self.net.load_state_dict(ck["model"])
                 self.opt.load_state_dict(ck["optimizer"])
-                self.state = State(**ck["state"])
+                self.state = state
                 rng = ck["rng"]
                 self.gen.set_state(rng["generator"])
                 torch.set_rng_state(rng["torch"])
@@ -114,7 +119,7 @@ class Run:
                     f"{self.checkpoint} is not a usable checkpoint of this run ({first_line(e)})"
                 ) from None
             check_finite(self.net, str(self.checkpoint))
-        trim_partial_line(self.dir / "metrics.jsonl")
+        self.metrics.keep(self.state.iteration, self.state.pretrained)
         if not self.model_path(self.state.iteration).exists():
             self.export(self.state.iteration)
         if not (self.dir / "models" / "best.pt").exists():
@@ -270,8 +275,8 @@ def complete_iteration(
         "warmup": warm,
         **(extra or {}),
     }
-    # Metrics first: a kill between the two repeats the iteration (read_metrics keeps the
-    # last line of each), where the other order would lose its line.
+    # Metrics first: a kill between the two repeats the iteration (its line goes when the run
+    # resumes: Metrics.keep), where the other order would lose its line.
     run.record(stats)
     run.save()
     return stats

@@ -4,8 +4,22 @@ TensorBoard files in ``RUN/tb``."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+from zertz.training.folder import atomic_write_text
+
+
+def iteration_of(line: str) -> int | None:
+    """The iteration of a line of ``metrics.jsonl``; None for one that is not a JSON object with
+    an int ``iteration`` (a line cut short by a kill, or damaged)."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    it = row.get("iteration") if isinstance(row, dict) else None
+    return it if isinstance(it, int) and not isinstance(it, bool) else None
 
 
 class Metrics:
@@ -15,9 +29,37 @@ class Metrics:
         self.dir = folder
         self._tb: Any = None
 
+    @property
+    def path(self) -> Path:
+        return self.dir / "metrics.jsonl"
+
+    def keep(self, iteration: int, pretrained: bool) -> int:
+        """Makes ``metrics.jsonl`` hold what the checkpoint holds, before a run resumes: one line
+        per iteration 1 to ``iteration`` (the last of each, where a kill between a line and its
+        checkpoint repeated one), the line of the pretraining (iteration 0) when
+        ``pretrained``, in order; lines of iterations the checkpoint does not hold (they are
+        run again), lines cut short and lines that are no metrics go. Rewritten atomically,
+        and only when that changes it; returns the number of lines that went."""
+        if not self.path.exists():
+            return 0
+        text = self.path.read_text(errors="replace")
+        lines = text.splitlines()
+        kept: dict[int, str] = {}
+        for line in lines:
+            it = iteration_of(line)
+            if it is not None and (1 <= it <= iteration or (it == 0 and pretrained)):
+                kept[it] = line
+        new = "".join(kept[i] + "\n" for i in sorted(kept))
+        if new != text:
+            atomic_write_text(self.path, new)
+        return len(lines) - len(kept)
+
     def record(self, stats: dict[str, Any]) -> None:
-        with open(self.dir / "metrics.jsonl", "a") as f:
+        # On the disk before the checkpoint that follows it.
+        with open(self.path, "a") as f:
             f.write(json.dumps(stats) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
         try:
             if self._tb is None:
                 from torch.utils.tensorboard import SummaryWriter

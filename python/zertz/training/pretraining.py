@@ -13,7 +13,7 @@ import torch
 
 from zertz._zertz import action_space_size, dataset
 from zertz.data import load_shards
-from zertz.human import benchmark
+from zertz.human import benchmark, dataset_manifest
 from zertz.nn import check_finite
 from zertz.training.fitting import Augmenter, sgd_step
 
@@ -32,16 +32,26 @@ def boards(run: Run) -> list[int]:
 
 
 def ensure_dataset(run: Run, log: Callable[[str], None]) -> None:
-    """Makes ``pretrain.dataset`` from ``pretrain.records`` when it does not exist yet."""
+    """Makes ``pretrain.dataset`` from ``pretrain.records`` when it does not exist yet (or is an
+    empty folder), then checks that it is a complete dataset: a folder without its manifest (a
+    build stopped part-way, or one of an older version) is refused with ValueError, never used
+    (:func:`zertz.human.dataset_manifest`)."""
     pt = run.cfg.pretrain
-    if not pt.records or (Path(pt.dataset) / "games.jsonl").exists():
-        return
-    log(f"making {pt.dataset} from {', '.join(pt.records)}")
-    s = dataset(pt.records, pt.dataset, boards=boards(run), seed=run.cfg.run.seed)
-    log(
-        f"  {s['train_games']} training games ({s['train_samples']} positions), "
-        f"{s['validation_games']} validation games; left out {s['filtered']}, failed {s['failed']}"
+    folder = Path(pt.dataset)
+    if pt.records and not (folder.is_dir() and any(folder.iterdir())):
+        log(f"making {pt.dataset} from {', '.join(pt.records)}")
+        s = dataset(pt.records, pt.dataset, boards=boards(run), seed=run.cfg.run.seed)
+        for leftover in s["removed_leftovers"]:
+            log(f"  removed {leftover}: an earlier build of {pt.dataset} was stopped part-way")
+        log(
+            f"  {s['train_games']} training games ({s['train_samples']} positions), "
+            f"{s['validation_games']} validation games; left out {s['filtered']}, "
+            f"failed {s['failed']}"
+        )
+    again = (
+        f"remove {folder}, and the run makes it again from pretrain.records" if pt.records else ""
     )
+    dataset_manifest(folder, again)
 
 
 def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
