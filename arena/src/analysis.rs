@@ -2,9 +2,9 @@
 //! the root, for the engine protocol's `analyze` ([`crate::protocol`]) and for programs that show
 //! an engine's thoughts (a web board).
 //!
-//! [`analyze`] takes any [`Evaluator`] and [`SearchConfig`]; [`PlayerSpec::analyzer`] gives the
-//! pair a player spec searches with (a network's player its network, the others a built-in
-//! evaluator), as an [`Analyzer`].
+//! [`analyze`] takes any [`Evaluator`] and [`SearchConfig`];
+//! [`PlayerSpec::analyzer`](crate::PlayerSpec::analyzer) gives the pair a player spec searches
+//! with (a network's player its network, the others a built-in evaluator), as an [`Analyzer`].
 //!
 //! ```
 //! use zertz_arena::analysis::analyze;
@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use zertz_env::{Action, Position};
-use zertz_search::mcts::{Scratch, Tree, search};
+use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search};
 use zertz_search::{EvalError, Evaluator, SearchConfig};
 
 use crate::players::MAX_SIMULATIONS;
@@ -35,7 +35,8 @@ pub struct Analysis {
     /// The value of the position from the perspective of its player to move, `-1..=1` (-1 a
     /// loss, 1 a win): the mean of every simulation's value. A finished game's exact score.
     pub value: f32,
-    /// Simulations run (0 for a finished game).
+    /// Simulations run (0 for a finished game): those asked, or fewer when the search tree
+    /// reached its memory budget.
     pub simulations: u32,
     /// Every legal single action of the position (a placement, one hop of a capture chain, or a
     /// pass; none in a finished game), most visited first, ties by prior (highest first), then in
@@ -63,8 +64,10 @@ pub struct MoveStats {
 }
 
 /// Searches `pos` with `simulations` simulations (at most [`MAX_SIMULATIONS`]; fewer are run
-/// when more are asked) in a fresh tree, guided by `evaluator` with `config`, without root noise,
-/// and reports the root: its value and every legal action's visits, prior and value.
+/// when more are asked) in a fresh tree of at most [`DEFAULT_MAX_TREE_BYTES`], guided by
+/// `evaluator` with `config`, without root noise, and reports the root: its value and every legal
+/// action's visits, prior and value. A search that fills the tree's memory budget stops there:
+/// [`Analysis::simulations`] says how many it ran.
 ///
 /// A finished game is not searched: its value is the exact score of its player to move, with no
 /// moves. An error is the evaluator's (a network that fails or answers NaN).
@@ -74,11 +77,22 @@ pub fn analyze(
     pos: &Position,
     simulations: u32,
 ) -> Result<Analysis, EvalError> {
+    analyze_within(evaluator, config, pos, simulations, DEFAULT_MAX_TREE_BYTES)
+}
+
+/// [`analyze`] in a tree of at most `max_tree_bytes` bytes ([`Tree::with_max_bytes`]).
+pub fn analyze_within(
+    evaluator: &dyn Evaluator,
+    config: &SearchConfig,
+    pos: &Position,
+    simulations: u32,
+    max_tree_bytes: usize,
+) -> Result<Analysis, EvalError> {
     if let Some(outcome) = pos.outcome() {
         let value = f32::from(outcome.score(pos.turn()));
         return Ok(Analysis { value, simulations: 0, moves: Vec::new() });
     }
-    let mut tree = Tree::new(*pos);
+    let mut tree = Tree::with_max_bytes(*pos, max_tree_bytes);
     let simulations = simulations.min(MAX_SIMULATIONS);
     search(
         std::slice::from_mut(&mut tree),
@@ -124,5 +138,16 @@ impl Analyzer {
     /// [`analyze`] with this evaluator and these settings.
     pub fn analyze(&self, pos: &Position, simulations: u32) -> Result<Analysis, EvalError> {
         analyze(self.evaluator.as_ref(), &self.config, pos, simulations)
+    }
+
+    /// [`analyze_within`] with this evaluator and these settings: a tree of at most
+    /// `max_tree_bytes`.
+    pub fn analyze_within(
+        &self,
+        pos: &Position,
+        simulations: u32,
+        max_tree_bytes: usize,
+    ) -> Result<Analysis, EvalError> {
+        analyze_within(self.evaluator.as_ref(), &self.config, pos, simulations, max_tree_bytes)
     }
 }

@@ -30,6 +30,7 @@ use zertz_env::{
     Action, Board, Chain, Game, MAX_CHAIN, MarbleSet, Move, MoveError, Player as Side, Position,
     Variant,
 };
+use zertz_search::mcts::DEFAULT_MAX_TREE_BYTES;
 
 use crate::analysis::Analyzer;
 use crate::players::{MAX_SIMULATIONS, Models, Player, PlayerSpec, SpecError};
@@ -128,6 +129,8 @@ impl Reply {
 pub struct EngineSession {
     player: Box<dyn Player>,
     analyzer: Analyzer,
+    /// The memory budget of every search tree (`genmove`'s and `analyze`'s).
+    max_tree_bytes: usize,
     game: Game,
     /// The game at the start of every turn played since the game (or position) was set, the
     /// current one included once any of it is played: what `undo` goes back to.
@@ -161,9 +164,19 @@ impl EngineSession {
         Ok(EngineSession {
             player: spec.build(seed, models)?,
             analyzer: spec.analyzer(seed, models)?,
+            max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
             game: Game::new(variant, Side::P0),
             turns: Vec::new(),
         })
+    }
+
+    /// The same session whose search trees (`genmove`'s and `analyze`'s) hold at most `bytes`
+    /// each ([`DEFAULT_MAX_TREE_BYTES`] unless set): a search stops there, `analyze` answers with
+    /// the simulations it ran.
+    pub fn with_max_tree_bytes(mut self, bytes: usize) -> EngineSession {
+        self.max_tree_bytes = bytes;
+        self.player.set_max_tree_bytes(bytes);
+        self
     }
 
     /// The game so far.
@@ -195,6 +208,9 @@ impl EngineSession {
         let args: Vec<&str> = words.collect();
         let command = command.to_ascii_lowercase();
         if command == "quit" {
+            if !args.is_empty() {
+                return Reply::Error { id, text: "quit takes no arguments".into() };
+            }
             return Reply::Quit { id };
         }
         match self.run(&command, &args) {
@@ -384,7 +400,7 @@ impl EngineSession {
         }
         let analysis = self
             .analyzer
-            .analyze(self.game.position(), sims)
+            .analyze_within(self.game.position(), sims, self.max_tree_bytes)
             .map_err(|e| format!("the analysis failed: {e}"))?;
         let mut out = format!("value {:.4} simulations {}", analysis.value, analysis.simulations);
         for m in analysis.moves.iter().filter(|m| m.visits > 0) {

@@ -99,7 +99,45 @@ const SESSION_TOKENS: &[&str] = &[
     "\u{0}",
     "37 standard ----/---.-/---g--/.bw.w.-/-g----/-.---/---- 1/4/6 2/0/0 1/2/3 P0 - 0",
     "37 standard ----/---.-/---g--/.bw.w.-/-g----/-.---/---- 1/4/6 2/0/0 1/2/3 P0 d2 0",
+    // Arguments: counts out of range, huge ones, junk after commands.
+    "analyze 1048576",
+    "analyze 1048577",
+    "analyze 4294967296",
+    "analyze -1",
+    "analyze 0",
+    "analyze 1e3",
+    " 1048576",
+    " 4294967295",
+    " 99999999999999999999",
+    " now",
+    " junk",
+    " 1 2",
+    "quit now",
+    "newgame 39",
+    "newgame 61 61",
+    "newgame blitz blitz",
+    "newgame 61",
+    "undo 2",
 ];
+
+/// The commands that take no arguments.
+const NO_ARGUMENTS: &[&str] = &[
+    "name",
+    "version",
+    "protocol_version",
+    "list_commands",
+    "help",
+    "genmove",
+    "undo",
+    "legal",
+    "position",
+    "showboard",
+    "quit",
+];
+
+/// The memory budget of the fuzzed session's search trees: `analyze` of any count stays small
+/// and quick.
+const TREE_BYTES: usize = 4 << 20;
 
 // ------------------------------------------------------------------------------- checks
 
@@ -171,11 +209,16 @@ fn check_player_spec(bytes: &[u8]) -> bool {
 }
 
 /// Feeds every line of `bytes` to a session: each line that is not empty or a comment gets exactly
-/// one well-framed reply carrying its id, and nothing panics. Accepted: some command succeeded.
+/// one well-framed reply carrying its id, and nothing panics. A command that takes no arguments
+/// refuses any; `analyze` answers a count from 1 to [`MAX_SIMULATIONS`] with at most that many
+/// simulations (fewer past the tree budget) and refuses any other argument. Accepted: some
+/// command succeeded.
 fn check_session(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     let spec: PlayerSpec = "random".parse().unwrap();
-    let mut session = EngineSession::new(&spec, &Models::new(), 3, Variant::default()).unwrap();
+    let mut session = EngineSession::new(&spec, &Models::new(), 3, Variant::default())
+        .unwrap()
+        .with_max_tree_bytes(TREE_BYTES);
     let mut accepted = false;
     for line in text.split('\n') {
         let words: Vec<&str> = line
@@ -185,11 +228,6 @@ fn check_session(bytes: &[u8]) -> bool {
             .split(|c: char| c.is_whitespace() || c.is_control())
             .filter(|w| !w.is_empty())
             .collect();
-        // Long searches only cost time.
-        let analyze = words.iter().position(|w| w.eq_ignore_ascii_case("analyze"));
-        if analyze.and_then(|i| words.get(i + 1)).is_some_and(|n| n.len() > 2) {
-            continue;
-        }
         let reply = session.handle(line);
         let out = reply.format();
         if words.is_empty() {
@@ -199,9 +237,21 @@ fn check_session(bytes: &[u8]) -> bool {
         assert!(out.starts_with('=') || out.starts_with('?'), "{line:?}: {out:?}");
         let body = out.strip_suffix("\n\n").unwrap_or_else(|| panic!("{line:?}: {out:?}"));
         assert!(!body.contains("\n\n") && !body.ends_with('\n'), "{line:?}: {out:?}");
-        if let Ok(id) = words[0].parse::<u64>() {
-            if words.len() > 1 {
+        let command = match words[0].parse::<u64>() {
+            Ok(id) if words.len() > 1 => {
                 assert!(body[1..].starts_with(&id.to_string()), "{line:?}: {out:?}");
+                &words[1..]
+            }
+            _ if words[0].bytes().all(|b| b.is_ascii_digit()) => &[][..],
+            _ => &words[..],
+        };
+        if let Some((name, args)) = command.split_first() {
+            let name = name.to_ascii_lowercase();
+            if NO_ARGUMENTS.contains(&name.as_str()) && !args.is_empty() {
+                assert!(matches!(reply, Reply::Error { .. }), "{line:?}: {out:?}");
+            }
+            if name == "analyze" {
+                check_analyze(args, &reply, line);
             }
         }
         if let Reply::Error { text, .. } = &reply {
@@ -213,6 +263,25 @@ fn check_session(bytes: &[u8]) -> bool {
         }
     }
     accepted
+}
+
+/// `analyze ARGS` answered `reply`: a count in range gets at most that many simulations, anything
+/// else an error.
+fn check_analyze(args: &[&str], reply: &Reply, line: &str) {
+    let count = match args {
+        [n] => n.parse::<u32>().ok().filter(|n| (1..=MAX_SIMULATIONS).contains(n)),
+        _ => None,
+    };
+    match (count, reply) {
+        (None, Reply::Error { .. }) | (Some(_), Reply::Error { .. }) => {}
+        (Some(n), Reply::Answer { text, .. }) => {
+            let head: Vec<&str> = text.lines().next().unwrap_or("").split(' ').collect();
+            assert_eq!(head.get(2), Some(&"simulations"), "{line:?}: {text:?}");
+            let sims: u32 = head[3].parse().unwrap();
+            assert!(sims <= n, "{line:?}: {sims} simulations of {n}");
+        }
+        (_, other) => panic!("{line:?}: {other:?}"),
+    }
 }
 
 #[test]

@@ -121,6 +121,16 @@ fn identity_commands() {
 }
 
 #[test]
+fn quit_takes_no_arguments_either() {
+    let mut s = session("random");
+    assert_eq!(err(&mut s, "quit now"), "quit takes no arguments");
+    assert_eq!(s.handle("4 QUIT please").format(), "?4 quit takes no arguments\n\n");
+    // The session goes on.
+    assert_eq!(ok(&mut s, "name"), "zertz");
+    assert_eq!(s.handle("quit # bye"), Reply::Quit { id: None });
+}
+
+#[test]
 fn newgame_sets_the_board_and_marble_set() {
     let mut s = session("random");
     ok(&mut s, "play Wd4,a1");
@@ -312,6 +322,42 @@ fn analyze_reports_visits_priors_and_values() {
     }
     // The analysis leaves the game alone.
     assert_eq!(s.game().moves().len(), 0);
+}
+
+/// The simulations an `analyze` answer reports, and the visits of its moves.
+fn analyzed(s: &mut EngineSession, line: &str) -> (u32, u32) {
+    let out = ok(s, line);
+    let mut lines = out.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    assert_eq!(head[2], "simulations", "{out}");
+    let visits = lines.map(|l| l.split(' ').nth(2).unwrap().parse::<u32>().unwrap()).sum();
+    (head[3].parse().unwrap(), visits)
+}
+
+#[test]
+fn analyze_of_the_largest_count_stops_at_the_tree_budget() {
+    // 16 MiB hold some hundreds of simulations from the 61-ring start, not a million.
+    for spec in ["uniform:10", "mcts:10"] {
+        let mut s = session(spec).with_max_tree_bytes(16 << 20);
+        ok(&mut s, "newgame 61");
+        let (sims, visits) = analyzed(&mut s, "analyze 1048576");
+        assert!((100..20_000).contains(&sims), "{spec}: {sims}");
+        assert_eq!(visits, sims - 1, "{spec}: every simulation but the root's own");
+        // A count the budget holds is run in full.
+        let (sims, _) = analyzed(&mut s, "analyze 50");
+        assert_eq!(sims, 50);
+    }
+}
+
+#[test]
+fn a_searching_engine_moves_within_its_tree_budget() {
+    let mut s = session("uniform:1048576").with_max_tree_bytes(8 << 20);
+    ok(&mut s, "newgame 61");
+    for _ in 0..2 {
+        let m = ok(&mut s, "genmove");
+        assert!(!m.is_empty());
+    }
+    assert_eq!(s.game().moves().len(), 2);
 }
 
 #[test]

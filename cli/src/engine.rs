@@ -9,6 +9,7 @@ use clap::Args;
 use zertz_arena::protocol::EngineSession;
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Board, MarbleSet, Variant};
+use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, MAX_TREE_BYTES};
 
 use crate::common::DeviceArgs;
 
@@ -35,11 +36,20 @@ pub struct EngineArgs {
     /// Seed of the engine's random choices and playouts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Memory budget of each search tree (genmove's, analyze's), in MiB: a search stops adding
+    /// simulations there, and analyze answers with those it ran.
+    #[arg(
+        long,
+        value_name = "MIB",
+        default_value_t = (DEFAULT_MAX_TREE_BYTES >> 20) as u64,
+        value_parser = clap::value_parser!(u64).range(1..=(MAX_TREE_BYTES >> 20) as u64)
+    )]
+    pub tree_mib: u64,
 }
 
 /// Answers the protocol on standard input and output until `quit` or the end of the input.
 pub fn run(args: EngineArgs) -> Result<ExitCode> {
-    let EngineArgs { player, device, board, blitz, seed } = args;
+    let EngineArgs { player, device, board, blitz, seed, tree_mib } = args;
     let spec: PlayerSpec = player.parse().map_err(anyhow::Error::msg)?;
     let mut models = Models::new();
     let inference = device.inference()?;
@@ -50,7 +60,8 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
     }
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let mut session = EngineSession::new(&spec, &models, seed, Variant::new(board, set))
-        .map_err(anyhow::Error::msg)?;
+        .map_err(anyhow::Error::msg)?
+        .with_max_tree_bytes(usize::try_from(tree_mib << 20)?);
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut stdout = std::io::stdout().lock();

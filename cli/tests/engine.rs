@@ -1,12 +1,13 @@
 //! `zertz engine` (the engine protocol on standard input and output) and `cmd:` players in
 //! `zertz match`, run through the real program.
 
+mod common;
+use common::{ZERTZ, stderr};
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use zertz_env::{Player, Position, Variant};
-
-const ZERTZ: &str = env!("CARGO_BIN_EXE_zertz");
 
 /// Runs `zertz ARGS` with `input` on its standard input.
 fn run_with_input(args: &[&str], input: &[u8]) -> Output {
@@ -33,10 +34,6 @@ fn replies(out: &Output) -> Vec<String> {
     let text = String::from_utf8(out.stdout.clone()).expect("the protocol is UTF-8");
     assert!(text.is_empty() || text.ends_with("\n\n"), "{text:?}");
     text.split_terminator("\n\n").map(str::to_string).collect()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
@@ -244,4 +241,51 @@ fn the_documented_session_is_real() {
     let out = run_with_input(&["engine", "--player", "mcts:400"], input.as_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+}
+
+/// A field of `/proc/PID/status` in bytes (`VmRSS`, `VmHWM`: the peak).
+#[cfg(target_os = "linux")]
+fn memory_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn analyze_of_the_largest_count_stays_within_the_tree_budget() {
+    use std::io::BufRead;
+    // 64 MiB of tree hold a few thousand simulations from the 61-ring start: the analysis of
+    // the documented maximum answers at once with those, and the process grows by no more.
+    let mut child = Command::new(ZERTZ)
+        .args(["engine", "--player", "uniform:10", "--board", "61", "--tree-mib", "64"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("zertz runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str| {
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        let mut reply = String::new();
+        loop {
+            let mut l = String::new();
+            assert!(stdout.read_line(&mut l).unwrap() > 0, "the engine ended");
+            if l == "\n" {
+                return reply;
+            }
+            reply.push_str(&l);
+        }
+    };
+    assert_eq!(ask("name"), "= zertz\n");
+    let before = memory_bytes(child.id(), "VmRSS:");
+    let reply = ask("analyze 1048576");
+    let peak = memory_bytes(child.id(), "VmHWM:");
+    let head: Vec<&str> = reply.lines().next().unwrap().split(' ').collect();
+    assert_eq!(head[3], "simulations", "{reply}");
+    let sims: u32 = head[4].parse().unwrap();
+    assert!((500..1_048_576).contains(&sims), "{sims} simulations");
+    assert!(peak < before + (64 << 20) + (48 << 20), "{before} bytes, then a peak of {peak}");
+    assert!(ask("quit").starts_with('='));
+    assert!(child.wait().unwrap().success());
 }

@@ -11,6 +11,11 @@
 //! [`search`] runs rounds: it collects up to `leaves_per_round` leaves from every tree (virtual
 //! loss keeps them apart), evaluates all of them in one [`Evaluator`] call, then expands and backs
 //! them up.
+//!
+//! A tree has a memory budget ([`Tree::max_bytes`], [`DEFAULT_MAX_TREE_BYTES`] unless set): its
+//! nodes and edges ([`Tree::bytes`]) never pass it. A search adds no simulation to a tree that
+//! has reached it ([`Tree::is_full`]); the tree stays consistent and its root visits say how many
+//! simulations it holds.
 
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{Action, ActionSpace, Position, SplitMix64};
@@ -19,6 +24,22 @@ use crate::config::{SearchConfig, SettingError, check};
 use crate::evaluator::{Batch, EvalError, Evaluator, Output};
 
 const NONE: u32 = u32::MAX;
+
+/// The memory budget of a tree unless one is set ([`Tree::with_max_bytes`]): 1 GiB of nodes and
+/// edges. An expanded node keeps an 8-byte edge per legal action (about 4,400 at the 61-ring
+/// start), so the budget holds about 70,000 simulations of rollout MCTS from the 61-ring start
+/// (40,000 with uniform priors, which spread wider), 225,000 from the 37-ring start, and more
+/// later in a game; a search of a few thousand simulations stays far below it.
+pub const DEFAULT_MAX_TREE_BYTES: usize = 1 << 30;
+
+/// The largest memory budget that can be named (`zertz engine --tree-mib`, say): 1 TiB, past
+/// any machine's memory.
+pub const MAX_TREE_BYTES: usize = 1 << 40;
+
+/// Bytes of a node in the arena.
+const NODE_BYTES: usize = std::mem::size_of::<Node>();
+/// Bytes of an edge in the arena.
+const EDGE_BYTES: usize = std::mem::size_of::<Edge>();
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -81,6 +102,8 @@ pub struct Tree {
     pending_noise: Option<Noise>,
     /// Scratch for the softmax of an expansion.
     priors: Vec<f32>,
+    /// The memory budget of `nodes` and `edges`, in bytes.
+    max_bytes: usize,
 }
 
 /// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
@@ -135,20 +158,102 @@ pub struct ChildStats {
 }
 
 impl Tree {
-    /// A tree whose root is `position`.
+    /// A tree whose root is `position`, with the memory budget [`DEFAULT_MAX_TREE_BYTES`].
     pub fn new(position: Position) -> Tree {
+        Tree::with_max_bytes(position, DEFAULT_MAX_TREE_BYTES)
+    }
+
+    /// A tree whose root is `position` whose nodes and edges stay within `max_bytes`
+    /// ([`Tree::bytes`]): a search stops adding simulations to it there. The root is always
+    /// evaluated, whatever the budget.
+    pub fn with_max_bytes(position: Position, max_bytes: usize) -> Tree {
         let mut t = Tree {
             nodes: Vec::new(),
             edges: Vec::new(),
             root: 0,
             pending_noise: None,
             priors: Vec::new(),
+            max_bytes,
         };
         t.reset(position);
         t
     }
 
-    /// Drops everything and starts from `position`.
+    /// The memory budget of the tree's nodes and edges, in bytes.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// Sets the memory budget (a tree already past it takes no more simulations).
+    pub fn set_max_bytes(&mut self, max_bytes: usize) {
+        self.max_bytes = max_bytes;
+    }
+
+    /// Bytes of the nodes and edges in the arena (reused and dropped subtrees included): what the
+    /// budget bounds. The vectors may reserve more address space than this as they grow; the
+    /// memory touched is this.
+    pub fn bytes(&self) -> usize {
+        self.nodes.len() * NODE_BYTES + self.edges.len() * EDGE_BYTES
+    }
+
+    /// Whether the tree has reached its budget: one more simulation could pass it (it adds a node
+    /// and, once evaluated, an edge per legal action of the leaf), so a search adds none.
+    pub fn is_full(&self) -> bool {
+        self.over_budget(0)
+    }
+
+    /// The most one simulation adds: a node, and an edge for every action of the board.
+    #[inline]
+    fn leaf_bytes(&self) -> usize {
+        NODE_BYTES + ActionSpace::new(self.position().board()).len() * EDGE_BYTES
+    }
+
+    /// Whether one more simulation could pass the budget, when the leaves already waiting in this
+    /// round will add `reserved` bytes once evaluated. A tree whose root is not evaluated yet is
+    /// never over: the first simulation always runs.
+    #[inline]
+    fn over_budget(&self, reserved: usize) -> bool {
+        self.nodes[self.root as usize].state != State::New
+            && self.bytes().saturating_add(reserved).saturating_add(self.leaf_bytes())
+                > self.max_bytes
+    }
+
+    /// The leaves of one round of [`search_interruptible`] for a tree near its budget: as many
+    /// of `leaves` as the budget holds, each counted as the edges it will have, for the tree
+    /// `index` of the search; whether any simulation was started. Apart from the usual round so
+    /// that the usual one stays as lean as it was.
+    #[cold]
+    #[inline(never)]
+    fn select_near_budget(
+        &mut self,
+        index: u32,
+        target: u32,
+        leaves: usize,
+        config: &SearchConfig,
+        scratch: &mut Scratch,
+    ) -> bool {
+        let mut busy = false;
+        let mut reserved = 0usize;
+        for _ in 0..leaves {
+            if self.root_visits() >= target || self.over_budget(reserved) {
+                break;
+            }
+            busy = true;
+            let Some(leaf) = self.select(config) else { break };
+            let node = &mut self.nodes[leaf as usize];
+            if node.state == State::Terminal {
+                let v = node.terminal_value();
+                self.backup(leaf, v, config);
+            } else {
+                node.state = State::Pending;
+                reserved += node.position.count_legal_actions() * EDGE_BYTES;
+                scratch.requests.push((index, leaf));
+            }
+        }
+        busy
+    }
+
+    /// Drops everything and starts from `position` (the budget stays).
     pub fn reset(&mut self, position: Position) {
         self.nodes.clear();
         self.edges.clear();
@@ -203,7 +308,8 @@ impl Tree {
 
     /// Makes the child reached by `action` the new root, keeping its subtree; a fresh tree when
     /// the child was never visited or the arena has grown past `max_arena` nodes. An action that
-    /// is illegal at the root leaves the tree unchanged.
+    /// is illegal at the root leaves the tree unchanged. An arena past half the memory budget
+    /// keeps only the subtree ([`Tree::compact`]), so that the next search has room.
     pub fn advance(&mut self, action: &Action, max_arena: usize) {
         let root = &self.nodes[self.root as usize];
         let next = root.position.play_action(action).ok();
@@ -225,9 +331,49 @@ impl Tree {
                 node.parent = NONE;
                 self.root = c;
                 self.pending_noise = None;
+                if self.bytes() > self.max_bytes / 2 {
+                    self.compact();
+                }
             }
             _ => self.reset(next),
         }
+    }
+
+    /// Keeps only the root's subtree: its nodes and their edges are copied into fresh vectors, in
+    /// breadth-first order, and the rest of the arena (subtrees of earlier roots) is dropped. The
+    /// tree searches on exactly as before; only its memory changes.
+    pub fn compact(&mut self) {
+        let mut new_index = vec![NONE; self.nodes.len()];
+        let mut order = vec![self.root];
+        new_index[self.root as usize] = 0;
+        let mut i = 0;
+        while let Some(&old) = order.get(i) {
+            let node = &self.nodes[old as usize];
+            let start = node.edges_start as usize;
+            for e in &self.edges[start..start + node.visited as usize] {
+                new_index[e.child as usize] = order.len() as u32;
+                order.push(e.child);
+            }
+            i += 1;
+        }
+        let mut nodes = Vec::with_capacity(order.len());
+        let mut edges = Vec::new();
+        for &old in &order {
+            let mut node = self.nodes[old as usize].clone();
+            if node.parent != NONE {
+                node.parent = new_index[node.parent as usize];
+            }
+            let start = node.edges_start as usize;
+            node.edges_start = edges.len() as u32;
+            edges.extend(self.edges[start..start + node.edges_len as usize].iter().map(|e| {
+                let child = if e.child == NONE { NONE } else { new_index[e.child as usize] };
+                Edge { child, ..*e }
+            }));
+            nodes.push(node);
+        }
+        self.nodes = nodes;
+        self.edges = edges;
+        self.root = 0;
     }
 
     /// Visits of the root's children and the root value.
@@ -534,7 +680,8 @@ pub fn search(
 /// How a [`search_interruptible`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finished {
-    /// Every tree has its simulations.
+    /// Every tree has its simulations, or as many as its memory budget holds
+    /// ([`Tree::is_full`]; its root visits say how many it has).
     Done,
     /// `interrupted` said stop; the trees hold the simulations of the rounds before, and are
     /// consistent (no leaf waits, no virtual loss is left), so a later search goes on from them.
@@ -543,6 +690,9 @@ pub enum Finished {
 
 /// [`search`] that asks `interrupted` after every round of evaluations (a Ctrl-C, a deadline, a
 /// stop flag) and stops when it says so.
+///
+/// A tree that reaches its memory budget ([`Tree::max_bytes`]) takes no more simulations in this
+/// search: it stays consistent, with fewer simulations than asked (its root visits count them).
 pub fn search_interruptible(
     trees: &mut [Tree],
     simulations: &[u32],
@@ -567,10 +717,20 @@ pub fn search_interruptible(
             if tree.position().is_over() {
                 continue;
             }
-            for _ in 0..config.leaves_per_round.max(1) {
-                if tree.root_visits() >= targets[ti] {
+            let leaves = config.leaves_per_round.max(1) as usize;
+            let target = targets[ti];
+            // Far from the budget the round cannot pass it, even if every leaf added the most it
+            // could: no check per leaf.
+            if tree.over_budget(leaves.saturating_sub(1).saturating_mul(tree.leaf_bytes())) {
+                busy |= tree.select_near_budget(ti as u32, target, leaves, config, scratch);
+                continue;
+            }
+            for _ in 0..leaves {
+                if tree.root_visits() >= target {
                     break;
                 }
+                // `select_near_budget`'s loop without its count, written out: the usual round
+                // stays as lean as before the budget (BENCHMARKS.md, issue 25).
                 busy = true;
                 let Some(leaf) = tree.select(config) else { break };
                 let node = &mut tree.nodes[leaf as usize];

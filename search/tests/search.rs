@@ -1177,3 +1177,115 @@ fn an_interrupted_search_stops_between_rounds_and_goes_on_later() {
     assert_eq!(after, vec![visits[0] + 10, visits[1] + 10]);
     trees.iter().for_each(check_tree);
 }
+
+// ---------------------------------------------------------------------------------- memory budget
+
+#[test]
+fn a_search_stops_at_the_trees_memory_budget() {
+    // From the 37-ring start the root has 1944 edges and the nodes below hundreds each: 2 MiB
+    // hold a few hundred simulations, far fewer than asked.
+    let budget = 2 << 20;
+    for leaves in [1, 8] {
+        let mut trees = vec![Tree::with_max_bytes(start(), budget)];
+        let mut scratch = Scratch::default();
+        let finished = search_interruptible(
+            &mut trees,
+            &[100_000],
+            &config(leaves),
+            &UniformEvaluator,
+            &mut scratch,
+            &mut || false,
+        )
+        .unwrap();
+        assert_eq!(finished, Finished::Done);
+        let tree = &trees[0];
+        let sims = tree.root_visits();
+        assert!(tree.is_full(), "leaves {leaves}: {} bytes", tree.bytes());
+        assert!(tree.bytes() <= budget, "leaves {leaves}: {} bytes", tree.bytes());
+        assert!(tree.bytes() > budget / 2, "leaves {leaves}: {} bytes", tree.bytes());
+        assert!((100..10_000).contains(&sims), "leaves {leaves}: {sims} simulations");
+        assert_eq!(scratch.evaluated, u64::from(sims), "one evaluation per simulation");
+        check_tree(tree);
+        // A full tree takes no more simulations; with a larger budget it goes on from there.
+        run(&mut trees, &[1000], &config(leaves), &UniformEvaluator);
+        assert_eq!(trees[0].root_visits(), sims);
+        trees[0].set_max_bytes(2 * budget);
+        run(&mut trees, &[100_000], &config(leaves), &UniformEvaluator);
+        assert!(trees[0].root_visits() > sims + 100);
+        assert!(trees[0].bytes() <= 2 * budget && trees[0].is_full());
+        check_tree(&trees[0]);
+    }
+}
+
+#[test]
+fn a_tree_at_its_budget_still_finds_the_win() {
+    let p = pos(ISOLATION_WIN);
+    let win = action(&p, "Ga1");
+    // Room for one leaf of the 37-ring board (96 bytes and 4441 edges at most) and about 60
+    // nodes of this position (9 legal actions at the root, fewer below).
+    let budget = 48 << 10;
+    for (k, eval) in evaluators().iter().enumerate() {
+        for leaves in [1, 8] {
+            let mut trees = vec![Tree::with_max_bytes(p, budget)];
+            run(&mut trees, &[100_000], &config(leaves), eval.as_ref());
+            let tree = &trees[0];
+            check_tree(tree);
+            let info = tree.root_info();
+            assert!(tree.is_full() && tree.bytes() <= budget, "{} bytes", tree.bytes());
+            assert!(info.total >= 50, "evaluator {k}: {}", info.total);
+            assert_eq!(most_visited(&info).0, win, "evaluator {k}, leaves {leaves}: {info:?}");
+        }
+    }
+}
+
+#[test]
+fn the_root_is_evaluated_whatever_the_budget() {
+    let mut trees = vec![Tree::with_max_bytes(start(), 0)];
+    run(&mut trees, &[100], &config(8), &UniformEvaluator);
+    assert_eq!(trees[0].root_visits(), 1);
+    assert_eq!(trees[0].root_children().len(), 1944);
+    assert!(trees[0].is_full());
+    check_tree(&trees[0]);
+}
+
+#[test]
+fn a_tree_within_its_budget_searches_as_an_unbounded_one() {
+    for leaves in [1, 8] {
+        let bounded = searched(start(), 2000, &config(leaves), &rollouts());
+        let mut unbounded = vec![Tree::with_max_bytes(start(), usize::MAX)];
+        run(&mut unbounded, &[2000], &config(leaves), &rollouts());
+        assert_eq!(bounded.max_bytes(), zertz_search::mcts::DEFAULT_MAX_TREE_BYTES);
+        assert!(!bounded.is_full());
+        assert_eq!(bounded.root_info(), unbounded[0].root_info());
+        assert_eq!(bounded.root_children(), unbounded[0].root_children());
+        assert_eq!(bounded.bytes(), unbounded[0].bytes());
+    }
+}
+
+#[test]
+fn a_tree_past_half_its_budget_keeps_only_the_subtree_when_it_advances() {
+    let base = searched(pos(DIAGRAM_3), 300, &config(8), &UniformEvaluator);
+    let (best, visits) = most_visited(&base.root_info());
+    let bytes = base.bytes();
+    // Within half the budget the arena is kept whole.
+    let mut whole = base.clone();
+    whole.set_max_bytes(2 * bytes);
+    whole.advance(&best, usize::MAX);
+    assert_eq!((whole.root_visits(), whole.arena_len()), (visits, base.arena_len()));
+    // Past it, only the subtree: the same tree in less memory, which searches on the same.
+    let mut compact = base;
+    compact.set_max_bytes(2 * bytes - 2);
+    compact.advance(&best, usize::MAX);
+    assert_eq!(compact.root_visits(), visits);
+    assert!(compact.arena_len() < whole.arena_len() && compact.bytes() < whole.bytes());
+    assert_eq!(compact.root_info(), whole.root_info());
+    assert_eq!(compact.root_children(), whole.root_children());
+    check_tree(&compact);
+    for tree in [&mut whole, &mut compact] {
+        tree.set_max_bytes(usize::MAX);
+        run(std::slice::from_mut(tree), &[200], &config(8), &UniformEvaluator);
+    }
+    assert_eq!(compact.root_info(), whole.root_info());
+    assert_eq!(compact.root_children(), whole.root_children());
+    check_tree(&compact);
+}
