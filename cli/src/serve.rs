@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use zertz_arena::{Models, PlayerSpec};
+use zertz_search::mcts::MAX_TREE_BYTES;
+use zertz_serve::Limits;
 
 use crate::common::DeviceArgs;
 
@@ -30,11 +32,28 @@ pub struct ServeArgs {
     /// Seed of the engines.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Searches at once (analyses, and turns of engines that search here); a few more wait, the
+    /// rest are answered "busy".
+    #[arg(
+        long,
+        default_value_t = Limits::DEFAULT.searches as u64,
+        value_parser = clap::value_parser!(u64).range(1..=1024)
+    )]
+    pub searches: u64,
+    /// Memory budget of each search tree, in MiB: a search stops adding simulations there. The
+    /// server's searches take at most --searches times this.
+    #[arg(
+        long,
+        value_name = "MIB",
+        default_value_t = (Limits::DEFAULT.tree_bytes >> 20) as u64,
+        value_parser = clap::value_parser!(u64).range(1..=(MAX_TREE_BYTES >> 20) as u64)
+    )]
+    pub tree_mib: u64,
 }
 
 /// Loads the offered players' networks and serves until Ctrl-C.
 pub fn run(args: ServeArgs) -> Result<ExitCode> {
-    let ServeArgs { port, host, players, device, seed } = args;
+    let ServeArgs { port, host, players, device, seed, searches, tree_mib } = args;
     let specs = players
         .iter()
         .map(|p| p.parse::<PlayerSpec>().map_err(anyhow::Error::msg))
@@ -50,8 +69,19 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         boards.insert(path.clone(), network.model.metadata().boards.clone());
         models.insert_key((path, precision), network.evaluator);
     }
-    let settings =
-        zertz_serve::ServeSettings { players: specs, models, model_boards: boards, seed };
+    let limits = Limits {
+        searches: usize::try_from(searches)?,
+        tree_bytes: usize::try_from(tree_mib << 20)?,
+        ..Limits::default()
+    };
+    let settings = zertz_serve::ServeSettings {
+        players: specs,
+        models,
+        model_boards: boards,
+        seed,
+        limits,
+        ..zertz_serve::ServeSettings::default()
+    };
     zertz_serve::run(&host, port, settings, |addr| {
         println!("zertz serve: http://{addr}/ (Ctrl-C stops)");
         let _ = std::io::stdout().flush();

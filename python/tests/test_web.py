@@ -1,8 +1,9 @@
 """The web board (``zertz serve``) in a real browser: Playwright driving Debian's chromium headless.
 
 Games by mouse and by keyboard against ``random`` to their end, undo, a refused move, a record
-stepped through, the analysis, a watched game, two browsers with their own games, and a bounded
-load test of the API (no browser). Screenshots go to ``$ZERTZ_SCREENSHOTS`` (default
+stepped through, the analysis, a watched game, two browsers with their own games, a page of
+another site that tries to act on a game (refused), a stop by SIGTERM with connections open, and
+a bounded load test of the API (no browser). Screenshots go to ``$ZERTZ_SCREENSHOTS`` (default
 ``target/screenshots`` at the repository root) for a person to look at.
 
 Chromium is ``$ZERTZ_CHROMIUM``, else ``chromium`` on the PATH (``scripts/setup-browser.sh``
@@ -11,10 +12,12 @@ installs Debian's package).
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import random
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -348,6 +351,75 @@ def test_two_browsers_have_their_own_games(browser: Any, server: str) -> None:
     finally:
         for c in contexts:
             c.close()
+
+
+# ------------------------------------------------------------------------- other sites
+
+
+def test_a_page_of_another_site_cannot_act_on_a_game(browser: Any, server: str) -> None:
+    """A page served from another port (another origin) knows a game's id and sends the requests
+    a page may send anywhere without asking: a form-like text/plain POST and a JSON one. The
+    server refuses both; the game is as it was."""
+    url = server.rstrip("/")
+    game = post(f"{url}/api/games", {})
+    resign = f"{url}/api/games/{game['id']}/resign"
+    evil = (
+        "<!doctype html><script>"
+        f"fetch('{resign}', {{method: 'POST', mode: 'no-cors', body: '{{}}',"
+        " headers: {'content-type': 'text/plain'}}).then(() => document.title = 'sent1');"
+        f"fetch('{resign}', {{method: 'POST', body: '{{}}',"
+        " headers: {'content-type': 'application/json'}}).catch(() => document.title += 'sent2');"
+        "</script>"
+    )
+
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = evil.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        pg = context.new_page()
+        pg.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        pg.wait_for_function(
+            "() => document.title.includes('sent1') && document.title.includes('sent2')"
+        )
+    finally:
+        context.close()
+        other.shutdown()
+    with urllib.request.urlopen(f"{url}/api/games/{game['id']}", timeout=30) as resp:
+        assert json.loads(resp.read())["over"] is False
+
+
+def test_sigterm_stops_the_server_with_connections_open(program: Path) -> None:
+    proc, url = start_server(program)
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    idle_connection = socket.create_connection((host, int(port)))
+    half_sent = socket.create_connection((host, int(port)))
+    half_sent.sendall(
+        f"POST /api/games HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        "Content-Length: 100\r\n\r\n{".encode()
+    )
+    time.sleep(0.5)
+    started = time.monotonic()
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    finally:
+        idle_connection.close()
+        half_sent.close()
+    took = time.monotonic() - started
+    assert proc.returncode == 0, proc.returncode
+    assert took < 15, f"zertz serve took {took:.1f} s to stop"
 
 
 # ------------------------------------------------------------- offered networks and programs

@@ -17,11 +17,14 @@ let analysis = null; // the last analysis of the shown position
 let watching = false; // a game between engines is running
 let busy = false; // a request is on its way
 
+// Every POST says what it sends: JSON, or a record's text as bytes. The server refuses the types
+// that another site's page could send without asking (text/plain, forms).
 async function api(method, path, body) {
-  const init = { method, headers: {} };
-  if (body !== undefined) {
-    init.headers["content-type"] = typeof body === "string" ? "text/plain" : "application/json";
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  const init = { method, headers: {}, credentials: "same-origin" };
+  if (method !== "GET") {
+    const raw = typeof body === "string";
+    init.headers["content-type"] = raw ? "application/octet-stream" : "application/json";
+    init.body = raw ? body : JSON.stringify(body === undefined ? {} : body);
   }
   const response = await fetch(path, init);
   let data = null;
@@ -290,7 +293,8 @@ function drawAnalysisTable() {
     return;
   }
   $("#analysis-value").textContent =
-    `value ${analysis.value.toFixed(3)} for ${view.turn} after ${analysis.simulations} simulations`;
+    `value ${analysis.value.toFixed(3)} for ${view.turn} after ${analysis.simulations} simulations` +
+    (analysis.simulations < analysis.asked ? " (the search's memory was full)" : "");
   for (const m of analysis.moves.slice(0, 12)) {
     const tr = document.createElement("tr");
     for (const v of [m.notation, m.visits, m.prior.toFixed(3), m.value.toFixed(3)]) {
@@ -435,7 +439,7 @@ async function analyse() {
       if (engine.startsWith("nn:")) body.player = engine;
     }
     const result = await api("POST", "/api/analyze", body);
-    analysis = { ...result, position: view.position };
+    analysis = { ...result, position: view.position, asked: body.simulations };
     say("");
   } catch (e) {
     say(e.message);

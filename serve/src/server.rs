@@ -10,69 +10,35 @@
 //! | `POST /api/games/{id}/engine` | the engine to move plays its turn |
 //! | `POST /api/games/{id}/undo`, `/resign` | |
 //! | `POST /api/analyze` | `{"position":TEXT,"simulations":N,"player":SPEC}`: an [`Analysis`] |
-//! | `POST /api/record?game=K` | a record (SGF, or JSON lines of this project) as the body: its frames |
+//! | `POST /api/record?game=K` | a record (SGF, or JSON lines of this project) as the body (`Content-Type: application/octet-stream`): its frames |
 //!
-//! Every answer is JSON; an error is `{"error": "..."}` with a 4xx status (5xx only when an
-//! engine fails).
+//! Every `POST` says `Content-Type: application/json` (a record: `application/octet-stream`);
+//! every answer is JSON; an error is `{"error": "..."}` with a 4xx status, 503 when the server is
+//! at a limit (searches at once, games, programs: try again later), 500 only when an engine
+//! fails. What every request passes first (same site, `Host`, `Content-Type`, time and size of
+//! the body, the browser's cookie) is in [`crate::guard`]; the games of each browser and their
+//! quotas in [`crate::games`]; the searches at once in [`crate::searches`].
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde::{Deserialize, Serialize};
+use zertz_arena::PlayerSpec;
 use zertz_arena::analysis::Analysis;
-use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Board, MarbleSet, Player, Position, Variant};
 
+use crate::games::{Games, Locked};
+use crate::guard::{ApiError, Client, Guard, Site, guard};
 use crate::records::{self, RecordView};
-use crate::session::{GameSession, GameView, Seats, SessionError};
-
-/// Most simulations the page may ask of a search (`mcts:N`, `uniform:N`, analysis) that was not
-/// offered on the command line: a browser cannot tie up the machine for minutes.
-pub const MAX_PAGE_SIMULATIONS: u32 = 20_000;
-/// Games kept at once; past it the one left alone longest is dropped.
-pub const MAX_GAMES: usize = 1000;
-/// Games with a program (`cmd:`, a process for each game) kept at once; past it the one left
-/// alone longest is dropped and its processes end.
-pub const MAX_PROGRAM_GAMES: usize = 16;
-/// Largest request body (a record file).
-pub const MAX_BODY_BYTES: usize = 4 << 20;
-
-/// What the server offers.
-#[derive(Clone, Debug)]
-pub struct ServeSettings {
-    /// Players offered besides the built-in ones (`random`, `greedy`, `mcts:N`, `uniform:N`): the
-    /// only networks (`nn:`) and programs (`cmd:`) a page may name. The first is the default
-    /// opponent.
-    pub players: Vec<PlayerSpec>,
-    /// Their networks, loaded.
-    pub models: Models,
-    /// The boards each network plays (its metadata's), by model file: a game or an analysis on
-    /// another board is refused with a message. A network missing here plays every board.
-    pub model_boards: BTreeMap<String, Vec<usize>>,
-    /// Seed of the engines (each game gets its own from it).
-    pub seed: u64,
-}
-
-/// An error answer: a status and a message.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-}
-
-impl ApiError {
-    fn bad(message: impl Into<String>) -> ApiError {
-        ApiError { status: StatusCode::BAD_REQUEST, message: message.into() }
-    }
-}
+use crate::searches::Searches;
+use crate::session::{EngineSettings, GameSession, GameView, Seats, SessionError};
+use crate::settings::{MAX_BODY_BYTES, MAX_PAGE_SIMULATIONS, ServeSettings};
 
 impl From<SessionError> for ApiError {
     fn from(e: SessionError) -> ApiError {
@@ -81,37 +47,46 @@ impl From<SessionError> for ApiError {
             SessionError::NotYourTurn(_) | SessionError::Over => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         };
-        ApiError { status, message: e.to_string() }
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        #[derive(Serialize)]
-        struct Body {
-            error: String,
-        }
-        (self.status, axum::Json(Body { error: self.message })).into_response()
+        ApiError::new(status, e.to_string())
     }
 }
 
 type Answer<T> = Result<axum::Json<T>, ApiError>;
 
-struct Entry {
-    session: Arc<Mutex<GameSession>>,
-    used: Instant,
-    /// Whether an engine of the game is a program (`cmd:`).
-    programs: bool,
-}
-
 /// The state every request shares.
-struct App {
+#[derive(Debug)]
+pub(crate) struct App {
     settings: ServeSettings,
-    games: Mutex<HashMap<String, Entry>>,
+    /// What sessions build their engines with (the programs' stop flag included).
+    engines: EngineSettings,
+    pub(crate) games: Games,
+    searches: Searches,
     counter: AtomicU64,
+    /// Set when the server stops: every wait for a program's answer ends at once.
+    pub(crate) stop: Arc<AtomicBool>,
 }
 
 impl App {
+    pub(crate) fn new(settings: ServeSettings) -> App {
+        let stop = settings.programs.stop.clone().unwrap_or_default();
+        let mut programs = settings.programs.clone();
+        programs.stop = Some(stop.clone());
+        let engines = EngineSettings {
+            models: settings.models.clone(),
+            max_tree_bytes: settings.limits.tree_bytes,
+            programs,
+        };
+        App {
+            games: Games::new(&settings.limits),
+            searches: Searches::new(&settings.limits),
+            engines,
+            settings,
+            counter: AtomicU64::new(1),
+            stop,
+        }
+    }
+
+    /// The seed of a new game's (or analysis's) engines.
     fn next_seed(&self) -> u64 {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         zertz_env::SplitMix64(self.settings.seed ^ n.wrapping_mul(0xA24B_AED4_963E_E407)).next_u64()
@@ -150,55 +125,6 @@ impl App {
             _ => Ok(()),
         }
     }
-
-    fn session(&self, id: &str) -> Result<Arc<Mutex<GameSession>>, ApiError> {
-        let mut games = self.games.lock().unwrap_or_else(PoisonError::into_inner);
-        match games.get_mut(id) {
-            Some(e) => {
-                e.used = Instant::now();
-                Ok(e.session.clone())
-            }
-            None => Err(ApiError {
-                status: StatusCode::NOT_FOUND,
-                message: format!("no game {id:?} (it ended long ago, or the server restarted)"),
-            }),
-        }
-    }
-
-    /// Keeps a new game; drops the one left alone longest past [`MAX_GAMES`], and past
-    /// [`MAX_PROGRAM_GAMES`] games with a program (`cmd:`, a process each) the oldest of those.
-    fn insert(&self, session: GameSession) -> String {
-        let id = format!("{:016x}", self.next_seed());
-        let programs = session.runs_programs();
-        let mut dropped = Vec::new();
-        {
-            let mut games = self.games.lock().unwrap_or_else(PoisonError::into_inner);
-            let oldest = |games: &HashMap<String, Entry>, programs_only: bool| {
-                games
-                    .iter()
-                    .filter(|(_, e)| !programs_only || e.programs)
-                    .min_by_key(|(_, e)| e.used)
-                    .map(|(k, _)| k.clone())
-            };
-            if programs && games.values().filter(|e| e.programs).count() >= MAX_PROGRAM_GAMES {
-                if let Some(k) = oldest(&games, true) {
-                    dropped.extend(games.remove(&k));
-                }
-            }
-            if games.len() >= MAX_GAMES {
-                if let Some(k) = oldest(&games, false) {
-                    dropped.extend(games.remove(&k));
-                }
-            }
-            let session = Arc::new(Mutex::new(session));
-            games.insert(id.clone(), Entry { session, used: Instant::now(), programs });
-        }
-        if !dropped.is_empty() {
-            // A program's player waits for its process to end: not on the async threads.
-            tokio::task::spawn_blocking(move || drop(dropped));
-        }
-        id
-    }
 }
 
 /// A game's view with its id.
@@ -218,24 +144,34 @@ fn body<T: for<'de> Deserialize<'de>>(bytes: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::bad(format!("bad request body: {e}")))
 }
 
-/// Runs `f` on the game `id` on a blocking thread (an engine may think for seconds).
-async fn with_game<F>(app: Arc<App>, id: String, f: F) -> Answer<IdView>
+/// Runs `f` on the blocking threads (an engine may think for seconds, a program's player waits
+/// for its process); a task that panicked (a bug) is a 500 answer naming `what`.
+async fn blocking<T, F>(what: &str, f: F) -> Result<T, ApiError>
+where
+    F: FnOnce() -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) if e.is_cancelled() => Err(ApiError::busy("the server is stopping")),
+        Err(e) => {
+            Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{what} failed: {e}")))
+        }
+    }
+}
+
+/// Runs `f` on the game `id`, locked (409 while another request has it), on a blocking thread;
+/// the game's view.
+async fn with_game<F>(locked: Locked, id: String, f: F) -> Answer<IdView>
 where
     F: FnOnce(&mut GameSession) -> Result<(), SessionError> + Send + 'static,
 {
-    let session = app.session(&id)?;
-    tokio::task::spawn_blocking(move || {
-        let mut s = session.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&mut s)?;
-        Ok(view(&id, &s))
+    let mut locked = locked;
+    blocking("the request", move || {
+        f(&mut locked.session)?;
+        Ok(view(&id, &locked.session))
     })
     .await
-    .map_err(|e| blocking_failed("the request", &e))?
-}
-
-/// A blocking task that panicked (a bug): a 500 answer naming what failed.
-fn blocking_failed(what: &str, e: &tokio::task::JoinError) -> ApiError {
-    ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: format!("{what} failed: {e}") }
 }
 
 #[derive(Serialize)]
@@ -279,7 +215,11 @@ fn default_colour() -> String {
     "P0".into()
 }
 
-async fn new_game(State(app): State<Arc<App>>, bytes: Bytes) -> Answer<IdView> {
+async fn new_game(
+    State(app): State<Arc<App>>,
+    Extension(client): Extension<Client>,
+    bytes: Bytes,
+) -> Answer<IdView> {
     let req: NewGame = body(&bytes)?;
     let board = Board::from_rings(req.board).ok_or_else(|| {
         ApiError::bad(format!("no {}-ring board: 37, 40, 43, 44, 48 or 61", req.board))
@@ -305,21 +245,33 @@ async fn new_game(State(app): State<Arc<App>>, bytes: Bytes) -> Answer<IdView> {
     for spec in seats.0.iter().flatten() {
         app.check_board(spec, board)?;
     }
+    app.games.check_room(&client)?;
+    let programs = seats.0.iter().flatten().filter(|s| s.command().is_some()).count();
+    let reserved = app.games.reserve_programs(&client, programs).await?;
     let seed = app.next_seed();
-    let models = app.settings.models.clone();
-    // Building a player may start a program (cmd:): off the async threads.
-    let session = tokio::task::spawn_blocking(move || {
-        GameSession::new(Variant::new(board, set), seats, seed, &models)
+    let shared = app.clone();
+    // Building a player may start a program (cmd:): off the async threads, and kept from there,
+    // so that a game whose request went away is kept (or dropped) all the same.
+    blocking("starting the game", move || {
+        let session = GameSession::new(Variant::new(board, set), seats, seed, &shared.engines)?;
+        let v = session.view();
+        match shared.games.insert(&client, session, reserved) {
+            Ok((id, dropped)) => {
+                drop(dropped);
+                Ok(axum::Json(IdView { id, view: v }))
+            }
+            Err((error, dropped)) => {
+                drop(dropped);
+                Err(error)
+            }
+        }
     })
     .await
-    .map_err(|e| blocking_failed("starting the game", &e))??;
-    let v = session.view();
-    let id = app.insert(session);
-    Ok(axum::Json(IdView { id, view: v }))
 }
 
 async fn get_game(State(app): State<Arc<App>>, Path(id): Path<String>) -> Answer<IdView> {
-    with_game(app, id, |_| Ok(())).await
+    let locked = app.games.lock(&id)?;
+    with_game(locked, id, |_| Ok(())).await
 }
 
 #[derive(Deserialize)]
@@ -331,19 +283,30 @@ struct PlayRequest {
 
 async fn play(State(app): State<Arc<App>>, Path(id): Path<String>, bytes: Bytes) -> Answer<IdView> {
     let req: PlayRequest = body(&bytes)?;
-    with_game(app, id, move |s| s.play(&req.text)).await
+    let locked = app.games.lock(&id)?;
+    with_game(locked, id, move |s| s.play(&req.text)).await
 }
 
+/// The engine to move plays its turn; one that searches here waits for a search slot first.
 async fn engine(State(app): State<Arc<App>>, Path(id): Path<String>) -> Answer<IdView> {
-    with_game(app, id, GameSession::engine_turn).await
+    let locked = app.games.lock(&id)?;
+    let slot =
+        if locked.session.search_to_move() { Some(app.searches.slot().await?) } else { None };
+    with_game(locked, id, move |s| {
+        let _slot = slot;
+        s.engine_turn()
+    })
+    .await
 }
 
 async fn undo(State(app): State<Arc<App>>, Path(id): Path<String>) -> Answer<IdView> {
-    with_game(app, id, GameSession::undo).await
+    let locked = app.games.lock(&id)?;
+    with_game(locked, id, GameSession::undo).await
 }
 
 async fn resign(State(app): State<Arc<App>>, Path(id): Path<String>) -> Answer<IdView> {
-    with_game(app, id, GameSession::resign).await
+    let locked = app.games.lock(&id)?;
+    with_game(locked, id, GameSession::resign).await
 }
 
 #[derive(Deserialize)]
@@ -382,17 +345,20 @@ async fn analyze(State(app): State<Arc<App>>, bytes: Bytes) -> Answer<Analysis> 
     };
     app.check_board(&spec, pos.board())?;
     let models = app.settings.models.clone();
-    let sims = req.simulations;
+    let (sims, tree_bytes) = (req.simulations, app.settings.limits.tree_bytes);
     let seed = app.next_seed();
-    tokio::task::spawn_blocking(move || {
+    let slot = app.searches.slot().await?;
+    blocking("the analysis", move || {
+        let _slot = slot;
         let analyzer = spec.analyzer(seed, &models).map_err(|e| ApiError::bad(e.to_string()))?;
-        analyzer.analyze(&pos, sims).map(axum::Json).map_err(|e| ApiError {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            message: format!("analysis by {spec} failed: {e}"),
+        analyzer.analyze_within(&pos, sims, tree_bytes).map(axum::Json).map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("analysis by {spec} failed: {e}"),
+            )
         })
     })
     .await
-    .map_err(|e| blocking_failed("the analysis", &e))?
 }
 
 #[derive(Deserialize)]
@@ -413,13 +379,17 @@ fn asset(kind: &'static str, text: &'static str) -> Response {
 }
 
 async fn fallback() -> ApiError {
-    ApiError { status: StatusCode::NOT_FOUND, message: "no such page".into() }
+    ApiError::new(StatusCode::NOT_FOUND, "no such page")
 }
 
-/// The routes of the server.
-pub fn router(settings: ServeSettings) -> Router {
-    let app =
-        Arc::new(App { settings, games: Mutex::new(HashMap::new()), counter: AtomicU64::new(1) });
+/// The routes of a server reached at `site`, behind [`guard`] (see [`crate::guard`]).
+pub fn router(settings: ServeSettings, site: Site) -> Router {
+    routes(Arc::new(App::new(settings)), site)
+}
+
+/// The routes over `app`.
+pub(crate) fn routes(app: Arc<App>, site: Site) -> Router {
+    let checks = Arc::new(Guard { site, limits: app.settings.limits.clone() });
     Router::new()
         .route("/", get(|| async { asset("text/html; charset=utf-8", crate::assets::INDEX) }))
         .route(
@@ -442,5 +412,6 @@ pub fn router(settings: ServeSettings) -> Router {
         .route("/api/record", post(record))
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(checks, guard))
         .with_state(app)
 }

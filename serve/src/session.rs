@@ -4,12 +4,17 @@
 //! Nothing here is asynchronous or knows HTTP: the server ([`crate::server`]) locks a session and
 //! calls it, on a blocking thread when an engine thinks.
 //!
+//! After every engine turn both engines drop what they keep to decide faster (a search tree,
+//! hundreds of megabytes after 20,000 simulations on 61 rings): a kept game holds its moves, not a
+//! search.
+//!
 //! ```
-//! use zertz_arena::{Models, PlayerSpec};
+//! use zertz_arena::PlayerSpec;
 //! use zertz_env::{Player, Variant};
-//! use zertz_serve::session::{GameSession, Seats};
+//! use zertz_serve::session::{EngineSettings, GameSession, Seats};
 //! let seats = Seats::against("random".parse().unwrap(), Player::P0);
-//! let mut game = GameSession::new(Variant::default(), seats, 7, &Models::new()).unwrap();
+//! let settings = EngineSettings::default();
+//! let mut game = GameSession::new(Variant::default(), seats, 7, &settings).unwrap();
 //! game.play("Wd4,a1").unwrap();
 //! assert!(game.view().engine_to_move);
 //! game.engine_turn().unwrap();
@@ -21,9 +26,11 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use zertz_arena::command::ProgramLimits;
 use zertz_arena::players::{PlayerError, SpecError};
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Action, Game, Marble, Outcome, Player, Position, Variant};
+use zertz_search::mcts::DEFAULT_MAX_TREE_BYTES;
 
 /// Why a request on a game cannot be done. Every variant is the player's or the page's mistake
 /// (a 4xx answer), except [`SessionError::Engine`] (an engine that failed).
@@ -75,11 +82,33 @@ impl Seats {
     }
 }
 
+/// What a session builds its engines with.
+#[derive(Clone, Debug)]
+pub struct EngineSettings {
+    /// The evaluators of the networks its players may name.
+    pub models: Models,
+    /// The memory budget of each engine's search tree, in bytes.
+    pub max_tree_bytes: usize,
+    /// What the answers of a program (`cmd:`) are held to: time, size, a stop flag.
+    pub programs: ProgramLimits,
+}
+
+impl Default for EngineSettings {
+    /// No networks, [`DEFAULT_MAX_TREE_BYTES`], the default limits of programs.
+    fn default() -> EngineSettings {
+        EngineSettings {
+            models: Models::new(),
+            max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
+            programs: ProgramLimits::default(),
+        }
+    }
+}
+
 /// A game in progress at the web board.
 pub struct GameSession {
     seats: Seats,
     engines: [Option<Box<dyn zertz_arena::Player>>; 2],
-    models: Models,
+    settings: EngineSettings,
     seed: u64,
     game: Game,
     /// The game at the start of every turn played so far, for undo.
@@ -97,18 +126,18 @@ impl std::fmt::Debug for GameSession {
 }
 
 impl GameSession {
-    /// A new game of `variant` (P0 moves first); engines are seeded from `seed` and take their
-    /// networks from `models`.
+    /// A new game of `variant` (P0 moves first); engines are seeded from `seed` and built with
+    /// `settings` (a program's is started here).
     pub fn new(
         variant: Variant,
         seats: Seats,
         seed: u64,
-        models: &Models,
+        settings: &EngineSettings,
     ) -> Result<GameSession, SessionError> {
         let mut s = GameSession {
             seats,
             engines: [None, None],
-            models: models.clone(),
+            settings: settings.clone(),
             seed,
             game: Game::new(variant, Player::P0),
             turn_starts: Vec::new(),
@@ -119,12 +148,17 @@ impl GameSession {
     }
 
     /// Fresh engines for both seats (after undo too: a search tree follows a game only forwards).
+    /// The old ones go first, so that a program's process ends before its successor starts.
     fn build_engines(&mut self) -> Result<(), SessionError> {
+        self.engines = [None, None];
+        let settings = &self.settings;
         for side in 0..2 {
             self.engines[side] = match &self.seats.0[side] {
                 Some(spec) => {
                     let seed = self.seed.wrapping_add(side as u64);
-                    Some(spec.build(seed, &self.models)?)
+                    let mut engine = spec.build_with(seed, &settings.models, &settings.programs)?;
+                    engine.set_max_tree_bytes(settings.max_tree_bytes);
+                    Some(engine)
                 }
                 None => None,
             };
@@ -133,10 +167,26 @@ impl GameSession {
         Ok(())
     }
 
-    /// Whether an engine of this game is a program over the engine protocol (`cmd:`), a
-    /// process of its own.
-    pub fn runs_programs(&self) -> bool {
-        self.seats.0.iter().flatten().any(|s| s.command().is_some())
+    /// How many engines of this game are programs over the engine protocol (`cmd:`), a process
+    /// each.
+    pub fn programs(&self) -> usize {
+        self.seats.0.iter().flatten().filter(|s| s.command().is_some()).count()
+    }
+
+    /// Whether the engine to move searches in this process (`mcts:`, `uniform:`, `nn:`): its turn
+    /// takes memory and a core for a while. `random` and `greedy` answer at once, and a program
+    /// thinks in its own process.
+    pub fn search_to_move(&self) -> bool {
+        self.engine_to_move()
+            && matches!(
+                self.seats.0[self.position().turn().index()],
+                Some(PlayerSpec::Mcts(_) | PlayerSpec::Uniform(_) | PlayerSpec::Neural { .. })
+            )
+    }
+
+    /// Bytes the engines keep between turns (their search trees): none once a turn is over.
+    pub fn kept_bytes(&self) -> usize {
+        self.engines.iter().flatten().map(|e| e.kept_bytes()).sum()
     }
 
     /// The current position.
@@ -177,8 +227,17 @@ impl GameSession {
         Ok(())
     }
 
-    /// The engine to move plays its whole turn (every hop of a capture chain).
+    /// The engine to move plays its whole turn (every hop of a capture chain); then both engines
+    /// drop their search trees.
     pub fn engine_turn(&mut self) -> Result<(), SessionError> {
+        let played = self.play_engine_turn();
+        for engine in self.engines.iter_mut().flatten() {
+            engine.release_memory();
+        }
+        played
+    }
+
+    fn play_engine_turn(&mut self) -> Result<(), SessionError> {
         if self.is_over() {
             return Err(SessionError::Over);
         }
@@ -471,7 +530,32 @@ mod tests {
     use zertz_env::{Board, MarbleSet};
 
     fn session(seats: Seats) -> GameSession {
-        GameSession::new(Variant::default(), seats, 1, &Models::new()).unwrap()
+        GameSession::new(Variant::default(), seats, 1, &EngineSettings::default()).unwrap()
+    }
+
+    #[test]
+    fn a_game_keeps_no_search_tree_between_turns() {
+        let r61 = Variant::new(Board::R61, MarbleSet::Standard);
+        let seats = Seats::watch(PlayerSpec::Mcts(300), PlayerSpec::Uniform(300));
+        let mut s = GameSession::new(r61, seats, 1, &EngineSettings::default()).unwrap();
+        for _ in 0..3 {
+            assert!(s.search_to_move());
+            s.engine_turn().unwrap();
+            assert_eq!(s.kept_bytes(), 0);
+        }
+        assert_eq!(s.view().moves.len(), 3);
+    }
+
+    #[test]
+    fn engines_search_within_the_tree_budget() {
+        // 4 MiB hold about 150 simulations from the 61-ring start: the turn ends, not 20,000 of
+        // them (400 MB).
+        let r61 = Variant::new(Board::R61, MarbleSet::Standard);
+        let settings = EngineSettings { max_tree_bytes: 4 << 20, ..EngineSettings::default() };
+        let seats = Seats::against(PlayerSpec::Uniform(1 << 20), Player::P1);
+        let mut s = GameSession::new(r61, seats, 1, &settings).unwrap();
+        s.engine_turn().unwrap();
+        assert_eq!(s.view().moves.len(), 1);
     }
 
     #[test]

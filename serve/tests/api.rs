@@ -7,15 +7,17 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use zertz_arena::Models;
-use zertz_serve::{ServeSettings, router};
+use zertz_serve::{ServeSettings, Site, router};
+
+/// The address the test servers answer for.
+const HOST: &str = "127.0.0.1:8000";
+
+fn site() -> Site {
+    Site::new("127.0.0.1", 8000)
+}
 
 fn app() -> axum::Router {
-    router(ServeSettings {
-        players: Vec::new(),
-        models: Models::new(),
-        model_boards: Default::default(),
-        seed: 5,
-    })
+    router(ServeSettings { seed: 5, ..ServeSettings::default() }, site())
 }
 
 /// A server that offers a "network" (a uniform evaluator standing in for one) that plays only
@@ -23,24 +25,33 @@ fn app() -> axum::Router {
 fn app_with_network() -> axum::Router {
     let mut models = Models::new();
     models.insert("fake.pt", std::sync::Arc::new(zertz_search::UniformEvaluator));
-    router(ServeSettings {
+    let settings = ServeSettings {
         players: vec!["nn:fake.pt:50".parse().unwrap()],
         models,
         model_boards: [("fake.pt".to_string(), vec![37])].into_iter().collect(),
         seed: 5,
-    })
+        ..ServeSettings::default()
+    };
+    router(settings, site())
 }
 
+/// A request as the page sends it: its own host, JSON (a record as bytes).
 async fn call(
     app: &axum::Router,
     method: &str,
     uri: &str,
     body: Option<&str>,
 ) -> (StatusCode, Value) {
+    let kind = if uri.starts_with("/api/record") {
+        "application/octet-stream"
+    } else {
+        "application/json"
+    };
     let req = Request::builder()
         .method(method)
         .uri(uri)
-        .header("content-type", "application/json")
+        .header("host", HOST)
+        .header("content-type", kind)
         .body(Body::from(body.unwrap_or("").to_string()))
         .unwrap();
     let resp = app.clone().oneshot(req).await.unwrap();
@@ -63,7 +74,7 @@ async fn the_page_and_its_assets_are_served() {
     for (path, needle) in
         [("/", "id=\"board-svg\""), ("/app.js", "data-cell"), ("/style.css", ".cell")]
     {
-        let req = Request::builder().uri(path).body(Body::empty()).unwrap();
+        let req = Request::builder().uri(path).header("host", HOST).body(Body::empty()).unwrap();
         let resp = app.clone().oneshot(req).await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         let text = resp.into_body().collect().await.unwrap().to_bytes();
@@ -359,18 +370,15 @@ fn stub_engine() -> std::path::PathBuf {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn games_with_programs_are_bounded() {
-    use zertz_serve::server::MAX_PROGRAM_GAMES;
+    let max_programs = zertz_serve::Limits::DEFAULT.programs;
     let stub = stub_engine();
     let spec = format!("cmd:{}", stub.display());
-    let app = router(ServeSettings {
-        players: vec![spec.parse().unwrap()],
-        models: Models::new(),
-        model_boards: Default::default(),
-        seed: 1,
-    });
+    let settings =
+        ServeSettings { players: vec![spec.parse().unwrap()], seed: 1, ..ServeSettings::default() };
+    let app = router(settings, site());
     let plain = new_game(&app, json!({"opponent": "random"})).await;
     let mut ids = Vec::new();
-    for _ in 0..MAX_PROGRAM_GAMES + 2 {
+    for _ in 0..max_programs + 2 {
         let g = new_game(&app, json!({"opponent": spec})).await;
         assert_eq!(g["players"][1], spec.as_str());
         ids.push(g["id"].as_str().unwrap().to_string());
