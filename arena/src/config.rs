@@ -25,8 +25,12 @@ pub struct MatchFileConfig {
     pub seed: u64,
     /// Worker threads (0: one per core).
     pub threads: usize,
-    /// Where the games are written as JSON lines (none: not written).
+    /// Where the games are written as JSON lines (none: not written): a new file, never one
+    /// that exists.
     pub out: Option<PathBuf>,
+    /// The longest a `cmd:` player's program may take to answer one command, in seconds (more
+    /// than 0, at most a day).
+    pub answer_time: f64,
 }
 
 impl Default for MatchFileConfig {
@@ -39,6 +43,7 @@ impl Default for MatchFileConfig {
             seed: 0,
             threads: 0,
             out: None,
+            answer_time: crate::command::DEFAULT_ANSWER_TIME.as_secs_f64(),
         }
     }
 }
@@ -61,6 +66,15 @@ impl MatchFileConfig {
         if config.threads > MAX_THREADS {
             return bad("threads", format!("must be at most {MAX_THREADS} (0: one per core)"));
         }
+        if let Err(reason) = crate::command::check_answer_time(config.answer_time) {
+            return bad("answer_time", reason);
+        }
         Ok(config)
+    }
+
+    /// [`MatchFileConfig::answer_time`] as a duration (checked when read).
+    pub fn answer_time(&self) -> std::time::Duration {
+        crate::command::check_answer_time(self.answer_time)
+            .unwrap_or(crate::command::DEFAULT_ANSWER_TIME)
     }
 }

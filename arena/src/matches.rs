@@ -4,22 +4,27 @@
 //! fresh pair of players seeded from the match seed and the game index, so a match is reproducible
 //! and does not depend on the number of threads.
 //!
+//! A match keeps only its counts: each game goes to the caller's `on_game` in game order as soon
+//! as the games before it have ended (a [`RecordWriter`] writes them as JSON lines), and a worker
+//! never runs far ahead of the first game not yet handed over, so a match of millions of games
+//! takes no more memory than a few hundred.
+//!
 //! ```
 //! use zertz_env::Variant;
 //! use zertz_arena::matches::play_match;
 //! let result = play_match("greedy", "random", 4, Variant::default(), 7, 2).unwrap();
 //! assert_eq!(result.wins + result.draws + result.losses, 4);
-//! assert_eq!(result.records.len(), 4);
 //! ```
 
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-use rayon::prelude::*;
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
+use crate::command::{DEFAULT_ANSWER_TIME, ProgramLimits};
 use crate::players::{Models, Player, PlayerError, PlayerSpec, SpecError};
 use zertz_selfplay::config::MAX_THREADS;
 pub use zertz_selfplay::records::End;
@@ -28,8 +33,11 @@ use zertz_selfplay::records::GameRecord;
 /// Actions after which an unfinished game counts as a draw.
 pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
 
-/// Most games of one match (every record is kept in memory until the match ends).
+/// Most games of one match.
 pub const MAX_GAMES: usize = 1 << 24;
+
+/// How often a match looks at its stop flag while games are under way.
+const STOP_POLL: Duration = Duration::from_millis(20);
 
 /// Why a match cannot be played or did not finish.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -50,12 +58,17 @@ pub enum MatchError {
         /// What went wrong, naming the player.
         error: PlayerError,
     },
-    /// The stop flag of [`run_match_until`] was set (Ctrl-C); the games under way were dropped.
+    /// The stop flag of [`run_match_until`] was set (Ctrl-C); the games under way were dropped
+    /// (each at its next decision; a program thinking is ended at once).
     #[error("the match was stopped after {games} games")]
     Stopped {
         /// Games finished before the stop.
         games: usize,
     },
+    /// The caller's `on_game` refused a game (its record could not be written, say); the match
+    /// stops.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// One game of a match: its record (the typed record of every game, with the players' names)
@@ -121,17 +134,33 @@ pub fn play_game(
 pub fn play_game_from(
     p0: &mut dyn Player,
     p1: &mut dyn Player,
-    mut game: Game,
+    game: Game,
     played: u32,
     max_actions: u32,
 ) -> Result<PlayedGame, PlayerError> {
+    play_game_until(p0, p1, game, played, max_actions, &|| false).map(|g| g.expect("never stopped"))
+}
+
+/// [`play_game_from`] that asks `stop` before every decision and gives `None` when it says so.
+fn play_game_until(
+    p0: &mut dyn Player,
+    p1: &mut dyn Player,
+    mut game: Game,
+    played: u32,
+    max_actions: u32,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<PlayedGame>, PlayerError> {
     let mut actions = played;
     while actions < max_actions && !game.is_over() {
+        if stop() {
+            return Ok(None);
+        }
         let pos = *game.position();
         let mover: &mut dyn Player = if pos.turn() == Side::P0 { &mut *p0 } else { &mut *p1 };
         let a = mover.choose(&pos)?;
         if game.play_action(&a).is_err() {
-            return Ok(PlayedGame { game, winner: Some(!pos.turn()), end: End::Illegal, actions });
+            let winner = Some(!pos.turn());
+            return Ok(Some(PlayedGame { game, winner, end: End::Illegal, actions }));
         }
         actions += 1;
         p0.observe(&pos, &a);
@@ -143,7 +172,7 @@ pub fn play_game_from(
         Some(Outcome::Draw) if game.is_repetition() => (None, End::Repetition),
         Some(Outcome::Draw) => (None, End::Draw),
     };
-    Ok(PlayedGame { game, winner, end, actions })
+    Ok(Some(PlayedGame { game, winner, end, actions }))
 }
 
 /// An Elo difference with its 95% interval.
@@ -165,14 +194,16 @@ pub fn elo_from_score(score: f64) -> f64 {
 
 /// Elo of a player with these results and a 95% interval from the normal approximation of the
 /// score's standard error (per-game variance, draws counted as ½). A score of 0 or 1 (or a
-/// variance of 0) is moved half a game away from the edge, so that the estimate and interval stay
-/// finite: with 100 wins of 100, +920 with the interval [+687, +920].
+/// variance of 0) is moved half a game away from the edge (`0.5 / (n + 0.5)`), so that the
+/// estimate and interval stay finite: with 100 wins of 100, +920 with the interval [+687, +920];
+/// with 1 win of 1, +120 with [-120, +120]. The ends are asymmetric there: [`Elo`]'s `Display`
+/// then gives the interval, not a `±`.
 pub fn elo(wins: u32, draws: u32, losses: u32) -> Elo {
     let n = f64::from(wins + draws + losses);
     if n == 0.0 {
         return Elo { diff: 0.0, low: 0.0, high: 0.0 };
     }
-    let edge = 0.5 / n;
+    let edge = 0.5 / (n + 0.5);
     let clamp = |s: f64| s.clamp(edge, 1.0 - edge);
     let score = (f64::from(wins) + 0.5 * f64::from(draws)) / n;
     let s = clamp(score);
@@ -183,10 +214,25 @@ pub fn elo(wins: u32, draws: u32, losses: u32) -> Elo {
     // With no spread in the results, use the binomial variance of the clamped score.
     let var = if var > 0.0 { var } else { s * (1.0 - s) };
     let se = (var / n).sqrt();
+    // `+ 0.0`: an even score is 0, never -0.
     Elo {
-        diff: elo_from_score(s),
-        low: elo_from_score(clamp(s - 1.96 * se)),
-        high: elo_from_score(clamp(s + 1.96 * se)),
+        diff: elo_from_score(s) + 0.0,
+        low: elo_from_score(clamp(s - 1.96 * se)) + 0.0,
+        high: elo_from_score(clamp(s + 1.96 * se)) + 0.0,
+    }
+}
+
+/// `+354 ± 79 (95%: +289 to +448)` (the `±` is half the interval's width) where the estimate
+/// lies well inside its interval (the nearer end at least half as far as the other), else the
+/// ends alone: `+120 (95%: -120 to +120)` for one win in one game.
+impl std::fmt::Display for Elo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (below, above) = (self.diff - self.low, self.high - self.diff);
+        write!(f, "{:+.0}", self.diff + 0.0)?;
+        if below.min(above) >= 0.5 * below.max(above) && below.max(above) > 0.0 {
+            write!(f, " ± {:.0}", (self.high - self.low) / 2.0)?;
+        }
+        write!(f, " (95%: {:+.0} to {:+.0})", self.low + 0.0, self.high + 0.0)
     }
 }
 
@@ -205,8 +251,6 @@ pub struct MatchResult {
     pub draws: u32,
     /// Games A lost.
     pub losses: u32,
-    /// Every game, in index order.
-    pub records: Vec<MatchGame>,
 }
 
 impl MatchResult {
@@ -224,20 +268,32 @@ impl MatchResult {
     pub fn elo(&self) -> Elo {
         elo(self.wins, self.draws, self.losses)
     }
+}
 
-    /// Writes every game's record as one JSON line (see [`GameRecord`]).
-    pub fn write_records(&self, out: &mut impl Write) -> std::io::Result<()> {
-        for r in &self.records {
-            writeln!(out, "{}", r.record.to_json())?;
-        }
-        Ok(())
+/// Writes the games of a match as JSON lines (see [`GameRecord`]) as `on_game` hands them over
+/// (in game order); shared by the workers of a match (`&self`).
+#[derive(Debug)]
+pub struct RecordWriter<W: Write> {
+    out: Mutex<W>,
+}
+
+impl<W: Write> RecordWriter<W> {
+    /// Writes to `out`.
+    pub fn new(out: W) -> RecordWriter<W> {
+        RecordWriter { out: Mutex::new(out) }
     }
 
-    /// Writes the records as JSON lines to a file (created or replaced).
-    pub fn write_records_to(&self, path: &Path) -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        self.write_records(&mut out)?;
-        out.flush()
+    /// Writes a game's record as one line.
+    pub fn add(&self, game: &MatchGame) -> std::io::Result<()> {
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        writeln!(out, "{}", game.record.to_json())
+    }
+
+    /// Flushes and gives the writer back.
+    pub fn finish(self) -> std::io::Result<W> {
+        let mut out = self.out.into_inner().unwrap_or_else(PoisonError::into_inner);
+        out.flush()?;
+        Ok(out)
     }
 }
 
@@ -264,6 +320,28 @@ pub struct MatchConfig {
     /// of a pair (games 2k and 2k + 1, where the players swap sides): deterministic players
     /// would otherwise repeat the same few games.
     pub opening_actions: u32,
+    /// The longest wait for one answer of a `cmd:` player's program ([`ProgramLimits`]); past
+    /// it the program fails the match.
+    pub answer_time: Duration,
+}
+
+impl MatchConfig {
+    /// `a` against `b`: 100 games on the default variant, seed 0, a thread per core, the default
+    /// action limit and answer time, no opening, no networks.
+    pub fn new(a: PlayerSpec, b: PlayerSpec) -> MatchConfig {
+        MatchConfig {
+            a,
+            b,
+            games: 100,
+            variant: Variant::default(),
+            seed: 0,
+            threads: 0,
+            max_actions: DEFAULT_MAX_ACTIONS,
+            models: Models::new(),
+            opening_actions: 0,
+            answer_time: DEFAULT_ANSWER_TIME,
+        }
+    }
 }
 
 /// The seed of one player of one game.
@@ -276,8 +354,21 @@ fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
 /// Plays one game of a match (see the module description); fails when a neural player's model is
 /// not in `config.models`, or when a player fails.
 pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<MatchGame, MatchError> {
+    let limits = ProgramLimits::with_answer_time(config.answer_time);
+    play_match_game_until(config, game, &limits, &|| false)
+}
+
+/// [`play_match_game`] whose programs are held to `limits`, stopped ([`MatchError::Stopped`])
+/// when `stop` says so before a decision.
+fn play_match_game_until(
+    config: &MatchConfig,
+    game: usize,
+    limits: &ProgramLimits,
+    stop: &dyn Fn() -> bool,
+) -> Result<MatchGame, MatchError> {
     let build = |spec: &PlayerSpec, side| {
-        spec.build(player_seed(config.seed, game, side), &config.models).map_err(MatchError::Spec)
+        spec.build_with(player_seed(config.seed, game, side), &config.models, limits)
+            .map_err(MatchError::Spec)
     };
     let mut a = build(&config.a, 0)?;
     let mut b = build(&config.b, 1)?;
@@ -293,8 +384,10 @@ pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<MatchGame, M
         start.play_action(&a).map_err(|e| MatchError::Settings(format!("opening: {e}")))?;
         opening += 1;
     }
-    let played = play_game_from(p0.as_mut(), p1.as_mut(), start, opening, config.max_actions)
-        .map_err(|error| MatchError::Player { game, error })?;
+    let played =
+        play_game_until(p0.as_mut(), p1.as_mut(), start, opening, config.max_actions, stop)
+            .map_err(|error| MatchError::Player { game, error })?
+            .ok_or(MatchError::Stopped { games: 0 })?;
     let players = Some([p0_name, p1_name]);
     let record = GameRecord::of_game(game as u64, &played.game, played.end, played.winner, players);
     Ok(MatchGame { record, a_is_p0, actions: played.actions })
@@ -318,6 +411,9 @@ pub fn check_sizes(config: &MatchConfig) -> Result<(), MatchError> {
     if config.max_actions == 0 {
         return Err(MatchError::Settings("max_actions must be at least 1".into()));
     }
+    if let Err(e) = crate::command::check_answer_time(config.answer_time.as_secs_f64()) {
+        return Err(MatchError::Settings(e));
+    }
     Ok(())
 }
 
@@ -340,59 +436,151 @@ pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
 }
 
 /// Plays a match on a thread pool of `config.threads` workers; `on_game` hears of every finished
-/// game (from the workers, in any order). The settings are checked first ([`check_match`]); a
-/// player that fails stops the match with [`MatchError::Player`].
+/// game in game order (from one worker at a time), and an error from it stops the match. The
+/// settings are checked first ([`check_match`]); a player that fails stops the match with
+/// [`MatchError::Player`].
 pub fn run_match(
     config: &MatchConfig,
-    on_game: &(dyn Fn(&MatchGame) + Sync),
+    on_game: &(dyn Fn(&MatchGame) -> Result<(), MatchError> + Sync),
 ) -> Result<MatchResult, MatchError> {
     run_match_until(config, on_game, &AtomicBool::new(false))
 }
 
-/// [`run_match`] that stops when `stop` is set: no game starts after it, and the match ends with
-/// [`MatchError::Stopped`] (a game under way still finishes its current decision first).
+/// Games that may end ahead of the first one not yet handed to `on_game`, per worker (and 64
+/// more): a worker waits before it starts a game further ahead, so that the games waiting to be
+/// handed over in order take bounded memory whatever the match's length.
+const AHEAD_PER_WORKER: usize = 16;
+
+/// The finished games of a match on their way to `on_game`, in game order.
+struct Delivery {
+    /// The next game to hand over.
+    next: usize,
+    /// Games that ended before `next`.
+    waiting: BTreeMap<usize, MatchGame>,
+    /// False once `on_game` refused a game: nothing more is handed over.
+    open: bool,
+}
+
+/// [`run_match`] that stops when `stop` is set: no game starts after it, the games under way end
+/// at their next decision (a program thinking is ended at once), the games finished are handed
+/// to `on_game` (in order, past the gaps of those that did not finish), and the match ends with
+/// [`MatchError::Stopped`]. A game that fails, or that `on_game` refuses, stops the others the
+/// same way.
 pub fn run_match_until(
     config: &MatchConfig,
-    on_game: &(dyn Fn(&MatchGame) + Sync),
+    on_game: &(dyn Fn(&MatchGame) -> Result<(), MatchError> + Sync),
     stop: &AtomicBool,
 ) -> Result<MatchResult, MatchError> {
     check_match(config)?;
-    let finished = AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.threads)
         .build()
         .map_err(|e| MatchError::Settings(format!("cannot start the thread pool: {e}")))?;
-    let records: Vec<MatchGame> = pool.install(|| {
-        (0..config.games)
-            .into_par_iter()
-            .with_max_len(1)
-            .map(|i| {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(MatchError::Stopped { games: finished.load(Ordering::Relaxed) });
-                }
-                let r = play_match_game(config, i)?;
-                finished.fetch_add(1, Ordering::Relaxed);
-                on_game(&r);
-                Ok(r)
-            })
-            .collect::<Result<Vec<_>, MatchError>>()
-    })?;
-    let (mut wins, mut draws, mut losses) = (0, 0, 0);
-    for r in &records {
-        match r.a_score() {
-            1.0 => wins += 1,
-            0.0 => losses += 1,
-            _ => draws += 1,
+    // Set by the caller's flag (seen by a watcher, since programs wait for answers on their own)
+    // or by the first game that fails.
+    let halt = Arc::new(AtomicBool::new(false));
+    let limits = ProgramLimits {
+        stop: Some(halt.clone()),
+        ..ProgramLimits::with_answer_time(config.answer_time)
+    };
+    let halted = || halt.load(Ordering::Relaxed);
+    let ahead = 64 + AHEAD_PER_WORKER * pool.current_num_threads();
+    let next_game = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    let [wins, draws, losses] = [(); 3].map(|()| AtomicU32::new(0));
+    let delivery = Mutex::new(Delivery { next: 0, waiting: BTreeMap::new(), open: true });
+    let handed = Condvar::new();
+    // The first failure (the others are the stops it caused).
+    let failure: Mutex<Option<MatchError>> = Mutex::new(None);
+    let fail = |e: MatchError| {
+        // A failure after the halt (a program told to stop) is the halt's doing.
+        if !matches!(e, MatchError::Stopped { .. }) && !halted() {
+            failure.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e);
         }
+        halt.store(true, Ordering::Relaxed);
+    };
+    // Hands over the games that are next in order.
+    let hand_over = |d: &mut Delivery| {
+        while let Some(game) = d.waiting.remove(&d.next) {
+            if d.open {
+                if let Err(e) = on_game(&game) {
+                    d.open = false;
+                    fail(e);
+                }
+            }
+            d.next += 1;
+        }
+    };
+    let lock = || delivery.lock().unwrap_or_else(PoisonError::into_inner);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    halt.store(true, Ordering::Relaxed);
+                    return;
+                }
+                std::thread::sleep(STOP_POLL);
+            }
+        });
+        pool.broadcast(|_| {
+            while !halted() && !stop.load(Ordering::Relaxed) {
+                let i = next_game.fetch_add(1, Ordering::Relaxed);
+                if i >= config.games {
+                    return;
+                }
+                let mut d = lock();
+                while i >= d.next + ahead && !halted() {
+                    d = handed.wait_timeout(d, STOP_POLL).unwrap_or_else(PoisonError::into_inner).0;
+                }
+                drop(d);
+                if halted() {
+                    return;
+                }
+                match play_match_game_until(config, i, &limits, &halted) {
+                    Ok(game) => {
+                        finished.fetch_add(1, Ordering::Relaxed);
+                        let counter = match game.a_score() {
+                            1.0 => &wins,
+                            0.0 => &losses,
+                            _ => &draws,
+                        };
+                        counter.fetch_add(1, Ordering::Relaxed);
+                        let mut d = lock();
+                        d.waiting.insert(i, game);
+                        hand_over(&mut d);
+                        handed.notify_all();
+                    }
+                    Err(e) => return fail(e),
+                }
+            }
+        });
+        done.store(true, Ordering::Relaxed);
+    });
+    // The games finished past a game that did not: handed over too, nothing is lost.
+    let mut d = lock();
+    if let Some(&first) = d.waiting.keys().next() {
+        d.next = first;
+        while let Some(&k) = d.waiting.keys().next() {
+            d.next = k;
+            hand_over(&mut d);
+        }
+    }
+    drop(d);
+    if let Some(e) = failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        return Err(e);
+    }
+    let finished = finished.into_inner();
+    if finished < config.games {
+        return Err(MatchError::Stopped { games: finished });
     }
     Ok(MatchResult {
         a: config.a.to_string(),
         b: config.b.to_string(),
         variant: config.variant,
-        wins,
-        draws,
-        losses,
-        records,
+        wins: wins.into_inner(),
+        draws: draws.into_inner(),
+        losses: losses.into_inner(),
     })
 }
 
@@ -407,15 +595,11 @@ pub fn play_match(
     threads: usize,
 ) -> Result<MatchResult, MatchError> {
     let config = MatchConfig {
-        a: spec_a.parse()?,
-        b: spec_b.parse()?,
         games,
         variant,
         seed,
         threads,
-        max_actions: DEFAULT_MAX_ACTIONS,
-        models: Models::new(),
-        opening_actions: 0,
+        ..MatchConfig::new(spec_a.parse()?, spec_b.parse()?)
     };
-    run_match(&config, &|_| {})
+    run_match(&config, &|_| Ok(()))
 }

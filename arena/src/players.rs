@@ -28,11 +28,11 @@ use std::sync::Arc;
 use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, SplitMix64};
 
 use zertz_search::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
-use zertz_search::mcts::{Scratch, Tree, search};
+use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search};
 use zertz_search::{Precision, Preset, SearchConfig};
 
 use crate::analysis::Analyzer;
-use crate::command::{self, CommandPlayer};
+use crate::command::{self, CommandPlayer, ProgramLimits};
 
 /// Why a player could not choose an action. The message names the player (for a network's
 /// player, `nn:MODEL:SIMS`, so the model file).
@@ -135,6 +135,23 @@ pub trait Player: Send {
     /// with it; the default ignores it.
     fn observe(&mut self, before: &Position, action: &Action) {
         let _ = (before, action);
+    }
+
+    /// Drops what the player keeps between decisions only to decide faster (a search tree kept
+    /// for reuse, which may hold hundreds of megabytes): the next decision starts afresh. Players
+    /// that keep nothing of the kind ignore it.
+    fn release_memory(&mut self) {}
+
+    /// Bytes the player keeps between decisions (its search tree, [`Tree::bytes`]); 0 for
+    /// players that keep nothing of the kind.
+    fn kept_bytes(&self) -> usize {
+        0
+    }
+
+    /// Bounds the memory of the player's search tree to `bytes` ([`Tree::with_max_bytes`]: a
+    /// search stops adding simulations there). Players that do not search here ignore it.
+    fn set_max_tree_bytes(&mut self, bytes: usize) {
+        let _ = bytes;
     }
 }
 
@@ -328,7 +345,9 @@ fn split_chain(pos: &Position, m: &Move) -> (Action, Vec<Hop>) {
 /// Searches every decision with [`search`]: a fixed number of new simulations per decision, no
 /// root noise, the most visited root action (ties at random). The tree follows the game through
 /// [`Player::observe`] (or from its own actions) and keeps the subtree of the position reached;
-/// a forced action is played without searching.
+/// a forced action is played without searching. The tree has a memory budget
+/// ([`DEFAULT_MAX_TREE_BYTES`] unless [`Player::set_max_tree_bytes`] says otherwise): a decision
+/// whose simulations would pass it gets fewer.
 pub struct MctsPlayer {
     name: String,
     evaluator: Arc<dyn Evaluator>,
@@ -339,6 +358,8 @@ pub struct MctsPlayer {
     rng: SplitMix64,
     /// The arena size past which a tree starts afresh instead of keeping a subtree.
     max_arena: usize,
+    /// The memory budget of the tree.
+    max_tree_bytes: usize,
 }
 
 impl fmt::Debug for MctsPlayer {
@@ -371,6 +392,7 @@ impl MctsPlayer {
             // Expanded nodes carry every legal action as an edge (up to ~2000 in the opening), so
             // keep a few searches' worth of nodes at most.
             max_arena: 4 * simulations as usize + 1024,
+            max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
         }
     }
 
@@ -438,7 +460,7 @@ impl Player for MctsPlayer {
                         t.reset(*pos);
                         t
                     }
-                    None => self.tree.insert(Tree::new(*pos)),
+                    None => self.tree.insert(Tree::with_max_bytes(*pos, self.max_tree_bytes)),
                 };
                 let searched = search(
                     std::slice::from_mut(tree),
@@ -475,6 +497,22 @@ impl Player for MctsPlayer {
             if t.position() == before {
                 t.advance(action, self.max_arena);
             }
+        }
+    }
+
+    fn release_memory(&mut self) {
+        self.tree = None;
+        self.scratch = Scratch::default();
+    }
+
+    fn kept_bytes(&self) -> usize {
+        self.tree.as_ref().map_or(0, Tree::bytes)
+    }
+
+    fn set_max_tree_bytes(&mut self, bytes: usize) {
+        self.max_tree_bytes = bytes;
+        if let Some(t) = &mut self.tree {
+            t.set_max_bytes(bytes);
         }
     }
 }
@@ -591,6 +629,16 @@ impl PlayerSpec {
     /// evaluator from `models`; an error names a missing one. A `cmd:` player starts its program
     /// (one process per player built; see [`CommandPlayer::start`]).
     pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Player>, SpecError> {
+        self.build_with(seed, models, &ProgramLimits::default())
+    }
+
+    /// [`PlayerSpec::build`] whose `cmd:` player holds its program to `limits`.
+    pub fn build_with(
+        &self,
+        seed: u64,
+        models: &Models,
+        limits: &ProgramLimits,
+    ) -> Result<Box<dyn Player>, SpecError> {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
@@ -600,7 +648,9 @@ impl PlayerSpec {
                 let eval = self.network_evaluator(models)?.expect("a neural player's network");
                 Box::new(MctsPlayer::neural(self.to_string(), eval, *simulations, seed))
             }
-            PlayerSpec::Command(words) => Box::new(CommandPlayer::start(words)?),
+            PlayerSpec::Command(words) => {
+                Box::new(CommandPlayer::start_with(words, limits.clone())?)
+            }
         })
     }
 

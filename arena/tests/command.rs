@@ -2,7 +2,13 @@
 //! report (shell scripts stand in for broken engines; the real engine is played in the `zertz`
 //! command's tests).
 
-use zertz_arena::matches::{MatchConfig, MatchError, run_match};
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use zertz_arena::command::{CommandPlayer, ProgramLimits};
+use zertz_arena::matches::{MatchConfig, MatchError, run_match, run_match_until};
 use zertz_arena::players::{Models, PlayerError, PlayerSpec, SpecError};
 use zertz_env::{Player as Side, Position, Variant};
 
@@ -49,6 +55,7 @@ fn a_program_that_cannot_start_is_named() {
 
 #[cfg(unix)]
 mod broken_engines {
+    use super::common::{ended, hanging, pidfile};
     use super::*;
 
     /// A `cmd:` player running a shell script as its engine.
@@ -121,21 +128,94 @@ mod broken_engines {
     #[test]
     fn a_failing_engine_stops_a_match() {
         let config = MatchConfig {
-            a: engine("? broken", "= pass"),
-            b: spec("random"),
             games: 2,
-            variant: Variant::default(),
-            seed: 0,
             threads: 1,
             max_actions: 100,
-            models: Models::new(),
-            opening_actions: 0,
+            ..MatchConfig::new(engine("? broken", "= pass"), spec("random"))
         };
-        match run_match(&config, &|_| {}) {
+        match run_match(&config, &|_| Ok(())) {
             Err(MatchError::Player { error: PlayerError::Engine { error, .. }, .. }) => {
                 assert!(error.contains("? broken"), "{error}");
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    fn limits(seconds: f64) -> ProgramLimits {
+        ProgramLimits::with_answer_time(Duration::from_secs_f64(seconds))
+    }
+
+    #[test]
+    fn a_program_that_never_answers_is_given_up_with_what_it_started() {
+        let file = pidfile("mute");
+        let started = Instant::now();
+        let mute: Vec<String> =
+            ["sh", "-c", &format!("sleep 1000 & echo $! > '{}'; wait", file.display())]
+                .map(String::from)
+                .to_vec();
+        let e = CommandPlayer::start_with(&mute, limits(0.3)).unwrap_err().to_string();
+        assert!(e.contains("it did not answer 'name' within 0.3 s"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(ended(&file), "the program's own child is ended with it");
+        let _ = std::fs::remove_file(&file);
+    }
+
+    #[test]
+    fn a_program_that_hangs_on_genmove_fails_the_match_at_its_answer_time() {
+        let file = pidfile("hang");
+        let config = MatchConfig {
+            games: 1,
+            threads: 1,
+            answer_time: Duration::from_millis(300),
+            ..MatchConfig::new(hanging(&file, "sleep 1000"), spec("random"))
+        };
+        let started = Instant::now();
+        match run_match(&config, &|_| Ok(())) {
+            Err(MatchError::Player { error: PlayerError::Engine { error, .. }, .. }) => {
+                assert!(error.contains("did not answer 'genmove' within 0.3 s"), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(ended(&file));
+        let _ = std::fs::remove_file(&file);
+    }
+
+    #[test]
+    fn an_answer_that_floods_is_cut_at_the_size_limit() {
+        // Lines without end (never the empty line that closes an answer), then one endless line.
+        for flood in ["yes '= Wd4,a1'", "printf '= '; tr '\\0' x < /dev/zero"] {
+            let file = pidfile("flood");
+            let mut p = hanging(&file, flood).build(0, &Models::new()).unwrap();
+            let started = Instant::now();
+            let e = p.choose(&start()).unwrap_err().to_string();
+            assert!(e.contains("its answer to 'genmove' is longer than 1048576 bytes"), "{e}");
+            assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+            assert!(ended(&file), "{flood}");
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+
+    #[test]
+    fn a_stop_ends_a_thinking_program_at_once() {
+        let file = pidfile("stop");
+        let config = MatchConfig {
+            games: 4,
+            threads: 2,
+            ..MatchConfig::new(hanging(&file, "sleep 1000"), spec("random"))
+        };
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let result = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(500));
+                stop.store(true, Ordering::Relaxed);
+            });
+            run_match_until(&config, &|_| Ok(()), &stop)
+        });
+        assert!(matches!(result, Err(MatchError::Stopped { games: 0 })), "{result:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(ended(&file));
+        let _ = std::fs::remove_file(&file);
     }
 }

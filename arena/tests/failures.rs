@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MAX_GAMES, MatchConfig, MatchError, run_match};
+use zertz_arena::matches::{MAX_GAMES, MatchConfig, MatchError, run_match};
 use zertz_arena::players::{
     GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError, PlayerSpec,
     RandomPlayer, SpecError,
@@ -22,17 +22,7 @@ impl Evaluator for Broken {
 }
 
 fn match_config(a: PlayerSpec, b: PlayerSpec, models: Models) -> MatchConfig {
-    MatchConfig {
-        a,
-        b,
-        games: 4,
-        variant: Variant::default(),
-        seed: 1,
-        threads: 2,
-        max_actions: DEFAULT_MAX_ACTIONS,
-        models,
-        opening_actions: 0,
-    }
+    MatchConfig { games: 4, seed: 1, threads: 2, models, ..MatchConfig::new(a, b) }
 }
 
 #[test]
@@ -53,7 +43,7 @@ fn a_failing_player_stops_the_match_with_an_error() {
     models.insert("broken.pt", Arc::new(Broken));
     let spec: PlayerSpec = "nn:broken.pt:8".parse().unwrap();
     let config = match_config(PlayerSpec::Greedy, spec, models);
-    let e = run_match(&config, &|_| {}).unwrap_err();
+    let e = run_match(&config, &|_| Ok(())).unwrap_err();
     match &e {
         MatchError::Player { error: PlayerError::Evaluator { player, .. }, .. } => {
             assert_eq!(player, "nn:broken.pt:8")
@@ -101,7 +91,7 @@ fn match_sizes_past_the_maxima_are_refused_before_anything_starts() {
     }
     // The edge is accepted (no game: nothing runs).
     let edge = MatchConfig { threads: 4, games: 0, ..config };
-    assert_eq!(run_match(&edge, &|_| {}).unwrap().games(), 0);
+    assert_eq!(run_match(&edge, &|_| Ok(())).unwrap().games(), 0);
 }
 
 #[test]

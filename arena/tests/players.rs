@@ -1,5 +1,6 @@
 //! Players and matches: legal play on every board, greedy captures, MCTS strength, Elo, records.
 
+use zertz_arena::matches::MatchConfig;
 use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
 use zertz_arena::players::{
     GreedyPlayer, MctsPlayer, Models, Player, PlayerError, PlayerSpec, RandomPlayer, SpecError,
@@ -222,31 +223,83 @@ fn elo_from_scores() {
 }
 
 #[test]
+fn small_and_one_sided_results_read_honestly() {
+    // One win is not an even score known to the Elo (it was "-0 ± 0"), and an interval whose
+    // ends are not as far from the estimate gets no "±" (2-0 was "+191 ± 191").
+    assert_eq!(elo(1, 0, 0).to_string(), "+120 (95%: -120 to +120)");
+    assert_eq!(elo(0, 0, 1).to_string(), "-120 (95%: -120 to +120)");
+    let two = elo(2, 0, 0);
+    assert!(two.diff > 200.0 && two.low < 0.0 && two.high == two.diff, "{two:?}");
+    assert!(!two.to_string().contains('±'), "{two}");
+    assert_eq!(elo(1, 0, 1).to_string(), "+0 ± 241 (95%: -241 to +241)");
+    assert_eq!(elo(0, 2, 0).to_string().chars().next(), Some('+'), "never -0");
+    let e = elo(75, 0, 25).to_string();
+    assert_eq!(e, "+191 ± 81 (95%: +119 to +282)");
+    assert_eq!(elo(100, 0, 0).to_string(), "+920 (95%: +687 to +920)");
+}
+
+/// The games of a match, as `on_game` hands them over (checked to be in game order), with its
+/// result.
+fn match_games(
+    config: &zertz_arena::matches::MatchConfig,
+) -> (zertz_arena::matches::MatchResult, Vec<zertz_arena::matches::MatchGame>) {
+    let games = std::sync::Mutex::new(Vec::new());
+    let result = zertz_arena::matches::run_match(config, &|g| {
+        games.lock().unwrap().push(g.clone());
+        Ok(())
+    })
+    .unwrap();
+    let games = games.into_inner().unwrap();
+    let order: Vec<u64> = games.iter().map(|g| g.record.game).collect();
+    assert_eq!(order, (0..games.len() as u64).collect::<Vec<_>>(), "handed over in game order");
+    (result, games)
+}
+
+fn config(
+    a: &str,
+    b: &str,
+    games: usize,
+    variant: Variant,
+    seed: u64,
+    threads: usize,
+) -> MatchConfig {
+    MatchConfig {
+        games,
+        variant,
+        seed,
+        threads,
+        ..MatchConfig::new(a.parse().unwrap(), b.parse().unwrap())
+    }
+}
+
+#[test]
 fn matches_are_reproducible_and_independent_of_threads() {
     let v = Variant::new(Board::R37, MarbleSet::Blitz);
-    let one = play_match("greedy", "mcts:30", 6, v, 5, 1).unwrap();
-    let three = play_match("greedy", "mcts:30", 6, v, 5, 3).unwrap();
-    assert_eq!(one, three);
+    let (one, one_games) = match_games(&config("greedy", "mcts:30", 6, v, 5, 1));
+    let (three, three_games) = match_games(&config("greedy", "mcts:30", 6, v, 5, 3));
+    assert_eq!((&one, &one_games), (&three, &three_games));
     assert_eq!(one.games(), 6);
     // A alternates between first and second player.
-    for r in &one.records {
+    for r in &one_games {
         assert_eq!(r.a_is_p0, r.record.game % 2 == 0);
         let (p0, p1) = r.names();
         let (a, b) = if r.a_is_p0 { (p0, p1) } else { (p1, p0) };
         assert_eq!((a, b), ("greedy", "mcts:30"));
     }
-    let other = play_match("greedy", "mcts:30", 6, v, 6, 2).unwrap();
-    assert_ne!(one.records, other.records);
+    let (_, other) = match_games(&config("greedy", "mcts:30", 6, v, 6, 2));
+    assert_ne!(one_games, other);
 }
 
 #[test]
 fn records_are_json_lines_that_replay() {
+    use zertz_arena::matches::RecordWriter;
     use zertz_selfplay::records::GameRecord;
-    let r = play_match("greedy", "random", 4, Variant::default(), 9, 2).unwrap();
-    let path = std::env::temp_dir().join(format!("zertz-arena-{}.jsonl", std::process::id()));
-    r.write_records_to(&path).unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::remove_file(&path).unwrap();
+    let (_, games) = match_games(&config("greedy", "random", 4, Variant::default(), 9, 2));
+    let writer = RecordWriter::new(Vec::new());
+    for game in &games {
+        writer.add(game).unwrap();
+    }
+    let text = String::from_utf8(writer.finish().unwrap()).unwrap();
     let lines: Vec<serde_json::Value> =
         text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 4);
@@ -264,7 +317,7 @@ fn records_are_json_lines_that_replay() {
         assert_eq!(line["end"], "win");
         // The typed record reads it back and replays it to the same game.
         let record = GameRecord::from_json(text.lines().nth(i).unwrap()).unwrap();
-        assert_eq!(record, r.records[i].record);
+        assert_eq!(record, games[i].record);
         assert_eq!(record.replay().unwrap().moves(), game.moves());
     }
 }
@@ -296,21 +349,11 @@ fn illegal_actions_lose_and_long_games_are_drawn() {
 
 #[test]
 fn random_openings_are_shared_by_the_two_games_of_a_pair() {
-    use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, run_match};
     let config = MatchConfig {
-        a: PlayerSpec::Greedy,
-        b: PlayerSpec::Greedy,
-        games: 6,
-        variant: Variant::default(),
-        seed: 5,
-        threads: 2,
-        max_actions: DEFAULT_MAX_ACTIONS,
-        models: Models::new(),
         opening_actions: 3,
+        ..config("greedy", "greedy", 6, Variant::default(), 5, 2)
     };
-    let r = run_match(&config, &|_| {}).unwrap();
-    let mut records = r.records.clone();
-    records.sort_by_key(|g| g.record.game);
+    let (_, records) = match_games(&config);
     let opening = |g: &zertz_arena::matches::MatchGame| g.record.moves[..3].to_vec();
     for pair in records.chunks(2) {
         assert_eq!(opening(&pair[0]), opening(&pair[1]));
@@ -321,6 +364,6 @@ fn random_openings_are_shared_by_the_two_games_of_a_pair() {
             || opening(&records[2]) != opening(&records[4])
     );
     // Without an opening, two greedy players differ only by their tie-breaks.
-    let plain = run_match(&MatchConfig { opening_actions: 0, ..config }, &|_| {}).unwrap();
-    assert_eq!(plain.records.len(), 6);
+    let (plain, _) = match_games(&MatchConfig { opening_actions: 0, ..config });
+    assert_eq!(plain.games(), 6);
 }

@@ -95,8 +95,24 @@ pub struct Failed(anyhow::Error);
 
 impl std::fmt::Display for Failed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:#}", self.0)
+        f.write_str(&message(&self.0))
     }
+}
+
+/// An error and its causes, `error: cause: cause`, where a cause whose text its error already
+/// holds (an error that names its source in its own message) is said once.
+pub fn message(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.is_empty() {
+            text = part;
+        } else if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+    }
+    text
 }
 
 impl std::error::Error for Failed {}

@@ -101,6 +101,35 @@ enum Command {
     InternalPanicTest,
 }
 
+/// Exit status after a second Ctrl-C or SIGTERM (or the first, in a command that cannot stop
+/// cleanly), as a shell reports a program ended by SIGINT.
+const EXIT_SIGNAL: i32 = 130;
+
+/// Set by the first Ctrl-C, SIGTERM or SIGHUP in a command that stops cleanly (a match: no game
+/// starts, the games under way end at their next decision, programs are ended at once).
+pub static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Catches Ctrl-C, SIGTERM and SIGHUP for a command that may run `cmd:` players' programs (each in
+/// a process group of its own, which the terminal's Ctrl-C does not reach): with `stops_cleanly`
+/// the first signal sets [`STOP`]; otherwise, and at the second, every program is ended and the
+/// program exits at once with status 130.
+fn catch_signals(stops_cleanly: bool) {
+    use std::sync::atomic::Ordering;
+    let handled = ctrlc::set_handler(move || {
+        if stops_cleanly && !STOP.swap(true, Ordering::SeqCst) {
+            eprintln!("stopping (again to stop at once)");
+            return;
+        }
+        zertz_arena::command::end_all_programs();
+        std::process::exit(EXIT_SIGNAL);
+    });
+    if let Err(e) = handled {
+        eprintln!(
+            "warning: Ctrl-C cannot be caught ({e}): programs of cmd: players may outlive it"
+        );
+    }
+}
+
 /// Where the last panic happened, recorded by the panic hook for the one-line report.
 static PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
@@ -124,12 +153,20 @@ fn main() -> ExitCode {
         }
     }));
     let cli = Cli::parse();
+    match &cli.command {
+        Command::Match(_) => catch_signals(true),
+        Command::Play(_) | Command::Engine(_) => catch_signals(false),
+        // serve catches its own (tokio); the others start no program.
+        _ => {}
+    }
     let result =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_command(cli.command)));
+    // Programs whose players were never dropped (a server's abandoned task, a panic) end here.
+    zertz_arena::command::end_all_programs();
     match result {
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {
-            eprintln!("error: {}", one_line(&format!("{e:#}")));
+            eprintln!("error: {}", one_line(&common::message(&e)));
             let failure = e.chain().any(|c| c.is::<Failed>());
             ExitCode::from(if failure { EXIT_FAILED } else { EXIT_USAGE })
         }

@@ -49,6 +49,15 @@ pub struct MatchArgs {
     /// players.
     #[arg(long, default_value_t = 0)]
     pub opening_actions: u32,
+    /// The longest a cmd: player's program may take to answer one command, in seconds (past it,
+    /// or past 1 MiB, it fails the match and is ended) [default: 30].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_answer_time)]
+    pub answer_time: Option<std::time::Duration>,
+}
+
+fn parse_answer_time(s: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    zertz_arena::command::check_answer_time(seconds)
 }
 
 /// Plays the match the options and the config file describe.
@@ -65,6 +74,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
         device,
         json,
         opening_actions,
+        answer_time,
     } = args;
     let file = match &config {
         Some(path) => {
@@ -76,6 +86,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
     if players.is_empty() && config.is_none() {
         bail!("give two players (--player A --player B) or --config FILE");
     }
+    let file_answer_time = file.answer_time();
     let players = if players.is_empty() { file.players } else { players };
     let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
@@ -88,6 +99,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
         seed: seed.unwrap_or(file.seed),
         threads: threads.unwrap_or(file.threads),
         opening_actions,
+        answer_time: answer_time.unwrap_or(file_answer_time),
         out: out.or(file.out),
         inference: device.inference()?,
         ..zertz_engine::MatchJob::new(a.clone(), b.clone())
@@ -106,9 +118,9 @@ fn play(job: &zertz_engine::MatchJob, json: bool) -> Result<ExitCode> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let never = std::sync::atomic::AtomicBool::new(false);
-    let result = zertz_engine::play_match(job, &|_| bar.inc(1), &never).map_err(engine_error)?;
+    let result = zertz_engine::play_match(job, &|_| bar.inc(1), &crate::STOP).map_err(engine_error);
     bar.finish_and_clear();
+    let result = result?;
     let mut stdout = std::io::stdout().lock();
     if json {
         writeln!(stdout, "{}", serde_json::to_string(&result)?)?;
@@ -125,15 +137,8 @@ fn play(job: &zertz_engine::MatchJob, json: bool) -> Result<ExitCode> {
         "{}: {} wins, {} draws, {} losses (score {:.3})",
         result.a, result.wins, result.draws, result.losses, result.score
     )?;
-    writeln!(
-        stdout,
-        "Elo of {} over {}: {:+.0} ± {:.0} (95%: {:+.0} to {:+.0})",
-        result.a,
-        result.b,
-        result.elo,
-        (result.elo_high - result.elo_low) / 2.0,
-        result.elo_low,
-        result.elo_high
-    )?;
+    let elo =
+        zertz_arena::matches::Elo { diff: result.elo, low: result.elo_low, high: result.elo_high };
+    writeln!(stdout, "Elo of {} over {}: {elo}", result.a, result.b)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@ use clap::Args;
 use serde::Serialize;
 use zertz_env::sgf::{Record, SgfError};
 
+use zertz_archive::printable;
 use zertz_env::{Marble, Player};
 
 /// The arguments of `zertz replay`.
@@ -29,6 +30,8 @@ pub struct ReplayArgs {
 }
 
 /// Replays every record and prints a line each (a failure's line always), then the summary.
+/// Readable lines show names and messages through [`printable`] (they come from the records'
+/// makers); `--json` lines escape through serde.
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     replay(&args.paths, args.json, args.quiet)
 }
@@ -145,7 +148,8 @@ fn replay(paths: &[PathBuf], json: bool, quiet: bool) -> Result<ExitCode> {
                         None => replay.end.to_string(),
                     };
                     Some(format!(
-                        "{name}: {} rings, {n} turns, {result}, captures P0 {} P1 {}",
+                        "{}: {} rings, {n} turns, {result}, captures P0 {} P1 {}",
+                        printable(name),
                         pos.board().rings(),
                         pos.captures(Player::P0),
                         pos.captures(Player::P1)
@@ -159,7 +163,8 @@ fn replay(paths: &[PathBuf], json: bool, quiet: bool) -> Result<ExitCode> {
                     let line = ErrorLine { file: name, ok: false, error: format!("{e:#}") };
                     Some(serde_json::to_string(&line).unwrap_or_default())
                 } else {
-                    Some(format!("{name}: error: {e:#}"))
+                    // The message may quote the record (`GM[...]`): escaped like the name.
+                    Some(format!("{}: error: {}", printable(name), printable(&format!("{e:#}"))))
                 }
             }
         };
@@ -187,7 +192,8 @@ fn replay(paths: &[PathBuf], json: bool, quiet: bool) -> Result<ExitCode> {
         if failed > 0 {
             let mut reasons: Vec<(&String, &usize)> = by_reason.iter().collect();
             reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+            let reasons: Vec<String> =
+                reasons.iter().map(|(r, n)| format!("{n} {}", printable(r))).collect();
             writeln!(out, "failed by reason: {}", reasons.join(", "))?;
         }
     }

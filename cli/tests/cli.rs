@@ -1,15 +1,10 @@
 //! End-to-end tests of the `zertz` program.
 
+mod common;
+use common::{assert_one_line, stderr, stdout, temp_dir, zertz, zertz_within};
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn zertz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zertz")).args(args).output().expect("zertz runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use std::process::Command;
 
 fn games_dir() -> PathBuf {
     std::env::var("ZERTZ_GAMES")
@@ -354,43 +349,6 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs `zertz` with a deadline: a command that blocks (opening a FIFO, say) is killed and fails
-/// the test instead of hanging it.
-fn zertz_within(args: &[&str], secs: u64) -> Output {
-    use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zertz"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("zertz runs");
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if child.try_wait().expect("zertz can be waited for").is_some() {
-            return child.wait_with_output().expect("zertz's output");
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("zertz {args:?} still runs after {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A fresh temporary folder for one test.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zertz-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("ZERTZ_PYTHON") {
         return PathBuf::from(p);
@@ -440,13 +398,6 @@ torch.jit.save(torch.jit.script(Shape(m.metadata())), f"{d}/shape.pt")
         assert!(out.status.success(), "exporting test models failed: {}", stderr(&out));
         dir
     })
-}
-
-/// Exactly one line on stderr, for any failure.
-fn assert_one_line(o: &Output) {
-    let err = stderr(o);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
 }
 
 #[test]

@@ -19,13 +19,13 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, MatchGame};
-use zertz_arena::{Models, PlayerSpec};
+use zertz_arena::PlayerSpec;
+use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, MatchGame, RecordWriter};
 use zertz_env::Variant;
 use zertz_model::{Inference, ModelError, Network};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
@@ -47,6 +47,15 @@ pub enum EngineError {
     /// A match could not be played, failed or was stopped.
     #[error(transparent)]
     Match(#[from] MatchError),
+    /// The file for the game records of a match exists (nothing is ever replaced; a FIFO or a
+    /// device too, which is never opened) or cannot be created; nothing was played.
+    #[error("cannot write records to {}: {source}", path.display())]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The game records of a match could not be written.
     #[error("cannot write records to {}: {source}", path.display())]
     Records {
@@ -188,8 +197,11 @@ pub struct MatchJob {
     pub max_actions: u32,
     /// Random single actions that open each pair of games (for players without noise).
     pub opening_actions: u32,
-    /// Where the games are written as JSON lines (created or replaced), if anywhere.
+    /// Where the games are written as JSON lines, in game order as they end, if anywhere: a new
+    /// file (one that exists is refused, and never replaced).
     pub out: Option<PathBuf>,
+    /// The longest wait for one answer of a `cmd:` player's program.
+    pub answer_time: Duration,
     /// Where and how the networks of `nn:` players run.
     pub inference: Inference,
 }
@@ -207,6 +219,7 @@ impl MatchJob {
             max_actions: DEFAULT_MAX_ACTIONS,
             opening_actions: 0,
             out: None,
+            answer_time: zertz_arena::command::DEFAULT_ANSWER_TIME,
             inference: Inference::default(),
         }
     }
@@ -247,9 +260,10 @@ pub struct MatchSummary {
     pub out: Option<PathBuf>,
 }
 
-/// Plays `job`: checks the settings, loads each network once (on `job.inference`), plays the
-/// games on a thread pool (`on_game` hears of each as it ends) and writes the records. Setting
-/// `stop` ends it with [`MatchError::Stopped`].
+/// Plays `job`: checks the settings, creates the records file (refused when it exists), loads
+/// each network once (on `job.inference`), plays the games on a thread pool (`on_game` hears of
+/// each as it ends) and writes each record as its turn comes. Setting `stop` ends it with
+/// [`MatchError::Stopped`]; the games finished by then are in the file.
 pub fn play_match(
     job: &MatchJob,
     on_game: &(dyn Fn(&MatchGame) + Sync),
@@ -259,18 +273,21 @@ pub fn play_match(
     let a: PlayerSpec = job.a.parse().map_err(spec)?;
     let b: PlayerSpec = job.b.parse().map_err(spec)?;
     let mut config = MatchConfig {
-        a,
-        b,
         games: job.games,
         variant: job.variant,
         seed: job.seed,
         threads: job.threads,
         max_actions: job.max_actions,
-        models: Models::new(),
         opening_actions: job.opening_actions,
+        answer_time: job.answer_time,
+        ..MatchConfig::new(a, b)
     };
     // Sizes first: nothing loads or starts for a match that cannot be played.
     zertz_arena::matches::check_sizes(&config)?;
+    if let Some(path) = &job.out {
+        check_new_file(path)
+            .map_err(|source| EngineError::Output { path: path.clone(), source })?;
+    }
     let _threads = CpuThreads::keep();
     let networks = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::network);
     for (key, network) in zertz_model::inference::load_networks(
@@ -281,14 +298,38 @@ pub fn play_match(
     )? {
         config.models.insert_key(key, network.evaluator);
     }
+    let writer = match &job.out {
+        Some(path) => Some(RecordWriter::new(std::io::BufWriter::new(
+            create_new_file(path)
+                .map_err(|source| EngineError::Output { path: path.clone(), source })?,
+        ))),
+        None => None,
+    };
+    // The first write that failed: it stops the match.
+    let write_failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
     let started = Instant::now();
-    let result = zertz_arena::matches::run_match_until(&config, on_game, stop)?;
+    let result = zertz_arena::matches::run_match_until(
+        &config,
+        &|game| {
+            on_game(game);
+            let Some(w) = &writer else { return Ok(()) };
+            w.add(game).map_err(|e| {
+                let message = e.to_string();
+                write_failure.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e);
+                MatchError::Refused(message)
+            })
+        },
+        stop,
+    );
     let seconds = started.elapsed().as_secs_f64();
-    if let Some(path) = &job.out {
-        result
-            .write_records_to(path)
-            .map_err(|source| EngineError::Records { path: path.clone(), source })?;
+    // The games finished are written whatever happened, stop and failures included.
+    let finished = writer.map(RecordWriter::finish).transpose();
+    let out_path = || job.out.clone().unwrap_or_default();
+    if let Some(source) = write_failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        return Err(EngineError::Records { path: out_path(), source });
     }
+    let result = result?;
+    finished.map_err(|source| EngineError::Records { path: out_path(), source })?;
     let elo = result.elo();
     Ok(MatchSummary {
         a: result.a.clone(),
@@ -306,5 +347,41 @@ pub fn play_match(
         elo_high: elo.high,
         seconds,
         out: job.out.clone(),
+    })
+}
+
+/// Refuses a path for a new output file that exists (a FIFO or a device included: nothing is
+/// ever replaced, and a FIFO is never opened), saying what it is.
+pub fn check_new_file(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+        Ok(meta) => {
+            let what = if meta.is_file() {
+                "a file"
+            } else {
+                zertz_env::files::file_kind(&meta.file_type())
+            };
+            Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{what} of that name exists (nothing is ever replaced): give a new file"),
+            ))
+        }
+    }
+}
+
+/// Creates a new file for output: [`check_new_file`], then created with `create_new`, so that a
+/// file that appears meanwhile is not replaced either (nor a FIFO opened).
+pub fn create_new_file(path: &Path) -> std::io::Result<std::fs::File> {
+    check_new_file(path)?;
+    std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            std::io::Error::new(
+                e.kind(),
+                "it appeared meanwhile (nothing is ever replaced): give a new file",
+            )
+        } else {
+            e
+        }
     })
 }

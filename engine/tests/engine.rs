@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use zertz_arena::matches::MatchError;
 use zertz_engine::{EngineError, Guide, MatchJob, play_match, selfplay};
 use zertz_search::Preset;
 use zertz_selfplay::config::SelfPlayConfig;
@@ -80,6 +81,70 @@ fn a_match_writes_its_records_and_sums_up() {
     assert!(s.elo_low <= s.elo && s.elo <= s.elo_high);
     assert_eq!(heard.load(Ordering::Relaxed), 4);
     assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_match_never_replaces_a_file_and_never_opens_a_fifo() {
+    let dir = temp_dir("match-out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("games.jsonl");
+    std::fs::write(&out, "precious\n").unwrap();
+    let job = MatchJob {
+        games: 2,
+        threads: 1,
+        out: Some(out.clone()),
+        ..MatchJob::new("greedy", "random")
+    };
+    let never = AtomicBool::new(false);
+    let e = play_match(&job, &|_| panic!("no game may be played"), &never).unwrap_err();
+    assert!(matches!(e, EngineError::Output { .. }) && !e.is_failure_while_working(), "{e:?}");
+    assert!(e.to_string().contains("nothing is ever replaced"), "{e}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious\n");
+    #[cfg(unix)]
+    {
+        let fifo = dir.join("pipe.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        // Opening it would wait for a reader forever: it is refused first.
+        let job = MatchJob { out: Some(fifo), ..job };
+        let e = play_match(&job, &|_| panic!("no game may be played"), &never).unwrap_err();
+        assert!(e.to_string().contains("a FIFO of that name exists"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_stopped_match_keeps_the_games_it_finished() {
+    let dir = temp_dir("match-stop");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("games.jsonl");
+    let job = MatchJob {
+        games: 1000,
+        threads: 2,
+        out: Some(out.clone()),
+        ..MatchJob::new("greedy", "random")
+    };
+    let stop = AtomicBool::new(false);
+    let heard = AtomicUsize::new(0);
+    let e = play_match(
+        &job,
+        &|_| {
+            if heard.fetch_add(1, Ordering::Relaxed) == 5 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+        &stop,
+    )
+    .unwrap_err();
+    assert!(matches!(&e, EngineError::Match(MatchError::Stopped { .. })), "{e:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let games: Vec<u64> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["game"].as_u64().unwrap())
+        .collect();
+    assert_eq!(games.len(), heard.load(Ordering::Relaxed), "every finished game is written");
+    assert!(games.len() < 1000);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

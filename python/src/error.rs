@@ -54,6 +54,14 @@ pub enum Error {
         /// The system's error.
         source: std::io::Error,
     },
+    /// A file that cannot be written, or that exists where output never replaces one.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
     /// Text that is not a move or action in the notation.
     #[error(transparent)]
     Parse(#[from] ParseMoveError),
@@ -139,7 +147,9 @@ impl From<EngineError> for Error {
             EngineError::Config(e) => Error::Config(e),
             EngineError::SelfPlay(e) => Error::SelfPlay(e),
             EngineError::Match(e) => Error::Match(e),
-            EngineError::Records { path, source } => Error::Io { path, source },
+            EngineError::Output { path, source } | EngineError::Records { path, source } => {
+                Error::Write { path, source }
+            }
         }
     }
 }
@@ -180,6 +190,7 @@ impl From<Error> for PyErr {
             Error::Type(_) => PyTypeError::new_err(message),
             Error::Index(_) => PyIndexError::new_err(message),
             Error::Io { source, .. }
+            | Error::Write { source, .. }
             | Error::Config(ConfigError::Io { source, .. })
             | Error::SelfPlay(SelfPlayError::Io { source, .. })
             | Error::SelfPlay(SelfPlayError::Config(ConfigError::Io { source, .. })) => {
@@ -188,20 +199,36 @@ impl From<Error> for PyErr {
             Error::SelfPlay(SelfPlayError::OutputExists { .. }) => {
                 os_error(std::io::ErrorKind::AlreadyExists, message)
             }
-            Error::Model(ModelError::Read { source, .. })
-            | Error::Dataset(DatasetError::Io { source, .. })
-            | Error::Dataset(DatasetError::Archive(ArchiveError::Read { source, .. })) => {
-                os_error(source.kind(), message)
-            }
+            Error::Model(ModelError::Read { source, .. }) => os_error(source.kind(), message),
+            // A dataset that was not made: the exception of what failed, with the whole message
+            // (which says that nothing was left); a build under way, as a folder that holds files.
+            Error::Dataset(e) => match dataset_cause(&e) {
+                Some(kind) => os_error(kind, message),
+                None => PyValueError::new_err(message),
+            },
             Error::SelfPlay(SelfPlayError::Stopped { .. })
             | Error::Match(MatchError::Stopped { .. }) => PyKeyboardInterrupt::new_err(message),
             // A network that fails while a match is played: the work failed, not its settings.
-            Error::Match(MatchError::Player { .. }) => PyRuntimeError::new_err(message),
+            Error::Match(MatchError::Player { .. } | MatchError::Refused(_)) => {
+                PyRuntimeError::new_err(message)
+            }
             Error::Env(zertz_vecenv::Error::Threads(_))
             | Error::SelfPlay(SelfPlayError::Threads(_))
             | Error::Internal(_) => PyRuntimeError::new_err(message),
             _ => PyValueError::new_err(message),
         }
+    }
+}
+
+/// The `OSError` kind of a dataset's failure, None for a `ValueError` (bad settings, a corrupt
+/// archive).
+fn dataset_cause(e: &DatasetError) -> Option<std::io::ErrorKind> {
+    match e {
+        DatasetError::Io { source, .. }
+        | DatasetError::Archive(ArchiveError::Read { source, .. }) => Some(source.kind()),
+        DatasetError::InUse { .. } => Some(std::io::ErrorKind::AlreadyExists),
+        DatasetError::Stopped { source, .. } => dataset_cause(source),
+        _ => None,
     }
 }
 

@@ -131,7 +131,9 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
 }
 
 /// Training shards from game records (see `zertz dataset`): `sources` are record files, folders
-/// and archives; `out` a new or empty folder that gets `train/`, `validation/` and `games.jsonl`.
+/// and archives; `out` a new or empty folder that gets `train/`, `validation/`, `games.jsonl`
+/// and, last, the manifest `dataset.json` (made beside it as `.NAME.partial-PID` and renamed when
+/// complete: a failure leaves nothing, and the next build removes what a killed one left).
 /// Games are kept by `boards` (None: all), `min_turns`, players left out (`exclude_players`, and
 /// boardspace's robots with `exclude_robots`), `ends` ("capture", "resign", "time", "draw"; None:
 /// all four), at most `max_games`; `validation` of them (by game) are held out. Returns the
@@ -275,18 +277,21 @@ pub fn selfplay<'py>(
 /// `nn:MODEL[:SIMS][:PRECISION]`, `cmd:PROGRAM ARGS`), alternating who starts, on `threads`
 /// worker threads (0: one per core); returns the summary dict (wins, draws and losses of `a`,
 /// score, Elo with its 95% interval). Networks run on `device` in `precision` (unless their spec
-/// names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, every game is
-/// written there as a JSON line. Ctrl-C stops it
-/// (`KeyboardInterrupt`).
+/// names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file (one that
+/// exists is refused with `FileExistsError`, never replaced), every game is written there as a
+/// JSON line as it ends, in game order. A `cmd:` program must answer each command within
+/// `answer_time` seconds (None: 30). Ctrl-C stops it (`KeyboardInterrupt`; programs are ended at
+/// once, the games finished are in `out`).
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
                     seed=0, threads=0, out=None, opening_actions=0,
                     max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device=None,
                     precision=None, shared_inference=false, inference_threads=None,
-                    cuda_graphs=false),
+                    cuda_graphs=false, answer_time=None),
        text_signature = "(a, b, *, games=100, board=37, blitz=False, seed=0, threads=0, out=None, \
                          opening_actions=0, max_actions=2000, device=None, precision=None, \
-                         shared_inference=False, inference_threads=None, cuda_graphs=False)")]
+                         shared_inference=False, inference_threads=None, cuda_graphs=False, \
+                         answer_time=None)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -305,8 +310,13 @@ pub fn play_match<'py>(
     shared_inference: bool,
     inference_threads: Option<u16>,
     cuda_graphs: bool,
+    answer_time: Option<f64>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+    let answer_time = match answer_time {
+        Some(t) => zertz_arena::command::check_answer_time(t).map_err(Error::Shape)?,
+        None => zertz_arena::command::DEFAULT_ANSWER_TIME,
+    };
     let job = MatchJob {
         games,
         variant: Variant::new(board.0, set),
@@ -315,6 +325,7 @@ pub fn play_match<'py>(
         max_actions,
         opening_actions,
         out,
+        answer_time,
         inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
         ..MatchJob::new(a, b)
     };

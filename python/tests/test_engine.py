@@ -189,6 +189,73 @@ def test_ctrl_c_stops_a_match() -> None:
     assert time.monotonic() - started < 15
 
 
+def _hanging_program(pidfile: Path) -> str:
+    """A ``cmd:`` player whose program answers ``name`` and ``newgame``, then thinks forever on
+    ``genmove``; it first starts ``sleep 1000`` and writes that process's pid to ``pidfile``."""
+    script = (
+        f'sleep 1000 & echo $! > {pidfile}; while read -r line; do case \\"$line\\" in '
+        "genmove) sleep 1000;; name) printf '= fake\\n\\n';; *) printf '=\\n\\n';; esac; done"
+    )
+    return f'cmd:sh -c "{script}"'
+
+
+def _ended(pidfile: Path) -> bool:
+    """Whether the process of ``pidfile`` ended (gone, or a zombie) within 5 s."""
+    pid = pidfile.read_text().strip()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_ctrl_c_ends_a_program_that_thinks_forever(tmp_path: Path) -> None:
+    pid = tmp_path / "sleep.pid"
+    player = _hanging_program(pid)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        zertz.match(player, "random", games=2, threads=1)
+    timer.join()
+    assert time.monotonic() - started < 10
+    assert _ended(pid), "the program's own child is ended too"
+
+
+def test_a_program_past_its_answer_time_fails_the_match(tmp_path: Path) -> None:
+    pid = tmp_path / "sleep.pid"
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"did not answer 'genmove' within 0\.3 s"):
+        zertz.match(_hanging_program(pid), "random", games=2, threads=1, answer_time=0.3)
+    assert time.monotonic() - started < 10
+    assert _ended(pid)
+    for bad in (0.0, -1.0, math.nan, math.inf, 1e9):
+        with pytest.raises(ValueError, match="answer time"):
+            zertz.match("random", "random", games=1, answer_time=bad)
+
+
+def test_match_output_is_never_replaced_nor_a_fifo_opened(tmp_path: Path) -> None:
+    out = tmp_path / "games.jsonl"
+    out.write_text("precious\n")
+    with pytest.raises(FileExistsError, match="nothing is ever replaced"):
+        zertz.match("greedy", "random", games=2, out=out)
+    assert out.read_text() == "precious\n"
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    with pytest.raises(FileExistsError, match="a FIFO of that name exists"):
+        zertz.match("greedy", "random", games=2, out=fifo)
+    assert time.monotonic() - started < 10
+    # A folder that is not there: an error about writing, not reading.
+    with pytest.raises(FileNotFoundError, match=r"^cannot write .*none/games\.jsonl"):
+        zertz.match("greedy", "random", games=1, out=tmp_path / "none" / "games.jsonl")
+
+
 def test_shards_follow_the_engines_schema(tmp_path: Path) -> None:
     """The arrays of a written shard are those of zertz.shard_schema(), names and dtypes, in
     order; versions and formats come from the native module."""

@@ -349,12 +349,16 @@ def dataset(
     folders and archives (.tar.xz, .tar.gz, .tar, .zip); ``out`` a new or empty folder that gets
     ``train/`` and ``validation/`` shards (``shard-BB-NNNNN.npz``, one board each) and
     ``games.jsonl`` (every kept game: id, name, split, board, first player, players, end, winner,
-    moves). Games are kept by ``boards`` (None: all), ``min_turns``, players left out
-    (``exclude_players``, boardspace's robots with ``exclude_robots``) and ``ends`` (``"capture"``,
-    ``"resign"``, ``"time"``, ``"draw"``; None: all four), at most ``max_games``; a share
-    ``validation`` of them (None: the engine's 0.05) is held out by game. Bad records are counted
-    by reason in the summary dict, never raised. A folder that holds files raises
-    FileExistsError, a source that cannot be read OSError, bad settings ValueError."""
+    moves), and last the manifest ``dataset.json`` (format, version, sources, settings, summary):
+    it is made beside ``out`` as ``.NAME.partial-PID`` and renamed when complete, so a failure
+    leaves nothing (and says so) and the next build removes what a killed one left
+    (``removed_leftovers`` in the summary). Games are kept by ``boards`` (None: all),
+    ``min_turns``, players left out (``exclude_players``, boardspace's robots with
+    ``exclude_robots``) and ``ends`` (``"capture"``, ``"resign"``, ``"time"``, ``"draw"``; None:
+    all four), at most ``max_games``; a share ``validation`` of them (None: the engine's 0.05) is
+    held out by game. Bad records are counted by reason in the summary dict, never raised. A
+    folder that holds files, or one that another build is making, raises FileExistsError, a
+    source that cannot be read OSError, bad settings ValueError."""
 
 def selfplay_config(
     config: str | PathLike[str] | Mapping[str, Any] | None = None,
@@ -380,6 +384,7 @@ def match(
     shared_inference: bool = False,
     inference_threads: int | None = None,
     cuda_graphs: bool = False,
+    answer_time: float | None = None,
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
     ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION]"``,
@@ -388,6 +393,10 @@ def match(
     ``losses`` of ``a``, ``score``, ``elo`` with ``elo_low`` and ``elo_high`` (95%),
     ``seconds``). Networks run on ``device`` in ``precision`` (unless a spec names its own;
     through CUDA graphs on a GPU with ``cuda_graphs``);
-    each pair of games may open with ``opening_actions`` random actions. With ``out``, every game
-    is written there as a JSON line. A bad player spec raises ValueError, a network that fails
-    during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt``."""
+    each pair of games may open with ``opening_actions`` random actions. With ``out``, a new file
+    (one that exists, a FIFO among them, raises FileExistsError and is never replaced or opened),
+    every game is written there as a JSON line as it ends, in game order. A ``cmd:`` program must
+    answer each command within ``answer_time`` seconds (None: 30) and in at most 1 MiB, or it
+    fails the match. A bad player spec raises ValueError, a network or program that fails during
+    a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt`` (programs are ended at once; the
+    games finished are in ``out``)."""

@@ -1,0 +1,43 @@
+//! What the tests of `cmd:` players share: programs (shell scripts) that hang as broken engines
+//! do, and a check that a process they started has ended.
+
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use zertz_arena::players::PlayerSpec;
+
+/// A program that answers `name` and `newgame`, then runs `genmove` as given (`sleep 1000`: it
+/// thinks forever); it first starts `sleep 1000` of its own and writes that process's pid to
+/// `pidfile`.
+pub fn hanging(pidfile: &Path, genmove: &str) -> PlayerSpec {
+    let body = format!(
+        "sleep 1000 & echo $! > '{}'; while read -r line; do case \"$line\" in \
+         genmove) {genmove};; name) printf '= fake\\n\\n';; *) printf '=\\n\\n';; esac; done",
+        pidfile.display()
+    );
+    PlayerSpec::Command(vec!["sh".into(), "-c".into(), body])
+}
+
+/// A file for a pid, unique to this test process.
+pub fn pidfile(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("zertz-{name}-{}.pid", std::process::id()))
+}
+
+/// Whether the process whose pid `pidfile` holds has ended (gone, or a zombie waiting for init)
+/// within 5 s.
+pub fn ended(pidfile: &Path) -> bool {
+    let pid = std::fs::read_to_string(pidfile).unwrap().trim().to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat) if stat.rsplit(')').next().is_some_and(|s| s.trim().starts_with('Z')) => {
+                return true;
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
