@@ -31,6 +31,9 @@ pub struct MatchFileConfig {
     /// The longest a `cmd:` player's program may take to answer one command, in seconds (more
     /// than 0, at most a day).
     pub answer_time: f64,
+    /// Time per move in seconds of every searching player without its own `:time=` (0: none,
+    /// each player searches its simulations or depth; else from 0.001 to 3600).
+    pub move_time: f64,
 }
 
 impl Default for MatchFileConfig {
@@ -44,6 +47,7 @@ impl Default for MatchFileConfig {
             threads: 0,
             out: None,
             answer_time: crate::command::DEFAULT_ANSWER_TIME.as_secs_f64(),
+            move_time: 0.0,
         }
     }
 }
@@ -69,7 +73,20 @@ impl MatchFileConfig {
         if let Err(reason) = crate::command::check_answer_time(config.answer_time) {
             return bad("answer_time", reason);
         }
+        if config.move_time != 0.0 {
+            if let Err(reason) = crate::players::check_move_time(config.move_time) {
+                return bad("move_time", format!("{reason} (or 0 for none)"));
+            }
+        }
         Ok(config)
+    }
+
+    /// [`MatchFileConfig::move_time`] as a duration (checked when read), `None` for 0.
+    pub fn move_time(&self) -> Option<std::time::Duration> {
+        if self.move_time == 0.0 {
+            return None;
+        }
+        crate::players::check_move_time(self.move_time).ok()
     }
 
     /// [`MatchFileConfig::answer_time`] as a duration (checked when read).

@@ -17,6 +17,7 @@
 //! assert_eq!(result.games(), 4);
 //! ```
 
+mod alphabeta;
 pub mod analysis;
 pub mod command;
 pub mod config;
@@ -27,6 +28,7 @@ pub mod protocol;
 pub use analysis::{Analysis, Analyzer, MoveStats, analyze};
 pub use command::CommandPlayer;
 pub use players::{
-    GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer, parse_player,
+    AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer,
+    parse_player,
 };
 pub use protocol::{EngineSession, Reply};

@@ -20,12 +20,14 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
 
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
 use crate::command::{DEFAULT_ANSWER_TIME, ProgramLimits};
-use crate::players::{Models, Player, PlayerError, PlayerSpec, SpecError};
+use crate::players::{Models, Player, PlayerError, PlayerSpec, SpecError, WorkUnit};
 use zertz_selfplay::config::MAX_THREADS;
 pub use zertz_selfplay::records::End;
 use zertz_selfplay::records::GameRecord;
@@ -71,6 +73,54 @@ pub enum MatchError {
     Refused(String),
 }
 
+/// What one player did in its games: moves (whole turns: a capture chain is one), the time it
+/// took to choose them, and the work of its searches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Effort {
+    /// Turns played (a capture chain is one, whatever its hops).
+    pub moves: u64,
+    /// Seconds spent choosing, all decisions of those turns together.
+    pub seconds: f64,
+    /// Positions (alpha-beta) or simulations (MCTS) searched; 0 for players that do not search
+    /// here.
+    pub work: u64,
+    /// What `work` counts (`None` for players that do not search here).
+    pub unit: Option<WorkUnit>,
+}
+
+impl Effort {
+    /// The sum of two efforts (of the same player in two games).
+    pub fn add(&self, other: &Effort) -> Effort {
+        Effort {
+            moves: self.moves + other.moves,
+            seconds: self.seconds + other.seconds,
+            work: self.work + other.work,
+            unit: self.unit.or(other.unit),
+        }
+    }
+
+    /// Mean seconds per move.
+    pub fn seconds_per_move(&self) -> f64 {
+        self.seconds / self.moves.max(1) as f64
+    }
+
+    /// Mean work per move.
+    pub fn work_per_move(&self) -> f64 {
+        self.work as f64 / self.moves.max(1) as f64
+    }
+
+    /// `0.98 s and 31,200 nodes per move` (without the work for players that do not search).
+    pub fn describe(&self) -> String {
+        let time = format!("{:.3} s", self.seconds_per_move());
+        match self.unit {
+            Some(unit) => {
+                format!("{time} and {:.0} {} per move", self.work_per_move(), unit.name())
+            }
+            None => format!("{time} per move"),
+        }
+    }
+}
+
 /// One game of a match: its record (the typed record of every game, with the players' names)
 /// and what the match counts.
 #[derive(Clone, Debug, PartialEq)]
@@ -81,6 +131,10 @@ pub struct MatchGame {
     pub a_is_p0: bool,
     /// Single actions played.
     pub actions: u32,
+    /// What A did in the game.
+    pub a_effort: Effort,
+    /// What B did in the game.
+    pub b_effort: Effort,
 }
 
 impl MatchGame {
@@ -114,6 +168,8 @@ pub struct PlayedGame {
     pub end: End,
     /// Single actions played.
     pub actions: u32,
+    /// What P0 and P1 did ([`Effort::work`]: since the player was built).
+    pub effort: [Effort; 2],
 }
 
 /// Plays one game between `p0` (moving first) and `p1` from the start of `variant`; after
@@ -151,16 +207,31 @@ fn play_game_until(
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<PlayedGame>, PlayerError> {
     let mut actions = played;
+    let mut effort = [Effort::default(); 2];
+    let efforts = |effort: &mut [Effort; 2], p0: &dyn Player, p1: &dyn Player| {
+        for (e, p) in effort.iter_mut().zip([p0, p1]) {
+            if let Some((unit, work)) = p.work() {
+                e.unit = Some(unit);
+                e.work = work;
+            }
+        }
+        *effort
+    };
     while actions < max_actions && !game.is_over() {
         if stop() {
             return Ok(None);
         }
         let pos = *game.position();
         let mover: &mut dyn Player = if pos.turn() == Side::P0 { &mut *p0 } else { &mut *p1 };
+        let started = Instant::now();
         let a = mover.choose(&pos)?;
+        let e = &mut effort[pos.turn().index()];
+        e.seconds += started.elapsed().as_secs_f64();
+        e.moves += u64::from(pos.chain().is_none());
         if game.play_action(&a).is_err() {
             let winner = Some(!pos.turn());
-            return Ok(Some(PlayedGame { game, winner, end: End::Illegal, actions }));
+            let effort = efforts(&mut effort, p0, p1);
+            return Ok(Some(PlayedGame { game, winner, end: End::Illegal, actions, effort }));
         }
         actions += 1;
         p0.observe(&pos, &a);
@@ -172,7 +243,8 @@ fn play_game_until(
         Some(Outcome::Draw) if game.is_repetition() => (None, End::Repetition),
         Some(Outcome::Draw) => (None, End::Draw),
     };
-    Ok(Some(PlayedGame { game, winner, end, actions }))
+    let effort = efforts(&mut effort, p0, p1);
+    Ok(Some(PlayedGame { game, winner, end, actions, effort }))
 }
 
 /// An Elo difference with its 95% interval.
@@ -251,6 +323,10 @@ pub struct MatchResult {
     pub draws: u32,
     /// Games A lost.
     pub losses: u32,
+    /// What A did, over every game.
+    pub a_effort: Effort,
+    /// What B did.
+    pub b_effort: Effort,
 }
 
 impl MatchResult {
@@ -323,6 +399,10 @@ pub struct MatchConfig {
     /// The longest wait for one answer of a `cmd:` player's program ([`ProgramLimits`]); past
     /// it the program fails the match.
     pub answer_time: Duration,
+    /// Time per move of every searching player without its own (`:time=`): each search runs
+    /// until it is spent ([`Player::set_move_time`]). `None`: each player's own measure
+    /// (simulations, depth).
+    pub move_time: Option<Duration>,
 }
 
 impl MatchConfig {
@@ -340,6 +420,7 @@ impl MatchConfig {
             models: Models::new(),
             opening_actions: 0,
             answer_time: DEFAULT_ANSWER_TIME,
+            move_time: None,
         }
     }
 }
@@ -367,8 +448,13 @@ fn play_match_game_until(
     stop: &dyn Fn() -> bool,
 ) -> Result<MatchGame, MatchError> {
     let build = |spec: &PlayerSpec, side| {
-        spec.build_with(player_seed(config.seed, game, side), &config.models, limits)
-            .map_err(MatchError::Spec)
+        spec.build_for_time(
+            player_seed(config.seed, game, side),
+            &config.models,
+            limits,
+            config.move_time,
+        )
+        .map_err(MatchError::Spec)
     };
     let mut a = build(&config.a, 0)?;
     let mut b = build(&config.b, 1)?;
@@ -390,7 +476,9 @@ fn play_match_game_until(
             .ok_or(MatchError::Stopped { games: 0 })?;
     let players = Some([p0_name, p1_name]);
     let record = GameRecord::of_game(game as u64, &played.game, played.end, played.winner, players);
-    Ok(MatchGame { record, a_is_p0, actions: played.actions })
+    let [e0, e1] = played.effort;
+    let (a_effort, b_effort) = if a_is_p0 { (e0, e1) } else { (e1, e0) };
+    Ok(MatchGame { record, a_is_p0, actions: played.actions, a_effort, b_effort })
 }
 
 /// Checks the thread and game counts of a match against [`MAX_THREADS`] and [`MAX_GAMES`], and
@@ -413,6 +501,9 @@ pub fn check_sizes(config: &MatchConfig) -> Result<(), MatchError> {
     }
     if let Err(e) = crate::command::check_answer_time(config.answer_time.as_secs_f64()) {
         return Err(MatchError::Settings(e));
+    }
+    if let Some(t) = config.move_time {
+        crate::players::check_move_time(t.as_secs_f64()).map_err(MatchError::Settings)?;
     }
     Ok(())
 }
@@ -488,6 +579,7 @@ pub fn run_match_until(
     let next_game = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
     let [wins, draws, losses] = [(); 3].map(|()| AtomicU32::new(0));
+    let efforts = Mutex::new([Effort::default(); 2]);
     let delivery = Mutex::new(Delivery { next: 0, waiting: BTreeMap::new(), open: true });
     let handed = Condvar::new();
     // The first failure (the others are the stops it caused).
@@ -546,6 +638,11 @@ pub fn run_match_until(
                             _ => &draws,
                         };
                         counter.fetch_add(1, Ordering::Relaxed);
+                        {
+                            let mut e = efforts.lock().unwrap_or_else(PoisonError::into_inner);
+                            e[0] = e[0].add(&game.a_effort);
+                            e[1] = e[1].add(&game.b_effort);
+                        }
                         let mut d = lock();
                         d.waiting.insert(i, game);
                         hand_over(&mut d);
@@ -571,6 +668,7 @@ pub fn run_match_until(
         return Err(e);
     }
     let finished = finished.into_inner();
+    let efforts = efforts.into_inner().unwrap_or_else(PoisonError::into_inner);
     if finished < config.games {
         return Err(MatchError::Stopped { games: finished });
     }
@@ -581,6 +679,8 @@ pub fn run_match_until(
         wins: wins.into_inner(),
         draws: draws.into_inner(),
         losses: losses.into_inner(),
+        a_effort: efforts[0],
+        b_effort: efforts[1],
     })
 }
 

@@ -6,9 +6,15 @@
 //! - [`MctsPlayer`]: [`search`] with any [`Evaluator`] and a fixed number of simulations per
 //!   decision, no root noise, the most visited action, tree reuse between decisions.
 //!
+//! - [`AlphaBetaPlayer`]: the classic alpha-beta searcher ([`zertz_search::alphabeta`]) to a
+//!   fixed depth or for a time per move.
+//!
 //! [`PlayerSpec`] names them in text (`random`, `greedy`, `mcts:1000`, `uniform:800`,
-//! `nn:MODEL:400`, and `cmd:PROGRAM ARGS` for another program that speaks the engine protocol,
-//! [`crate::command`]) for the command line and [`crate::matches`].
+//! `nn:MODEL:400`, `alphabeta`, `alphabeta:3`, and `cmd:PROGRAM ARGS` for another program that
+//! speaks the engine protocol, [`crate::command`]) for the command line and [`crate::matches`].
+//! A searching player's spec may end with its own time per move, `:time=SECONDS`
+//! (`alphabeta:time=0.5`, `mcts:time=2`, `nn:MODEL:time=1`): it then searches until that time is
+//! spent ([`Player::set_move_time`]).
 //!
 //! ```
 //! use zertz_env::{Player as Side, Position, Variant};
@@ -24,13 +30,16 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, SplitMix64};
 
+use zertz_search::alphabeta::MAX_DEPTH;
 use zertz_search::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
-use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search};
+use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search_interruptible};
 use zertz_search::{Precision, Preset, SearchConfig};
 
+pub use crate::alphabeta::AlphaBetaPlayer;
 use crate::analysis::Analyzer;
 use crate::command::{self, CommandPlayer, ProgramLimits};
 
@@ -77,9 +86,22 @@ pub enum SpecError {
     /// Not one of the kinds of player.
     #[error(
         "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS, \
-         nn:MODEL[:SIMS][:PRECISION] or cmd:PROGRAM ARGS"
+         nn:MODEL[:SIMS][:PRECISION], alphabeta[:DEPTH] or cmd:PROGRAM ARGS (a searching \
+         player may end with :time=SECONDS)"
     )]
     Unknown(String),
+    /// An alpha-beta depth that is not a number from 1 to [`MAX_DEPTH`].
+    #[error("bad player '{0}': the depth must be an integer from 1 to {MAX_DEPTH} (whole turns)")]
+    Depth(String),
+    /// A `:time=SECONDS` that is not a time per move ([`check_move_time`]), or on a player that
+    /// does not search.
+    #[error("bad player '{player}': {reason}")]
+    Time {
+        /// The spec.
+        player: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A simulation count that is not a number from 1 to [`MAX_SIMULATIONS`].
     #[error(
         "bad player '{0}': the simulation count must be an integer from 1 to {MAX_SIMULATIONS}"
@@ -120,6 +142,44 @@ pub enum SpecError {
 /// memory.
 pub const MAX_SIMULATIONS: u32 = 1 << 20;
 
+/// The shortest time per move: a searcher asked for less would answer before it started.
+pub const MIN_MOVE_TIME: Duration = Duration::from_millis(1);
+/// The longest time per move: an hour.
+pub const MAX_MOVE_TIME: Duration = Duration::from_secs(3600);
+
+/// A time per move in seconds (`--move-time`, `:time=`), checked: a number from 0.001 to 3600.
+pub fn check_move_time(seconds: f64) -> Result<Duration, String> {
+    let (min, max) = (MIN_MOVE_TIME.as_secs_f64(), MAX_MOVE_TIME.as_secs_f64());
+    if seconds.is_finite() && (min..=max).contains(&seconds) {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "the time per move must be a number of seconds from {min} to {max}, not {seconds}"
+        ))
+    }
+}
+
+/// What a player's searches count: positions (alpha-beta, quiescence included) or simulations
+/// (MCTS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkUnit {
+    /// Positions searched.
+    Nodes,
+    /// Simulations.
+    Simulations,
+}
+
+impl WorkUnit {
+    /// `nodes` or `simulations`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkUnit::Nodes => "nodes",
+            WorkUnit::Simulations => "simulations",
+        }
+    }
+}
+
 /// Something that plays ZÈRTZ one single action at a time (a placement, one hop of a capture
 /// chain, or a pass).
 pub trait Player: Send {
@@ -152,6 +212,18 @@ pub trait Player: Send {
     /// search stops adding simulations there). Players that do not search here ignore it.
     fn set_max_tree_bytes(&mut self, bytes: usize) {
         let _ = bytes;
+    }
+
+    /// Searches until `time` is spent at every decision (`None`: by its own measure, the
+    /// simulations or depth of its spec). Players that do not search here ignore it.
+    fn set_move_time(&mut self, time: Option<Duration>) {
+        let _ = time;
+    }
+
+    /// What the player's searches have done since it was built, in total: `None` for players
+    /// that do not search here.
+    fn work(&self) -> Option<(WorkUnit, u64)> {
+        None
     }
 }
 
@@ -217,15 +289,49 @@ fn progress(set: MarbleSet, caps: &ByMarble<u8>) -> f64 {
     best.max(mixed) + 0.02 * f64::from(caps.total())
 }
 
+/// The rest of a capture chain that a player chose whole and plays hop by hop over its next
+/// decisions, and the hash of the position where its next hop is due.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChainPlan {
+    hops: Vec<Hop>,
+    at: u64,
+}
+
+impl ChainPlan {
+    /// The next hop of the plan when `pos` is where it is due and it is legal there; else the
+    /// plan is dropped and `None`.
+    pub(crate) fn next(&mut self, pos: &Position) -> Option<Action> {
+        if self.hops.is_empty() || pos.hash() != self.at {
+            self.hops.clear();
+            return None;
+        }
+        let a = Action::Hop(self.hops.remove(0));
+        if !pos.is_legal_action(&a) {
+            self.hops.clear();
+            return None;
+        }
+        self.at = pos.play_action(&a).map_or(0, |p| p.hash());
+        Some(a)
+    }
+
+    /// The first action of `m`, chosen in `pos`; the rest of its chain is planned.
+    pub(crate) fn start(&mut self, pos: &Position, m: &Move) -> Action {
+        let (first, rest) = split_chain(pos, m);
+        self.hops = rest;
+        if !self.hops.is_empty() {
+            self.at = pos.play_action(&first).map_or(0, |p| p.hash());
+        }
+        first
+    }
+}
+
 /// Plays whole-turn moves by a one-ply heuristic: the gain of the mover towards its closest win
 /// set minus the best gain of the opponent's reply, ties broken at random. A capture chain is
 /// planned whole and played hop by hop over the next decisions.
 #[derive(Clone, Debug)]
 pub struct GreedyPlayer {
     rng: SplitMix64,
-    /// The rest of a planned chain and the hash of the position where its next hop is due.
-    plan: Vec<Hop>,
-    plan_at: u64,
+    plan: ChainPlan,
     moves: Vec<Move>,
     replies: Vec<Move>,
     best: Vec<usize>,
@@ -236,8 +342,7 @@ impl GreedyPlayer {
     pub fn new(seed: u64) -> GreedyPlayer {
         GreedyPlayer {
             rng: SplitMix64(seed),
-            plan: Vec::new(),
-            plan_at: 0,
+            plan: ChainPlan::default(),
             moves: Vec::new(),
             replies: Vec::new(),
             best: Vec::new(),
@@ -289,15 +394,9 @@ impl Player for GreedyPlayer {
     }
 
     fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
-        if !self.plan.is_empty() && pos.hash() == self.plan_at {
-            let hop = self.plan.remove(0);
-            let a = Action::Hop(hop);
-            if pos.is_legal_action(&a) {
-                self.plan_at = pos.play_action(&a).map_or(0, |p| p.hash());
-                return Ok(a);
-            }
+        if let Some(a) = self.plan.next(pos) {
+            return Ok(a);
         }
-        self.plan.clear();
         let mut moves = std::mem::take(&mut self.moves);
         moves.clear();
         pos.legal_moves_into(&mut moves);
@@ -321,12 +420,7 @@ impl Player for GreedyPlayer {
         let pick = self.best[self.rng.below(self.best.len())];
         let chosen = moves[pick];
         self.moves = moves;
-        let (first, rest) = split_chain(pos, &chosen);
-        if !rest.is_empty() {
-            self.plan = rest;
-            self.plan_at = pos.play_action(&first).map_or(0, |p| p.hash());
-        }
-        Ok(first)
+        Ok(self.plan.start(pos, &chosen))
     }
 }
 
@@ -360,6 +454,10 @@ pub struct MctsPlayer {
     max_arena: usize,
     /// The memory budget of the tree.
     max_tree_bytes: usize,
+    /// Search until this time is spent instead of counting simulations.
+    move_time: Option<Duration>,
+    /// Simulations run by every search so far.
+    simulations_run: u64,
 }
 
 impl fmt::Debug for MctsPlayer {
@@ -393,6 +491,8 @@ impl MctsPlayer {
             // keep a few searches' worth of nodes at most.
             max_arena: 4 * simulations as usize + 1024,
             max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
+            move_time: None,
+            simulations_run: 0,
         }
     }
 
@@ -462,13 +562,22 @@ impl Player for MctsPlayer {
                     }
                     None => self.tree.insert(Tree::with_max_bytes(*pos, self.max_tree_bytes)),
                 };
-                let searched = search(
+                let before = tree.root_visits();
+                // Under a time per move, as many simulations as the time (and the tree's memory
+                // budget) allow.
+                let (simulations, deadline) = match self.move_time {
+                    Some(t) => (MAX_SIMULATIONS, Some(Instant::now() + t)),
+                    None => (self.simulations, None),
+                };
+                let searched = search_interruptible(
                     std::slice::from_mut(tree),
-                    &[self.simulations],
+                    &[simulations],
                     &self.config,
                     self.evaluator.as_ref(),
                     &mut self.scratch,
+                    &mut || deadline.is_some_and(|d| Instant::now() >= d),
                 );
+                self.simulations_run += u64::from(tree.root_visits().saturating_sub(before));
                 if let Err(error) = searched {
                     // The tree may hold half-finished statistics: start afresh next time.
                     self.tree = None;
@@ -515,6 +624,65 @@ impl Player for MctsPlayer {
             t.set_max_bytes(bytes);
         }
     }
+
+    /// Under a time per move the simulation count is not used: each search runs until the time
+    /// is spent (or its tree reaches its memory budget), and the tree keeps the subtree of the
+    /// position reached whatever its size.
+    fn set_move_time(&mut self, time: Option<Duration>) {
+        self.move_time = time;
+        self.max_arena = match time {
+            Some(_) => usize::MAX,
+            None => 4 * self.simulations as usize + 1024,
+        };
+    }
+
+    fn work(&self) -> Option<(WorkUnit, u64)> {
+        Some((WorkUnit::Simulations, self.simulations_run))
+    }
+}
+
+// ------------------------------------------------------------------------------------- timed
+
+/// A searching player with its own time per move (`SPEC:time=SECONDS`), named by its whole spec;
+/// a match's time per move does not replace its own.
+struct TimedPlayer {
+    name: String,
+    inner: Box<dyn Player>,
+}
+
+impl Player for TimedPlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        self.inner.choose(pos).map_err(|e| match e {
+            PlayerError::Evaluator { error, .. } => {
+                PlayerError::Evaluator { player: self.name.clone(), error }
+            }
+            other => other,
+        })
+    }
+
+    fn observe(&mut self, before: &Position, action: &Action) {
+        self.inner.observe(before, action);
+    }
+
+    fn release_memory(&mut self) {
+        self.inner.release_memory();
+    }
+
+    fn kept_bytes(&self) -> usize {
+        self.inner.kept_bytes()
+    }
+
+    fn set_max_tree_bytes(&mut self, bytes: usize) {
+        self.inner.set_max_tree_bytes(bytes);
+    }
+
+    fn work(&self) -> Option<(WorkUnit, u64)> {
+        self.inner.work()
+    }
 }
 
 // -------------------------------------------------------------------------------------- specs
@@ -547,7 +715,23 @@ pub enum PlayerSpec {
     },
     /// [`CommandPlayer`]: a program and its arguments (at least the program).
     Command(Vec<String>),
+    /// [`AlphaBetaPlayer`] to a fixed depth in whole turns (`alphabeta:DEPTH`), or deepening
+    /// for its time per move (`alphabeta`: [`DEFAULT_ALPHABETA_TIME`] unless a match or
+    /// `:time=` sets one).
+    AlphaBeta(Option<u32>),
+    /// A searching player (alpha-beta, MCTS or a network's) with its own time per move:
+    /// `SPEC:time=SECONDS`. A match's time per move does not replace it, so two players may have
+    /// different times (a handicap).
+    Timed {
+        /// The player.
+        spec: Box<PlayerSpec>,
+        /// Its time per move ([`check_move_time`]).
+        time: Duration,
+    },
 }
+
+/// The time per move of `alphabeta` when neither its spec nor the match gives one.
+pub const DEFAULT_ALPHABETA_TIME: Duration = Duration::from_secs(1);
 
 /// Simulations of `mcts` and `uniform` without a count.
 pub const DEFAULT_SIMULATIONS: u32 = 1000;
@@ -602,7 +786,37 @@ impl PlayerSpec {
     pub fn network(&self) -> Option<(&str, Option<Precision>)> {
         match self {
             PlayerSpec::Neural { model, precision, .. } => Some((model, *precision)),
+            PlayerSpec::Timed { spec, .. } => spec.network(),
             _ => None,
+        }
+    }
+
+    /// The player without its own time per move (`SPEC` of `SPEC:time=SECONDS`).
+    pub fn untimed(&self) -> &PlayerSpec {
+        match self {
+            PlayerSpec::Timed { spec, .. } => spec,
+            other => other,
+        }
+    }
+
+    /// The time per move the spec gives its player (`:time=`), if any.
+    pub fn own_time(&self) -> Option<Duration> {
+        match self {
+            PlayerSpec::Timed { time, .. } => Some(*time),
+            _ => None,
+        }
+    }
+
+    /// Whether the player searches here, so that a time per move applies to it (alpha-beta,
+    /// MCTS and networks' players; not `random`, `greedy` or a `cmd:` program).
+    pub fn searches(&self) -> bool {
+        match self {
+            PlayerSpec::Mcts(_)
+            | PlayerSpec::Uniform(_)
+            | PlayerSpec::Neural { .. }
+            | PlayerSpec::AlphaBeta(_)
+            | PlayerSpec::Timed { .. } => true,
+            PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::Command(_) => false,
         }
     }
 
@@ -651,7 +865,29 @@ impl PlayerSpec {
             PlayerSpec::Command(words) => {
                 Box::new(CommandPlayer::start_with(words, limits.clone())?)
             }
+            PlayerSpec::AlphaBeta(depth) => Box::new(AlphaBetaPlayer::new(*depth)),
+            PlayerSpec::Timed { spec, time } => {
+                let mut inner = spec.build_with(seed, models, limits)?;
+                inner.set_move_time(Some(*time));
+                Box::new(TimedPlayer { name: self.to_string(), inner })
+            }
         })
+    }
+
+    /// [`PlayerSpec::build_with`] for a game at `move_time` per move (`None`: each player's own
+    /// measure): a searching player without its own `:time=` searches for that time.
+    pub fn build_for_time(
+        &self,
+        seed: u64,
+        models: &Models,
+        limits: &ProgramLimits,
+        move_time: Option<Duration>,
+    ) -> Result<Box<dyn Player>, SpecError> {
+        let mut player = self.build_with(seed, models, limits)?;
+        if move_time.is_some() && self.own_time().is_none() {
+            player.set_move_time(move_time);
+        }
+        Ok(player)
     }
 
     /// The evaluator and search settings with which this player's positions are analysed
@@ -667,9 +903,11 @@ impl PlayerSpec {
                 Preset::Network,
             ),
             PlayerSpec::Uniform(_) => (Arc::new(UniformEvaluator), Preset::Rollout),
+            PlayerSpec::Timed { spec, .. } => return spec.analyzer(seed, models),
             PlayerSpec::Random
             | PlayerSpec::Greedy
             | PlayerSpec::Mcts(_)
+            | PlayerSpec::AlphaBeta(_)
             | PlayerSpec::Command(_) => {
                 (Arc::new(RolloutEvaluator { rollouts: 1, seed }), Preset::Rollout)
             }
@@ -692,6 +930,9 @@ impl fmt::Display for PlayerSpec {
                 write!(f, "nn:{model}:{simulations}:{p}")
             }
             PlayerSpec::Command(words) => write!(f, "cmd:{}", command::join_words(words)),
+            PlayerSpec::AlphaBeta(None) => write!(f, "alphabeta"),
+            PlayerSpec::AlphaBeta(Some(d)) => write!(f, "alphabeta:{d}"),
+            PlayerSpec::Timed { spec, time } => write!(f, "{spec}:time={}", time.as_secs_f64()),
         }
     }
 }
@@ -701,6 +942,29 @@ impl FromStr for PlayerSpec {
 
     fn from_str(spec: &str) -> Result<PlayerSpec, SpecError> {
         let spec = spec.trim();
+        // A searching player's own time per move: SPEC:time=SECONDS (not inside a program's
+        // words).
+        let is_cmd = spec.get(..4).is_some_and(|k| k.eq_ignore_ascii_case("cmd:"));
+        if let Some((inner, tail)) = spec.rsplit_once(':') {
+            let tail = tail.trim();
+            let is_time = tail.get(..5).is_some_and(|k| k.eq_ignore_ascii_case("time="));
+            if is_time && !is_cmd {
+                let bad = |reason: String| SpecError::Time { player: spec.to_string(), reason };
+                let seconds = tail[5..]
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| bad(format!("'{}' is not a number of seconds", &tail[5..])))?;
+                let time = check_move_time(seconds).map_err(bad)?;
+                let inner: PlayerSpec = inner.parse()?;
+                return match inner {
+                    PlayerSpec::Timed { .. } => Err(bad("one time per move at most".into())),
+                    _ if !inner.searches() => {
+                        Err(bad(format!("{inner} does not search, so it takes no time per move")))
+                    }
+                    _ => Ok(PlayerSpec::Timed { spec: Box::new(inner), time }),
+                };
+            }
+        }
         let (kind, arg) = match spec.split_once(':') {
             Some((k, a)) => (k, Some(a)),
             None => (spec, None),
@@ -734,6 +998,11 @@ impl FromStr for PlayerSpec {
             ("greedy", None) => Ok(PlayerSpec::Greedy),
             ("mcts", a) => Ok(PlayerSpec::Mcts(sims(a, DEFAULT_SIMULATIONS)?)),
             ("uniform", a) => Ok(PlayerSpec::Uniform(sims(a, DEFAULT_SIMULATIONS)?)),
+            ("alphabeta", None) => Ok(PlayerSpec::AlphaBeta(None)),
+            ("alphabeta", Some(d)) => match d.trim().parse::<u32>() {
+                Ok(d) if (1..=MAX_DEPTH).contains(&d) => Ok(PlayerSpec::AlphaBeta(Some(d))),
+                _ => Err(SpecError::Depth(spec.to_string())),
+            },
             ("nn", Some(rest)) => {
                 // nn:MODEL[:SIMS][:PRECISION] (a model path may itself hold colons).
                 let (rest, precision) = match rest.rsplit_once(':') {

@@ -32,6 +32,9 @@ use zertz_env::{
 };
 use zertz_search::mcts::DEFAULT_MAX_TREE_BYTES;
 
+use zertz_search::alphabeta::{Limits, MAX_DEPTH};
+
+use crate::alphabeta::AlphaBetaPlayer;
 use crate::analysis::Analyzer;
 use crate::players::{MAX_SIMULATIONS, Models, Player, PlayerSpec, SpecError};
 
@@ -129,6 +132,8 @@ impl Reply {
 pub struct EngineSession {
     player: Box<dyn Player>,
     analyzer: Analyzer,
+    /// An alpha-beta player's searcher for `analyze` (its own table), in place of `analyzer`.
+    alphabeta: Option<AlphaBetaPlayer>,
     /// The memory budget of every search tree (`genmove`'s and `analyze`'s).
     max_tree_bytes: usize,
     game: Game,
@@ -161,9 +166,18 @@ impl EngineSession {
         seed: u64,
         variant: Variant,
     ) -> Result<EngineSession, SpecError> {
+        let alphabeta = match spec.untimed() {
+            PlayerSpec::AlphaBeta(depth) => {
+                let mut p = AlphaBetaPlayer::new(*depth);
+                p.set_move_time(spec.own_time());
+                Some(p)
+            }
+            _ => None,
+        };
         Ok(EngineSession {
             player: spec.build(seed, models)?,
             analyzer: spec.analyzer(seed, models)?,
+            alphabeta,
             max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
             game: Game::new(variant, Side::P0),
             turns: Vec::new(),
@@ -252,7 +266,11 @@ impl EngineSession {
             "setposition" => self.set_position(&args.join(" ")),
             "showboard" => none(format!("\n{}", self.game.position().diagram())),
             "analyze" => match args {
+                [n] if self.alphabeta.is_some() => self.analyze_alphabeta(n),
                 [n] => self.analyze(n),
+                _ if self.alphabeta.is_some() => {
+                    Err("analyze needs a depth in whole turns: analyze N".into())
+                }
                 _ => Err("analyze needs a number of simulations: analyze N".into()),
             },
             _ => Err(format!("unknown command '{command}'")),
@@ -383,6 +401,42 @@ impl EngineSession {
             }
             None => Err("nothing to undo".into()),
         }
+    }
+
+    /// `analyze N` of an alpha-beta player: a search to depth N (whole turns), within the
+    /// player's time per move if it has one (`alphabeta`, `alphabeta:time=SECONDS`), and its
+    /// score, depth reached, node counts and principal variation:
+    /// `score S depth D nodes N qnodes Q` (`mate M` after it for a forced result, `M` turns of
+    /// both sides away, negative when lost), then `pv MOVE MOVE ...`.
+    fn analyze_alphabeta(&mut self, n: &str) -> Done {
+        let depth = match n.parse::<u32>() {
+            Ok(d) if (1..=MAX_DEPTH).contains(&d) => d,
+            _ => return Err(format!("bad depth '{n}': write a number from 1 to {MAX_DEPTH}")),
+        };
+        if self.game.is_over() {
+            return Err("the game is over".into());
+        }
+        let Some(searcher) = &mut self.alphabeta else {
+            return Err("this engine does not search with alpha-beta".into());
+        };
+        let limits = Limits { max_depth: depth, ..searcher.limits() };
+        let pos = *self.game.position();
+        let report = searcher.analyze(&pos, Some(limits)).ok_or("the game is over")?;
+        let mut out = format!(
+            "score {} depth {} nodes {} qnodes {}",
+            report.score, report.depth, report.nodes, report.qnodes
+        );
+        if let Some(m) = report.mate_in() {
+            out.push_str(&format!(" mate {m}"));
+        }
+        out.push_str("\npv");
+        let mut p = pos;
+        for m in &report.pv {
+            out.push(' ');
+            out.push_str(&p.move_to_string(m));
+            p.play_unchecked(m);
+        }
+        Ok(out)
     }
 
     /// `analyze N`.

@@ -42,6 +42,8 @@ fn the_match_example_shows_the_defaults_and_bad_files_are_named() {
         ("players = [\"greedy\"]", "two players"),
         ("players = [\"greedy\", \"alphazero\"]", "alphazero"),
         ("board = 38", "board"),
+        ("move_time = -1", "move_time"),
+        ("move_time = 5000", "move_time"),
     ] {
         std::fs::write(&path, text).unwrap();
         let err = MatchFileConfig::from_file(&path).unwrap_err().to_string();

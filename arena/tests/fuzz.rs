@@ -16,10 +16,11 @@
 use std::path::{Path, PathBuf};
 
 use zertz_arena::config::MatchFileConfig;
-use zertz_arena::players::{MAX_SIMULATIONS, Models, PlayerSpec};
+use zertz_arena::players::{MAX_MOVE_TIME, MAX_SIMULATIONS, MIN_MOVE_TIME, Models, PlayerSpec};
 use zertz_arena::protocol::{EngineSession, Reply};
 use zertz_env::Variant;
 use zertz_fuzzkit::{TOML_TOKENS, config_corpus, fuzz};
+use zertz_search::alphabeta::MAX_DEPTH;
 use zertz_selfplay::config::MAX_THREADS;
 
 /// Tokens of player specs.
@@ -186,10 +187,18 @@ fn check_player_spec(bytes: &[u8]) -> bool {
         name.parse().unwrap_or_else(|e| panic!("{text:?} -> {name:?} does not read back: {e}"));
     assert_eq!(back, spec, "{text:?} -> {name:?}");
     assert_eq!(back.to_string(), name);
-    let sims = match &spec {
+    if let Some(time) = spec.own_time() {
+        assert!((MIN_MOVE_TIME..=MAX_MOVE_TIME).contains(&time), "{spec:?}");
+        assert!(spec.untimed().searches() && spec.untimed().own_time().is_none(), "{spec:?}");
+    }
+    let sims = match spec.untimed() {
         PlayerSpec::Mcts(n) | PlayerSpec::Uniform(n) => Some(*n),
         PlayerSpec::Neural { simulations, .. } => Some(*simulations),
-        PlayerSpec::Random | PlayerSpec::Greedy => None,
+        PlayerSpec::AlphaBeta(depth) => {
+            assert!(depth.is_none_or(|d| (1..=MAX_DEPTH).contains(&d)), "{spec:?}");
+            None
+        }
+        PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::Timed { .. } => None,
         PlayerSpec::Command(words) => {
             assert!(words.first().is_some_and(|p| !p.is_empty()), "{spec:?} names a program");
             // Building it would start whatever program the mutation named.

@@ -249,9 +249,20 @@ fn match_games(
         Ok(())
     })
     .unwrap();
-    let games = games.into_inner().unwrap();
+    let mut games = games.into_inner().unwrap();
     let order: Vec<u64> = games.iter().map(|g| g.record.game).collect();
     assert_eq!(order, (0..games.len() as u64).collect::<Vec<_>>(), "handed over in game order");
+    // Everything but the time the players took is reproducible: the moves and the work of the
+    // searches (simulations here) included.
+    let mut result = result;
+    for e in [&mut result.a_effort, &mut result.b_effort] {
+        assert!(e.seconds >= 0.0 && e.moves > 0, "{e:?}");
+        e.seconds = 0.0;
+    }
+    for g in &mut games {
+        g.a_effort.seconds = 0.0;
+        g.b_effort.seconds = 0.0;
+    }
     (result, games)
 }
 

@@ -499,3 +499,40 @@ fn a_whole_game_undone_turn_by_turn_goes_back_to_the_start() {
     }
     assert_eq!(err(&mut s, "undo"), "nothing to undo");
 }
+
+#[test]
+fn alphabeta_analyze_gives_the_score_and_principal_variation() {
+    let mut s = session("alphabeta:2");
+    ok(&mut s, &format!("setposition {CHAIN_WIN}"));
+    let out = ok(&mut s, "analyze 3");
+    let mut lines = out.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    assert_eq!(
+        (head[0], head[2], head[4], head[6], head[8]),
+        ("score", "depth", "nodes", "qnodes", "mate")
+    );
+    assert_eq!(head[9], "1", "a win on this turn: {out}");
+    assert!(head[1].parse::<i32>().unwrap() > 900_000, "{out}");
+    let pv: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    assert_eq!(pv[0], "pv");
+    assert_eq!(pv[1], "d2xd4xd6", "the winning chain: {out}");
+    assert!(lines.next().is_none());
+    // The analysis leaves the game alone; genmove plays the win.
+    assert_eq!(s.game().moves().len(), 0);
+    assert_eq!(ok(&mut s, "genmove"), "d2xd4xd6");
+    assert!(s.game().is_over());
+    // In the middle of its chain, the engine plays on along the winning hop.
+    let mut s = session("alphabeta");
+    ok(&mut s, &format!("setposition {CHAIN_ROOT}"));
+    assert_eq!(ok(&mut s, "genmove"), "d2xd4xd6");
+    assert!(s.game().is_over());
+    // Depths, not simulations.
+    let mut s = session("alphabeta:time=0.05");
+    let out = ok(&mut s, "analyze 64");
+    let depth: u32 = out.split(' ').nth(3).unwrap().parse().unwrap();
+    assert!((1..=64).contains(&depth), "{out}");
+    for bad in ["analyze", "analyze 0", "analyze -1", "analyze 65", "analyze x", "analyze 2 3"] {
+        let e = err(&mut s, bad);
+        assert!(e.contains("depth"), "{bad}: {e}");
+    }
+}

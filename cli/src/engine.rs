@@ -21,8 +21,10 @@ const MAX_LINE: usize = 1 << 20;
 #[derive(Args, Debug)]
 pub struct EngineArgs {
     /// The engine's player: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS,
-    /// nn:MODEL[:SIMS][:PRECISION] or cmd:PROGRAM ARGS. `analyze` searches with its network
-    /// (nn:), else with uniform priors (uniform:) or random playouts (the others).
+    /// nn:MODEL[:SIMS][:PRECISION], alphabeta[:DEPTH] or cmd:PROGRAM ARGS; a searching player
+    /// may end with :time=SECONDS. `analyze` searches with its network (nn:), else with uniform
+    /// priors (uniform:) or random playouts (the others); an alpha-beta engine's `analyze N`
+    /// searches to depth N and answers its score and principal variation.
     #[arg(long, default_value = "mcts:1000")]
     pub player: String,
     #[command(flatten)]

@@ -82,9 +82,12 @@ enum Command {
     /// Play a match between two players and report the score and the Elo difference.
     ///
     /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS] (an
-    /// exported network, 400 simulations by default), cmd:PROGRAM ARGS (a program that speaks the
-    /// engine protocol, one process per game: "cmd:zertz engine --player nn:old.pt:800"). Player
-    /// A moves first in the even games, B in the odd ones.
+    /// exported network, 400 simulations by default), alphabeta[:DEPTH] (alpha-beta to DEPTH
+    /// whole turns; without one, deepening for 1 s a move), cmd:PROGRAM ARGS (a program that
+    /// speaks the engine protocol, one process per game: "cmd:zertz engine --player
+    /// nn:old.pt:800"). A searching player may end with :time=SECONDS, its own time per move;
+    /// --move-time gives one to all the others. Player A moves first in the even games, B in the
+    /// odd ones.
     Match(matches::MatchArgs),
     /// The engine protocol on standard input and output, for other programs (GTP style:
     /// `genmove`, `play MOVE`, `analyze N`...; docs/engine-protocol.md).

@@ -53,6 +53,16 @@ pub struct MatchArgs {
     /// or past 1 MiB, it fails the match and is ended) [default: 30].
     #[arg(long, value_name = "SECONDS", value_parser = parse_answer_time)]
     pub answer_time: Option<std::time::Duration>,
+    /// Time per move in seconds for every player that searches (alphabeta, mcts, uniform, nn)
+    /// and has no :time= of its own: each search runs until it is spent, instead of counting
+    /// simulations or depth. Players of different kinds meet fairly only this way.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_move_time, allow_hyphen_values = true)]
+    pub move_time: Option<std::time::Duration>,
+}
+
+fn parse_move_time(s: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    zertz_arena::players::check_move_time(seconds)
 }
 
 fn parse_answer_time(s: &str) -> Result<std::time::Duration, String> {
@@ -75,6 +85,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
         json,
         opening_actions,
         answer_time,
+        move_time,
     } = args;
     let file = match &config {
         Some(path) => {
@@ -87,6 +98,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
         bail!("give two players (--player A --player B) or --config FILE");
     }
     let file_answer_time = file.answer_time();
+    let file_move_time = file.move_time();
     let players = if players.is_empty() { file.players } else { players };
     let [a, b] = players.as_slice() else {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
@@ -100,6 +112,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
         threads: threads.unwrap_or(file.threads),
         opening_actions,
         answer_time: answer_time.unwrap_or(file_answer_time),
+        move_time: move_time.or(file_move_time),
         out: out.or(file.out),
         inference: device.inference()?,
         ..zertz_engine::MatchJob::new(a.clone(), b.clone())
@@ -140,5 +153,11 @@ fn play(job: &zertz_engine::MatchJob, json: bool) -> Result<ExitCode> {
     let elo =
         zertz_arena::matches::Elo { diff: result.elo, low: result.elo_low, high: result.elo_high };
     writeln!(stdout, "Elo of {} over {}: {elo}", result.a, result.b)?;
+    if let Some(t) = result.move_time {
+        writeln!(stdout, "time per move: {t} s")?;
+    }
+    for (name, effort) in [(&result.a, &result.a_effort), (&result.b, &result.b_effort)] {
+        writeln!(stdout, "{name}: {}", effort.describe())?;
+    }
     Ok(ExitCode::SUCCESS)
 }

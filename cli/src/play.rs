@@ -13,8 +13,10 @@ use crate::common::{DeviceArgs, failed};
 /// The arguments of `zertz play`.
 #[derive(Args, Debug)]
 pub struct PlayArgs {
-    /// The engine: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS] or
-    /// cmd:PROGRAM ARGS (a program that speaks the engine protocol).
+    /// The engine: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS],
+    /// alphabeta[:DEPTH] (classic alpha-beta: 1 s per move, or a fixed depth) or cmd:PROGRAM
+    /// ARGS (a program that speaks the engine protocol); a searching player may end with
+    /// :time=SECONDS.
     #[arg(long, default_value = "mcts:1000")]
     pub opponent: String,
     /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).

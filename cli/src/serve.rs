@@ -22,7 +22,8 @@ pub struct ServeArgs {
     /// make the engine think.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
-    /// A player the page offers besides random, greedy, mcts:N and uniform:N (repeatable; the
+    /// A player the page offers besides random, greedy, mcts:N, uniform:N and alphabeta (at
+    /// most depth 2 or 10 s per move; repeatable; the
     /// first is the default opponent): the only networks (nn:MODEL[:SIMS]) and programs
     /// (cmd:PROGRAM ARGS) a page may use, loaded when the server starts.
     #[arg(long = "player", value_name = "SPEC")]

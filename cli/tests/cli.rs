@@ -1,7 +1,7 @@
 //! End-to-end tests of the `zertz` program.
 
 mod common;
-use common::{assert_one_line, stderr, stdout, temp_dir, zertz, zertz_within};
+use common::{assert_one_line, stderr, stdout, temp_dir, usage_error, zertz, zertz_within};
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -211,6 +211,131 @@ fn match_prints_the_score_and_elo() {
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!((v["games"].as_u64(), v["a"].as_str()), (Some(2), Some("greedy")));
     assert!(v["score"].as_f64().is_some_and(|s| (0.0..=1.0).contains(&s)));
+}
+
+#[test]
+fn alphabeta_plays_a_match_at_its_depth() {
+    let o = zertz_within(
+        &["match", "--player", "alphabeta:1", "--player", "random", "--games", "2"],
+        60,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("alphabeta:1 vs random: 2 games on 37 standard"), "{out}");
+    // Without a time per move: no such line, but what each side did.
+    assert!(!out.contains("time per move"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("alphabeta:1: ") && l.ends_with(" nodes per move")));
+    assert!(out.lines().any(|l| l.starts_with("random: ") && l.ends_with(" s per move")), "{out}");
+}
+
+#[test]
+fn a_match_at_equal_time_per_move_reports_each_players_effort() {
+    let args = ["match", "--player", "alphabeta", "--player", "mcts", "--games", "2"];
+    let o = zertz_within(&[&args[..], &["--move-time", "0.05", "--threads", "2"]].concat(), 60);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("time per move: 0.05 s"), "{out}");
+    let effort = |name: &str, unit: &str| {
+        out.lines().any(|l| {
+            l.strip_prefix(name).is_some_and(|rest| {
+                rest.contains(" s and ") && rest.ends_with(&format!(" {unit} per move"))
+            })
+        })
+    };
+    assert!(effort("alphabeta: ", "nodes"), "{out}");
+    assert!(effort("mcts:1000: ", "simulations"), "{out}");
+    // --json has the time per move and both efforts.
+    let o = zertz_within(&[&args[..], &["--move-time", "0.05", "--json"]].concat(), 60);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["move_time"].as_f64(), Some(0.05));
+    for (side, unit) in [("a_effort", "nodes"), ("b_effort", "simulations")] {
+        let e = &v[side];
+        assert_eq!(e["unit"], unit, "{v}");
+        let moves = e["moves"].as_u64().unwrap();
+        assert!(moves > 0 && e["work"].as_u64().unwrap() > 0, "{v}");
+        let per_move = e["seconds"].as_f64().unwrap() / moves as f64;
+        assert!((0.005..=1.0).contains(&per_move), "{side}: {per_move} s per move: {v}");
+    }
+    // Without --move-time, null; a player that does not search has no unit.
+    let o = zertz(&["match", "--player", "greedy", "--player", "random", "--games", "2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(v["move_time"].is_null(), "{v}");
+    assert!(v["a_effort"]["unit"].is_null() && v["a_effort"]["work"] == 0, "{v}");
+    assert!(v["a_effort"]["moves"].as_u64().is_some_and(|m| m > 0), "{v}");
+}
+
+#[test]
+fn a_time_per_move_out_of_range_is_refused_in_one_line() {
+    let base = ["match", "--player", "alphabeta", "--player", "mcts", "--games", "2"];
+    for bad in ["0", "-1", "nan", "inf", "1e9", "3600.5"] {
+        let o = zertz_within(&[&base[..], &[&format!("--move-time={bad}")]].concat(), 10);
+        let line = usage_error(&o);
+        assert!(line.contains("--move-time"), "{bad}: {line}");
+        assert!(line.contains("from 0.001 to 3600"), "{bad}: {line}");
+    }
+    let o = zertz_within(&[&base[..], &["--move-time", "abc"]].concat(), 10);
+    let line = usage_error(&o);
+    assert!(line.contains("\"abc\" is not a number of seconds"), "{line}");
+    // A negative number as a separate word is no value for clap: refused all the same.
+    let o = zertz_within(&[&base[..], &["--move-time", "-1"]].concat(), 10);
+    usage_error(&o);
+    // The bounds themselves are accepted (checked without playing: a bad player follows).
+    for edge in ["0.001", "3600"] {
+        let o = zertz_within(
+            &["match", "--player", "alphazero", "--player", "random", "--move-time", edge],
+            10,
+        );
+        assert_eq!(o.status.code(), Some(2), "{edge}: {}", stderr(&o));
+        assert_one_line(&o);
+        assert!(stderr(&o).contains("alphazero"), "{edge}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn the_time_per_move_of_a_match_config() {
+    let dir = temp_dir("move-time");
+    let config = dir.join("match.toml");
+    for bad in ["-1", "0.0001", "7200", "nan", "inf", "\"fast\""] {
+        std::fs::write(
+            &config,
+            format!("players = [\"alphabeta\", \"mcts\"]\nmove_time = {bad}\n"),
+        )
+        .unwrap();
+        let o = zertz_within(&["match", "--config", config.to_str().unwrap()], 10);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert_one_line(&o);
+        assert!(stderr(&o).contains("move_time"), "{bad}: {}", stderr(&o));
+    }
+    // A good one is the match's, unless --move-time overrides it; 0 is none.
+    let play = |text: &str, extra: &[&str]| {
+        std::fs::write(&config, text).unwrap();
+        let args = ["match", "--config", config.to_str().unwrap(), "--games", "2", "--json"];
+        let o = zertz_within(&[&args[..], extra].concat(), 60);
+        assert!(o.status.success(), "{text}: {}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(stdout(&o).trim()).unwrap()
+    };
+    let players = "players = [\"alphabeta\", \"mcts:50\"]\n";
+    let v = play(&format!("{players}move_time = 0.02\n"), &[]);
+    assert_eq!(v["move_time"].as_f64(), Some(0.02), "{v}");
+    assert_eq!(v["b_effort"]["unit"], "simulations", "{v}");
+    let v = play(&format!("{players}move_time = 0.02\n"), &["--move-time", "0.01"]);
+    assert_eq!(v["move_time"].as_f64(), Some(0.01), "{v}");
+    let v = play("players = [\"alphabeta:1\", \"mcts:50\"]\nmove_time = 0\n", &[]);
+    assert!(v["move_time"].is_null(), "{v}");
+    // The example file documents the key and still loads, at its default (none).
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs/match.toml");
+    let text = std::fs::read_to_string(&example).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("move_time = ")), "{text}");
+    assert!(text.contains(":time=SECONDS") && text.contains("alphabeta[:DEPTH]"), "{text}");
+    let o = zertz_within(
+        &["match", "--config", example.to_str().unwrap(), "--games", "2", "--json"],
+        60,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(v["move_time"].is_null() && v["games"] == 2, "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

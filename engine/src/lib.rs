@@ -25,7 +25,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use zertz_arena::PlayerSpec;
-use zertz_arena::matches::{DEFAULT_MAX_ACTIONS, MatchConfig, MatchError, MatchGame, RecordWriter};
+use zertz_arena::matches::{
+    DEFAULT_MAX_ACTIONS, Effort, MatchConfig, MatchError, MatchGame, RecordWriter,
+};
 use zertz_env::Variant;
 use zertz_model::{Inference, ModelError, Network};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
@@ -202,6 +204,9 @@ pub struct MatchJob {
     pub out: Option<PathBuf>,
     /// The longest wait for one answer of a `cmd:` player's program.
     pub answer_time: Duration,
+    /// Time per move of every searching player without its own `:time=` (None: their
+    /// simulations or depth).
+    pub move_time: Option<Duration>,
     /// Where and how the networks of `nn:` players run.
     pub inference: Inference,
 }
@@ -220,6 +225,7 @@ impl MatchJob {
             opening_actions: 0,
             out: None,
             answer_time: zertz_arena::command::DEFAULT_ANSWER_TIME,
+            move_time: None,
             inference: Inference::default(),
         }
     }
@@ -258,6 +264,12 @@ pub struct MatchSummary {
     pub seconds: f64,
     /// The file of the game records, if written.
     pub out: Option<PathBuf>,
+    /// The time per move of the match, in seconds, if it had one.
+    pub move_time: Option<f64>,
+    /// What A did: moves, seconds choosing them, nodes or simulations searched.
+    pub a_effort: Effort,
+    /// What B did.
+    pub b_effort: Effort,
 }
 
 /// Plays `job`: checks the settings, creates the records file (refused when it exists), loads
@@ -280,6 +292,7 @@ pub fn play_match(
         max_actions: job.max_actions,
         opening_actions: job.opening_actions,
         answer_time: job.answer_time,
+        move_time: job.move_time,
         ..MatchConfig::new(a, b)
     };
     // Sizes first: nothing loads or starts for a match that cannot be played.
@@ -347,6 +360,9 @@ pub fn play_match(
         elo_high: elo.high,
         seconds,
         out: job.out.clone(),
+        move_time: job.move_time.map(|t| t.as_secs_f64()),
+        a_effort: result.a_effort,
+        b_effort: result.b_effort,
     })
 }
 

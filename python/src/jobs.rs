@@ -109,8 +109,10 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
 }
 
 /// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS][:PRECISION]`,
-/// `cmd:PROGRAM ARGS`) read by the engine's grammar: `{"name": canonical spec, "model": the model
-/// file or None, "simulations": the count or None, "precision": the precision it names or None}`.
+/// `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching player's may end with `:time=SECONDS`)
+/// read by the engine's grammar: `{"name": canonical spec, "model": the model file or None,
+/// "simulations": the count or None, "precision": the precision it names or None, "depth": an
+/// alpha-beta depth or None, "time": its own time per move in seconds or None}`.
 /// Raises ValueError for anything else.
 #[pyfunction]
 pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDict>, Error> {
@@ -120,12 +122,22 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
     let d = PyDict::new(py);
     d.set_item("name", parsed.to_string())?;
     d.set_item("model", parsed.model())?;
-    let simulations = match &parsed {
+    let simulations = match parsed.untimed() {
         PlayerSpec::Mcts(n) | PlayerSpec::Uniform(n) => Some(*n),
         PlayerSpec::Neural { simulations, .. } => Some(*simulations),
-        PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::Command(_) => None,
+        PlayerSpec::Random
+        | PlayerSpec::Greedy
+        | PlayerSpec::Command(_)
+        | PlayerSpec::AlphaBeta(_)
+        | PlayerSpec::Timed { .. } => None,
+    };
+    let depth = match parsed.untimed() {
+        PlayerSpec::AlphaBeta(d) => *d,
+        _ => None,
     };
     d.set_item("simulations", simulations)?;
+    d.set_item("depth", depth)?;
+    d.set_item("time", parsed.own_time().map(|t| t.as_secs_f64()))?;
     d.set_item("precision", parsed.network().and_then(|(_, p)| p).map(|p| p.name()))?;
     Ok(d)
 }
@@ -274,24 +286,27 @@ pub fn selfplay<'py>(
 }
 
 /// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL[:SIMS][:PRECISION]`, `cmd:PROGRAM ARGS`), alternating who starts, on `threads`
-/// worker threads (0: one per core); returns the summary dict (wins, draws and losses of `a`,
-/// score, Elo with its 95% interval). Networks run on `device` in `precision` (unless their spec
-/// names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file (one that
-/// exists is refused with `FileExistsError`, never replaced), every game is written there as a
-/// JSON line as it ends, in game order. A `cmd:` program must answer each command within
-/// `answer_time` seconds (None: 30). Ctrl-C stops it (`KeyboardInterrupt`; programs are ended at
-/// once, the games finished are in `out`).
+/// `nn:MODEL[:SIMS][:PRECISION]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching player's
+/// may end with `:time=SECONDS`), alternating who starts, on `threads` worker threads (0: one per
+/// core); returns the summary dict (wins, draws and losses of `a`, score, Elo with its 95%
+/// interval, `move_time`, and each side's effort `a_effort`/`b_effort`: moves, seconds, work,
+/// unit). With `move_time` (seconds, 0.001 to 3600; None: none), every searching player without
+/// its own `:time=` searches that long per move instead of counting simulations
+/// (`alphabeta:DEPTH` to that depth at most). Networks run on `device` in `precision` (unless
+/// their spec names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file (one that exists is refused with `FileExistsError`,
+/// never replaced), every game is written there as a JSON line as it ends, in game order. A
+/// `cmd:` program must answer each command within `answer_time` seconds (None: 30). Ctrl-C
+/// stops it (`KeyboardInterrupt`; programs are ended at once, the games finished are in `out`).
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
                     seed=0, threads=0, out=None, opening_actions=0,
                     max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device=None,
                     precision=None, shared_inference=false, inference_threads=None,
-                    cuda_graphs=false, answer_time=None),
+                    cuda_graphs=false, answer_time=None, move_time=None),
        text_signature = "(a, b, *, games=100, board=37, blitz=False, seed=0, threads=0, out=None, \
                          opening_actions=0, max_actions=2000, device=None, precision=None, \
                          shared_inference=False, inference_threads=None, cuda_graphs=False, \
-                         answer_time=None)")]
+                         answer_time=None, move_time=None)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -311,12 +326,17 @@ pub fn play_match<'py>(
     inference_threads: Option<u16>,
     cuda_graphs: bool,
     answer_time: Option<f64>,
+    move_time: Option<f64>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let answer_time = match answer_time {
         Some(t) => zertz_arena::command::check_answer_time(t).map_err(Error::Shape)?,
         None => zertz_arena::command::DEFAULT_ANSWER_TIME,
     };
+    let move_time = move_time
+        .map(zertz_arena::players::check_move_time)
+        .transpose()
+        .map_err(|reason| Error::Shape(format!("move_time: {reason} (None for none)")))?;
     let job = MatchJob {
         games,
         variant: Variant::new(board.0, set),
@@ -326,6 +346,7 @@ pub fn play_match<'py>(
         opening_actions,
         out,
         answer_time,
+        move_time,
         inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
         ..MatchJob::new(a, b)
     };

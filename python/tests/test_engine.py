@@ -151,12 +151,16 @@ def test_settings_come_from_the_engine(tmp_path: Path) -> None:
         "model": None,
         "simulations": 50,
         "precision": None,
+        "depth": None,
+        "time": None,
     }
     assert zertz.parse_player("nn:m.pt:8:BF16") == {
         "name": "nn:m.pt:8:bf16",
         "model": "m.pt",
         "simulations": 8,
         "precision": "bf16",
+        "depth": None,
+        "time": None,
     }
     assert zertz.parse_player("nn:a:b/m.pt:7")["model"] == "a:b/m.pt"
     assert zertz.parse_player("greedy")["simulations"] is None
@@ -239,6 +243,64 @@ def test_a_program_past_its_answer_time_fails_the_match(tmp_path: Path) -> None:
             zertz.match("random", "random", games=1, answer_time=bad)
 
 
+def test_parse_player_reads_alphabeta_and_a_time_per_move() -> None:
+    assert zertz.parse_player("alphabeta:3") == {
+        "name": "alphabeta:3",
+        "model": None,
+        "simulations": None,
+        "precision": None,
+        "depth": 3,
+        "time": None,
+    }
+    assert zertz.parse_player("alphabeta")["depth"] is None
+    timed = zertz.parse_player("mcts:time=0.5")
+    assert (timed["name"], timed["time"], timed["depth"]) == ("mcts:1000:time=0.5", 0.5, None)
+    deep = zertz.parse_player("alphabeta:4:time=2")
+    assert (deep["depth"], deep["time"], deep["simulations"]) == (4, 2.0, None)
+    net = zertz.parse_player("nn:m.pt:8:time=1")
+    assert (net["model"], net["simulations"], net["time"]) == ("m.pt", 8, 1.0)
+    for bad, reason in (
+        ("alphabeta:0", "the depth must be an integer from 1 to 64"),
+        ("mcts:time=0", "the time per move must be a number of seconds from 0.001 to 3600"),
+        ("mcts:time=nan", "not NaN"),
+        ("random:time=1", "random does not search"),
+        ("mcts:time=1:time=2", "one time per move at most"),
+    ):
+        with pytest.raises(ValueError, match=f"^bad player '{bad}': .*{reason}"):
+            zertz.parse_player(bad)
+
+
+def test_a_match_without_a_time_per_move() -> None:
+    r = zertz.match("alphabeta:1", "random", games=2, threads=1, move_time=None)
+    assert (r["a"], r["games"], r["move_time"]) == ("alphabeta:1", 2, None)
+    assert r["wins"] + r["draws"] + r["losses"] == 2
+    a, b = r["a_effort"], r["b_effort"]
+    assert set(a) == set(b) == {"moves", "seconds", "work", "unit"}
+    assert a["unit"] == "nodes" and a["work"] > 0 and a["moves"] > 0
+    assert b["unit"] is None and b["work"] == 0 and b["moves"] > 0
+
+
+def test_a_match_at_equal_time_per_move() -> None:
+    """Each searching player searches for the match's time per move instead of its count: a
+    check that the budget is applied, not a timing test (hence the loose bounds)."""
+    r = zertz.match("alphabeta", "mcts:100", games=2, threads=2, move_time=0.05)
+    assert r["move_time"] == 0.05 and r["games"] == 2
+    for side, unit in (("a_effort", "nodes"), ("b_effort", "simulations")):
+        effort = r[side]
+        assert effort["unit"] == unit and effort["work"] > 0 and effort["moves"] > 0, effort
+        per_move = effort["seconds"] / effort["moves"]
+        assert 0.02 <= per_move <= 0.5, (side, per_move)
+
+
+def test_a_bad_time_per_move_is_a_value_error() -> None:
+    for bad in (0.0, -1.0, math.nan, math.inf, -math.inf, 1e9, 3600.5, 0.0001):
+        with pytest.raises(ValueError, match=r"^move_time: the time per move must be") as e:
+            zertz.match("alphabeta", "random", games=1, move_time=bad)
+        assert "\n" not in str(e.value)
+    with pytest.raises(TypeError):
+        zertz.match("alphabeta", "random", games=1, move_time="fast")  # type: ignore[arg-type]
+
+
 def test_match_output_is_never_replaced_nor_a_fifo_opened(tmp_path: Path) -> None:
     out = tmp_path / "games.jsonl"
     out.write_text("precious\n")
@@ -314,6 +376,7 @@ def test_keyword_defaults_are_the_engines() -> None:
     assert match["max_actions"].default == zertz.DEFAULT_MAX_ACTIONS == 2000
     assert match["device"].default is None and match["inference_threads"].default is None
     assert match["precision"].default is None
+    assert match["move_time"].default is None and match["answer_time"].default is None
     assert inspect.signature(zertz.selfplay).parameters["precision"].default is None
     mcts = inspect.signature(zertz.MCTS).parameters
     assert all(mcts[k].default is None for k in ("preset", "c_puct", "leaves_per_round"))

@@ -327,9 +327,12 @@ def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
 
 def parse_player(spec: str) -> dict[str, Any]:
     """A player spec (``"random"``, ``"greedy"``, ``"mcts:SIMS"``, ``"uniform:SIMS"``,
-    ``"nn:MODEL[:SIMS][:PRECISION]"``, ``"cmd:PROGRAM ARGS"``) read by the engine's grammar:
-    ``{"name": the canonical spec, "model": the model file or None, "simulations": the count or
-    None, "precision": the precision it names or None}``. Raises ValueError otherwise."""
+    ``"nn:MODEL[:SIMS][:PRECISION]"``, ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM ARGS"``; a
+    searching player's may end with ``":time=SECONDS"``, its own time per move) read by the
+    engine's grammar: ``{"name": the canonical spec, "model": the model file or None,
+    "simulations": the count or None, "precision": the precision it names or None, "depth": an
+    alpha-beta depth or None, "time": its own time per move in seconds or None}``. Raises
+    ValueError otherwise."""
 
 def dataset(
     sources: Sequence[str | PathLike[str]],
@@ -385,13 +388,21 @@ def match(
     inference_threads: int | None = None,
     cuda_graphs: bool = False,
     answer_time: float | None = None,
+    move_time: float | None = None,
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
     ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION]"``,
-    ``"cmd:PROGRAM ARGS"``), alternating who
-    starts; returns the summary dict (the same as ``zertz match --json``: ``wins``, ``draws`` and
-    ``losses`` of ``a``, ``score``, ``elo`` with ``elo_low`` and ``elo_high`` (95%),
-    ``seconds``). Networks run on ``device`` in ``precision`` (unless a spec names its own;
+    ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM ARGS"``; a searching player's may end with
+    ``":time=SECONDS"``), alternating who starts; returns the summary dict (the same as
+    ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of ``a``, ``score``, ``elo`` with
+    ``elo_low`` and ``elo_high`` (95%), ``seconds``, ``move_time``, and what each side did,
+    ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "work", "unit"}``, where ``work``
+    counts the ``"nodes"`` or ``"simulations"`` of ``unit``, None for a player that does not
+    search). With ``move_time`` (seconds, from 0.001 to 3600; None: none), every searching
+    player without its own ``:time=`` searches that long per move instead of counting
+    simulations (``"alphabeta:DEPTH"`` to that depth at most): players of different kinds meet
+    at equal time; a bad value raises ValueError.
+    Networks run on ``device`` in ``precision`` (unless a spec names its own;
     through CUDA graphs on a GPU with ``cuda_graphs``);
     each pair of games may open with ``opening_actions`` random actions. With ``out``, a new file
     (one that exists, a FIFO among them, raises FileExistsError and is never replaced or opened),

@@ -22,6 +22,7 @@
 //! assert_eq!(info.visits.iter().map(|&(_, v)| v).sum::<u32>(), 199); // the root's own visit is one
 //! ```
 
+pub mod alphabeta;
 pub mod batching;
 pub mod config;
 pub mod evaluator;

@@ -547,7 +547,8 @@ async function start() {
   try {
     const info = await api("GET", "/api/info");
     const list = $("#players");
-    for (const p of [...info.players, "random", "greedy", "mcts:1000", "uniform:800"]) {
+    const builtIn = ["random", "greedy", "mcts:1000", "uniform:800", "alphabeta", "alphabeta:time=3"];
+    for (const p of [...info.players, ...builtIn]) {
       const o = document.createElement("option");
       o.value = p;
       list.appendChild(o);

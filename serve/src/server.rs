@@ -38,7 +38,9 @@ use crate::guard::{ApiError, Client, Guard, Site, guard};
 use crate::records::{self, RecordView};
 use crate::searches::Searches;
 use crate::session::{EngineSettings, GameSession, GameView, Seats, SessionError};
-use crate::settings::{MAX_BODY_BYTES, MAX_PAGE_SIMULATIONS, ServeSettings};
+use crate::settings::{
+    MAX_BODY_BYTES, MAX_PAGE_DEPTH, MAX_PAGE_MOVE_TIME, MAX_PAGE_SIMULATIONS, ServeSettings,
+};
 
 impl From<SessionError> for ApiError {
     fn from(e: SessionError) -> ApiError {
@@ -93,7 +95,8 @@ impl App {
     }
 
     /// A spec the page names, if the page may use it: a built-in player with at most
-    /// [`MAX_PAGE_SIMULATIONS`], or one of the offered players.
+    /// [`MAX_PAGE_SIMULATIONS`], [`MAX_PAGE_DEPTH`] or [`MAX_PAGE_MOVE_TIME`], or one of the
+    /// offered players.
     fn spec(&self, text: &str) -> Result<PlayerSpec, ApiError> {
         let spec: PlayerSpec = text
             .parse()
@@ -101,8 +104,27 @@ impl App {
         if self.settings.players.contains(&spec) {
             return Ok(spec);
         }
+        if let Some(time) = spec.own_time() {
+            if time > MAX_PAGE_MOVE_TIME {
+                return Err(ApiError::bad(format!(
+                    "player {spec}: at most {} s per move from the page",
+                    MAX_PAGE_MOVE_TIME.as_secs()
+                )));
+            }
+            return match spec.untimed() {
+                PlayerSpec::Mcts(_) | PlayerSpec::Uniform(_) | PlayerSpec::AlphaBeta(_) => Ok(spec),
+                other => Err(ApiError::bad(format!(
+                    "player {other} is not offered by this server (start it with --player {other})"
+                ))),
+            };
+        }
         match spec {
-            PlayerSpec::Random | PlayerSpec::Greedy => Ok(spec),
+            PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::AlphaBeta(None) => Ok(spec),
+            PlayerSpec::AlphaBeta(Some(d)) if d <= MAX_PAGE_DEPTH => Ok(spec),
+            PlayerSpec::AlphaBeta(_) => Err(ApiError::bad(format!(
+                "player {spec}: at most depth {MAX_PAGE_DEPTH} from the page; give deeper searches \
+                 a time, {spec}:time=SECONDS"
+            ))),
             PlayerSpec::Mcts(n) | PlayerSpec::Uniform(n) if n <= MAX_PAGE_SIMULATIONS => Ok(spec),
             PlayerSpec::Mcts(_) | PlayerSpec::Uniform(_) => Err(ApiError::bad(format!(
                 "player {spec}: at most {MAX_PAGE_SIMULATIONS} simulations from the page"

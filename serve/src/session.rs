@@ -173,15 +173,14 @@ impl GameSession {
         self.seats.0.iter().flatten().filter(|s| s.command().is_some()).count()
     }
 
-    /// Whether the engine to move searches in this process (`mcts:`, `uniform:`, `nn:`): its turn
-    /// takes memory and a core for a while. `random` and `greedy` answer at once, and a program
-    /// thinks in its own process.
+    /// Whether the engine to move searches in this process (`mcts:`, `uniform:`, `nn:`,
+    /// `alphabeta`): its turn takes memory and a core for a while. `random` and `greedy` answer
+    /// at once, and a program thinks in its own process.
     pub fn search_to_move(&self) -> bool {
         self.engine_to_move()
-            && matches!(
-                self.seats.0[self.position().turn().index()],
-                Some(PlayerSpec::Mcts(_) | PlayerSpec::Uniform(_) | PlayerSpec::Neural { .. })
-            )
+            && self.seats.0[self.position().turn().index()]
+                .as_ref()
+                .is_some_and(PlayerSpec::searches)
     }
 
     /// Bytes the engines keep between turns (their search trees): none once a turn is over.

@@ -16,6 +16,14 @@ use zertz_arena::{Models, PlayerSpec};
 /// offered on the command line: a browser cannot tie up the machine for minutes.
 pub const MAX_PAGE_SIMULATIONS: u32 = 20_000;
 
+/// The longest time per move the page may give a searching player (`alphabeta`,
+/// `alphabeta:time=SECONDS`, `mcts:time=SECONDS`) that was not offered on the command line.
+pub const MAX_PAGE_MOVE_TIME: Duration = Duration::from_secs(10);
+
+/// The deepest fixed-depth alpha-beta (`alphabeta:DEPTH`) the page may ask for without a time:
+/// a third turn on 61 rings takes minutes.
+pub const MAX_PAGE_DEPTH: u32 = 2;
+
 /// Largest request body (a record file).
 pub const MAX_BODY_BYTES: usize = 4 << 20;
 

@@ -168,6 +168,27 @@ async fn bad_requests_get_4xx_answers_with_messages() {
         (
             "POST",
             "/api/games".into(),
+            Some(r#"{"opponent": "alphabeta:3"}"#),
+            StatusCode::BAD_REQUEST,
+            "at most depth 2",
+        ),
+        (
+            "POST",
+            "/api/games".into(),
+            Some(r#"{"opponent": "alphabeta:time=11"}"#),
+            StatusCode::BAD_REQUEST,
+            "at most 10 s",
+        ),
+        (
+            "POST",
+            "/api/games".into(),
+            Some(r#"{"opponent": "nn:/etc/passwd:time=1"}"#),
+            StatusCode::BAD_REQUEST,
+            "not offered",
+        ),
+        (
+            "POST",
+            "/api/games".into(),
             Some(r#"{"opponent": "nn:/etc/passwd"}"#),
             StatusCode::BAD_REQUEST,
             "not offered",
@@ -278,6 +299,28 @@ async fn a_watched_game_between_engines_runs_to_its_end() {
     assert_eq!(g["moves"].as_array().unwrap().len(), turns);
     let (s, _) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
     assert_eq!(s, StatusCode::CONFLICT);
+}
+
+#[tokio::test]
+async fn the_page_plays_alpha_beta_within_its_limits() {
+    let app = app();
+    let game = new_game(
+        &app,
+        json!({"opponent": "alphabeta:time=0.05", "opponent_b": "alphabeta:1", "colour": "watch"}),
+    )
+    .await;
+    let id = game["id"].as_str().unwrap().to_string();
+    assert_eq!(game["players"], json!(["alphabeta:time=0.05", "alphabeta:1"]));
+    let mut g = game;
+    for _ in 0..6 {
+        if g["engine_to_move"] != true {
+            break;
+        }
+        let (s, next) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
+        assert_eq!(s, StatusCode::OK, "{next}");
+        g = next;
+    }
+    assert!(!g["moves"].as_array().unwrap().is_empty());
 }
 
 #[tokio::test]
