@@ -2,38 +2,18 @@
 //! capture chain played on hop by hop, whole legal games against `random` on 37 and 61 rings
 //! and in blitz, wins at depth 2, and the work it reports.
 
+mod common;
+
+use common::Checked;
 use std::time::Duration;
 
 use zertz_arena::matches::{End, play_game};
 use zertz_arena::players::{
-    AlphaBetaPlayer, DEFAULT_ALPHABETA_TIME, Models, Player, PlayerError, PlayerSpec, RandomPlayer,
-    SpecError, WorkUnit,
+    AlphaBetaPlayer, DEFAULT_ALPHABETA_TIME, Models, Player, PlayerSpec, RandomPlayer, SpecError,
+    WorkUnit,
 };
 use zertz_env::{Action, Board, MarbleSet, Outcome, Player as Side, Position, Variant};
 use zertz_search::alphabeta::{Limits, MAX_DEPTH};
-
-/// Wraps a player and checks every action it chooses.
-struct Checked(Box<dyn Player>);
-
-impl Player for Checked {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
-        let a = self.0.choose(pos)?;
-        assert!(pos.is_legal_action(&a), "{} chose {a:?} in {}", self.name(), pos.to_text());
-        Ok(a)
-    }
-
-    fn observe(&mut self, before: &Position, action: &Action) {
-        self.0.observe(before, action);
-    }
-
-    fn work(&self) -> Option<(WorkUnit, u64)> {
-        self.0.work()
-    }
-}
 
 fn spec(text: &str) -> PlayerSpec {
     text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))

@@ -1,5 +1,8 @@
 //! Players and matches: legal play on every board, greedy captures, MCTS strength, Elo, records.
 
+mod common;
+
+use common::Checked;
 use zertz_arena::matches::MatchConfig;
 use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
 use zertz_arena::players::{
@@ -8,25 +11,6 @@ use zertz_arena::players::{
 };
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
 use zertz_search::Precision;
-
-/// Wraps a player and checks every action it chooses.
-struct Checked(Box<dyn Player>);
-
-impl Player for Checked {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
-        let a = self.0.choose(pos)?;
-        assert!(pos.is_legal_action(&a), "{} chose {a:?} in {}", self.name(), pos.to_text());
-        Ok(a)
-    }
-
-    fn observe(&mut self, before: &Position, action: &Action) {
-        self.0.observe(before, action);
-    }
-}
 
 #[test]
 fn every_player_plays_legal_actions_on_every_board() {

@@ -1,12 +1,14 @@
-//! What the tests of `cmd:` players share: programs (shell scripts) that hang as broken engines
-//! do, and a check that a process they started has ended.
+//! What the tests of players share: programs (shell scripts) that hang as broken engines do, a
+//! check that a process they started has ended, and a player that checks every action it
+//! chooses.
 
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use zertz_arena::players::PlayerSpec;
+use zertz_arena::players::{Player, PlayerError, PlayerSpec, WorkUnit};
+use zertz_env::{Action, Position};
 
 /// A program that answers `name` and `newgame`, then runs `genmove` as given (`sleep 1000`: it
 /// thinks forever); it first starts `sleep 1000` of its own and writes that process's pid to
@@ -40,4 +42,27 @@ pub fn ended(pidfile: &Path) -> bool {
         }
     }
     false
+}
+
+/// Wraps a player and checks every action it chooses.
+pub struct Checked(pub Box<dyn Player>);
+
+impl Player for Checked {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        let a = self.0.choose(pos)?;
+        assert!(pos.is_legal_action(&a), "{} chose {a:?} in {}", self.name(), pos.to_text());
+        Ok(a)
+    }
+
+    fn observe(&mut self, before: &Position, action: &Action) {
+        self.0.observe(before, action);
+    }
+
+    fn work(&self) -> Option<(WorkUnit, u64)> {
+        self.0.work()
+    }
 }
