@@ -60,14 +60,17 @@ pub struct MatchArgs {
     pub move_time: Option<std::time::Duration>,
 }
 
+/// A number of seconds on the command line, before its range is checked.
+fn seconds(s: &str) -> Result<f64, String> {
+    s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))
+}
+
 fn parse_move_time(s: &str) -> Result<std::time::Duration, String> {
-    let seconds: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    zertz_arena::players::check_move_time(seconds)
+    zertz_arena::players::check_move_time(seconds(s)?)
 }
 
 fn parse_answer_time(s: &str) -> Result<std::time::Duration, String> {
-    let seconds: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    zertz_arena::command::check_answer_time(seconds)
+    zertz_arena::command::check_answer_time(seconds(s)?)
 }
 
 /// Plays the match the options and the config file describe.
