@@ -212,6 +212,15 @@ int zertz_stream_synchronize(zertz_stream* s, char** err) {
   });
 }
 
+// Waits for the work queued on the calling thread's current stream of `device_index` (not the
+// whole device: another thread may be capturing a graph on its own stream meanwhile).
+int zertz_current_stream_synchronize(int device_index, char** err) {
+  return guarded(err, -1, [&]() -> int {
+    c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_index)).synchronize();
+    return 0;
+  });
+}
+
 zertz_graph* zertz_graph_new(char** err) {
   return guarded(err, static_cast<zertz_graph*>(nullptr), [&]() -> zertz_graph* {
     return new zertz_graph{};
@@ -264,6 +273,10 @@ int zertz_stream_enter(zertz_stream*, char** err) {
 }
 void zertz_stream_exit(zertz_stream*) {}
 int zertz_stream_synchronize(zertz_stream*, char** err) {
+  fail(err, NO_CUDA);
+  return -1;
+}
+int zertz_current_stream_synchronize(int, char** err) {
   fail(err, NO_CUDA);
   return -1;
 }

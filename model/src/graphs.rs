@@ -65,6 +65,15 @@ pub(crate) fn copy_async(dst: &mut Tensor, src: &Tensor) -> Result<(), String> {
     check(unsafe { shim::zertz_copy_async(dst.as_mut_ptr(), src.as_ptr(), &mut err) }, err)
 }
 
+/// Waits for the work queued on the calling thread's current stream of CUDA device `device` (a
+/// lane's, when one is entered). Not the whole device: another thread may be capturing a graph
+/// on its own stream, and a device-wide synchronisation would break that capture.
+pub(crate) fn synchronize_current(device: usize) -> Result<(), String> {
+    let mut err = ptr::null_mut();
+    // SAFETY: the shim catches every exception.
+    check(unsafe { shim::zertz_current_stream_synchronize(device as c_int, &mut err) }, err)
+}
+
 /// A CUDA stream of libtorch's pool, and the memory pool of the graphs captured on it.
 pub(crate) struct CudaStream(*mut Stream);
 
@@ -197,7 +206,7 @@ impl Lane {
         planes: &Tensor,
         globals: &Tensor,
         network: impl Fn(&Tensor, &Tensor) -> Result<(Tensor, Tensor), String>,
-        wait: impl Fn(),
+        wait: impl Fn() -> Result<(), String>,
     ) -> Result<(Instant, (Tensor, Tensor)), String> {
         let b = planes.size()[0];
         let size = bucket(b as usize).ok_or_else(|| format!("no graph holds {b} positions"))?;
@@ -232,7 +241,7 @@ impl Lane {
         let c = self.graphs.get_mut(&key).expect("captured above");
         copy_async(&mut c.planes.narrow(0, 0, b), planes)?;
         copy_async(&mut c.globals.narrow(0, 0, b), globals)?;
-        wait();
+        wait()?;
         let copied_in = Instant::now();
         c.graph.call(zertz_graph_replay)?;
         Ok((copied_in, (c.logits.narrow(0, 0, b), c.values.narrow(0, 0, b))))

@@ -490,9 +490,19 @@ impl Model {
         // One runner per concurrent caller: search threads on the CPU, inference threads on a
         // GPU.
         let runners = std::thread::available_parallelism().map_or(8, |n| n.get().max(8));
-        let package = aoti::AotiPackage::open(&path, runners, index).map_err(|reason| {
-            ModelError::NotAModel { path: path.clone(), reason: format!("AOTInductor: {reason}") }
-        })?;
+        let not_a_model = |reason: String| ModelError::NotAModel {
+            path: path.clone(),
+            reason: format!("AOTInductor: {reason}"),
+        };
+        let package = match aoti::AotiPackage::open(&path, runners, index) {
+            Ok(package) => package,
+            // A CPU package refuses a CUDA device as it loads: opened on the CPU, it says so.
+            Err(reason) if index >= 0 => match aoti::AotiPackage::open(&path, 1, -1) {
+                Ok(cpu) if cpu.device == "cpu" => cpu,
+                _ => return Err(not_a_model(reason)),
+            },
+            Err(reason) => return Err(not_a_model(reason)),
+        };
         let metadata = check_metadata(&path, &package.metadata)?;
         let compiled = match (package.device.as_str(), asked) {
             ("cuda", None) => Some(DeviceChoice::AllCuda.resolve()?),
@@ -719,10 +729,11 @@ impl Model {
         }
         let started = Instant::now();
         let _running = RunningGuard::start(&self.running);
-        let wait = || {
-            if let (true, Device::Cuda(i)) = (sync, self.device) {
-                tch::Cuda::synchronize(i as i64);
-            }
+        // (Only the calling thread's stream: a device-wide synchronisation would break the
+        // capture of a CUDA graph that another inference thread may be recording.)
+        let wait = || match (sync, self.device) {
+            (true, Device::Cuda(i)) => graphs::synchronize_current(i),
+            _ => Ok(()),
         };
 
         // In: one copy of planes and globals into a reused host buffer, one transfer to the
@@ -756,11 +767,11 @@ impl Model {
             let p = on_device.narrow(0, 0, planes.len() as i64).view(dims);
             let g = on_device.narrow(0, planes.len() as i64, globals.len() as i64);
             let g = g.view([b as i64, GLOBALS as i64]);
-            wait();
+            wait().map_err(fail)?;
             let copied_in = Instant::now();
             (copied_in, tch::no_grad(|| self.run_backend(board, p, g)).map_err(fail)?)
         };
-        wait();
+        wait().map_err(fail)?;
         let forwarded = Instant::now();
         let (l, v) = out;
         if l.size() != [b as i64, actions as i64] || v.size() != [b as i64] {
@@ -773,7 +784,7 @@ impl Model {
         // Out: the answers cross in the model's precision (half the bytes of fp32 in bf16 and
         // fp16) into a reused pinned host buffer, and are widened from there straight into the
         // caller's buffers.
-        if self.device.is_cuda() {
+        let legal_checked = if self.device.is_cuda() {
             // Only the legal logits: their flat indices go over, the logits are gathered there
             // (flat indices are i32: batches past that size bring every logit back).
             let legal = match (answers, masks) {
@@ -800,30 +811,41 @@ impl Model {
             graphs::copy_async(&mut host_l, &gathered).map_err(fail)?;
             let host_v =
                 v.reshape([-1]).f_to_device(Device::Cpu).map_err(|e| fail(first_line(&e)))?;
-            match &legal {
+            // Gathered, only the legal logits are checked (as they are written): the check
+            // below reads every logit, and on a GPU's large batches that pass over the whole
+            // action space cost more than the network.
+            let legal_checked = match &legal {
                 Some((indices, k)) => {
-                    scatter_widen(&host_l, &indices.host.narrow(0, 0, *k as i64), logits)
-                        .map_err(fail)?;
+                    let indices = indices.host.narrow(0, 0, *k as i64);
+                    Some(scatter_widen(&host_l, &indices, logits).map_err(fail)?)
                 }
-                None => widen(&host_l, logits).map_err(fail)?,
-            }
+                None => {
+                    widen(&host_l, logits).map_err(fail)?;
+                    None
+                }
+            };
             widen(&host_v, values).map_err(fail)?;
             let mut pool = self.answers.lock().unwrap_or_else(|e| e.into_inner());
             pool.push(back);
             if let Some((indices, _)) = legal {
                 pool.push(indices);
             }
+            legal_checked
         } else {
             widen(&l.contiguous(), logits).map_err(fail)?;
             widen(&v.contiguous(), values).map_err(fail)?;
-        }
+            None
+        };
         // The device has read the host buffer once the answers are back.
         self.unstage(staging);
         drop(entered);
         if let (Some(graphs), Some(lane)) = (&self.graphs, lane) {
             graphs.put(lane);
         }
-        self.check_finite(logits, values, masks, actions)?;
+        match legal_checked {
+            Some(bad_logit) => self.check_finite_at(logits, values, bad_logit, actions, true)?,
+            None => self.check_finite(logits, values, masks, actions)?,
+        }
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.positions.fetch_add(b as u64, Ordering::Relaxed);
         self.busy_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -964,17 +986,30 @@ impl Model {
         masks: Option<&[bool]>,
         actions: usize,
     ) -> Result<(), ModelError> {
+        let wrong = |i: usize, l: f32| match masks {
+            Some(m) => m[i] && !l.is_finite(),
+            None => l.is_nan() || l == f32::INFINITY,
+        };
+        let bad_logit = logits.iter().enumerate().position(|(i, &l)| wrong(i, l));
+        self.check_finite_at(logits, values, bad_logit, actions, masks.is_some())
+    }
+
+    /// Refuses NaN and infinite values, and the logit at `bad_logit` (a flat index) if any.
+    fn check_finite_at(
+        &self,
+        logits: &[f32],
+        values: &[f32],
+        bad_logit: Option<usize>,
+        actions: usize,
+        legal: bool,
+    ) -> Result<(), ModelError> {
         let b = values.len();
         let bad = |what: String| ModelError::NonFinite { path: self.path.clone(), what };
         if let Some(i) = values.iter().position(|v| !v.is_finite()) {
             return Err(bad(format!("values ({} for position {i} of {b})", values[i])));
         }
-        let wrong = |i: usize, l: f32| match masks {
-            Some(m) => m[i] && !l.is_finite(),
-            None => l.is_nan() || l == f32::INFINITY,
-        };
-        if let Some(i) = logits.iter().enumerate().position(|(i, &l)| wrong(i, l)) {
-            let legal = if masks.is_some() { "legal " } else { "" };
+        if let Some(i) = bad_logit {
+            let legal = if legal { "legal " } else { "" };
             return Err(bad(format!(
                 "logits ({} for {legal}action {} of position {} of {b})",
                 logits[i],
@@ -1065,19 +1100,24 @@ fn legal_positions(masks: &[bool], out: &mut [i32]) -> usize {
 }
 
 /// Widens the gathered numbers of `src` (a contiguous CPU tensor of fp32, bf16 or fp16) into
-/// `dst` at the positions `indices` (a CPU tensor of i32 of the same length).
-fn scatter_widen(src: &Tensor, indices: &Tensor, dst: &mut [f32]) -> Result<(), String> {
+/// `dst` at the positions `indices` (a CPU tensor of i32 of the same length), and says where
+/// the first NaN or infinity went, if any.
+fn scatter_widen(src: &Tensor, indices: &Tensor, dst: &mut [f32]) -> Result<Option<usize>, String> {
     let k = src.numel();
     if indices.numel() != k || indices.kind() != Kind::Int || !src.is_contiguous() {
         return Err(format!("{k} gathered answers for {} indices", indices.numel()));
     }
     if k == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let n = dst.len();
+    let mut bad = None;
     let mut put = |i: i32, x: f32| match dst.get_mut(i as usize) {
         Some(d) => {
             *d = x;
+            if !x.is_finite() && bad.is_none() {
+                bad = Some(i as usize);
+            }
             Ok(())
         }
         None => Err(format!("index {i} past {n} answers")),
@@ -1103,7 +1143,8 @@ fn scatter_widen(src: &Tensor, indices: &Tensor, dst: &mut [f32]) -> Result<(), 
             }
             other => Err(format!("answers of kind {other:?}")),
         }
-    }
+    }?;
+    Ok(bad)
 }
 
 /// Copies a contiguous CPU tensor of fp32, bf16 or fp16 numbers into `dst` as f32 (its length).

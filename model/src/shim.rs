@@ -25,6 +25,10 @@ unsafe extern "C" {
     pub(crate) fn zertz_stream_enter(stream: *mut Stream, err: *mut *mut c_char) -> c_int;
     pub(crate) fn zertz_stream_exit(stream: *mut Stream);
     pub(crate) fn zertz_stream_synchronize(stream: *mut Stream, err: *mut *mut c_char) -> c_int;
+    pub(crate) fn zertz_current_stream_synchronize(
+        device_index: c_int,
+        err: *mut *mut c_char,
+    ) -> c_int;
     pub(crate) fn zertz_graph_new(err: *mut *mut c_char) -> *mut Graph;
     pub(crate) fn zertz_graph_free(graph: *mut Graph);
     pub(crate) fn zertz_graph_begin(

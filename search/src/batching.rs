@@ -28,7 +28,9 @@ use zertz_env::{Board, Position};
 use crate::config::Preset;
 use crate::evaluator::{Batch, EvalError, Evaluator, Output};
 
-/// The answer to one request: its logits `[b, A]` and values `[b]`.
+/// The answer to one request: its logits and values `[b]`. The logits are `[b, A]` for a request
+/// without masks, and the legal actions' alone, in order, for one with masks (search reads no
+/// others, and the caller's other entries are left as they were).
 type Answer = Result<(Vec<f32>, Vec<f32>), EvalError>;
 
 /// One caller's batch, owned, with where to send the answer.
@@ -164,7 +166,14 @@ impl Evaluator for BatchingEvaluator {
         self.shared.wake.notify_all();
         let (logits, values) =
             rx.recv().map_err(|_| EvalError("the inference thread stopped".into()))??;
-        out.logits.copy_from_slice(&logits);
+        if batch.masks.is_empty() {
+            out.logits.copy_from_slice(&logits);
+        } else {
+            let mut legal = logits.iter();
+            for (slot, _) in out.logits.iter_mut().zip(batch.masks).filter(|(_, m)| **m) {
+                *slot = *legal.next().ok_or_else(|| EvalError("too few legal logits".into()))?;
+            }
+        }
         out.values.copy_from_slice(&values);
         Ok(())
     }
@@ -273,10 +282,15 @@ fn evaluate_merged(
     for r in requests {
         let n = r.positions.len();
         let answer = match &result {
-            Ok(()) => Ok((
-                m.logits[start * actions..(start + n) * actions].to_vec(),
-                m.values[start..start + n].to_vec(),
-            )),
+            Ok(()) => {
+                let rows = &m.logits[start * actions..(start + n) * actions];
+                let logits = if r.masks.is_empty() {
+                    rows.to_vec()
+                } else {
+                    rows.iter().zip(&r.masks).filter(|(_, m)| **m).map(|(l, _)| *l).collect()
+                };
+                Ok((logits, m.values[start..start + n].to_vec()))
+            }
             Err(e) => Err(e.clone()),
         };
         let _ = r.reply.send(answer); // a caller that went away needs no answer

@@ -181,3 +181,63 @@ fn spread_takes_turns_and_answers_each_caller() {
         assert_eq!(p.sizes.lock().unwrap().len(), 8);
     }
 }
+
+/// Answers every logit with a number of its own (`position * A + action`).
+struct Numbering;
+
+impl Evaluator for Numbering {
+    fn evaluate(&self, _batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        for (i, l) in out.logits.iter_mut().enumerate() {
+            *l = i as f32;
+        }
+        out.values.fill(0.5);
+        Ok(())
+    }
+}
+
+/// With legal masks, callers merged into one batch get their own legal actions' logits, and
+/// their other entries are left as they were (only the legal logits cross back).
+#[test]
+fn masked_calls_get_their_legal_logits_and_nothing_else() {
+    let eval =
+        Arc::new(BatchingEvaluator::new(Arc::new(Numbering), 64, Duration::from_millis(200)));
+    let threads = 3;
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (eval, barrier) = (eval.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let ps = positions(10 + t as u64, 5);
+                let board = ps[0].board();
+                let a = ActionSpace::new(board).len();
+                let mut masks = vec![false; ps.len() * a];
+                for (i, p) in ps.iter().enumerate() {
+                    p.legal_action_mask(&mut masks[i * a..(i + 1) * a]);
+                }
+                let mut logits = vec![f32::NAN; ps.len() * a];
+                let mut values = vec![0.0; ps.len()];
+                let batch =
+                    Batch { board, positions: &ps, planes: &[], globals: &[], masks: &masks };
+                barrier.wait();
+                eval.evaluate(&batch, &mut Output { logits: &mut logits, values: &mut values })
+                    .unwrap();
+                assert_eq!(values, vec![0.5; ps.len()]);
+                // Each caller's rows sit somewhere in the merged batch: the same offset for all.
+                let first = masks.iter().position(|&m| m).unwrap();
+                let offset = logits[first] - first as f32;
+                assert!(offset >= 0.0 && offset % a as f32 == 0.0, "thread {t}: offset {offset}");
+                for (i, (&legal, &l)) in masks.iter().zip(&logits).enumerate() {
+                    if legal {
+                        assert_eq!(l, offset + i as f32, "thread {t}: legal action {i}");
+                    } else {
+                        assert!(l.is_nan(), "thread {t}: illegal action {i} was written");
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(eval.stats().requests, 3);
+}

@@ -83,6 +83,17 @@ pub fn max_diff(x: &[f32], y: &[f32]) -> f32 {
     x.iter().zip(y).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max)
 }
 
+/// The largest absolute difference between two sets of logits over the legal actions of `masks`
+/// (what search reads; behind inference threads nothing else comes back).
+pub fn max_legal_diff(x: &[f32], y: &[f32], masks: &[bool]) -> f32 {
+    masks
+        .iter()
+        .zip(x.iter().zip(y))
+        .filter(|(legal, _)| **legal)
+        .map(|(_, (a, b))| (a - b).abs())
+        .fold(0.0f32, f32::max)
+}
+
 /// Logits answered for the legal actions only (`Answers::Legal`): each legal one within
 /// `tolerance` of `want`, each illegal one left as it was (NaN, as the caller filled it).
 pub fn assert_legal_answers(got: &[f32], want: &[f32], masks: &[bool], tolerance: f32, what: &str) {
