@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from zertz.training import (
     parse_config,
     train,
 )
+from zertz.training.loop import threads_note
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "configs" / "train" / "tiny.toml"
@@ -506,6 +508,56 @@ def test_resume_ends_where_an_uninterrupted_run_does(run_a: Path, run_b: Resumed
             for side in ("a_effort", "b_effort"):
                 e.get(side, {}).pop("seconds", None)
         assert ra == rb
+
+
+# ------------------------------------------------------------------------------ reproducibility
+
+
+def test_a_fixed_seed_trains_the_same_network(
+    run_a: Path, cfg: TrainConfig, tmp_path: Path
+) -> None:
+    """The same seed again, with the process's global generators left elsewhere (as in another
+    process): the same shards, the same weights in every exported model, and the same checkpoint
+    byte for byte (the optimizer's state and the random states it saves with them)."""
+    random.seed(27)
+    np.random.seed(27)
+    torch.manual_seed(27)
+    again = tmp_path / "again"
+    assert [s["iteration"] for s in train(cfg, again, log=lambda _: None)] == [1, 2]
+    assert (again / "checkpoint.pt").read_bytes() == (run_a / "checkpoint.pt").read_bytes()
+    for model in sorted((run_a / "models").glob("*.pt")):
+        want = load_exported(model).state_dict()
+        got = load_exported(again / "models" / model.name).state_dict()
+        assert got.keys() == want.keys()
+        for key, value in want.items():
+            torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=f"{model} {key}")
+    shards = sorted(p for p in (run_a / "shards").rglob("*") if p.is_file())
+    assert {str(p.relative_to(run_a)) for p in shards} == {
+        name for name in files(again) if name.startswith("shards/")
+    }
+    for path in shards:
+        if path.name != "summary.json":  # the engine's summary holds wall times
+            assert (again / path.relative_to(run_a)).read_bytes() == path.read_bytes(), path
+    # What the same network also takes: the same thread counts, in every metrics line.
+    threads = [(r["torch_threads"], r["selfplay_workers"]) for r in metrics(again)]
+    assert threads == [(r["torch_threads"], r["selfplay_workers"]) for r in metrics(run_a)]
+    assert threads == [(torch.get_num_threads(), 1)] * 2
+
+
+def test_a_run_that_goes_on_with_other_torch_threads_says_so(
+    cfg: TrainConfig, tmp_path: Path
+) -> None:
+    run = Run(cfg, tmp_path)
+    assert threads_note(run) is None  # nothing trained yet
+    now = torch.get_num_threads()
+    lines = [{"iteration": 0, "torch_threads": now + 2}, {"iteration": 1, "torch_threads": now}]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert threads_note(run) is None
+    lines.append({"iteration": 2, "torch_threads": now + 1})
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    note = threads_note(run)
+    assert note is not None
+    assert f"trained with {now + 1} torch threads and goes on with {now}" in note
 
 
 def test_another_config_is_refused(run_a: Path, cfg: TrainConfig) -> None:

@@ -17,6 +17,19 @@ Stopping at any moment (Ctrl-C, a kill) and starting the same command again resu
 checkpoint: the self-play chunks already finished are kept, and the training continues from the
 same step with the same random state.
 
+A fixed ``run.seed`` trains the same network, bit for bit, on the CPU of the same machine with the
+same thread counts: torch's in this process (``run.torch_threads``; 0 takes torch's default, which
+follows the cores the process may use and ``OMP_NUM_THREADS``) change the order in which the
+training's float sums add up, and the self-play workers (``[selfplay] threads``; 0: one per core)
+decide which games share the network's batches, whose results differ in the last bits with the
+batch (each metrics line records ``torch_threads`` and ``selfplay_workers``). Two such runs write
+the same shards and the same ``checkpoint.pt`` byte for byte; the exported models hold the same
+weights (their metadata holds the time of the export). Not so on a GPU: its inference threads
+merge the search threads' requests into batches as they come, and its training kernels are not
+bit-reproducible. Evaluation matches replay the same games except where a player searches for a
+time (``alphabeta`` without a depth, ``:time=``) or is a program; only gating lets their
+results reach the network.
+
 Self-play and evaluation run in the engine, in this process (``zertz.selfplay(model=...)``,
 ``zertz.match``: the code of ``zertz selfplay`` and ``zertz match``), which loads the exported
 network with the libtorch of the installed torch; the ``[selfplay]`` settings are checked by the

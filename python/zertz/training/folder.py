@@ -22,8 +22,11 @@ from zertz.training.config import DEVICE, TrainConfig
 
 
 def atomic_save(obj: Any, path: Path) -> None:
-    with atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+    """``torch.save(obj)`` to ``path``, atomically. Written through a file object, so that the
+    archive inside is named ``archive`` and not after the temporary file (a random name, which
+    would make two checkpoints of the same contents differ byte for byte)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        torch.save(obj, f)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -32,6 +32,17 @@ from zertz.training.folder import (
 from zertz.training.metrics import Metrics
 
 
+def seed_globals(seed: int) -> None:
+    """Seeds the process's global generators from ``run.seed``: torch's (the network's initial
+    weights), and numpy's and Python's, which nothing in a run draws from but the checkpoint
+    saves (a resumed run gets them back), so that two runs of one seed write the same
+    checkpoint. (The training's own draws use the run's generator, ``Run.gen``; the engine's
+    games and matches take seeds made from ``run.seed``.)"""
+    torch.manual_seed(seed)
+    np.random.seed([seed & 0xFFFF_FFFF, seed >> 32])
+    random.seed(seed)
+
+
 class Run:
     """One run folder (see :mod:`zertz.training`)."""
 
@@ -60,7 +71,7 @@ class Run:
         self.board = cfg.run.board
         self.selfplay_settings, self.warmup_settings = selfplay.selfplay_settings(cfg)
         self.actions = action_space_size(self.board)
-        torch.manual_seed(cfg.run.seed)
+        seed_globals(cfg.run.seed)
         # One network for the run's board and every board it pretrains on.
         boards = sorted({self.board, *cfg.pretrain.boards})
         self.net = ZertzNet(cfg.network, boards=boards).to(self.device)
@@ -192,6 +203,20 @@ class Run:
         self.metrics.record(stats)
 
 
+def threads_note(run: Run) -> str | None:
+    """A note for a run that goes on with other torch threads than it trained with (its last
+    metrics line says how many): the sums of its training steps then add up in another order,
+    and it no longer trains the network that the same seed trains with the old count."""
+    before, now = run.metrics.last("torch_threads"), torch.get_num_threads()
+    if before is None or before == now:
+        return None
+    return (
+        f"  note: this run trained with {before} torch threads and goes on with {now} "
+        "(run.torch_threads): it goes on, but no longer trains the network that its seed "
+        f"trains with {before}"
+    )
+
+
 def iterate(
     config: TrainConfig | str | os.PathLike[str],
     run_dir: str | os.PathLike[str],
@@ -212,6 +237,8 @@ def iterate(
         return
     if run.state.iteration:
         log(f"{run.dir}: resuming after iteration {run.state.iteration} (step {run.state.step})")
+    if note := threads_note(run):
+        log(note)
     if cfg.pretrain.steps and not run.state.pretrained:
         yield pretrain(run, log)
     while run.state.iteration < cfg.run.iterations:
@@ -264,6 +291,10 @@ def complete_iteration(
         "selfplay_positions": sp.get("samples", 0.0),
         "selfplay_seconds": sp.get("seconds", 0.0),
         "selfplay_network_seconds": sp.get("network_seconds", 0.0),
+        # What the same seed needs to train the same network, besides the device: the same
+        # thread counts (torch's in this process, and the self-play workers).
+        "torch_threads": torch.get_num_threads(),
+        "selfplay_workers": int(sp.get("workers") or 0),
         "elo": run.state.ladder.get(i + 1),
         "best": run.state.best,
         "evaluation": evaluation,
@@ -301,6 +332,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
             "iteration": 0,
             "step": run.state.step,
             "pretrain": True,
+            "torch_threads": torch.get_num_threads(),
             "human": human,
             "evaluation": {},
             "final": False,

@@ -54,6 +54,20 @@ class Metrics:
             atomic_write_text(self.path, new)
         return len(lines) - len(kept)
 
+    def last(self, key: str) -> Any:
+        """``key`` of the last line of ``metrics.jsonl`` that has it; None when none has."""
+        if not self.path.exists():
+            return None
+        found = None
+        for line in self.path.read_text(errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and key in row:
+                found = row[key]
+        return found
+
     def record(self, stats: dict[str, Any]) -> None:
         # On the disk before the checkpoint that follows it.
         with open(self.path, "a") as f:

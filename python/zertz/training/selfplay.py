@@ -99,12 +99,16 @@ def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict
 
 def chunk_totals(summaries: list[dict[str, Any]]) -> dict[str, float]:
     """The totals of self-play chunks from their summaries (games, samples, actions,
-    evaluations, seconds, network_seconds) and the share of their time spent in the network."""
-    totals: dict[str, float] = {}
+    evaluations, seconds, network_seconds), the share of their time spent in the network, and
+    the most worker threads a chunk played on (``workers``: which games are searched together,
+    and so the network's batches, depend on it; a seed plays the same games with the same
+    number of workers)."""
+    totals: dict[str, float] = {"workers": 0.0}
     share_time = 0.0
     for summary in summaries:
         for k in ("games", "samples", "actions", "evaluations", "seconds", "network_seconds"):
             totals[k] = totals.get(k, 0.0) + float(summary.get(k) or 0.0)
+        totals["workers"] = max(totals["workers"], float(summary.get("workers") or 0.0))
         share_time += float(summary.get("network_share") or 0.0) * float(summary["seconds"])
     totals["network_share"] = share_time / max(totals.get("seconds", 0.0), 1e-9)
     return totals
