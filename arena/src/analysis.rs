@@ -33,14 +33,18 @@ use crate::players::MAX_SIMULATIONS;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Analysis {
     /// The value of the position from the perspective of its player to move, `-1..=1` (-1 a
-    /// loss, 1 a win): the mean of every simulation's value. A finished game's exact score.
+    /// loss, 1 a win): the mean of every simulation's value, or the exact value once proven. A
+    /// finished game's exact score.
     pub value: f32,
+    /// The exact value for the player to move once the search proved it (1 a win, 0 a draw, -1
+    /// a loss; a finished game's score), else `None`.
+    pub proven: Option<i8>,
     /// Simulations run (0 for a finished game): those asked, or fewer when the search tree
-    /// reached its memory budget.
+    /// reached its memory budget or proved the position's value (no more search is needed).
     pub simulations: u32,
     /// Every legal single action of the position (a placement, one hop of a capture chain, or a
-    /// pass; none in a finished game), most visited first, ties by prior (highest first), then in
-    /// the search's own order.
+    /// pass; none in a finished game): proven wins first, then the others most visited first,
+    /// proven losses last; ties by prior (highest first), then in the search's own order.
     pub moves: Vec<MoveStats>,
 }
 
@@ -61,6 +65,9 @@ pub struct MoveStats {
     /// Its mean value from the perspective of the position's player to move, `-1..=1`; 0 when
     /// it was never visited.
     pub value: f32,
+    /// Its exact value for the position's player to move once proven (1 a win, 0 a draw, -1 a
+    /// loss), else `None`.
+    pub proven: Option<i8>,
 }
 
 /// Searches `pos` with `simulations` simulations (at most [`MAX_SIMULATIONS`]; fewer are run
@@ -90,7 +97,8 @@ pub fn analyze_within(
 ) -> Result<Analysis, EvalError> {
     if let Some(outcome) = pos.outcome() {
         let value = f32::from(outcome.score(pos.turn()));
-        return Ok(Analysis { value, simulations: 0, moves: Vec::new() });
+        let proven = Some(outcome.score(pos.turn()));
+        return Ok(Analysis { value, proven, simulations: 0, moves: Vec::new() });
     }
     let mut tree = Tree::with_max_bytes(*pos, max_tree_bytes);
     let simulations = simulations.min(MAX_SIMULATIONS);
@@ -111,11 +119,19 @@ pub fn analyze_within(
             visits: c.visits,
             prior: c.prior,
             value: c.value,
+            proven: c.proven,
         })
         .collect();
     // Stable: ties keep the tree's order (by prior, then by action).
-    moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
-    Ok(Analysis { value: info.value, simulations: info.total, moves })
+    let rank = |m: &MoveStats| match m.proven {
+        Some(1) => 0,
+        Some(-1) => 2,
+        _ => 1,
+    };
+    moves.sort_by(|a, b| {
+        rank(a).cmp(&rank(b)).then(b.visits.cmp(&a.visits)).then(b.prior.total_cmp(&a.prior))
+    });
+    Ok(Analysis { value: info.value, proven: info.proven, simulations: info.total, moves })
 }
 
 /// An evaluator with the search settings to use it with: what [`analyze`] needs. A player spec

@@ -437,7 +437,8 @@ fn split_chain(pos: &Position, m: &Move) -> (Action, Vec<Hop>) {
 // --------------------------------------------------------------------------------------- mcts
 
 /// Searches every decision with [`search`]: a fixed number of new simulations per decision, no
-/// root noise, the most visited root action (ties at random). The tree follows the game through
+/// root noise, the most visited root action (ties at random) among [`Tree::root_candidates`] (a
+/// proven win when the search found one, never an avoidable proven loss). The tree follows the game through
 /// [`Player::observe`] (or from its own actions) and keeps the subtree of the position reached;
 /// a forced action is played without searching. The tree has a memory budget
 /// ([`DEFAULT_MAX_TREE_BYTES`] unless [`Player::set_max_tree_bytes`] says otherwise): a decision
@@ -583,10 +584,11 @@ impl Player for MctsPlayer {
                     self.tree = None;
                     return Err(PlayerError::Evaluator { player: self.name.clone(), error });
                 }
-                let info = tree.root_info();
-                let most = info.visits.iter().map(|&(_, v)| v).max().unwrap_or(0);
+                // A proven win if there is one; never a proven loss that can be avoided.
+                let candidates = tree.root_candidates();
+                let most = candidates.iter().map(|&(_, v)| v).max().unwrap_or(0);
                 let best: Vec<Action> =
-                    info.visits.iter().filter(|&&(_, v)| v == most).map(|&(a, _)| a).collect();
+                    candidates.iter().filter(|&&(_, v)| v == most).map(|&(a, _)| a).collect();
                 match best.len() {
                     0 => pos
                         .nth_legal_action(self.rng.below(pos.count_legal_actions()))

@@ -456,11 +456,26 @@ impl EngineSession {
             .analyzer
             .analyze_within(self.game.position(), sims, self.max_tree_bytes)
             .map_err(|e| format!("the analysis failed: {e}"))?;
-        let mut out = format!("value {:.4} simulations {}", analysis.value, analysis.simulations);
+        let proven = |p: Option<i8>| match p {
+            Some(1) => " proven win",
+            Some(0) => " proven draw",
+            Some(_) => " proven loss",
+            None => "",
+        };
+        let mut out = format!(
+            "value {:.4} simulations {}{}",
+            analysis.value,
+            analysis.simulations,
+            proven(analysis.proven)
+        );
         for m in analysis.moves.iter().filter(|m| m.visits > 0) {
             out.push_str(&format!(
-                "\n{} visits {} prior {:.5} value {:.4}",
-                m.notation, m.visits, m.prior, m.value
+                "\n{} visits {} prior {:.5} value {:.4}{}",
+                m.notation,
+                m.visits,
+                m.prior,
+                m.value,
+                proven(m.proven)
             ));
         }
         Ok(out)

@@ -365,18 +365,23 @@ fn analysis_finds_the_winning_chain() {
     let pos = Position::from_text(CHAIN_WIN).unwrap();
     let eval = RolloutEvaluator { rollouts: 4, seed: 3 };
     let a = analyze(&eval, &Preset::Rollout.config(), &pos, 400).unwrap();
-    assert_eq!(a.simulations, 400);
+    // The win is proven: the search stops there, and the winning hop comes first.
+    assert!(a.simulations < 400, "{}", a.simulations);
+    assert_eq!((a.proven, a.value), (Some(1), 1.0));
     assert_eq!(a.moves[0].notation, "d2xd4", "the hop that starts the winning chain");
-    assert!(a.value > 0.6 && a.moves[0].value > 0.85, "{a:?}");
+    assert_eq!(a.moves[0].proven, Some(1));
     assert_eq!(a.moves.len(), pos.count_legal_actions());
-    assert!(a.moves.windows(2).all(|w| w[0].visits >= w[1].visits));
+    assert!(a.moves[1..].iter().all(|m| m.proven != Some(1)), "one winning hop");
+    assert!(a.moves[1..].windows(2).all(|w| w[0].proven.is_some() || w[0].visits >= w[1].visits));
     let json = serde_json::to_value(&a).unwrap();
     assert_eq!(json["moves"][0]["notation"], "d2xd4");
+    assert_eq!((json["proven"].as_i64(), json["moves"][0]["proven"].as_i64()), (Some(1), Some(1)));
     assert!(json["moves"][0].get("action").is_none());
     // A finished game is not searched.
     let over = pos.play(&pos.parse_legal_move("d2xd4xd6").unwrap()).unwrap();
     let a = analyze(&eval, &Preset::Rollout.config(), &over, 400).unwrap();
     assert_eq!((a.value, a.simulations, a.moves.len()), (-1.0, 0, 0), "P1 to move has lost");
+    assert_eq!(a.proven, Some(-1));
 }
 
 #[test]

@@ -12,6 +12,15 @@
 //! loss keeps them apart), evaluates all of them in one [`Evaluator`] call, then expands and backs
 //! them up.
 //!
+//! Decided positions are exact (an MCTS-solver): a finished game is proven won, lost or drawn for
+//! its player to move, and a node is proven once one of its children is a proven win for its
+//! player to move, or all of its children are proven (its value is then their best). A proven node
+//! is never evaluated again: a simulation that reaches it backs up its exact value. Selection
+//! never walks into a child proven lost for the chooser, and uses the exact value of a proven
+//! draw. A tree whose root is proven takes no more simulations. Players and self-play choose among
+//! [`Tree::root_candidates`]: a proven win when there is one, never a proven loss that can be
+//! avoided.
+//!
 //! A tree has a memory budget ([`Tree::max_bytes`], [`DEFAULT_MAX_TREE_BYTES`] unless set): its
 //! nodes and edges ([`Tree::bytes`]) never pass it. A search adds no simulation to a tree that
 //! has reached it ([`Tree::is_full`]); the tree stays consistent and its root visits say how many
@@ -24,6 +33,9 @@ use crate::config::{SearchConfig, SettingError, check};
 use crate::evaluator::{Batch, EvalError, Evaluator, Output};
 
 const NONE: u32 = u32::MAX;
+
+/// A node's [`Node::proof`] while its value is not known exactly.
+const UNPROVEN: i8 = i8::MIN;
 
 /// The memory budget of a tree unless one is set ([`Tree::with_max_bytes`]): 1 GiB of nodes and
 /// edges. An expanded node keeps an 8-byte edge per legal action (about 4,400 at the 61-ring
@@ -66,6 +78,9 @@ struct Node {
     /// to move); for the root, of its own player to move.
     value_sum: f32,
     state: State,
+    /// The exact value for its own player to move once proven (1 a win, 0 a draw, -1 a loss),
+    /// else [`UNPROVEN`].
+    proof: i8,
 }
 
 /// An edge of the tree: 8 bytes, since a node stores one per legal action (often 1000+).
@@ -137,8 +152,11 @@ pub struct RootInfo {
     pub visits: Vec<(Action, u32)>,
     /// Root visits (all simulations through the root, reused ones included).
     pub total: u32,
-    /// Value of the root from the perspective of its player to move, `-1..=1`.
+    /// Value of the root from the perspective of its player to move, `-1..=1` (exact when the
+    /// root is proven).
     pub value: f32,
+    /// The root's exact value for its player to move once proven (1 a win, 0 a draw, -1 a loss).
+    pub proven: Option<i8>,
 }
 
 /// One child of the root ([`Tree::root_children`]): its action, prior, visits and mean value.
@@ -155,6 +173,9 @@ pub struct ChildStats {
     /// never visited). Below a hop that continues a chain the same player moves again, so this is
     /// always the value for the player who chooses at the root.
     pub value: f32,
+    /// Its exact value for the player who chooses at the root, once proven (1 a win, 0 a draw,
+    /// -1 a loss).
+    pub proven: Option<i8>,
 }
 
 impl Tree {
@@ -235,15 +256,14 @@ impl Tree {
         let mut busy = false;
         let mut reserved = 0usize;
         for _ in 0..leaves {
-            if self.root_visits() >= target || self.over_budget(reserved) {
+            if self.root_visits() >= target || self.root_proven() || self.over_budget(reserved) {
                 break;
             }
             busy = true;
             let Some(leaf) = self.select(config) else { break };
             let node = &mut self.nodes[leaf as usize];
-            if node.state == State::Terminal {
-                let v = node.terminal_value();
-                self.backup(leaf, v, config);
+            if node.proof != UNPROVEN {
+                self.backup_proven(leaf, config);
             } else {
                 node.state = State::Pending;
                 reserved += node.position.count_legal_actions() * EDGE_BYTES;
@@ -388,8 +408,13 @@ impl Tree {
                 (a, self.nodes[e.child as usize].visits)
             })
             .collect();
-        let value = if root.visits == 0 { 0.0 } else { root.value_sum / root.visits as f32 };
-        RootInfo { visits, total: root.visits, value }
+        let proven = (root.proof != UNPROVEN).then_some(root.proof);
+        let value = match proven {
+            Some(p) => f32::from(p),
+            None if root.visits == 0 => 0.0,
+            None => root.value_sum / root.visits as f32,
+        };
+        RootInfo { visits, total: root.visits, value, proven }
     }
 
     /// Every child of the root, one per legal action once the root is expanded (none before, and
@@ -404,36 +429,110 @@ impl Tree {
             .enumerate()
             .map(|(i, e)| {
                 let action = space.decode(e.action as usize).expect("edge action in range");
-                let (visits, value) = if i < root.visited as usize {
+                let (visits, value, proven) = if i < root.visited as usize {
                     // A child's sum is from the perspective of the player who chose it: the
                     // root's player to move.
                     let child = &self.nodes[e.child as usize];
                     let q =
                         if child.visits == 0 { 0.0 } else { child.value_sum / child.visits as f32 };
-                    (child.visits, q)
+                    (child.visits, q, self.chooser_proof(self.root, e.child))
                 } else {
-                    (0, 0.0)
+                    (0, 0.0, None)
                 };
-                ChildStats { action, prior: e.prior(), visits, value }
+                ChildStats { action, prior: e.prior(), visits, value, proven }
             })
             .collect()
     }
 
     /// Writes the visit distribution of the root over the action space (`[A]`, summing to 1 when
-    /// the root has visited children) into `out`.
+    /// the root has visited children) into `out`: over [`Tree::root_candidates`], so that proven
+    /// wins take the whole target and avoidable proven losses none of it.
     pub fn visit_policy(&self, out: &mut [f32]) {
         out.fill(0.0);
-        let root = &self.nodes[self.root as usize];
-        let start = root.edges_start as usize;
         let mut total = 0u32;
-        for e in &self.edges[start..start + root.visited as usize] {
-            let v = self.nodes[e.child as usize].visits;
-            out[e.action as usize] = v as f32;
+        for (index, v) in self.candidates() {
+            out[index] = v as f32;
             total += v;
         }
         if total > 0 {
             out.iter_mut().for_each(|x| *x /= total as f32);
         }
+    }
+
+    /// The root's visited children a player should choose among, as `(action, visits)` in prior
+    /// order: the proven wins when there are any; else every child not proven lost (all of them
+    /// when every one is lost).
+    pub fn root_candidates(&self) -> Vec<(Action, u32)> {
+        let space = ActionSpace::new(self.position().board());
+        self.candidates()
+            .map(|(index, v)| (space.decode(index).expect("edge action in range"), v))
+            .collect()
+    }
+
+    /// [`Tree::root_candidates`] as action indices.
+    fn candidates(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        let root = &self.nodes[self.root as usize];
+        let start = root.edges_start as usize;
+        let edges = &self.edges[start..start + root.visited as usize];
+        let proofs = || edges.iter().map(|e| self.chooser_proof(self.root, e.child));
+        let any_win = proofs().any(|p| p == Some(1));
+        let all_lost = proofs().all(|p| p == Some(-1));
+        edges.iter().filter_map(move |e| {
+            let p = self.chooser_proof(self.root, e.child);
+            let keep = if any_win { p == Some(1) } else { all_lost || p != Some(-1) };
+            keep.then(|| (e.action as usize, self.nodes[e.child as usize].visits))
+        })
+    }
+
+    /// The proof of `child` for the player to move at `parent`, if it is proven.
+    #[inline]
+    fn chooser_proof(&self, parent: u32, child: u32) -> Option<i8> {
+        let c = &self.nodes[child as usize];
+        if c.proof == UNPROVEN {
+            return None;
+        }
+        let same = self.nodes[parent as usize].position.turn() == c.position.turn();
+        Some(if same { c.proof } else { -c.proof })
+    }
+
+    /// Whether the root's value is known exactly (a finished game, or a proven one).
+    pub fn root_proven(&self) -> bool {
+        self.nodes[self.root as usize].proof != UNPROVEN
+    }
+
+    /// After `n` was proven: proves its ancestors that this decides (one of their children a
+    /// proven win for their player to move, or every child proven), as far as it goes.
+    fn propagate_proof(&mut self, mut n: u32) {
+        while n != self.root {
+            let parent = self.nodes[n as usize].parent;
+            let p = &self.nodes[parent as usize];
+            if p.proof != UNPROVEN {
+                return;
+            }
+            let (start, len, visited) =
+                (p.edges_start as usize, p.edges_len as usize, p.visited as usize);
+            let mut best = UNPROVEN;
+            let mut all = visited == len;
+            for e in &self.edges[start..start + visited] {
+                match self.chooser_proof(parent, e.child) {
+                    Some(v) => best = best.max(v),
+                    None => all = false,
+                }
+            }
+            if best == 1 || (all && best != UNPROVEN) {
+                self.nodes[parent as usize].proof = best;
+                n = parent;
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// Backs up the exact value of the proven node `leaf` and proves what it decides.
+    fn backup_proven(&mut self, leaf: u32, config: &SearchConfig) {
+        let v = f32::from(self.nodes[leaf as usize].proof);
+        self.backup(leaf, v, config);
+        self.propagate_proof(leaf);
     }
 
     /// Value of a node from the perspective of its own player to move.
@@ -457,6 +556,9 @@ impl Tree {
         self.nodes[n as usize].visits += 1;
         loop {
             let node = &self.nodes[n as usize];
+            if node.proof != UNPROVEN {
+                return Some(n); // exact: backed up without an evaluation
+            }
             match node.state {
                 State::New | State::Terminal => return Some(n),
                 State::Pending => {
@@ -473,9 +575,19 @@ impl Tree {
             let mut best = usize::MAX;
             let mut best_score = f32::NEG_INFINITY;
             let mut visited_prior = 0.0;
+            let turn = node.position.turn();
             for (i, e) in self.edges[start..start + visited].iter().enumerate() {
                 let child = &self.nodes[e.child as usize];
-                let q = child.value_sum / child.visits.max(1) as f32;
+                let q = if child.proof == UNPROVEN {
+                    child.value_sum / child.visits.max(1) as f32
+                } else {
+                    let p = if child.position.turn() == turn { child.proof } else { -child.proof };
+                    if p < 0 {
+                        visited_prior += e.prior();
+                        continue; // a proven loss for the chooser: never again
+                    }
+                    f32::from(p)
+                };
                 let prior = e.prior();
                 let score = q + scale * prior / (1.0 + child.visits as f32);
                 visited_prior += prior;
@@ -601,6 +713,10 @@ impl Tree {
 impl Node {
     fn new(position: Position, parent: u32) -> Node {
         let state = if position.is_over() { State::Terminal } else { State::New };
+        let proof = match position.outcome() {
+            Some(o) => o.score(position.turn()),
+            None => UNPROVEN,
+        };
         Node {
             position,
             parent,
@@ -610,12 +726,8 @@ impl Node {
             visits: 0,
             value_sum: 0.0,
             state,
+            proof,
         }
-    }
-
-    /// Exact value of a finished game from the perspective of the player to move.
-    fn terminal_value(&self) -> f32 {
-        self.position.outcome().map_or(0.0, |o| o.score(self.position.turn()) as f32)
     }
 }
 
@@ -714,7 +826,8 @@ pub fn search_interruptible(
         let mut busy = false;
         for (ti, tree) in trees.iter_mut().enumerate() {
             assert_eq!(tree.position().board(), board, "all trees must be of one board");
-            if tree.position().is_over() {
+            // A proven root (a finished game included) needs no more search.
+            if tree.root_proven() {
                 continue;
             }
             let leaves = config.leaves_per_round.max(1) as usize;
@@ -726,7 +839,8 @@ pub fn search_interruptible(
                 continue;
             }
             for _ in 0..leaves {
-                if tree.root_visits() >= target {
+                // (A root proven in this round needs no more.)
+                if tree.root_visits() >= target || tree.root_proven() {
                     break;
                 }
                 // `select_near_budget`'s loop without its count, written out: the usual round
@@ -734,9 +848,8 @@ pub fn search_interruptible(
                 busy = true;
                 let Some(leaf) = tree.select(config) else { break };
                 let node = &mut tree.nodes[leaf as usize];
-                if node.state == State::Terminal {
-                    let v = node.terminal_value();
-                    tree.backup(leaf, v, config);
+                if node.proof != UNPROVEN {
+                    tree.backup_proven(leaf, config);
                 } else {
                     node.state = State::Pending;
                     scratch.requests.push((ti as u32, leaf));

@@ -94,10 +94,13 @@ fn searched(p: Position, sims: u32, config: &SearchConfig, eval: &dyn Evaluator)
     trees.pop().unwrap()
 }
 
-/// The most visited root action (the first in prior order on ties) and its visits.
-fn most_visited(info: &RootInfo) -> (Action, u32) {
-    let mut best = *info.visits.first().expect("the root has visited children");
-    for &(a, v) in &info.visits {
+/// The action a player takes: the most visited of the root's candidates (the first in prior
+/// order on ties; a proven win when there is one, never an avoidable proven loss), and its
+/// visits.
+fn most_visited(tree: &Tree) -> (Action, u32) {
+    let candidates = tree.root_candidates();
+    let mut best = *candidates.first().expect("the root has visited children");
+    for &(a, v) in &candidates {
         if v > best.1 {
             best = (a, v);
         }
@@ -106,7 +109,7 @@ fn most_visited(info: &RootInfo) -> (Action, u32) {
 }
 
 fn best_name(tree: &Tree) -> String {
-    tree.position().action_to_string(&most_visited(&tree.root_info()).0)
+    tree.position().action_to_string(&most_visited(tree).0)
 }
 
 fn visits_of(info: &RootInfo, a: &Action) -> u32 {
@@ -167,10 +170,16 @@ fn check_tree(tree: &Tree) {
     let sum: f32 = policy.iter().sum();
     if children > 0 {
         assert!((sum - 1.0).abs() < 1e-4, "visit policy sums to {sum}");
+        // Over the candidates: proven wins take it all, avoidable proven losses none.
+        let candidates = tree.root_candidates();
+        let total: u32 = candidates.iter().map(|&(_, v)| v).sum();
         for &(a, v) in &info.visits {
             assert!(p.is_legal_action(&a), "child {} is illegal", p.action_to_string(&a));
-            let want = v as f32 / children as f32;
-            assert!((policy[space.index(&a)] - want).abs() < 1e-6);
+            let want = candidates
+                .iter()
+                .find(|&&(c, _)| c == a)
+                .map_or(0.0, |&(_, v)| v as f32 / total as f32);
+            assert!((policy[space.index(&a)] - want).abs() < 1e-6, "{v} visits");
         }
     } else {
         assert_eq!(sum, 0.0);
@@ -203,6 +212,9 @@ fn check_root_children(tree: &Tree) {
         assert!((-1.0..=1.0).contains(&c.value), "value {}", c.value);
         assert!(c.visits > 0 || c.value == 0.0);
         weighted += f64::from(c.value) * f64::from(c.visits);
+    }
+    if info.proven.is_some() {
+        return; // the root's value is exact, not the mean of its visits
     }
     let own = f64::from(info.value) * f64::from(info.total) - weighted;
     let slack = 1.0 + 1e-4 * f64::from(info.total);
@@ -402,9 +414,10 @@ fn a_placement_that_wins_by_isolation_is_found() {
             let tree = searched(p, 600, &config(leaves), eval.as_ref());
             check_tree(&tree);
             let info = tree.root_info();
-            assert_eq!(most_visited(&info).0, win, "evaluator {k}, leaves {leaves}: {info:?}");
-            assert!(visits_of(&info, &win) > 450, "evaluator {k}, leaves {leaves}: {info:?}");
-            assert!(info.value > 0.85, "a win in one: root value {} ({info:?})", info.value);
+            assert_eq!(most_visited(&tree).0, win, "evaluator {k}, leaves {leaves}: {info:?}");
+            // Proven at once: the search stops there.
+            assert_eq!(info.proven, Some(1), "evaluator {k}, leaves {leaves}: {info:?}");
+            assert_eq!(info.value, 1.0, "a win in one: root value ({info:?})");
         }
     }
 }
@@ -418,12 +431,14 @@ fn root_children_value_a_win_for_the_root_mover() {
     let tree = searched(p, 300, &config(1), &rollouts());
     let children = tree.root_children();
     let ga1 = children.iter().find(|c| c.action == win).expect("Ga1 is a child");
-    assert!(ga1.visits > 200, "{children:?}");
+    // Proven at its first visit, and the root with it: the search stops there.
+    assert!(ga1.visits >= 1 && ga1.proven == Some(1), "{children:?}");
     assert_eq!(ga1.value, 1.0);
+    assert_eq!(tree.root_info().proven, Some(1));
     // One level down, after advancing to a P1 position: values are P1's.
     let p = pos(DIAGRAM_3);
     let mut tree = searched(p, 400, &config(8), &rollouts());
-    let (best, _) = most_visited(&tree.root_info());
+    let (best, _) = most_visited(&tree);
     tree.advance(&best, usize::MAX);
     check_root_children(&tree);
     let value_p1 = tree.root_info().value;
@@ -456,7 +471,7 @@ fn a_capture_chain_that_wins_is_found() {
             let tree = searched(p, 400, &config(leaves), eval.as_ref());
             check_tree(&tree);
             let info = tree.root_info();
-            assert_eq!(most_visited(&info).0, first, "evaluator {k}, leaves {leaves}: {info:?}");
+            assert_eq!(most_visited(&tree).0, first, "evaluator {k}, leaves {leaves}: {info:?}");
             assert!(info.value > 0.8, "a win in two hops: root value {} ({info:?})", info.value);
         }
     }
@@ -478,9 +493,10 @@ fn the_sacrifice_of_rulebook_diagram_5_is_found() {
     let mut tree = searched(p, 12_000, &cfg, &UniformEvaluator);
     check_tree(&tree);
     let info = tree.root_info();
-    let (best, visits) = most_visited(&info);
+    let (best, visits) = most_visited(&tree);
     assert_eq!(p.action_to_string(&best), "Bb1,a3", "{visits} visits");
-    assert!(visits > 4000 && info.value > 0.3, "{visits} visits, value {}", info.value);
+    let proven = info.proven == Some(1);
+    assert!(proven || (visits > 4000 && info.value > 0.3), "{visits} visits, value {}", info.value);
     // Down the line by tree reuse: P1's forced reply (a loss for P1), then P0's win.
     tree.advance(&sacrifice, usize::MAX);
     assert!(tree.root_info().value < -0.9, "{}", tree.root_info().value);
@@ -504,9 +520,9 @@ fn the_winning_placement_at_the_end_of_rulebook_diagram_5_is_found() {
         let tree = searched(p, 2000, cfg, eval);
         check_tree(&tree);
         let info = tree.root_info();
-        let (best, visits) = most_visited(&info);
+        let (best, visits) = most_visited(&tree);
         assert_eq!(p.action_to_string(&best), "Wa2,b1");
-        assert!(visits > 1500 && info.value > 0.7, "{visits} visits, value {}", info.value);
+        assert_eq!((info.proven, info.value), (Some(1), 1.0), "{visits} visits");
     }
 }
 
@@ -534,8 +550,9 @@ fn moves_that_lose_at_once_are_avoided() {
                 check_tree(&tree);
                 let info = tree.root_info();
                 let why = format!("{text}, evaluator {k}, leaves {leaves}: {info:?}");
-                assert_eq!(most_visited(&info).0, safe, "{why}");
-                assert!(visits_of(&info, &safe) > sims / 2, "{why}");
+                assert_eq!(most_visited(&tree).0, safe, "{why}");
+                let proven = info.proven == Some(1);
+                assert!(proven || visits_of(&info, &safe) > sims / 2, "{why}");
                 assert!(info.value > value, "{why}");
             }
         }
@@ -572,7 +589,12 @@ fn visits_add_up_across_trees_counts_and_rounds() {
                 search(&mut trees, sims, &config(leaves), &eval, &mut scratch).unwrap();
                 for (i, tree) in trees.iter().enumerate() {
                     let want = if tree.position().is_over() { 0 } else { before[i] + sims[i] };
-                    assert_eq!(tree.root_visits(), want, "tree {i}, leaves {leaves}");
+                    // A root proven meanwhile takes no more simulations.
+                    if tree.root_proven() {
+                        assert!(tree.root_visits() <= want, "tree {i}, leaves {leaves}");
+                    } else {
+                        assert_eq!(tree.root_visits(), want, "tree {i}, leaves {leaves}");
+                    }
                     check_tree(tree);
                 }
                 simulations += sims.iter().sum::<u32>();
@@ -715,8 +737,7 @@ fn advancing_keeps_the_subtree_of_the_chosen_child() {
     for text in [DIAGRAM_3, FORCED_LOSS] {
         let p = pos(text);
         let mut tree = searched(p, 500, &config(8), &rollouts());
-        let info = tree.root_info();
-        let (best, visits) = most_visited(&info);
+        let (best, visits) = most_visited(&tree);
         assert!(visits > 1);
         let arena = tree.arena_len();
         tree.advance(&best, usize::MAX);
@@ -725,7 +746,9 @@ fn advancing_keeps_the_subtree_of_the_chosen_child() {
         assert_eq!(tree.arena_len(), arena, "reuse copies nothing");
         check_tree(&tree);
         run(std::slice::from_mut(&mut tree), &[77], &config(8), &rollouts());
-        assert_eq!(tree.root_visits(), visits + 77);
+        // (A root proven already takes no more.)
+        let more = if tree.root_proven() { 0 } else { 77 };
+        assert_eq!(tree.root_visits(), visits + more);
         check_tree(&tree);
     }
 }
@@ -754,7 +777,7 @@ fn advancing_to_an_unvisited_action_gives_a_fresh_tree() {
 fn the_arena_cap_forces_a_fresh_tree() {
     let p = pos(DIAGRAM_3);
     let base = searched(p, 200, &config(8), &UniformEvaluator);
-    let (best, visits) = most_visited(&base.root_info());
+    let (best, visits) = most_visited(&base);
     let len = base.arena_len();
     assert!(len > 100);
     // At the cap the subtree is kept; past it the tree starts afresh.
@@ -781,7 +804,7 @@ fn a_reused_root_explores_like_a_fresh_one() {
     for p in [pos(DIAGRAM_3), start()] {
         let text = p.to_text();
         let mut tree = searched(p, 300, &config(8), &eval);
-        let (best, visits) = most_visited(&tree.root_info());
+        let (best, visits) = most_visited(&tree);
         tree.advance(&best, usize::MAX);
         assert_eq!(tree.position().turn(), Player::P1);
         run(std::slice::from_mut(&mut tree), &[300], &config(8), &eval);
@@ -839,7 +862,7 @@ fn a_root_inside_a_chain_sees_the_win_two_hops_down() {
             let tree = searched(p, 300, &config(leaves), eval.as_ref());
             check_tree(&tree);
             let info = tree.root_info();
-            assert_eq!(most_visited(&info).0, first, "evaluator {k}, leaves {leaves}: {info:?}");
+            assert_eq!(most_visited(&tree).0, first, "evaluator {k}, leaves {leaves}: {info:?}");
             // A sign flip below d2xd4 would make this close to -1.
             assert!(info.value > 0.85, "root value {} ({info:?})", info.value);
         }
@@ -887,7 +910,8 @@ fn a_finished_game_is_not_searched() {
         assert_eq!(t.root_visits(), 0);
         let info = t.root_info();
         assert!(info.visits.is_empty());
-        assert_eq!((info.total, info.value), (0, 0.0));
+        // Exact: P1 to move has lost.
+        assert_eq!((info.total, info.value, info.proven), (0, -1.0, Some(-1)));
         check_tree(t);
     }
     // Next to a live tree.
@@ -900,14 +924,16 @@ fn a_finished_game_is_not_searched() {
 #[test]
 fn finished_games_below_the_root_are_scored_exactly() {
     // Pass, pass: a draw two actions down. The evaluator calls the root (+1 for P0) and the pass
-    // (P1 to move: -1, i.e. +1 for P0); every later simulation reaches the draw and adds 0.
+    // (P1 to move: -1, i.e. +1 for P0); the third simulation reaches the draw, which proves the
+    // pass and the root drawn (each has one action): the value is exactly 0, and the search
+    // stops there however many simulations were asked.
     let p = pos(NOTHING_TO_DO);
     for n in [3_u32, 10, 100] {
         for leaves in [1, 8] {
             let tree = searched(p, n, &config(leaves), &P0Wins { scale: 1.0 });
             let info = tree.root_info();
-            assert_eq!(info.visits, [(Action::Pass, n - 1)]);
-            assert!((info.value - 2.0 / n as f32).abs() < 1e-6, "n {n}: {}", info.value);
+            assert_eq!(info.visits, [(Action::Pass, 2)]);
+            assert_eq!((info.total, info.proven, info.value), (3, Some(0), 0.0), "n {n}");
         }
     }
     // A win in one is worth exactly 1: even with an evaluator that calls every other position a
@@ -977,7 +1003,7 @@ fn priors_steer_the_search() {
                 let tree = searched(p, sims, &config(leaves), &PreferLast);
                 check_tree(&tree);
                 let info = tree.root_info();
-                let (best, visits) = most_visited(&info);
+                let (best, visits) = most_visited(&tree);
                 let name = p.action_to_string(&last);
                 assert_eq!(best, last, "{name}, {sims} simulations: {info:?}");
                 // Virtual loss spreads the leaves of one round; one leaf a round, no spreading.
@@ -1231,9 +1257,11 @@ fn a_tree_at_its_budget_still_finds_the_win() {
             let tree = &trees[0];
             check_tree(tree);
             let info = tree.root_info();
-            assert!(tree.is_full() && tree.bytes() <= budget, "{} bytes", tree.bytes());
-            assert!(info.total >= 50, "evaluator {k}: {}", info.total);
-            assert_eq!(most_visited(&info).0, win, "evaluator {k}, leaves {leaves}: {info:?}");
+            // The win is proven before the budget is reached, or found within it.
+            let proven = info.proven == Some(1);
+            assert!(tree.bytes() <= budget, "{} bytes", tree.bytes());
+            assert!(proven || (tree.is_full() && info.total >= 50), "evaluator {k}: {info:?}");
+            assert_eq!(most_visited(tree).0, win, "evaluator {k}, leaves {leaves}: {info:?}");
         }
     }
 }
@@ -1265,7 +1293,7 @@ fn a_tree_within_its_budget_searches_as_an_unbounded_one() {
 #[test]
 fn a_tree_past_half_its_budget_keeps_only_the_subtree_when_it_advances() {
     let base = searched(pos(DIAGRAM_3), 300, &config(8), &UniformEvaluator);
-    let (best, visits) = most_visited(&base.root_info());
+    let (best, visits) = most_visited(&base);
     let bytes = base.bytes();
     // Within half the budget the arena is kept whole.
     let mut whole = base.clone();

@@ -318,7 +318,9 @@ impl Slot {
         };
         // A search always visits a move (at least MIN_SIMULATIONS); should it not, a random
         // legal action rather than a panic.
-        pick(&info.visits, t, &mut self.rng).unwrap_or_else(|| {
+        // Among the root's candidates: a proven win when the search found one, never a proven
+        // loss that can be avoided.
+        pick(&tree.root_candidates(), t, &mut self.rng).unwrap_or_else(|| {
             let n = pos.count_legal_actions();
             pos.nth_legal_action(self.rng.below(n)).expect("a game in progress has an action")
         })
