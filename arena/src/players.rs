@@ -232,6 +232,53 @@ fn forced_action(pos: &Position) -> Option<Action> {
     if pos.count_legal_actions() == 1 { pos.nth_legal_action(0) } else { None }
 }
 
+/// A whole move after which the player to move has won, if any (every legal move is tried; in
+/// the middle of a capture chain, the rest of the chain).
+pub fn winning_move(pos: &Position) -> Option<Move> {
+    let mover = pos.turn();
+    pos.legal_moves()
+        .into_iter()
+        .find(|m| pos.play(m).is_ok_and(|p| p.outcome() == Some(Outcome::Win(mover))))
+}
+
+/// Whether `action` hands the opponent a win on its next turn: the game goes on, the opponent
+/// moves next, and one of its moves wins. (A hop that continues the mover's own chain is not
+/// judged here: false.)
+pub fn hands_a_win(pos: &Position, action: &Action) -> bool {
+    let Ok(next) = pos.play_action(action) else { return false };
+    next.outcome().is_none() && next.turn() != pos.turn() && winning_move(&next).is_some()
+}
+
+/// The candidates (`(action, visits)`) less the most visited ones that hand the opponent a win
+/// at once ([`hands_a_win`]), checked from the most visited down to the first that does not, and
+/// among the candidates as visited as that one. When every candidate hands a win, the first
+/// other legal action of the root that does not (in the tree's order: by prior), else the
+/// candidates unchanged (every move loses at once).
+fn without_handed_wins(
+    pos: &Position,
+    tree: &Tree,
+    candidates: Vec<(Action, u32)>,
+) -> Vec<(Action, u32)> {
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(candidates[i].1));
+    let safe_visits =
+        order.iter().map(|&i| candidates[i]).find(|(a, _)| !hands_a_win(pos, a)).map(|(_, v)| v);
+    match safe_visits {
+        Some(top) => candidates
+            .into_iter()
+            .filter(|&(a, v)| v < top || (v == top && !hands_a_win(pos, &a)))
+            .collect(),
+        None => match tree
+            .root_children()
+            .into_iter()
+            .find(|c| c.visits == 0 && !hands_a_win(pos, &c.action))
+        {
+            Some(c) => vec![(c.action, 0)],
+            None => candidates,
+        },
+    }
+}
+
 // ------------------------------------------------------------------------------------- random
 
 /// Plays a uniformly random legal action.
@@ -459,6 +506,8 @@ pub struct MctsPlayer {
     move_time: Option<Duration>,
     /// Simulations run by every search so far.
     simulations_run: u64,
+    /// Look one turn ahead at the root ([`MctsPlayer::with_tactics`]).
+    tactics: bool,
 }
 
 impl fmt::Debug for MctsPlayer {
@@ -494,6 +543,7 @@ impl MctsPlayer {
             max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
             move_time: None,
             simulations_run: 0,
+            tactics: false,
         }
     }
 
@@ -522,7 +572,19 @@ impl MctsPlayer {
         simulations: u32,
         seed: u64,
     ) -> MctsPlayer {
-        MctsPlayer::new(name, evaluator, simulations, seed).with_config(Preset::Network.config())
+        MctsPlayer::new(name, evaluator, simulations, seed)
+            .with_config(Preset::Network.config())
+            .with_tactics(true)
+    }
+
+    /// The same player with (or without) a look one turn ahead at the root: a move that wins at
+    /// once is played without a search, and of the searched moves the most visited one that does
+    /// not hand the opponent a win on its next turn is chosen (when there is one, among every
+    /// legal action). A network's player ([`MctsPlayer::neural`]) has it; the rollout and uniform
+    /// players, yardsticks of earlier figures, do not.
+    pub fn with_tactics(mut self, tactics: bool) -> MctsPlayer {
+        self.tactics = tactics;
+        self
     }
 
     /// The same player with other search settings.
@@ -552,9 +614,11 @@ impl Player for MctsPlayer {
         if pos.count_legal_actions() == 0 {
             return Err(PlayerError::no_legal_action(&self.name, pos));
         }
-        let action = match forced_action(pos) {
-            Some(a) => a,
-            None => {
+        let won = if self.tactics { winning_move(pos) } else { None };
+        let action = match (forced_action(pos), won) {
+            (Some(a), _) => a,
+            (None, Some(m)) => pos.move_actions(&m)[0],
+            (None, None) => {
                 let tree = match &mut self.tree {
                     Some(t) if t.position() == pos => t,
                     Some(t) => {
@@ -585,7 +649,10 @@ impl Player for MctsPlayer {
                     return Err(PlayerError::Evaluator { player: self.name.clone(), error });
                 }
                 // A proven win if there is one; never a proven loss that can be avoided.
-                let candidates = tree.root_candidates();
+                let mut candidates = tree.root_candidates();
+                if self.tactics {
+                    candidates = without_handed_wins(pos, tree, candidates);
+                }
                 let most = candidates.iter().map(|&(_, v)| v).max().unwrap_or(0);
                 let best: Vec<Action> =
                     candidates.iter().filter(|&&(_, v)| v == most).map(|&(a, _)| a).collect();

@@ -362,3 +362,52 @@ fn random_openings_are_shared_by_the_two_games_of_a_pair() {
     let (plain, _) = match_games(&MatchConfig { opening_actions: 0, ..config });
     assert_eq!(plain.games(), 6);
 }
+
+// --------------------------------------------------------------------------- a look one turn ahead
+
+/// P0 needs one more grey; `Ga1` claims the cut-off ring a1 and wins, nothing else does.
+const ISOLATION_WIN: &str =
+    "37 standard .---/-----/-wbw--/-b..b--/-wbb--/-----/---- 1/1/1 0/4/0 2/3/4 P0 - 0";
+/// Of P0's nine placements, eight let P1 win at once; only `Ge5,e3` does not.
+const FORCED_LOSS: &str =
+    "37 standard ----/-----/------/---bbb-/--.w../---b./---- 0/2/0 2/4/4 3/2/2 P0 - 0";
+/// Of P0's 25 placements, 24 let P1 win at once; only `Ba4,b5` does not.
+const ONE_SAFE_OF_25: &str =
+    "37 standard ---./----./----.-/----b.g/----w./---.-/---- 0/0/3 2/4/4 3/3/2 P0 - 0";
+
+/// A search player guided by nothing (uniform priors, value 0) with `simulations`, with or
+/// without the look ahead.
+fn blind(simulations: u32, seed: u64, tactics: bool) -> MctsPlayer {
+    let eval = std::sync::Arc::new(zertz_search::UniformEvaluator);
+    MctsPlayer::new("blind", eval, simulations, seed).with_tactics(tactics)
+}
+
+#[test]
+fn with_the_look_ahead_a_win_is_taken_and_a_loss_at_once_avoided() {
+    let win = Position::from_text(ISOLATION_WIN).unwrap();
+    for (text, safe) in [(FORCED_LOSS, "Ge5,e3"), (ONE_SAFE_OF_25, "Ba4,b5")] {
+        let p = Position::from_text(text).unwrap();
+        let safe = p.parse_legal_move(safe).unwrap();
+        assert!(!zertz_arena::players::hands_a_win(&p, &p.move_actions(&safe)[0]));
+        let (mut took, mut avoided, mut lost) = (0, 0, 0);
+        for seed in 0..20 {
+            // One simulation: the search alone knows nothing.
+            let a = blind(1, seed, true).choose(&win).unwrap();
+            took +=
+                usize::from(win.play_action(&a).unwrap().outcome() == Some(Outcome::Win(Side::P0)));
+            let a = blind(2, seed, true).choose(&p).unwrap();
+            avoided += usize::from(a == p.move_actions(&safe)[0]);
+            let a = blind(2, seed, false).choose(&p).unwrap();
+            lost += usize::from(zertz_arena::players::hands_a_win(&p, &a));
+        }
+        assert_eq!((took, avoided), (20, 20), "{text}");
+        // Without it, two blind simulations visit one move, the first in the tree's order: here
+        // one that loses (in ONE_SAFE_OF_25 the first is the safe one).
+        if text == FORCED_LOSS {
+            assert_eq!(lost, 20, "{text}");
+        }
+    }
+    // The network's player has it.
+    let winning = zertz_arena::players::winning_move(&win).unwrap();
+    assert_eq!(win.move_to_string(&winning), "Ga1");
+}

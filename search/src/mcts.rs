@@ -12,6 +12,10 @@
 //! loss keeps them apart), evaluates all of them in one [`Evaluator`] call, then expands and backs
 //! them up.
 //!
+//! A forced position below the root (one legal action) is not evaluated: a simulation passes
+//! through it, so a line of compulsory captures is followed to its end at the price of one
+//! evaluation.
+//!
 //! Decided positions are exact (an MCTS-solver): a finished game is proven won, lost or drawn for
 //! its player to move, and a node is proven once one of its children is a proven win for its
 //! player to move, or all of its children are proven (its value is then their best). A proven node
@@ -560,6 +564,13 @@ impl Tree {
                 return Some(n); // exact: backed up without an evaluation
             }
             match node.state {
+                // A forced position below the root (one legal action: a compulsory capture, a
+                // pass) costs no evaluation: the simulation goes on through its only action, so
+                // that a line of forced replies is followed to its end in one simulation.
+                State::New if n != self.root && node.position.count_legal_actions() == 1 => {
+                    self.expand_forced(n);
+                    continue;
+                }
                 State::New | State::Terminal => return Some(n),
                 State::Pending => {
                     self.undo_virtual(n, config);
@@ -620,6 +631,23 @@ impl Tree {
             node.value_sum -= config.virtual_loss;
             n = child;
         }
+    }
+
+    /// Expands the forced node `n` (one legal action) without an evaluation: one edge, prior 1.
+    fn expand_forced(&mut self, n: u32) {
+        let pos = self.nodes[n as usize].position;
+        let action = pos.nth_legal_action(0).expect("a forced position has its action");
+        let mut edge = Edge {
+            child: NONE,
+            prior: 0,
+            action: ActionSpace::new(pos.board()).index(&action) as u16,
+        };
+        edge.set_prior(1.0);
+        let node = &mut self.nodes[n as usize];
+        node.edges_start = self.edges.len() as u32;
+        node.edges_len = 1;
+        node.state = State::Expanded;
+        self.edges.push(edge);
     }
 
     fn create_child(&mut self, parent: u32, edge: usize) -> u32 {

@@ -253,3 +253,26 @@ fn a_finished_game_is_proven_at_the_root() {
     assert_eq!(info.value, f32::from(info.proven.unwrap()));
     assert!(tree.root_candidates().is_empty());
 }
+
+/// Forced positions below the root are not evaluated: after `Gd1,f3` the replies are two
+/// compulsory captures and P0's is the win, so that placement is proven at its first visit, and
+/// the whole search needs no more evaluations than the root has moves (and its own).
+#[test]
+fn a_line_of_forced_replies_costs_one_evaluation() {
+    let pos = endgame(Board::R37, STANDARD, FORCED_CAPTURES, [3, 0, 0], [2, 2, 3]);
+    let mut tree = Tree::new(pos);
+    let mut scratch = Scratch::default();
+    search(std::slice::from_mut(&mut tree), &[100_000], &config(), &UniformEvaluator, &mut scratch)
+        .unwrap();
+    let info = tree.root_info();
+    assert_eq!(
+        info.proven,
+        Some(1),
+        "{} simulations, {} evaluations",
+        info.total,
+        scratch.evaluated
+    );
+    let moves = pos.count_legal_actions() as u64;
+    assert!(scratch.evaluated <= moves + 1, "{} evaluations, {moves} moves", scratch.evaluated);
+    assert!(tree.root_children().iter().any(|c| c.proven == Some(1)));
+}
