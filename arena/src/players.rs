@@ -261,13 +261,19 @@ fn without_handed_wins(
 ) -> Vec<(Action, u32)> {
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(candidates[i].1));
-    let safe_visits =
-        order.iter().map(|&i| candidates[i]).find(|(a, _)| !hands_a_win(pos, a)).map(|(_, v)| v);
-    match safe_visits {
-        Some(top) => candidates
-            .into_iter()
-            .filter(|&(a, v)| v < top || (v == top && !hands_a_win(pos, &a)))
-            .collect(),
+    let first_safe = order.into_iter().find(|&i| !hands_a_win(pos, &candidates[i].0));
+    match first_safe {
+        Some(safe) => {
+            let top = candidates[safe].1;
+            // The others as visited as the first safe one are checked too (it is checked).
+            (0..candidates.len())
+                .filter(|&i| {
+                    let v = candidates[i].1;
+                    v < top || i == safe || (v == top && !hands_a_win(pos, &candidates[i].0))
+                })
+                .map(|i| candidates[i])
+                .collect()
+        }
         None => match tree
             .root_children()
             .into_iter()
@@ -614,8 +620,10 @@ impl Player for MctsPlayer {
         if pos.count_legal_actions() == 0 {
             return Err(PlayerError::no_legal_action(&self.name, pos));
         }
-        let won = if self.tactics { winning_move(pos) } else { None };
-        let action = match (forced_action(pos), won) {
+        let forced = forced_action(pos);
+        // (Looked for only where there is a choice.)
+        let won = if self.tactics && forced.is_none() { winning_move(pos) } else { None };
+        let action = match (forced, won) {
             (Some(a), _) => a,
             (None, Some(m)) => pos.move_actions(&m)[0],
             (None, None) => {
