@@ -152,6 +152,15 @@ int zertz_copy_async(at::Tensor* dst, const at::Tensor* src, char** err) {
   });
 }
 
+// A pinned (page-locked) copy of `src` in `*out`, a new tensor: `Tensor::pin_memory()` without
+// the device argument, which tch always passes and libtorch reports as deprecated on every call.
+int zertz_pin_memory(const at::Tensor* src, at::Tensor** out, char** err) {
+  return guarded(err, -1, [&]() -> int {
+    *out = new at::Tensor(src->pin_memory());
+    return 0;
+  });
+}
+
 #ifdef ZERTZ_CUDA
 
 // A stream of libtorch's pool for one device, and while entered the stream it replaced and the

@@ -58,6 +58,15 @@ pub fn bucket(b: usize) -> Option<usize> {
     BUCKETS.iter().copied().find(|&x| x >= b)
 }
 
+/// A pinned (page-locked) host copy of `src`, for asynchronous copies to a GPU.
+pub(crate) fn pin_memory(src: &Tensor) -> Result<Tensor, String> {
+    let (mut out, mut err) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: a live tensor; the shim catches every exception and hands over a new tensor.
+    check(unsafe { shim::zertz_pin_memory(src.as_ptr(), &mut out, &mut err) }, err)?;
+    // SAFETY: `out` is a tensor the shim allocated for us, owned from here on.
+    Ok(unsafe { Tensor::from_ptr(out) })
+}
+
 /// An asynchronous copy of `src` into `dst` on the calling thread's current stream.
 pub(crate) fn copy_async(dst: &mut Tensor, src: &Tensor) -> Result<(), String> {
     let mut err = ptr::null_mut();

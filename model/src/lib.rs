@@ -512,10 +512,15 @@ impl Model {
         };
         let Some(on) = compiled else {
             return Err(ModelError::Device(format!(
-                "{}: the package was compiled for {}; run it there (--device), or export one \
-                 for this device",
+                "{}: the package was compiled for {}, not for {}; run it there (--device), or \
+                 export one for this device",
                 path.display(),
-                package.device
+                package.device,
+                match asked {
+                    Some(Device::Cuda(i)) => format!("cuda:{i}"),
+                    Some(Device::Cpu) => "cpu".to_string(),
+                    _ => "the device asked for".to_string(),
+                }
             )));
         };
         let own = metadata.precision.as_deref().unwrap_or("fp32");
@@ -969,7 +974,11 @@ impl Model {
         drop(buffers);
         let capacity = need.next_power_of_two();
         let host = Tensor::zeros([capacity as i64], (kind, Device::Cpu));
-        let host = if self.device.is_cuda() { host.pin_memory(self.device) } else { host };
+        // Pinned on a GPU's host, for asynchronous copies; pageable memory if that fails.
+        let host = match self.device.is_cuda() {
+            true => graphs::pin_memory(&host).unwrap_or(host),
+            false => host,
+        };
         Staging { host, capacity }
     }
 

@@ -20,6 +20,11 @@ unsafe extern "C" {
         src: *const C_tensor,
         err: *mut *mut c_char,
     ) -> c_int;
+    pub(crate) fn zertz_pin_memory(
+        src: *const C_tensor,
+        out: *mut *mut C_tensor,
+        err: *mut *mut c_char,
+    ) -> c_int;
     pub(crate) fn zertz_stream_new(device_index: c_int, err: *mut *mut c_char) -> *mut Stream;
     pub(crate) fn zertz_stream_free(stream: *mut Stream);
     pub(crate) fn zertz_stream_enter(stream: *mut Stream, err: *mut *mut c_char) -> c_int;
