@@ -124,6 +124,15 @@ pub fn failed(e: impl Into<anyhow::Error>) -> anyhow::Error {
 
 /// Refuses a path that is not a regular file (after symbolic links) before anything opens it:
 /// opening a FIFO waits for a writer forever, and a device may never end.
+/// The engine's player when none is named (`zertz play`, `engine`, `serve`): the built-in
+/// network (`nn:builtin`, [`zertz_model::BUILTIN`]) on the boards it was trained for with the
+/// standard marbles, else rollout MCTS (`mcts:1000`).
+pub fn default_player(board: Board, blitz: bool) -> String {
+    let plays = !blitz
+        && zertz_model::builtin_metadata().is_some_and(|m| m.boards.contains(&board.rings()));
+    if plays { format!("nn:{}", zertz_model::BUILTIN) } else { "mcts:1000".to_string() }
+}
+
 pub fn check_regular_file(path: &Path) -> Result<()> {
     zertz_env::files::check_regular(path).with_context(|| format!("cannot read {}", path.display()))
 }

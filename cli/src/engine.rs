@@ -11,7 +11,7 @@ use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Board, MarbleSet, Variant};
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, MAX_TREE_BYTES};
 
-use crate::common::DeviceArgs;
+use crate::common::{DeviceArgs, default_player};
 
 /// The longest line read, in bytes; the rest of a longer line is read and dropped, and the line
 /// answered as an error.
@@ -24,9 +24,10 @@ pub struct EngineArgs {
     /// nn:MODEL[:SIMS][:PRECISION], alphabeta[:DEPTH] or cmd:PROGRAM ARGS; a searching player
     /// may end with :time=SECONDS. `analyze` searches with its network (nn:), else with uniform
     /// priors (uniform:) or random playouts (the others); an alpha-beta engine's `analyze N`
-    /// searches to depth N and answers its score and principal variation.
-    #[arg(long, default_value = "mcts:1000")]
-    pub player: String,
+    /// searches to depth N and answers its score and principal variation. Default: the built-in
+    /// network (nn:builtin) on the boards it plays, else mcts:1000.
+    #[arg(long)]
+    pub player: Option<String>,
     #[command(flatten)]
     pub device: DeviceArgs,
     /// Board of the first game, and of a network's player: 37, 40, 43, 44, 48 or 61 rings.
@@ -52,6 +53,7 @@ pub struct EngineArgs {
 /// Answers the protocol on standard input and output until `quit` or the end of the input.
 pub fn run(args: EngineArgs) -> Result<ExitCode> {
     let EngineArgs { player, device, board, blitz, seed, tree_mib } = args;
+    let player = player.unwrap_or_else(|| default_player(board, blitz));
     let spec: PlayerSpec = player.parse().map_err(anyhow::Error::msg)?;
     let mut models = Models::new();
     let inference = device.inference()?;

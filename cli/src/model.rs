@@ -15,7 +15,7 @@ use crate::common::{DeviceArgs, device_name, failed, read_text_file};
 pub enum ModelCommand {
     /// Print a model's metadata (JSON) and the device it would run on.
     Info {
-        /// The exported model file.
+        /// The exported model file (builtin: the network built into the engine).
         model: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -51,6 +51,7 @@ fn info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {
         "cuda_available": zertz_model::cuda_available(), "name": m.name, "boards": m.boards,
         "encoding_version": m.encoding_version, "format_version": m.format_version,
         "step": m.step, "action_space": m.action_space, "network": m.network,
+        "provenance": m.provenance,
     });
     println!("{}", serde_json::to_string_pretty(&info)?);
     Ok(ExitCode::SUCCESS)

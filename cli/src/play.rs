@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use zertz_env::{Board, MarbleSet, Player, Variant};
 
-use crate::common::{DeviceArgs, failed};
+use crate::common::{DeviceArgs, default_player, failed};
 
 /// The arguments of `zertz play`.
 #[derive(Args, Debug)]
@@ -16,9 +16,10 @@ pub struct PlayArgs {
     /// The engine: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS],
     /// alphabeta[:DEPTH] (classic alpha-beta: 1 s per move, or a fixed depth) or cmd:PROGRAM
     /// ARGS (a program that speaks the engine protocol); a searching player may end with
-    /// :time=SECONDS.
-    #[arg(long, default_value = "mcts:1000")]
-    pub opponent: String,
+    /// :time=SECONDS. Default: the built-in network (nn:builtin) on the boards it plays, else
+    /// mcts:1000.
+    #[arg(long)]
+    pub opponent: Option<String>,
     /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
     #[arg(long, conflicts_with = "opponent")]
     pub model: Option<PathBuf>,
@@ -52,7 +53,7 @@ pub fn run(args: PlayArgs) -> Result<ExitCode> {
     let PlayArgs { opponent, model, simulations, device, board, blitz, engine_first, seed } = args;
     let opponent = match model {
         Some(m) => format!("nn:{}:{simulations}", m.display()),
-        None => opponent,
+        None => opponent.unwrap_or_else(|| default_player(board, blitz)),
     };
     play(&opponent, &device, board, blitz, engine_first, seed)
 }

@@ -25,7 +25,8 @@ pub struct ServeArgs {
     /// A player the page offers besides random, greedy, mcts:N, uniform:N and alphabeta (at
     /// most depth 2 or 10 s per move; repeatable; the
     /// first is the default opponent): the only networks (nn:MODEL[:SIMS]) and programs
-    /// (cmd:PROGRAM ARGS) a page may use, loaded when the server starts.
+    /// (cmd:PROGRAM ARGS) a page may use, loaded when the server starts. Default: the built-in
+    /// network, nn:builtin.
     #[arg(long = "player", value_name = "SPEC")]
     pub players: Vec<String>,
     #[command(flatten)]
@@ -54,7 +55,10 @@ pub struct ServeArgs {
 
 /// Loads the offered players' networks and serves until Ctrl-C.
 pub fn run(args: ServeArgs) -> Result<ExitCode> {
-    let ServeArgs { port, host, players, device, seed, searches, tree_mib } = args;
+    let ServeArgs { port, host, mut players, device, seed, searches, tree_mib } = args;
+    if players.is_empty() {
+        players.push(format!("nn:{}", zertz_model::BUILTIN));
+    }
     let specs = players
         .iter()
         .map(|p| p.parse::<PlayerSpec>().map_err(anyhow::Error::msg))

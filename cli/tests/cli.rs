@@ -367,6 +367,36 @@ fn selfplay_writes_shards_and_records() {
 }
 
 #[test]
+fn without_a_player_the_engine_is_the_builtin_network_where_it_plays() {
+    use std::io::Write as _;
+    let play = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zertz"))
+            .arg("play")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"quit\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = play(&["--engine-first"]);
+    assert!(text.contains("the engine (nn:builtin:") && text.contains("P0 plays "), "{text}");
+    // It was trained on 37 rings with the standard marbles: elsewhere rollout MCTS.
+    for args in [&["--board", "61"][..], &["--blitz"]] {
+        let text = play(args);
+        assert!(text.contains("the engine (mcts:1000)"), "{args:?}: {text}");
+    }
+    let o = zertz(&["model", "info", "builtin"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(info["path"], "builtin");
+    assert!(info["provenance"]["config"].as_str().is_some_and(|c| c.contains("[run]")), "{info}");
+}
+
+#[test]
 fn play_takes_moves_explains_mistakes_and_undoes() {
     use std::io::Write as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_zertz"))

@@ -202,6 +202,36 @@ pub struct Metadata {
     /// The number format a package was compiled in (`fp32`, `bf16`, `fp16`; packages only).
     #[serde(default)]
     pub precision: Option<String>,
+    /// Where the weights come from, when the exporter said (`python -m zertz export
+    /// --provenance`): the built-in network's training config, commit and figures.
+    #[serde(default)]
+    pub provenance: Option<serde_json::Value>,
+}
+
+/// The name of the network built into the engine: `nn:builtin` wherever a model can be named
+/// (a file of that name is read as `./builtin`).
+pub const BUILTIN: &str = "builtin";
+
+/// The built-in network, `model/builtin/builtin.pt` (its provenance, in its metadata, says how
+/// it was trained and how it plays: `zertz model info builtin`).
+static BUILTIN_BYTES: &[u8] = include_bytes!("../builtin/builtin.pt");
+
+/// The built-in network's file: TorchScript, as `python -m zertz export` writes it.
+pub fn builtin_bytes() -> &'static [u8] {
+    BUILTIN_BYTES
+}
+
+/// Whether `path` names the built-in network ([`BUILTIN`]).
+pub fn is_builtin(path: &Path) -> bool {
+    path.as_os_str() == BUILTIN
+}
+
+/// The metadata of the built-in network (read once; `None` when this engine cannot load it: a
+/// libtorch that cannot read it).
+pub fn builtin_metadata() -> Option<&'static Metadata> {
+    static META: std::sync::OnceLock<Option<Metadata>> = std::sync::OnceLock::new();
+    META.get_or_init(|| Some(Model::load(BUILTIN, DeviceChoice::Cpu).ok()?.metadata().clone()))
+        .as_ref()
 }
 
 /// Where a model runs.
@@ -431,10 +461,10 @@ impl Model {
     ) -> Result<Model, ModelError> {
         let path = path.as_ref().to_path_buf();
         // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
-        if let Err(e) = zertz_env::files::check_regular(&path) {
+        if is_builtin(&path) {
+        } else if let Err(e) = zertz_env::files::check_regular(&path) {
             return Err(ModelError::Read { path, source: e });
-        }
-        if is_package(&path) {
+        } else if is_package(&path) {
             return Model::load_package(path, device, precision);
         }
         let resolved = device.resolve()?;
@@ -453,7 +483,11 @@ impl Model {
     /// [`Model::load_with`] in a precision already resolved.
     fn load_as(path: PathBuf, device: Device, precision: Precision) -> Result<Model, ModelError> {
         let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
-        let mut module = CModule::load_on_device(&path, device)
+        let module = match is_builtin(&path) {
+            true => CModule::load_data_on_device(&mut std::io::Cursor::new(BUILTIN_BYTES), device),
+            false => CModule::load_on_device(&path, device),
+        };
+        let mut module = module
             .map_err(|e| not_a_model(format!("not a TorchScript file ({})", first_line(&e))))?;
         module.set_eval();
         if precision != Precision::Fp32 {

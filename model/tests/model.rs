@@ -612,3 +612,31 @@ fn reused_buffers_give_each_batch_its_own_answers() {
         }
     });
 }
+
+#[test]
+fn the_builtin_network_loads_by_name_and_says_where_it_comes_from() {
+    let m = Model::load(zertz_model::BUILTIN, DeviceChoice::Cpu).unwrap();
+    let meta = m.metadata();
+    assert_eq!(meta.boards, vec![37]);
+    assert_eq!(zertz_model::builtin_metadata(), Some(meta));
+    // Its provenance: the training config (TOML), the commit that trained it, its figures.
+    let provenance = meta.provenance.as_ref().expect("the built-in network has a provenance");
+    let config = provenance["config"].as_str().unwrap();
+    assert!(config.contains("[run]") && config.contains("[network]"), "{config}");
+    let commit = provenance["commit"].as_str().unwrap();
+    assert!(commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit()), "{commit}");
+    assert!(provenance["figures"].as_object().is_some_and(|f| !f.is_empty()), "{provenance}");
+    // It answers on its board and is refused, by name, on the others.
+    let positions = random_positions(Board::R37, 16, 3);
+    let (planes, globals, masks) = encode(&positions);
+    let mut logits = vec![0.0; 16 * ActionSpace::new(Board::R37).len()];
+    let mut values = vec![0.0; 16];
+    m.forward_masked(Board::R37, &planes, &globals, &masks, &mut logits, &mut values).unwrap();
+    assert!(values.iter().all(|v| v.is_finite() && v.abs() <= 1.0), "{values:?}");
+    assert!(values.windows(2).any(|w| w[0] != w[1]), "the network reads its input");
+    let e = m.check_board(Board::R61).unwrap_err();
+    assert!(e.to_string().contains("builtin") && e.to_string().contains("61 rings"), "{e}");
+    // A file of that name elsewhere is a file like any other.
+    let e = Model::load(Path::new("no-such-dir").join("builtin"), DeviceChoice::Cpu).unwrap_err();
+    assert!(matches!(e, ModelError::Read { .. }), "{e:?}");
+}

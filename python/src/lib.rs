@@ -59,6 +59,19 @@ mod _zertz {
     #[pymodule_export]
     const AOTI_MODEL_PREFIX: &str = zertz_model::AOTI_MODEL_PREFIX;
 
+    /// The name of the network built into the engine: `"nn:" + BUILTIN_MODEL` names it wherever
+    /// a player is named (`zertz.match("nn:builtin", "alphabeta")`).
+    #[pymodule_export]
+    const BUILTIN_MODEL: &str = zertz_model::BUILTIN;
+
+    /// The built-in network's file (TorchScript) as bytes: `torch.jit.load(io.BytesIO(...))`
+    /// reads it, and its `metadata()` (JSON) says how it was trained and how it plays
+    /// (`provenance`).
+    #[pyfunction]
+    fn builtin_model(py: Python<'_>) -> Bound<'_, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, zertz_model::builtin_bytes())
+    }
+
     /// Single actions after which an unfinished match game is a draw (`zertz.match`'s default
     /// `max_actions`).
     #[pymodule_export]

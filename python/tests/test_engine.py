@@ -11,6 +11,7 @@ import signal
 import subprocess
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -434,3 +435,24 @@ def test_random_model_command_writes_a_model_of_the_preset(tmp_path: Path) -> No
     assert main(["random-model", str(tmp_path / "x.pt"), "--network", "huge"]) == 2
     assert main(["random-model", str(tmp_path / "x.pt"), "--boards", "37,x"]) == 2
     assert not (tmp_path / "x.pt").exists()
+
+
+def test_the_builtin_network_is_named_nn_builtin_and_readable_by_torch() -> None:
+    import io
+
+    spec = f"nn:{zertz.BUILTIN_MODEL}:50"
+    assert zertz.parse_player(spec)["model"] == "builtin"
+    # Trained, it beats random players.
+    r = zertz.match(spec, "random", games=4, threads=2, seed=1, device="cpu")
+    assert r["wins"] >= 3, r
+    # The same file, for torch: its metadata says how it was trained.
+    with warnings.catch_warnings():
+        # torch 2.11 marks TorchScript deprecated; it is what the engine reads.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        module = torch.jit.load(io.BytesIO(zertz.builtin_model()))  # type: ignore[no-untyped-call]
+    meta = json.loads(module.metadata())
+    assert meta["boards"] == [37]
+    assert "[run]" in meta["provenance"]["config"] and len(meta["provenance"]["commit"]) == 40
+    # Another board than its own is refused, naming it.
+    with pytest.raises(ValueError, match="builtin"):
+        zertz.match(spec, "random", games=2, board=61, threads=1, device="cpu")

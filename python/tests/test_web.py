@@ -525,7 +525,8 @@ def play_random_games(url: str, seconds: float, seed: int, counts: dict[str, int
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         board = rng.choice([37, 40, 43, 44, 48, 61])
-        game = post(f"{url}/api/games", {"board": board, "blitz": rng.random() < 0.5})
+        blitz = rng.random() < 0.5
+        game = post(f"{url}/api/games", {"board": board, "blitz": blitz, "opponent": "random"})
         gid = game["id"]
         while not game["over"] and time.monotonic() < end:
             if game["engine_to_move"]:

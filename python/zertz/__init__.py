@@ -25,6 +25,7 @@ import torch  # noqa: F401  (imported for its libtorch)
 
 from zertz._zertz import (
     BOARDS,
+    BUILTIN_MODEL,
     DEFAULT_MAX_ACTIONS,
     ENCODING_VERSION,
     MCTS,
@@ -36,6 +37,7 @@ from zertz._zertz import (
     VecEnv,
     __version__,
     action_space_size,
+    builtin_model,
     dataset,
     load_records,
     match,
@@ -77,6 +79,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BOARDS",
+    "BUILTIN_MODEL",
     "DEFAULT_MAX_ACTIONS",
     "ENCODING_VERSION",
     "MCTS",
@@ -88,6 +91,7 @@ __all__ = [
     "VecEnv",
     "__version__",
     "action_space_size",
+    "builtin_model",
     "dataset",
     "export",
     "load_records",

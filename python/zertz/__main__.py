@@ -165,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     e.add_argument("checkpoint", help="RUN/checkpoint.pt")
     e.add_argument("out", help="the model file to write: .pt, or .pt2 for a package")
+    e.add_argument(
+        "--provenance",
+        metavar="JSON",
+        help="a JSON file of one object written into the metadata as provenance (the training "
+        "config, commit and figures of a network that ships; .pt only)",
+    )
     _package_options(e)
     r = sub.add_parser(
         "random-model",
@@ -254,7 +260,17 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "export":
             from zertz.training import export_checkpoint
 
-            print(export_checkpoint(args.checkpoint, args.out, args.device, args.precision))
+            provenance = None
+            if args.provenance is not None:
+                with open(args.provenance, encoding="utf-8") as f:
+                    provenance = json.load(f)
+                if not isinstance(provenance, dict):
+                    raise ValueError(f"{args.provenance} must hold one JSON object")
+            print(
+                export_checkpoint(
+                    args.checkpoint, args.out, args.device, args.precision, provenance
+                )
+            )
         elif args.command == "random-model":
             print(
                 random_model(

@@ -10,6 +10,7 @@ import numpy.typing as npt
 __all__ = [
     "AOTI_MODEL_PREFIX",
     "BOARDS",
+    "BUILTIN_MODEL",
     "DEFAULT_MAX_ACTIONS",
     "ENCODING_VERSION",
     "MCTS",
@@ -21,6 +22,7 @@ __all__ = [
     "VecEnv",
     "__version__",
     "action_space_size",
+    "builtin_model",
     "dataset",
     "load_records",
     "match",
@@ -39,11 +41,17 @@ __version__: Final[str]
 ENCODING_VERSION: Final[int]
 MODEL_FORMAT: Final[str]
 AOTI_MODEL_PREFIX: Final[str]
+BUILTIN_MODEL: Final[str]
 MODEL_FORMAT_VERSION: Final[int]
 SHARD_FORMAT_VERSION: Final[int]
 DEFAULT_MAX_ACTIONS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
 PRECISIONS: Final[tuple[str, ...]]
+
+def builtin_model() -> bytes:
+    """The built-in network's file (TorchScript) as bytes: ``torch.jit.load(io.BytesIO(...))``
+    reads it, and its ``metadata()`` (JSON) says how it was trained and how it plays
+    (``provenance``)."""
 
 def shard_schema() -> list[dict[str, str]]:
     """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),

@@ -31,7 +31,7 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -286,9 +286,16 @@ def masked_log_softmax(logits: Tensor, legal: Tensor) -> Tensor:
     return torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=1)
 
 
-def metadata_of(model: ZertzNet, *, step: int, name: str, boards: list[int]) -> dict[str, Any]:
+def metadata_of(
+    model: ZertzNet,
+    *,
+    step: int,
+    name: str,
+    boards: list[int],
+    provenance: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The metadata an export writes (see :func:`export`)."""
-    return {
+    meta = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
         "name": name,
@@ -302,6 +309,9 @@ def metadata_of(model: ZertzNet, *, step: int, name: str, boards: list[int]) -> 
         "step": step,
         "exported": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    if provenance is not None:
+        meta["provenance"] = dict(provenance)
+    return meta
 
 
 def _export_copy(
@@ -323,11 +333,14 @@ def export(
     step: int = 0,
     name: str = "zertz-resnet",
     boards: list[int] | None = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> Path:
     """Writes ``model`` as one TorchScript file (atomically) that the engine loads
     (``zertz play --model``, ``nn:PATH`` players, ``zertz selfplay --model``). Its ``metadata()``
     method returns JSON: format and version, network name and size, encoding version, the boards
-    it accepts (default: those it was built for) with their action-space sizes, training step.
+    it accepts (default: those it was built for) with their action-space sizes, training step,
+    and ``provenance`` when given (where the weights come from: the training config, the commit,
+    figures; JSON values, as the engine's built-in network has them).
 
     >>> import tempfile, torch, zertz
     >>> from zertz.nn import NetConfig, ZertzNet, export, read_metadata
@@ -342,7 +355,8 @@ def export(
     """
     m, boards = _export_copy(model, path, boards)
     m = m.cpu()
-    m.metadata_json = json.dumps(metadata_of(m, step=step, name=name, boards=boards))
+    meta = metadata_of(m, step=step, name=name, boards=boards, provenance=provenance)
+    m.metadata_json = json.dumps(meta)
     with _torchscript():
         scripted = torch.jit.script(m)
     path = Path(path)

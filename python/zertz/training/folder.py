@@ -237,12 +237,14 @@ def export_checkpoint(
     out: str | os.PathLike[str],
     device: str = "cpu",
     precision: str = "fp32",
+    provenance: Mapping[str, Any] | None = None,
 ) -> Path:
     """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file:
     TorchScript, or an AOTInductor package for ``device`` in ``precision`` when ``out`` ends in
-    ``.pt2`` (:func:`zertz.nn.export_aoti`). ValueError for a file that is not one (it is read
-    with ``weights_only=True``: objects, whose unpickling could run code, are refused) and for
-    NaN or infinite weights."""
+    ``.pt2`` (:func:`zertz.nn.export_aoti`); a TorchScript file carries ``provenance`` in its
+    metadata (:func:`zertz.nn.export`). ValueError for a file that is not one (it is read with
+    ``weights_only=True``: objects, whose unpickling could run code, are refused), for NaN or
+    infinite weights, and for ``provenance`` with a package."""
     ck = load_checkpoint(checkpoint)
     net = net_of_checkpoint(ck, checkpoint)
     state = ck["state"]
@@ -250,7 +252,9 @@ def export_checkpoint(
     if not isinstance(step, int) or isinstance(step, bool) or step < 0:
         raise ValueError(f"{checkpoint} is not a zertz training checkpoint (no training step)")
     if Path(out).suffix == ".pt2":
+        if provenance is not None:
+            raise ValueError("provenance is written into TorchScript files (.pt) only")
         return export_aoti(
             net, out, step=step, boards=net.boards, device=device, precision=precision
         )
-    return export(net, out, step=step, boards=net.boards)
+    return export(net, out, step=step, boards=net.boards, provenance=provenance)
