@@ -122,9 +122,7 @@ pub fn failed(e: impl Into<anyhow::Error>) -> anyhow::Error {
     anyhow::Error::new(Failed(e.into()))
 }
 
-/// Refuses a path that is not a regular file (after symbolic links) before anything opens it:
-/// opening a FIFO waits for a writer forever, and a device may never end.
-/// The engine's player when none is named (`zertz play`, `engine`, `serve`): the built-in
+/// The engine's player when none is named (`zertz play`, `zertz engine`): the built-in
 /// network (`nn:builtin`, [`zertz_model::BUILTIN`]) on the boards it was trained for with the
 /// standard marbles, else rollout MCTS (`mcts:1000`).
 pub fn default_player(board: Board, blitz: bool) -> String {
@@ -133,6 +131,8 @@ pub fn default_player(board: Board, blitz: bool) -> String {
     if plays { format!("nn:{}", zertz_model::BUILTIN) } else { "mcts:1000".to_string() }
 }
 
+/// Refuses a path that is not a regular file (after symbolic links) before anything opens it:
+/// opening a FIFO waits for a writer forever, and a device may never end.
 pub fn check_regular_file(path: &Path) -> Result<()> {
     zertz_env::files::check_regular(path).with_context(|| format!("cannot read {}", path.display()))
 }

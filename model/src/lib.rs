@@ -460,12 +460,15 @@ impl Model {
         precision: Precision,
     ) -> Result<Model, ModelError> {
         let path = path.as_ref().to_path_buf();
-        // Only a regular file: opening a FIFO would wait for a writer forever, a device never ends.
-        if is_builtin(&path) {
-        } else if let Err(e) = zertz_env::files::check_regular(&path) {
-            return Err(ModelError::Read { path, source: e });
-        } else if is_package(&path) {
-            return Model::load_package(path, device, precision);
+        // The built-in network is in memory; a file only if regular: opening a FIFO would wait
+        // for a writer forever, a device never ends.
+        if !is_builtin(&path) {
+            if let Err(e) = zertz_env::files::check_regular(&path) {
+                return Err(ModelError::Read { path, source: e });
+            }
+            if is_package(&path) {
+                return Model::load_package(path, device, precision);
+            }
         }
         let resolved = device.resolve()?;
         let model = Model::load_as(path.clone(), resolved, precision.on(resolved.is_cuda()))?;
