@@ -63,7 +63,7 @@ def main() -> None:
         net=net,
         opt=torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4),
         gen=torch.Generator().manual_seed(0),
-        cfg=SimpleNamespace(train=SimpleNamespace(value_weight=1.0)),
+        cfg=SimpleNamespace(train=SimpleNamespace(value_weight=1.0, captures_weight=1.0)),
     )
     files = sorted((Path(a.dataset) / "train").glob(f"shard-{a.board:02d}-*.npz"))
     augment = Augmenter(a.board, torch.device("cpu"))
@@ -83,13 +83,14 @@ def main() -> None:
         arrays = [torch.from_numpy(d[k]) for k in ("planes", "globals", "legal_mask", "policy")]
         value = torch.from_numpy(d["value"])
         full = torch.ones(len(value), dtype=torch.bool)
+        captures = torch.from_numpy(d["final_captures"])
         order = torch.randperm(len(value), generator=run.gen)
         for s in range(0, len(value) - a.batch + 1, a.batch):
             if done >= a.steps:
                 break
             lr = a.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done / a.steps)))
             idx = order[s : s + a.batch]
-            batch = (*(x[idx] for x in arrays), value[idx], full[idx])
+            batch = (*(x[idx] for x in arrays), value[idx], full[idx], captures[idx])
             sgd_step(run, lr, augment, batch, lambda *_: "diverged")  # type: ignore[arg-type]
             done += 1
             if done % a.every == 0:

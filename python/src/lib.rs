@@ -81,6 +81,19 @@ mod _zertz {
     #[pymodule_export]
     const SHARD_FORMAT_VERSION: i32 = zertz_selfplay::shard::SHARD_FORMAT_VERSION;
 
+    /// The version of the dataset folder layout (`zertz dataset`, `dataset.json`'s `version`)
+    /// that this engine writes and `zertz.human` reads.
+    #[pymodule_export]
+    const DATASET_VERSION: u32 = zertz_selfplay::dataset::FORMAT_VERSION;
+
+    /// The `format` of a dataset's manifest.
+    #[pymodule_export]
+    const DATASET_FORMAT: &str = zertz_selfplay::dataset::FORMAT;
+
+    /// The manifest a dataset build writes last into its folder.
+    #[pymodule_export]
+    const DATASET_MANIFEST: &str = zertz_selfplay::dataset::MANIFEST;
+
     /// The arrays of a self-play shard, in order: `[{"name", "dtype" (numpy's descriptor),
     /// "shape" (`S`: one entry per sample), "meaning"}]`.
     #[pyfunction]

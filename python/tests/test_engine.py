@@ -52,6 +52,27 @@ def test_selfplay_with_a_network_in_process(model: Path, tmp_path: Path) -> None
     assert summary["search"] == {**zertz.search_presets()["network"], "c_puct": 2.0}
 
 
+def test_shards_hold_each_sides_final_captures(model: Path, tmp_path: Path) -> None:
+    """Every sample's auxiliary target is what its game's record says each side held at the
+    end, the mover's first."""
+    summary = zertz.selfplay(
+        tmp_path / "run", model=model, config=SMALL_SELFPLAY, games=3, seed=5, device="cpu"
+    )
+    data = zertz.load_shards(summary["shards"], zertz.action_space_size(37))
+    records = {
+        r["game"]: r["captures"]
+        for path in sorted((tmp_path / "run").glob("games-*.jsonl"))
+        for r in zertz.load_records(path)
+    }
+    assert data["final_captures"].shape == (summary["samples"], 6)
+    for game, to_play, finals in zip(
+        data["game_id"], data["to_play"], data["final_captures"], strict=True
+    ):
+        mover, other = records[int(game)][int(to_play)], records[int(game)][1 - int(to_play)]
+        assert finals.tolist() == [*mover, *other]
+    assert data["final_captures"].sum() > 0
+
+
 def test_selfplay_equals_the_program(model: Path, tmp_path: Path, program: Path) -> None:
     """The same settings and seed give the same games in-process and in `zertz selfplay`."""
     summary = zertz.selfplay(

@@ -9,9 +9,11 @@ both must end in the same state.
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
+import shutil
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,7 @@ import pytest
 import torch
 
 import zertz
-from zertz.nn import load_exported, read_metadata
+from zertz.nn import AUX_PREFIX, ZertzNet, load_exported, read_metadata
 from zertz.training import (
     Run,
     TrainConfig,
@@ -542,6 +544,54 @@ def test_a_fixed_seed_trains_the_same_network(
     threads = [(r["torch_threads"], r["selfplay_workers"]) for r in metrics(again)]
     assert threads == [(r["torch_threads"], r["selfplay_workers"]) for r in metrics(run_a)]
     assert threads == [(torch.get_num_threads(), 1)] * 2
+
+
+def test_a_run_begun_before_the_auxiliary_head_goes_on(
+    run_a: Path, cfg: TrainConfig, tmp_path: Path
+) -> None:
+    """A checkpoint without the captures head (and its optimizer's moments) and shards of format
+    1 (without final_captures), as an older zertz wrote them: the run resumes and trains on them,
+    the head learning from the samples that have its target only."""
+    folder = tmp_path / "old"
+    shutil.copytree(run_a, folder)
+    ck = checkpoint(folder)
+    head = [k for k in ck["model"] if k.startswith(AUX_PREFIX)]
+    assert head == ["captures.weight", "captures.bias"]
+    for k in head:
+        del ck["model"][k]
+    group = ck["optimizer"]["param_groups"][0]
+    for index in group["params"][-len(head) :]:
+        ck["optimizer"]["state"].pop(index, None)
+    group["params"] = group["params"][: -len(head)]
+    torch.save(ck, folder / "checkpoint.pt")
+    shards = sorted((folder / "shards").rglob("shard-*.npz"))
+    for path in shards[:1]:
+        with np.load(path) as shard:
+            arrays = {k: shard[k] for k in shard.files if k != "final_captures"}
+        arrays["format_version"] = np.array([1], dtype=np.int32)
+        with path.open("wb") as f:
+            np.savez(f, **arrays)
+    old = zertz.load_shards(shards[:1], zertz.action_space_size(37))
+    assert np.isnan(old["final_captures"]).all()
+
+    run = Run(cfg, folder)
+    run.start()
+    fresh = ZertzNet(cfg.network, boards=[37]).state_dict()
+    assert run.net.state_dict()["captures.weight"].shape == fresh["captures.weight"].shape
+    assert len(run.opt.param_groups[0]["params"]) == len(fresh_params := list(run.net.parameters()))
+    head_before = run.net.captures.weight.detach().clone()
+    stats = run.fit(shards)
+    assert math.isfinite(stats["captures_loss"]) and stats["captures_loss"] > 0
+    assert not torch.equal(run.net.captures.weight, head_before)
+    assert all(torch.isfinite(p).all() for p in fresh_params)
+    # Only the samples of format 1 have no target: with those alone the head has no loss.
+    only_old = run.fit(shards[:1])
+    assert only_old["captures_loss"] == 0.0
+    assert export_checkpoint(folder / "checkpoint.pt", tmp_path / "old.pt").exists()
+    with pytest.raises(RuntimeError, match="missing"):
+        ZertzNet(cfg.network, boards=[37]).load_weights(
+            {k: v for k, v in fresh.items() if k != "stem.weight"}
+        )
 
 
 def test_a_run_that_goes_on_with_other_torch_threads_says_so(

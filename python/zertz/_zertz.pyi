@@ -11,6 +11,9 @@ __all__ = [
     "AOTI_MODEL_PREFIX",
     "BOARDS",
     "BUILTIN_MODEL",
+    "DATASET_FORMAT",
+    "DATASET_MANIFEST",
+    "DATASET_VERSION",
     "DEFAULT_MAX_ACTIONS",
     "ENCODING_VERSION",
     "MCTS",
@@ -44,6 +47,9 @@ AOTI_MODEL_PREFIX: Final[str]
 BUILTIN_MODEL: Final[str]
 MODEL_FORMAT_VERSION: Final[int]
 SHARD_FORMAT_VERSION: Final[int]
+DATASET_VERSION: Final[int]
+DATASET_FORMAT: Final[str]
+DATASET_MANIFEST: Final[str]
 DEFAULT_MAX_ACTIONS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
 PRECISIONS: Final[tuple[str, ...]]

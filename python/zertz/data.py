@@ -31,6 +31,10 @@ from zertz._zertz import (
 _SCHEMA = {a["name"]: a for a in shard_schema()}
 #: The arrays with one entry per sample, passed on as they are.
 _PER_SAMPLE = tuple(name for name, a in _SCHEMA.items() if a["shape"] == "[S]")
+#: Arrays that shards of an older format (the key) do not have yet.
+_ADDED_IN = {"final_captures": 2}
+#: The oldest shard format that ``load_shards`` reads.
+OLDEST_SHARD_FORMAT = 1
 
 
 def dense_policy(
@@ -54,7 +58,9 @@ def load_shards(
     """Concatenates shards into training arrays: ``planes`` float32 ``[S, C, H, W]``, ``globals``
     float32 ``[S, G]``, ``legal_mask`` bool ``[S, A]``, ``policy`` float32 ``[S, A]``, ``value``,
     ``root_value`` float32 ``[S]``, ``full_search`` bool ``[S]``, ``game_id``, ``move_number``,
-    ``to_play`` ``[S]``. ``actions`` is the action-space size of the board
+    ``to_play`` ``[S]``, ``final_captures`` float32 ``[S, 6]`` (the marbles each side holds at
+    the game's end, white, grey, black, the mover's first; NaN in shards of format 1, which
+    predate it). ``actions`` is the action-space size of the board
     (``zertz.action_space_size(board)``).
 
     Every shard is checked before it is used: a file that is not a shard, another format or
@@ -97,8 +103,10 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
         return int(a[0])
 
     version = scalar("format_version")
-    if version != SHARD_FORMAT_VERSION:
-        raise bad(f"shard format {version}, expected {SHARD_FORMAT_VERSION}")
+    if not OLDEST_SHARD_FORMAT <= version <= SHARD_FORMAT_VERSION:
+        raise bad(
+            f"shard format {version}, expected {OLDEST_SHARD_FORMAT} to {SHARD_FORMAT_VERSION}"
+        )
     encoding = scalar("encoding_version")
     if encoding != ENCODING_VERSION:
         raise bad(f"encoding version {encoding}, this zertz encodes version {ENCODING_VERSION}")
@@ -110,7 +118,7 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
             f"a shard of the {board}-ring board has {action_space_size(board)} actions, "
             f"not {actions} (load shards of one board with zertz.action_space_size(board))"
         )
-    missing = set(_SCHEMA) - raw.keys()
+    missing = {k for k in _SCHEMA if _ADDED_IN.get(k, 0) <= version} - raw.keys()
     if missing:
         raise bad(f"arrays {sorted(missing)} are missing")
     (c, h, w), g = observation_shape(board)
@@ -125,6 +133,8 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
         "policy_prob": (len(index),),
         **{key: (samples,) for key in _PER_SAMPLE},
     }
+    if version >= _ADDED_IN["final_captures"]:
+        expected["final_captures"] = (samples, 6)
     for key, shape in expected.items():
         if samples < 0 or raw[key].shape != shape or raw[key].dtype.kind not in "iufb":
             raise bad(f"{key} has shape {raw[key].shape} and dtype {raw[key].dtype}")
@@ -154,4 +164,10 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
     }
     for key in _PER_SAMPLE:
         arrays[key] = raw[key]
+    if version >= _ADDED_IN["final_captures"]:
+        if raw["final_captures"].dtype != np.uint8:
+            raise bad(f"final_captures has dtype {raw['final_captures'].dtype}, expected uint8")
+        arrays["final_captures"] = raw["final_captures"].astype(np.float32)
+    else:
+        arrays["final_captures"] = np.full((max(samples, 0), 6), np.nan, dtype=np.float32)
     return arrays

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from zertz._zertz import Game, symmetry_count
+from zertz._zertz import DATASET_FORMAT, DATASET_MANIFEST, DATASET_VERSION, Game, symmetry_count
 
 #: A network: ``(planes [B, C, H, W], globals [B, G]) -> (logits [B, A], values [B])`` (a
 #: ``ZertzNet`` or an exported model).
@@ -123,9 +123,7 @@ class _Pending:
 
 #: The manifest ``zertz dataset`` writes last into a dataset folder (``dataset.json``: format,
 #: version, sources, settings, summary), and the version of the layout this package reads.
-MANIFEST = "dataset.json"
-DATASET_FORMAT = "zertz-dataset"
-DATASET_VERSION = 1
+MANIFEST = DATASET_MANIFEST
 
 
 def dataset_manifest(dataset: str | os.PathLike[str], again: str = "") -> dict[str, Any]:

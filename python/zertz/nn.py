@@ -127,6 +127,13 @@ class NetConfig:
         return NetConfig(**values)
 
 
+#: The auxiliary head's weights (``captures.weight``, ``captures.bias``): training only, absent
+#: from checkpoints written before it.
+AUX_PREFIX = "captures."
+#: The auxiliary head predicts each side's final captures divided by this.
+CAPTURES_SCALE = 5.0
+
+
 def _pool(x: Tensor, mask: Tensor, count: Tensor) -> Tensor:
     """Mean and max over the board's cells: ``[B, C, H, W]`` → ``[B, 2C]``."""
     mean = (x * mask).sum(dim=(2, 3)) / count
@@ -197,8 +204,24 @@ class ZertzNet(nn.Module):
         self.value_bn = nn.BatchNorm2d(config.value_channels)
         self.value_fc1 = nn.Linear(2 * config.value_channels + globals_, config.value_hidden)
         self.value_fc2 = nn.Linear(config.value_hidden, 1)
+        # Auxiliary (training only): each side's captures by colour at the game's end.
+        self.captures = nn.Linear(config.value_hidden, 6)
 
     def forward(self, planes: Tensor, globals_: Tensor) -> tuple[Tensor, Tensor]:
+        return self.evaluate(planes, globals_, self._rings(planes, globals_))
+
+    def forward_train(self, planes: Tensor, globals_: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """:meth:`forward` and the auxiliary head that training alone uses: the marbles each
+        side will hold at the game's end ``[B, 6]`` (white, grey, black; the mover's first), in
+        units of :data:`CAPTURES_SCALE`. Not part of an exported network."""
+        rings = self._rings(planes, globals_)
+        x, mask, count = self._trunk(planes, globals_)
+        hidden = self._value_hidden(x, mask, count, globals_)
+        value = torch.tanh(self.value_fc2(hidden)).squeeze(1)
+        return self._policy(x, mask, count, rings), value, self.captures(hidden)
+
+    def _rings(self, planes: Tensor, globals_: Tensor) -> int:
+        """The board of a batch, checked: one board the network accepts."""
         if planes.dim() != 4 or globals_.dim() != 2 or planes.size(0) != globals_.size(0):
             raise ValueError("expected planes [B, C, H, W] and globals [B, G] with the same B")
         if planes.size(0) == 0:
@@ -213,19 +236,29 @@ class ZertzNet(nn.Module):
         # 40 and 44 rings (43 and 48) share a grid, so a batch could mix them.
         if bool((count != count[0]).any()):
             raise ValueError("a batch must hold positions of one board")
-        return self.evaluate(planes, globals_, rings)
+        return rings
 
     def evaluate(self, planes: Tensor, globals_: Tensor, rings: int) -> tuple[Tensor, Tensor]:
         """:meth:`forward` for a batch of the ``rings``-ring board, without the checks that read
         the input (what :func:`export_aoti` compiles, one board at a time)."""
+        x, mask, count = self._trunk(planes, globals_)
+        hidden = self._value_hidden(x, mask, count, globals_)
+        value = torch.tanh(self.value_fc2(hidden)).squeeze(1)
+        return self._policy(x, mask, count, rings), value
+
+    def _trunk(self, planes: Tensor, globals_: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """The residual trunk's features ``[B, C, H, W]``, the board's mask and its cell count."""
         mask = planes[:, 0:1]
         count = mask.sum(dim=(2, 3)).clamp(min=1.0)
         x = self.stem(planes) + self.stem_globals(globals_)[:, :, None, None]
         x = F.relu(self.stem_bn(x)) * mask
         for block in self.blocks:
             x = block(x, mask, count)
-        b = planes.size(0)
+        return x, mask, count
 
+    def _policy(self, x: Tensor, mask: Tensor, count: Tensor, rings: int) -> Tensor:
+        """The logits over the board's whole action space."""
+        b = x.size(0)
         # Policy: per-ring features gathered from the grid.
         # An integer again after an engine converts every buffer to bf16 or fp16 (exact below 256).
         idx = self.cells[rings, :rings].long()
@@ -240,12 +273,30 @@ class ZertzNet(nn.Module):
         place = colour[:, :, :, None] + remove[:, None, None, :] + inter[:, None, :, :]
         hops = self.hop(f)  # [B, R, 6]
         pooled = _pool(x, mask, count)
-        logits = torch.cat([place.flatten(1), hops.flatten(1), self.pass_(pooled)], dim=1)
+        return torch.cat([place.flatten(1), hops.flatten(1), self.pass_(pooled)], dim=1)
 
+    def _value_hidden(self, x: Tensor, mask: Tensor, count: Tensor, globals_: Tensor) -> Tensor:
+        """The value head's hidden layer, which the value and the auxiliary head read."""
         v = F.relu(self.value_bn(self.value_conv(x))) * mask
         v = torch.cat([_pool(v, mask, count), globals_], dim=1)
-        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
-        return logits, value
+        return F.relu(self.value_fc1(v))
+
+    def load_weights(self, state: Mapping[str, Any]) -> bool:
+        """Loads a state dict of this network's sizes. One saved before the auxiliary head
+        existed (shard format 1) lacks ``captures.*`` and leaves this network's fresh head;
+        anything else missing or unexpected raises RuntimeError. Returns whether the head was
+        missing."""
+        own = self.state_dict()
+        missing = sorted(set(own) - set(state))
+        unexpected = sorted(set(state) - set(own))
+        older = bool(missing) and all(k.startswith(AUX_PREFIX) for k in missing)
+        if unexpected or (missing and not older):
+            raise RuntimeError(
+                f"weights that do not fit the network (missing {missing[:3]}, unexpected "
+                f"{unexpected[:3]})"
+            )
+        self.load_state_dict(state, strict=not older)
+        return older
 
     @torch.jit.export
     def metadata(self) -> str:

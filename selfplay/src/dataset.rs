@@ -33,7 +33,7 @@ use zertz_env::encode::Shape;
 use zertz_env::sgf::{End, Record};
 use zertz_env::{ActionSpace, Board, Player};
 
-use crate::shard::{Sample, ShardWriter};
+use crate::shard::{Sample, ShardWriter, final_captures};
 
 /// Which games become samples, and how they are split.
 #[derive(Clone, Debug, PartialEq)]
@@ -245,8 +245,8 @@ pub const MANIFEST: &str = "dataset.json";
 /// The `format` of [`MANIFEST`].
 pub const FORMAT: &str = "zertz-dataset";
 /// The `version` of [`MANIFEST`]: the layout of a dataset folder (it changes when the layout
-/// does; readers refuse other versions).
-pub const FORMAT_VERSION: u32 = 1;
+/// does; readers refuse other versions). Version 2: shards of format 2 (with `final_captures`).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// What [`MANIFEST`] holds.
 #[derive(Serialize)]
@@ -565,6 +565,7 @@ fn write(
             (vec![0.0; Shape::of(board).planes_len()], vec![false; ActionSpace::new(board).len()])
         });
         let space = ActionSpace::new(board);
+        let finals = final_captures(replay.game.position());
         let mut pos = *replay.game.start();
         let mut samples = 0u64;
         let mut number = 0u32;
@@ -577,7 +578,7 @@ fn write(
                 };
                 let policy = vec![(space.index(&action) as i32, 1.0)];
                 let sample = Sample::new(&pos, planes, mask, policy, true, value, number);
-                if let Err(e) = writer.push(id, value, sample) {
+                if let Err(e) = writer.push(id, value, finals, sample) {
                     failure = Some(e.into());
                     return ControlFlow::Break(());
                 }

@@ -18,7 +18,7 @@ use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64
 
 use crate::config::{ConfigError, SelfPlayConfig};
 use crate::records::{End, GameRecord};
-use crate::shard::{Sample, ShardWriter};
+use crate::shard::{Sample, ShardWriter, final_captures};
 use zertz_search::SearchConfig;
 use zertz_search::evaluator::{EvalError, Evaluator};
 use zertz_search::mcts::{Finished, Scratch, Tree, search_interruptible};
@@ -410,11 +410,12 @@ impl WorkerOutput {
         let mut text = GameRecord::of_game(s.id, &s.game, end, winner, None).to_json();
         text.push('\n');
         self.records.write_all(text.as_bytes()).map_err(|e| self.io(e))?;
+        let finals = final_captures(s.game.position());
         for sample in s.samples {
             let value = outcome.map_or(0.0, |o| o.score(sample.to_play()) as f32);
             summary.samples += 1;
             progress.samples.fetch_add(1, Ordering::Relaxed);
-            self.shards.push(s.id, value, sample)?;
+            self.shards.push(s.id, value, finals, sample)?;
         }
         progress.games.fetch_add(1, Ordering::Relaxed);
         Ok(())

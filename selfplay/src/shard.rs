@@ -22,6 +22,9 @@
 //! | `game_id` | `[S]` | int64 | game index in the run |
 //! | `move_number` | `[S]` | int32 | action number in the game (from 0) |
 //! | `to_play` | `[S]` | uint8 | 0 = P0, 1 = P1 |
+//! | `final_captures` | `[S, 6]` | uint8 | the marbles each side holds at the game's end (white, grey, black): the mover's, then the opponent's (an auxiliary target) |
+//!
+//! Format 2 added `final_captures`; `zertz.load_shards` still reads format 1 (without it).
 
 use std::path::{Path, PathBuf};
 
@@ -32,7 +35,7 @@ use zertz_env::{ActionSpace, Board, Player, Position};
 use crate::npz::Npz;
 
 /// The version of the shard format that this engine writes and `zertz.load_shards` reads.
-pub const SHARD_FORMAT_VERSION: i32 = 1;
+pub const SHARD_FORMAT_VERSION: i32 = 2;
 
 /// One array of a shard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -57,7 +60,7 @@ const fn array(
 }
 
 /// Every array of a shard, in the order they are written.
-pub const SHARD_ARRAYS: [ShardArray; 15] = [
+pub const SHARD_ARRAYS: [ShardArray; 16] = [
     array("format_version", "<i4", "[1]", "the shard format version"),
     array("encoding_version", "<i4", "[1]", "the observation encoding version"),
     array("board", "<i4", "[1]", "rings of the board"),
@@ -73,7 +76,22 @@ pub const SHARD_ARRAYS: [ShardArray; 15] = [
     array("game_id", "<i8", "[S]", "game index in the run"),
     array("move_number", "<i4", "[S]", "action number in the game (from 0)"),
     array("to_play", "|u1", "[S]", "0 = P0, 1 = P1"),
+    array(
+        "final_captures",
+        "|u1",
+        "[S, 6]",
+        "marbles held at the end (white, grey, black): the mover's, then the opponent's",
+    ),
 ];
+
+/// The marbles each player holds at the end of a game (white, grey, black), indexed by
+/// [`Player::index`]: where a sample's `final_captures` come from.
+pub(crate) type FinalCaptures = [[u8; 3]; 2];
+
+/// The captures of `end`, a game's last position.
+pub(crate) fn final_captures(end: &Position) -> FinalCaptures {
+    [Player::P0, Player::P1].map(|p| end.captures(p).0)
+}
 
 /// One training sample, encoded as a shard stores it.
 #[derive(Debug)]
@@ -143,8 +161,17 @@ pub(crate) struct ShardWriter {
     actions: usize,
     board: usize,
     size: usize,
-    buf: Vec<(u64, f32, Sample)>,
+    buf: Vec<Row>,
     written: Vec<PathBuf>,
+}
+
+/// A sample with what is known of its game once it is over.
+#[derive(Debug)]
+struct Row {
+    game: u64,
+    value: f32,
+    finals: FinalCaptures,
+    sample: Sample,
 }
 
 impl ShardWriter {
@@ -163,9 +190,16 @@ impl ShardWriter {
         }
     }
 
-    /// Adds a sample of game `game` whose final result for the mover is `value`.
-    pub(crate) fn push(&mut self, game: u64, value: f32, s: Sample) -> Result<(), WriteError> {
-        self.buf.push((game, value, s));
+    /// Adds a sample of game `game` whose final result for the mover is `value` and whose
+    /// players hold `finals` at its end.
+    pub(crate) fn push(
+        &mut self,
+        game: u64,
+        value: f32,
+        finals: FinalCaptures,
+        sample: Sample,
+    ) -> Result<(), WriteError> {
+        self.buf.push(Row { game, value, finals, sample });
         if self.buf.len() >= self.size { self.flush() } else { Ok(()) }
     }
 
@@ -195,19 +229,18 @@ impl ShardWriter {
         npz.add("format_version", &[1], &[SHARD_FORMAT_VERSION]);
         npz.add("encoding_version", &[1], &[ENCODING_VERSION as i32]);
         npz.add("board", &[1], &[self.board as i32]);
-        let planes: Vec<u8> =
-            self.buf.iter().flat_map(|(_, _, s)| s.planes.iter().copied()).collect();
+        let rows = || self.buf.iter();
+        let planes: Vec<u8> = rows().flat_map(|r| r.sample.planes.iter().copied()).collect();
         let s = self.shape;
         npz.add("planes", &[n, s.planes, s.height, s.width], &planes);
-        let globals: Vec<f32> =
-            self.buf.iter().flat_map(|(_, _, s)| s.globals.iter().copied()).collect();
+        let globals: Vec<f32> = rows().flat_map(|r| r.sample.globals.iter().copied()).collect();
         npz.add("globals", &[n, GLOBALS], &globals);
-        let mask: Vec<u8> = self.buf.iter().flat_map(|(_, _, s)| s.mask.iter().copied()).collect();
+        let mask: Vec<u8> = rows().flat_map(|r| r.sample.mask.iter().copied()).collect();
         npz.add("legal_mask", &[n, self.actions.div_ceil(8)], &mask);
         let mut offsets = vec![0i64];
         let (mut index, mut prob) = (Vec::new(), Vec::new());
-        for (_, _, s) in &self.buf {
-            for &(i, p) in &s.policy {
+        for r in rows() {
+            for &(i, p) in &r.sample.policy {
                 index.push(i);
                 prob.push(p);
             }
@@ -216,19 +249,20 @@ impl ShardWriter {
         npz.add("policy_offsets", &[n + 1], &offsets);
         npz.add("policy_index", &[index.len()], &index);
         npz.add("policy_prob", &[prob.len()], &prob);
-        let col = |f: &dyn Fn(&(u64, f32, Sample)) -> f32| -> Vec<f32> {
-            self.buf.iter().map(f).collect()
-        };
-        npz.add("value", &[n], &col(&|(_, v, _)| *v));
-        npz.add("root_value", &[n], &col(&|(_, _, s)| s.root_value));
-        let full: Vec<bool> = self.buf.iter().map(|(_, _, s)| s.full).collect();
-        npz.add("full_search", &[n], &full);
-        let ids: Vec<i64> = self.buf.iter().map(|(g, _, _)| *g as i64).collect();
-        npz.add("game_id", &[n], &ids);
-        let moves: Vec<i32> = self.buf.iter().map(|(_, _, s)| s.move_number).collect();
-        npz.add("move_number", &[n], &moves);
-        let to_play: Vec<u8> = self.buf.iter().map(|(_, _, s)| s.to_play.index() as u8).collect();
+        npz.add("value", &[n], &rows().map(|r| r.value).collect::<Vec<f32>>());
+        npz.add("root_value", &[n], &rows().map(|r| r.sample.root_value).collect::<Vec<f32>>());
+        npz.add("full_search", &[n], &rows().map(|r| r.sample.full).collect::<Vec<bool>>());
+        npz.add("game_id", &[n], &rows().map(|r| r.game as i64).collect::<Vec<i64>>());
+        npz.add("move_number", &[n], &rows().map(|r| r.sample.move_number).collect::<Vec<i32>>());
+        let to_play: Vec<u8> = rows().map(|r| r.sample.to_play.index() as u8).collect();
         npz.add("to_play", &[n], &to_play);
+        let finals: Vec<u8> = rows()
+            .flat_map(|r| {
+                let mover = r.sample.to_play;
+                r.finals[mover.index()].into_iter().chain(r.finals[(!mover).index()])
+            })
+            .collect();
+        npz.add("final_captures", &[n, 6], &finals);
         npz
     }
 }
@@ -246,8 +280,8 @@ mod tests {
         let mut sample =
             || Sample::new(&pos, &mut planes, &mut mask, vec![(3, 0.25), (7, 0.75)], true, 0.1, 4);
         let mut w = ShardWriter::new(Path::new(""), 0, board, 10);
-        w.buf.push((0, 1.0, sample()));
-        w.buf.push((0, -1.0, sample()));
+        w.push(0, 1.0, [[1, 2, 3], [4, 5, 6]], sample()).unwrap();
+        w.push(0, -1.0, [[1, 2, 3], [4, 5, 6]], sample()).unwrap();
         let npz = w.encode();
         let written: Vec<(&str, &str)> =
             npz.arrays().iter().map(|(n, d)| (n.as_str(), *d)).collect();

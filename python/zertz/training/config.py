@@ -129,6 +129,9 @@ class TrainSection:
     augment: bool = True
     #: Weight of the value loss against the policy loss.
     value_weight: float = 1.0
+    #: Weight of the auxiliary loss (each side's captures by colour at the game's end, predicted
+    #: by a head that training alone uses; in pretraining too). 0: off.
+    captures_weight: float = 1.0
     #: Value target: (1 - q_weight) * the game's result + q_weight * the search's value of the
     #: position (0: the result alone, as in AlphaZero; mixing in the search value lowers the
     #: noise of the target when there are few games).
@@ -324,6 +327,7 @@ def parse_config(text: str) -> TrainConfig:
         (0.0 <= tr.q_weight <= 1.0, "train.q_weight must be in 0..1"),
         (tr.weight_decay >= 0, "train.weight_decay must be at least 0"),
         (tr.value_weight >= 0, "train.value_weight must be at least 0"),
+        (tr.captures_weight >= 0, "train.captures_weight must be at least 0"),
         (ev.every >= 0, "evaluate.every must be at least 0"),
         (1 <= ev.simulations <= U32, f"evaluate.simulations must be in 1..{U32}"),
         (1 <= ev.final_simulations <= U32, f"evaluate.final_simulations must be in 1..{U32}"),

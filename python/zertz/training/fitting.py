@@ -14,7 +14,7 @@ import torch
 
 from zertz._zertz import symmetry_tables
 from zertz.data import load_shards
-from zertz.nn import NonFiniteError, ZertzNet, check_finite, masked_log_softmax
+from zertz.nn import CAPTURES_SCALE, NonFiniteError, ZertzNet, check_finite, masked_log_softmax
 from zertz.training.config import TrainSection
 
 if TYPE_CHECKING:
@@ -63,16 +63,23 @@ def losses(
     policy: torch.Tensor,
     value: torch.Tensor,
     full: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Policy cross-entropy (on fully searched positions only, playout-cap randomization) and
-    value mean squared error."""
-    logits, v = net(planes, globals_)
+    captures: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Policy cross-entropy (on fully searched positions only, playout-cap randomization), value
+    mean squared error, and the auxiliary captures loss: the squared error of each side's final
+    captures by colour (in units of ``CAPTURES_SCALE``) summed over the six, on the samples that
+    have them (NaN rows, from shards of format 1, have none)."""
+    logits, v, c = net.forward_train(planes, globals_)
     logp = masked_log_softmax(logits, legal)
     ce = -torch.where(policy > 0, policy * logp, torch.zeros_like(logp)).sum(1)
     weight = full.float()
     policy_loss = (ce * weight).sum() / weight.sum().clamp(min=1.0)
     value_loss = torch.mean((v - value) ** 2)
-    return policy_loss, value_loss
+    known = ~torch.isnan(captures).any(1)
+    target = torch.nan_to_num(captures) / CAPTURES_SCALE
+    per_sample = ((c - target) ** 2).sum(1) * known.float()
+    captures_loss = per_sample.sum() / known.float().sum().clamp(min=1.0)
+    return policy_loss, value_loss, captures_loss
 
 
 def sgd_step(
@@ -81,25 +88,29 @@ def sgd_step(
     augment: Augmenter | None,
     batch: tuple[torch.Tensor, ...],
     diverged: Callable[[float, float, float], str],
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """One AdamW step of ``run``'s network at learning rate ``lr`` on ``batch`` (planes, globals,
-    legal masks, policies, values, full-search flags), under a random symmetry of the board when
-    ``augment`` is given; returns the policy and value losses. A loss that is not finite raises
-    NonFiniteError with ``diverged(loss, policy_loss, value_loss)`` before the weights change."""
-    planes, globals_, legal, policy, value, full = batch
+    legal masks, policies, values, full-search flags, final captures), under a random symmetry of
+    the board when ``augment`` is given; returns the policy, value and captures losses. A loss
+    that is not finite raises NonFiniteError with ``diverged(loss, policy_loss, value_loss)``
+    before the weights change."""
+    planes, globals_, legal, policy, value, full, captures = batch
     for group in run.opt.param_groups:
         group["lr"] = lr
     if augment is not None:
         planes, legal, policy = augment(planes, legal, policy, run.gen)
-    pl, vl = losses(run.net, planes, globals_, legal, policy, value, full)
-    loss = pl + run.cfg.train.value_weight * vl
-    pl_f, vl_f, loss_f = torch.stack([pl.detach(), vl.detach(), loss.detach()]).tolist()
+    pl, vl, cl = losses(run.net, planes, globals_, legal, policy, value, full, captures)
+    t = run.cfg.train
+    loss = pl + t.value_weight * vl + t.captures_weight * cl
+    pl_f, vl_f, cl_f, loss_f = torch.stack(
+        [pl.detach(), vl.detach(), cl.detach(), loss.detach()]
+    ).tolist()
     if not math.isfinite(loss_f):
         raise NonFiniteError(diverged(loss_f, pl_f, vl_f))
     run.opt.zero_grad(set_to_none=True)
     loss.backward()  # type: ignore[no-untyped-call]
     run.opt.step()
-    return pl_f, vl_f
+    return pl_f, vl_f, cl_f
 
 
 def fit(run: Run, shards: list[Path]) -> dict[str, float]:
@@ -113,6 +124,7 @@ def fit(run: Run, shards: list[Path]) -> dict[str, float]:
             "samples": float(n),
             "policy_loss": nan,
             "value_loss": nan,
+            "captures_loss": nan,
             "train_seconds": 0.0,
         }
     dev = run.device
@@ -124,13 +136,22 @@ def fit(run: Run, shards: list[Path]) -> dict[str, float]:
     target = (1 - q) * data["value"].astype(np.float32) + q * data["root_value"].astype(np.float32)
     value = torch.from_numpy(target).to(dev)
     full = torch.from_numpy(data["full_search"]).to(dev)
+    captures = torch.from_numpy(data["final_captures"]).to(dev)
     run.net.train()
-    sums = {"policy_loss": 0.0, "value_loss": 0.0}
+    sums = {"policy_loss": 0.0, "value_loss": 0.0, "captures_loss": 0.0}
     started = time.perf_counter()
     for _ in range(t.steps):
         lr = learning_rate(run.cfg.train, run.cfg.run.iterations, run.state.step)
         idx = torch.randint(n, (min(t.batch_size, n),), generator=run.gen).to(dev)
-        batch = (planes[idx], globals_[idx], legal[idx], policy[idx], value[idx], full[idx])
+        batch = (
+            planes[idx],
+            globals_[idx],
+            legal[idx],
+            policy[idx],
+            value[idx],
+            full[idx],
+            captures[idx],
+        )
 
         def diverged(loss: float, pl: float, vl: float, lr: float = lr) -> str:
             return (
@@ -140,10 +161,11 @@ def fit(run: Run, shards: list[Path]) -> dict[str, float]:
                 "new run folder)"
             )
 
-        pl_f, vl_f = sgd_step(run, lr, run.augment if t.augment else None, batch, diverged)
+        pl_f, vl_f, cl_f = sgd_step(run, lr, run.augment if t.augment else None, batch, diverged)
         run.state.step += 1
         sums["policy_loss"] += pl_f
         sums["value_loss"] += vl_f
+        sums["captures_loss"] += cl_f
     run.net.eval()
     check_finite(run.net, f"after training step {run.state.step}")
     stats = {k: v / t.steps for k, v in sums.items()}

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from zertz._zertz import BOARDS
-from zertz.nn import NetConfig, ZertzNet, atomic_path, export, export_aoti
+from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, atomic_path, export, export_aoti
 from zertz.training.config import DEVICE, TrainConfig
 
 
@@ -220,11 +220,13 @@ def net_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> Ze
         with torch.device("meta"):
             shapes = {k: v.shape for k, v in ZertzNet(config, boards=[board]).state_dict().items()}
         got = {k: v.shape if isinstance(v, torch.Tensor) else None for k, v in state.items()}
+        if not any(k.startswith(AUX_PREFIX) for k in got):  # written before the auxiliary head
+            shapes = {k: v for k, v in shapes.items() if not k.startswith(AUX_PREFIX)}
         if got != shapes:
             bad = sorted(k for k in set(got) | set(shapes) if got.get(k) != shapes.get(k))
             raise ValueError(f"weights that do not fit the sizes ({', '.join(bad[:3])})")
         net = ZertzNet(config, boards=[board])
-        net.load_state_dict(state)
+        net.load_weights(state)
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
         raise ValueError(
             f"{path} is not a usable zertz training checkpoint ({first_line(e)})"

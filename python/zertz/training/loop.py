@@ -106,8 +106,13 @@ class Run:
             state = State.read(ck["state"], self.checkpoint)
             state.check_run(self.checkpoint, self.cfg, self.dir)
             try:
-                self.net.load_state_dict(ck["model"])
-                self.opt.load_state_dict(ck["optimizer"])
+                optimizer = ck["optimizer"]
+                if self.net.load_weights(ck["model"]):
+                    # A run begun before the auxiliary head: the head's parameters, registered
+                    # last, join the optimizer with no moments yet.
+                    group = optimizer["param_groups"][0]
+                    group["params"] = list(range(len(list(self.net.parameters()))))
+                self.opt.load_state_dict(optimizer)
                 self.state = state
                 rng = ck["rng"]
                 self.gen.set_state(rng["generator"])
@@ -271,7 +276,8 @@ def complete_iteration(
     log(
         f"  trained to step {run.state.step} on {int(fit['samples'])} positions: "
         f"policy loss {fit.get('policy_loss', math.nan):.3f}, "
-        f"value loss {fit.get('value_loss', math.nan):.3f}"
+        f"value loss {fit.get('value_loss', math.nan):.3f}, "
+        f"captures loss {fit.get('captures_loss', math.nan):.3f}"
     )
     last = i + 1 == cfg.run.iterations
     every = cfg.evaluate.every

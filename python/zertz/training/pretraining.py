@@ -70,7 +70,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
     augment = {b: Augmenter(b, run.device) for b in by_board}
     dev = run.device
     run.net.train()
-    sums = {"policy_loss": 0.0, "value_loss": 0.0}
+    sums = {"policy_loss": 0.0, "value_loss": 0.0, "captures_loss": 0.0}
     started = time.perf_counter()
     done, chunk, samples = 0, 0, 0
     while done < pt.steps:
@@ -86,6 +86,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
         policy = torch.from_numpy(data["policy"]).to(dev)
         value = torch.from_numpy(data["value"]).to(dev)
         full = torch.ones(n, dtype=torch.bool, device=dev)
+        captures = torch.from_numpy(data["final_captures"]).to(dev)
         order = torch.randperm(n, generator=run.gen).to(dev)
         for start in range(0, n, pt.batch_size):
             if done >= pt.steps:
@@ -93,7 +94,15 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
             progress = done / max(1, pt.steps)
             lr = pt.learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
             idx = order[start : start + pt.batch_size]
-            batch = (planes[idx], globals_[idx], legal[idx], policy[idx], value[idx], full[idx])
+            batch = (
+                planes[idx],
+                globals_[idx],
+                legal[idx],
+                policy[idx],
+                value[idx],
+                full[idx],
+                captures[idx],
+            )
             at = done
 
             def diverged(loss: float, pl: float, vl: float, at: int = at) -> str:
@@ -102,9 +111,10 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
                     "pretrain.learning_rate (in a new run folder)"
                 )
 
-            pl_f, vl_f = sgd_step(run, lr, augment[board], batch, diverged)
+            pl_f, vl_f, cl_f = sgd_step(run, lr, augment[board], batch, diverged)
             sums["policy_loss"] += pl_f
             sums["value_loss"] += vl_f
+            sums["captures_loss"] += cl_f
             done += 1
         chunk += 1
         log(f"  pretraining: {done}/{pt.steps} steps, {samples} positions read")
@@ -114,6 +124,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
         "pretrain_steps": done,
         "pretrain_policy_loss": sums["policy_loss"] / max(1, done),
         "pretrain_value_loss": sums["value_loss"] / max(1, done),
+        "pretrain_captures_loss": sums["captures_loss"] / max(1, done),
         "pretrain_samples": samples,
         "pretrain_seconds": time.perf_counter() - started,
     }
