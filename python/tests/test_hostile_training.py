@@ -123,6 +123,7 @@ def test_the_float_keys() -> None:
         "train.final_learning_rate",
         "train.weight_decay",
         "train.value_weight",
+        "train.captures_weight",
         "train.q_weight",
         "evaluate.gating_score",
     ]

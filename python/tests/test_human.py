@@ -17,9 +17,9 @@ import torch
 from test_training import tiny_text
 
 import zertz
+from zertz import DATASET_VERSION
+from zertz._zertz import DATASET_FORMAT
 from zertz.human import (
-    DATASET_FORMAT,
-    DATASET_VERSION,
     MANIFEST,
     benchmark,
     ceiling,
@@ -325,7 +325,9 @@ def test_ceiling_scores_the_players_own_frequencies(tmp_path: Path) -> None:
         lines.append({"game": i, "split": split, "board": 37, "first": "P0", "moves": moves})
     lines.append({"game": 6, "split": "train", "board": 61, "first": "P0", "moves": ["Wa1,a2"]})
     (tmp_path / "games.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    (tmp_path / MANIFEST).write_text(json.dumps({"format": DATASET_FORMAT, "version": DATASET_VERSION}))
+    (tmp_path / MANIFEST).write_text(
+        json.dumps({"format": DATASET_FORMAT, "version": DATASET_VERSION})
+    )
 
     # The opening alone: Wd4,a1 (3) is second to Bd4,a1 (2) when one of its own occurrences is
     # left out (a tie counts against it), Wd4,d7 is played nowhere else; with mirror images as

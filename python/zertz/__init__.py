@@ -26,6 +26,7 @@ import torch  # noqa: F401  (imported for its libtorch)
 from zertz._zertz import (
     BOARDS,
     BUILTIN_MODEL,
+    DATASET_VERSION,
     DEFAULT_MAX_ACTIONS,
     ENCODING_VERSION,
     MCTS,
@@ -80,6 +81,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "BOARDS",
     "BUILTIN_MODEL",
+    "DATASET_VERSION",
     "DEFAULT_MAX_ACTIONS",
     "ENCODING_VERSION",
     "MCTS",
