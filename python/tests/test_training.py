@@ -26,7 +26,15 @@ import pytest
 import torch
 
 import zertz
-from zertz.nn import AUX_PREFIX, ZertzNet, load_exported, read_metadata
+from zertz.nn import (
+    AUX_PREFIX,
+    NetConfig,
+    ZertzNet,
+    average_networks,
+    export,
+    load_exported,
+    read_metadata,
+)
 from zertz.training import (
     Run,
     TrainConfig,
@@ -544,6 +552,38 @@ def test_a_fixed_seed_trains_the_same_network(
     threads = [(r["torch_threads"], r["selfplay_workers"]) for r in metrics(again)]
     assert threads == [(r["torch_threads"], r["selfplay_workers"]) for r in metrics(run_a)]
     assert threads == [(torch.get_num_threads(), 1)] * 2
+
+
+def test_the_final_network_may_be_the_mean_of_the_last_ones(run_a: Path, tmp_path: Path) -> None:
+    """train.average = 2: the last iteration exports the mean of its network and the one
+    before, the final evaluation plays it, and it becomes best.pt; the networks self-play used
+    are the same as without averaging (run_a's, weight for weight)."""
+    cfg = parse_config(tiny_text(train__average="2"))
+    log: list[str] = []
+    train(cfg, tmp_path, log=log.append)
+    models = tmp_path / "models"
+    average = models / "iter-0002-average.pt"
+    assert any("iter-0002-average.pt, the mean of the last 2 networks" in line for line in log)
+    assert (models / "best.pt").read_bytes() == average.read_bytes()
+    final = metrics(tmp_path)[-1]["evaluation"]
+    assert {r["out"] for r in final.values()} <= {
+        str(p) for p in (tmp_path / "matches").glob("iter-0002-*.jsonl")
+    }
+    first, last, mean = (
+        load_exported(models / name).state_dict()
+        for name in ("iter-0001.pt", "iter-0002.pt", average.name)
+    )
+    for key, value in mean.items():
+        if value.is_floating_point():
+            torch.testing.assert_close(value, (first[key] + last[key]) / 2, msg=key)
+    for name in ("iter-0001.pt", "iter-0002.pt"):
+        want = load_exported(run_a / "models" / name).state_dict()
+        got = load_exported(models / name).state_dict()
+        for key, value in want.items():
+            torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=f"{name} {key}")
+    with pytest.raises(ValueError, match="only networks of one size"):
+        other = export(ZertzNet(NetConfig.preset("small"), boards=[37]), tmp_path / "small.pt")
+        average_networks([models / "iter-0001.pt", other])
 
 
 def test_a_run_begun_before_the_auxiliary_head_goes_on(

@@ -31,7 +31,7 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -510,6 +510,44 @@ def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.ji
         )
     module.eval()
     return module
+
+
+def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet, dict[str, Any]]:
+    """The network whose weights are the mean of those of exported networks of one size and
+    boards (stochastic weight averaging, as KataGo's released networks: snapshots a few training
+    steps apart average into a network stronger than each), BatchNorm statistics included; and
+    the last one's metadata. Networks of different sizes or boards raise ValueError.
+
+    >>> import tempfile, torch
+    >>> from zertz.nn import NetConfig, ZertzNet, average_networks, export
+    >>> nets = [ZertzNet(NetConfig.preset("tiny"), boards=[37]) for _ in range(2)]
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     net, meta = average_networks([export(n, f"{d}/{i}.pt") for i, n in enumerate(nets)])
+    >>> mean = (nets[0].stem.weight + nets[1].stem.weight) / 2
+    >>> bool(torch.allclose(net.stem.weight, mean)), meta["boards"]
+    (True, [37])
+    """
+    if not paths:
+        raise ValueError("no networks to average")
+    metas = [read_metadata(p) for p in paths]
+    meta = metas[-1]
+    for p, m in zip(paths, metas, strict=True):
+        if (m["network"], m["boards"]) != (meta["network"], meta["boards"]):
+            raise ValueError(
+                f"{p} is not of the size and boards of {paths[-1]}: only networks of one size "
+                "average"
+            )
+    net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"])
+    states = [load_exported(p).state_dict() for p in paths]
+    mean: dict[str, Tensor] = {}
+    # What the network saves (an exported one holds its non-persistent buffers too).
+    for key in (k for k in net.state_dict() if all(k in s for s in states)):
+        values = [s[key] for s in states]
+        last = values[-1]
+        # Integer buffers (BatchNorm's step counts) are the last network's.
+        mean[key] = torch.stack(values).mean(0) if last.is_floating_point() else last
+    net.load_weights(mean)
+    return net.eval(), meta
 
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:

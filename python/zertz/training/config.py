@@ -132,6 +132,11 @@ class TrainSection:
     #: Weight of the auxiliary loss (each side's captures by colour at the game's end, predicted
     #: by a head that training alone uses; in pretraining too). 0: off.
     captures_weight: float = 1.0
+    #: The run's final network is the mean of the weights of its last ``average`` iterations'
+    #: networks (stochastic weight averaging): ``models/iter-N-average.pt``, which the final
+    #: evaluation plays and ``best.pt`` becomes. Self-play and the ladder before it use each
+    #: iteration's own network. 1: the last iteration's network, as it is.
+    average: int = 1
     #: Value target: (1 - q_weight) * the game's result + q_weight * the search's value of the
     #: position (0: the result alone, as in AlphaZero; mixing in the search value lowers the
     #: noise of the target when there are few games).
@@ -321,6 +326,7 @@ def parse_config(text: str) -> TrainConfig:
         ),
         (tr.batch_size >= 1 and tr.steps >= 0, "train.batch_size/steps too small"),
         (tr.window >= 1, "train.window must be at least 1"),
+        (1 <= tr.average <= 1000, "train.average must be in 1..1000"),
         (tr.learning_rate > 0, "train.learning_rate must be positive"),
         (tr.final_learning_rate >= 0, "train.final_learning_rate must be at least 0"),
         (tr.schedule in ("constant", "cosine"), "train.schedule: constant or cosine"),

@@ -50,10 +50,14 @@ def match(
     return r
 
 
-def evaluate(run: Run, iteration: int, final: bool, log: Callable[[str], None]) -> dict[str, Any]:
-    """The network after ``iteration`` iterations against the best one and the baselines."""
+def evaluate(
+    run: Run, iteration: int, final: bool, log: Callable[[str], None], model: Path | None = None
+) -> dict[str, Any]:
+    """The network after ``iteration`` iterations (``model``, by default that iteration's
+    export) against the best one and the baselines; it becomes the best (``models/best.pt``)
+    unless gating keeps the one before."""
     e = run.cfg.evaluate
-    model = run.model_path(iteration)
+    model = model or run.model_path(iteration)
     games = e.final_games if final else e.games
     opponents = e.final_opponents if final else e.opponents
     sims = e.final_simulations if final else e.simulations

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from zertz._zertz import action_space_size
-from zertz.nn import NonFiniteError, ZertzNet, check_finite, export
+from zertz.nn import NonFiniteError, ZertzNet, average_networks, check_finite, export
 from zertz.training import evaluation, fitting, pretraining, selfplay
 from zertz.training.config import TrainConfig, check_opponents, load_config, parse_config, same_run
 from zertz.training.folder import (
@@ -185,6 +185,15 @@ class Run:
     def export(self, iteration: int) -> Path:
         return export(self.net, self.model_path(iteration), step=self.state.step)
 
+    def export_average(self, iteration: int) -> Path:
+        """``models/iter-N-average.pt``: the mean of the weights of the networks of iterations
+        ``N - train.average + 1`` to ``N`` (from 1; from 0 when pretrained), as exported."""
+        first = max(0 if self.state.pretrained else 1, iteration - self.cfg.train.average + 1)
+        paths = [self.model_path(j) for j in range(first, iteration + 1)]
+        net, _ = average_networks(paths)
+        path = self.dir / "models" / f"iter-{iteration:04d}-average.pt"
+        return export(net, path, step=self.state.step, name=f"average of {len(paths)}")
+
     # The steps of an iteration, in their modules.
 
     def selfplay(self, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
@@ -199,9 +208,11 @@ class Run:
         """See :func:`zertz.training.fitting.fit`."""
         return fitting.fit(self, shards)
 
-    def evaluate(self, iteration: int, final: bool, log: Callable[[str], None]) -> dict[str, Any]:
+    def evaluate(
+        self, iteration: int, final: bool, log: Callable[[str], None], model: Path | None = None
+    ) -> dict[str, Any]:
         """See :func:`zertz.training.evaluation.evaluate`."""
-        return evaluation.evaluate(self, iteration, final, log)
+        return evaluation.evaluate(self, iteration, final, log, model)
 
     def record(self, stats: dict[str, Any]) -> None:
         """See :class:`zertz.training.metrics.Metrics`."""
@@ -281,7 +292,12 @@ def complete_iteration(
     )
     last = i + 1 == cfg.run.iterations
     every = cfg.evaluate.every
-    evaluation = run.evaluate(i + 1, last, log) if last or (every and (i + 1) % every == 0) else {}
+    # The final network: this iteration's, or the mean of the last train.average.
+    model = run.export_average(i + 1) if last and cfg.train.average > 1 else None
+    if model is not None:
+        log(f"  final network: {model.name}, the mean of the last {cfg.train.average} networks")
+    due = last or (every and (i + 1) % every == 0)
+    evaluation = run.evaluate(i + 1, last, log, model) if due else {}
     human = pretraining.human_moves(run, log) if evaluation else None
     if human:
         log("  human moves: " + pretraining.describe(human))
