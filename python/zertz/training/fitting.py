@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from zertz._zertz import symmetry_tables
@@ -82,6 +83,24 @@ def losses(
     return policy_loss, value_loss, captures_loss
 
 
+def batch_arrays(
+    data: dict[str, npt.NDArray[np.generic]],
+    value: npt.NDArray[np.generic],
+    full: npt.NDArray[np.generic],
+    device: torch.device,
+) -> tuple[torch.Tensor, ...]:
+    """The arrays of :func:`zertz.load_shards` that :func:`sgd_step` takes, on ``device`` and in
+    its order, with the value target ``value`` and the full-search flags ``full``: index each
+    with a batch's sample indices."""
+    keys = ("planes", "globals", "legal_mask", "policy")
+    return (
+        *(torch.from_numpy(data[k]).to(device) for k in keys),
+        torch.from_numpy(value).to(device),
+        torch.from_numpy(full).to(device),
+        torch.from_numpy(data["final_captures"]).to(device),
+    )
+
+
 def sgd_step(
     run: Run,
     lr: float,
@@ -127,31 +146,16 @@ def fit(run: Run, shards: list[Path]) -> dict[str, float]:
             "captures_loss": nan,
             "train_seconds": 0.0,
         }
-    dev = run.device
-    planes = torch.from_numpy(data["planes"]).to(dev)
-    globals_ = torch.from_numpy(data["globals"]).to(dev)
-    legal = torch.from_numpy(data["legal_mask"]).to(dev)
-    policy = torch.from_numpy(data["policy"]).to(dev)
     q = t.q_weight
     target = (1 - q) * data["value"].astype(np.float32) + q * data["root_value"].astype(np.float32)
-    value = torch.from_numpy(target).to(dev)
-    full = torch.from_numpy(data["full_search"]).to(dev)
-    captures = torch.from_numpy(data["final_captures"]).to(dev)
+    arrays = batch_arrays(data, target, data["full_search"], run.device)
     run.net.train()
     sums = {"policy_loss": 0.0, "value_loss": 0.0, "captures_loss": 0.0}
     started = time.perf_counter()
     for _ in range(t.steps):
         lr = learning_rate(run.cfg.train, run.cfg.run.iterations, run.state.step)
-        idx = torch.randint(n, (min(t.batch_size, n),), generator=run.gen).to(dev)
-        batch = (
-            planes[idx],
-            globals_[idx],
-            legal[idx],
-            policy[idx],
-            value[idx],
-            full[idx],
-            captures[idx],
-        )
+        idx = torch.randint(n, (min(t.batch_size, n),), generator=run.gen).to(run.device)
+        batch = tuple(a[idx] for a in arrays)
 
         def diverged(loss: float, pl: float, vl: float, lr: float = lr) -> str:
             return (

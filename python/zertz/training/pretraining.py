@@ -9,13 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
 from zertz._zertz import action_space_size, dataset
 from zertz.data import load_shards
 from zertz.human import benchmark, dataset_manifest
 from zertz.nn import check_finite
-from zertz.training.fitting import Augmenter, sgd_step
+from zertz.training.fitting import Augmenter, batch_arrays, sgd_step
 
 if TYPE_CHECKING:
     from zertz.training.loop import Run
@@ -80,13 +81,8 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
         data = load_shards([files[i] for i in pick], action_space_size(board))
         n = len(data["value"])
         samples += n
-        planes = torch.from_numpy(data["planes"]).to(dev)
-        globals_ = torch.from_numpy(data["globals"]).to(dev)
-        legal = torch.from_numpy(data["legal_mask"]).to(dev)
-        policy = torch.from_numpy(data["policy"]).to(dev)
-        value = torch.from_numpy(data["value"]).to(dev)
-        full = torch.ones(n, dtype=torch.bool, device=dev)
-        captures = torch.from_numpy(data["final_captures"]).to(dev)
+        full = np.ones(n, dtype=bool)
+        arrays = batch_arrays(data, data["value"], full, dev)
         order = torch.randperm(n, generator=run.gen).to(dev)
         for start in range(0, n, pt.batch_size):
             if done >= pt.steps:
@@ -94,15 +90,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
             progress = done / max(1, pt.steps)
             lr = pt.learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
             idx = order[start : start + pt.batch_size]
-            batch = (
-                planes[idx],
-                globals_[idx],
-                legal[idx],
-                policy[idx],
-                value[idx],
-                full[idx],
-                captures[idx],
-            )
+            batch = tuple(a[idx] for a in arrays)
             at = done
 
             def diverged(loss: float, pl: float, vl: float, at: int = at) -> str:
