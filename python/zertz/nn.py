@@ -214,11 +214,8 @@ class ZertzNet(nn.Module):
         """:meth:`forward` and the auxiliary head that training alone uses: the marbles each
         side will hold at the game's end ``[B, 6]`` (white, grey, black; the mover's first), in
         units of :data:`CAPTURES_SCALE`. Not part of an exported network."""
-        rings = self._rings(planes, globals_)
-        x, mask, count = self._trunk(planes, globals_)
-        hidden = self._value_hidden(x, mask, count, globals_)
-        value = torch.tanh(self.value_fc2(hidden)).squeeze(1)
-        return self._policy(x, mask, count, rings), value, self.captures(hidden)
+        logits, value, hidden = self._heads(planes, globals_, self._rings(planes, globals_))
+        return logits, value, self.captures(hidden)
 
     def _rings(self, planes: Tensor, globals_: Tensor) -> int:
         """The board of a batch, checked: one board the network accepts."""
@@ -241,10 +238,15 @@ class ZertzNet(nn.Module):
     def evaluate(self, planes: Tensor, globals_: Tensor, rings: int) -> tuple[Tensor, Tensor]:
         """:meth:`forward` for a batch of the ``rings``-ring board, without the checks that read
         the input (what :func:`export_aoti` compiles, one board at a time)."""
+        logits, value, _ = self._heads(planes, globals_, rings)
+        return logits, value
+
+    def _heads(self, planes: Tensor, globals_: Tensor, rings: int) -> tuple[Tensor, Tensor, Tensor]:
+        """Logits, value and the value head's hidden layer (which the auxiliary head reads)."""
         x, mask, count = self._trunk(planes, globals_)
         hidden = self._value_hidden(x, mask, count, globals_)
         value = torch.tanh(self.value_fc2(hidden)).squeeze(1)
-        return self._policy(x, mask, count, rings), value
+        return self._policy(x, mask, count, rings), value, hidden
 
     def _trunk(self, planes: Tensor, globals_: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """The residual trunk's features ``[B, C, H, W]``, the board's mask and its cell count."""
@@ -283,9 +285,9 @@ class ZertzNet(nn.Module):
 
     def load_weights(self, state: Mapping[str, Any]) -> bool:
         """Loads a state dict of this network's sizes. One saved before the auxiliary head
-        existed (shard format 1) lacks ``captures.*`` and leaves this network's fresh head;
-        anything else missing or unexpected raises RuntimeError. Returns whether the head was
-        missing."""
+        existed (a checkpoint of an older zertz) lacks ``captures.*`` and leaves this network's
+        fresh head; anything else missing or unexpected raises RuntimeError. Returns whether the
+        head was missing."""
         own = self.state_dict()
         missing = sorted(set(own) - set(state))
         unexpected = sorted(set(state) - set(own))
