@@ -491,7 +491,8 @@ fn split_chain(pos: &Position, m: &Move) -> (Action, Vec<Hop>) {
 
 /// Searches every decision with [`search`]: a fixed number of new simulations per decision, no
 /// root noise, the most visited root action (ties at random) among [`Tree::root_candidates`] (a
-/// proven win when the search found one, never an avoidable proven loss). The tree follows the game through
+/// proven win when the search found one, never an avoidable proven loss); with a Gumbel root
+/// ([`SearchConfig::gumbel_actions`]), [`Tree::gumbel_action`]. The tree follows the game through
 /// [`Player::observe`] (or from its own actions) and keeps the subtree of the position reached;
 /// a forced action is played without searching. The tree has a memory budget
 /// ([`DEFAULT_MAX_TREE_BYTES`] unless [`Player::set_max_tree_bytes`] says otherwise): a decision
@@ -655,6 +656,12 @@ impl Player for MctsPlayer {
                     // The tree may hold half-finished statistics: start afresh next time.
                     self.tree = None;
                     return Err(PlayerError::Evaluator { player: self.name.clone(), error });
+                }
+                // A Gumbel root's own choice, unless it hands the opponent a win.
+                let gumbel = tree.gumbel_action(&self.config);
+                if let Some(a) = gumbel.filter(|a| !self.tactics || !hands_a_win(pos, a)) {
+                    self.observe(pos, &a);
+                    return Ok(a);
                 }
                 // A proven win if there is one; never a proven loss that can be avoided.
                 let mut candidates = tree.root_candidates();

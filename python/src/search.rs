@@ -44,7 +44,8 @@ impl PyMcts {
     #[new]
     #[pyo3(signature = (evaluator=None, *, preset=None, c_puct=None, c_base=None,
                         fpu_reduction=None, virtual_loss=None, leaves_per_round=None,
-                        policy_temperature=None))]
+                        policy_temperature=None, gumbel_actions=None, gumbel_c_visit=None,
+                        gumbel_c_scale=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         evaluator: Option<&Bound<'_, PyAny>>,
@@ -55,6 +56,9 @@ impl PyMcts {
         virtual_loss: Option<f32>,
         leaves_per_round: Option<u32>,
         policy_temperature: Option<f32>,
+        gumbel_actions: Option<u32>,
+        gumbel_c_visit: Option<f32>,
+        gumbel_c_scale: Option<f32>,
     ) -> Result<PyMcts, Error> {
         guard(|| {
             let preset = preset.map(str::parse::<Preset>).transpose().map_err(Error::Shape)?;
@@ -66,6 +70,9 @@ impl PyMcts {
                 virtual_loss,
                 leaves_per_round,
                 policy_temperature,
+                gumbel_actions,
+                gumbel_c_visit,
+                gumbel_c_scale,
                 ..SearchSettings::default()
             };
             let (evaluator, raised) = crate::evaluators::evaluator(evaluator)?;
@@ -82,11 +89,12 @@ impl PyMcts {
     }
 
     /// Searches every game (all of one board) with `simulations` simulations each; returns
-    /// `(policies, values, visits)`: the root visit distributions float32 `[N, A]`, the root
-    /// values float32 `[N]` (for the player to move) and root visits uint32 `[N]`. With
-    /// `noise=True`, Dirichlet noise (alpha `noise_alpha_total / legal actions`, weight
-    /// `noise_fraction`; None: the settings' `dirichlet_alpha_total` and `dirichlet_fraction`)
-    /// is mixed into each root, seeded by `seed`. Ctrl-C stops it between rounds of evaluations
+    /// `(policies, values, visits)`: the root policies float32 `[N, A]` (the visit distributions;
+    /// with `gumbel_actions`, the improved policies of a Gumbel root), the root values float32
+    /// `[N]` (for the player to move) and root visits uint32 `[N]`. With `noise=True`,
+    /// Dirichlet noise (alpha `noise_alpha_total / legal actions`, weight `noise_fraction`;
+    /// None: the settings' `dirichlet_alpha_total` and `dirichlet_fraction`) is mixed into each
+    /// root, seeded by `seed` (with `gumbel_actions`, the root's Gumbel draws instead). Ctrl-C stops it between rounds of evaluations
     /// (`KeyboardInterrupt`); an exception of the evaluator is raised as it is.
     #[pyo3(signature = (games, simulations=800, *, noise=false, noise_alpha_total=None,
                         noise_fraction=None, seed=0))]
@@ -135,7 +143,11 @@ impl PyMcts {
         trees.extend(positions[trees.len()..].iter().map(|&p| Tree::new(p)));
         if let Some(n) = noise {
             for (i, t) in trees.iter_mut().enumerate() {
-                t.add_noise(Noise { seed: n.seed ^ i as u64, ..n });
+                if self.config.gumbel_actions > 0 {
+                    t.set_gumbel_seed(n.seed ^ i as u64);
+                } else {
+                    t.add_noise(Noise { seed: n.seed ^ i as u64, ..n });
+                }
             }
         }
         let sims = vec![simulations; trees.len()];
@@ -148,7 +160,7 @@ impl PyMcts {
             })
         });
         let out = match searched {
-            Ok(Ok(Finished::Done)) => Self::results(py, &trees, board),
+            Ok(Ok(Finished::Done)) => Self::results(py, &trees, board, &self.config),
             Ok(Ok(Finished::Interrupted)) => {
                 Err(Error::Python(signals.raised.take().expect("a search stops only on a signal")))
             }
@@ -167,11 +179,12 @@ impl PyMcts {
         py: Python<'py>,
         trees: &[Tree],
         board: zertz_env::Board,
+        config: &SearchConfig,
     ) -> Result<SearchResult<'py>, Error> {
         let a = ActionSpace::new(board).len();
         let mut policies = vec![0f32; trees.len() * a];
         for (t, row) in trees.iter().zip(policies.chunks_exact_mut(a)) {
-            t.visit_policy(row);
+            t.policy(config, row);
         }
         let values: Vec<f32> = trees.iter().map(|t| t.root_info().value).collect();
         let visits: Vec<u32> = trees.iter().map(Tree::root_visits).collect();

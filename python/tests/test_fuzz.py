@@ -1078,24 +1078,28 @@ SEARCH_KEYS = (
     "virtual_loss",
     "leaves_per_round",
     "policy_temperature",
+    "gumbel_actions",
+    "gumbel_c_visit",
+    "gumbel_c_scale",
 )
 
 
 def setting_valid(key: str, value: object) -> bool | None:
     """Whether MCTS(**{key: value}) must be accepted (True) or refused with ValueError (False);
     None where the type decides (TypeError or OverflowError are fine)."""
-    if key == "leaves_per_round":
+    if key in ("leaves_per_round", "gumbel_actions"):
         i = plain_int(value)
         # Beyond u32, OverflowError is as good as ValueError.
-        return None if i is None or not 0 <= i < 2**32 else 1 <= i <= 65536
+        low = 1 if key == "leaves_per_round" else 0
+        return None if i is None or not 0 <= i < 2**32 else low <= i <= 65536
     x = as_f32(value)
     if x is None:
         return None
-    if key in ("c_puct", "c_base", "policy_temperature"):
+    if key in ("c_puct", "c_base", "policy_temperature", "gumbel_c_scale"):
         return 0 < x < INF
     if key == "fpu_reduction":
         return math.isfinite(x)
-    return 0 <= x < INF  # virtual_loss
+    return 0 <= x < INF  # virtual_loss, gumbel_c_visit
 
 
 f32_finite = st.floats(-F32_MAX, F32_MAX, width=32)
@@ -1111,6 +1115,9 @@ VALID_SETTINGS: dict[str, st.SearchStrategy[object]] = {
     "virtual_loss": st.one_of(st.floats(0, 3), huge_positive, st.just(0.0)),
     "leaves_per_round": st.one_of(st.integers(1, 16), st.sampled_from([1, 65536])),
     "policy_temperature": positive_setting,
+    "gumbel_actions": st.one_of(st.integers(0, 20), st.sampled_from([0, 65536])),
+    "gumbel_c_visit": st.one_of(st.floats(0, 100), huge_positive, st.just(0.0)),
+    "gumbel_c_scale": positive_setting,
 }
 
 
@@ -1119,7 +1126,8 @@ def search_settings(draw: st.DrawFn) -> dict[str, object]:
     out: dict[str, object] = {}
     for key in SEARCH_KEYS:
         if draw(st.booleans(), label=f"has {key}"):
-            bad = st.one_of(hostile_ints, hostile) if key == "leaves_per_round" else float_settings
+            ints = ("leaves_per_round", "gumbel_actions")
+            bad = st.one_of(hostile_ints, hostile) if key in ints else float_settings
             out[key] = draw(mostly(VALID_SETTINGS[key], bad, odds=8), label=key)
     return out
 
@@ -1301,6 +1309,9 @@ VALID_CONFIG: dict[str, st.SearchStrategy[object]] = {
     "search.dirichlet_alpha_total": st.one_of(f32_positive, tiny_positive, huge_positive),
     "search.dirichlet_fraction": st.floats(0, 1),
     "search.tree_reuse": st.booleans(),
+    "search.gumbel_actions": st.integers(0, 20),
+    "search.gumbel_c_visit": st.one_of(st.floats(0, 100), huge_positive),
+    "search.gumbel_c_scale": st.one_of(f32_positive, tiny_positive, huge_positive),
 }
 #: Keys that are always written, with small values: the run stays tiny.
 TINY_CONFIG: dict[str, st.SearchStrategy[object]] = {
@@ -1336,6 +1347,9 @@ HOSTILE_CONFIG: dict[str, list[object]] = {
     "search.dirichlet_alpha_total": [0.0, -1.0, NAN, INF, 1e-50],
     "search.dirichlet_fraction": [-0.1, 1.5, NAN],
     "search.tree_reuse": [1, "no"],
+    "search.gumbel_actions": [-1, 65537, 1.5],
+    "search.gumbel_c_visit": [-1.0, NAN, INF],
+    "search.gumbel_c_scale": [0.0, -1.0, NAN, INF],
     "gmaes": [3],
     "search.cpuct": [1.0],
     "other.x": [1],

@@ -31,6 +31,39 @@ def test_uniform_search_distributes_visits() -> None:
     assert values.shape == (2,)
 
 
+def test_a_gumbel_root_returns_the_improved_policy() -> None:
+    """With gumbel_actions the search considers that many root actions (sequential halving over
+    the simulations) and returns the improved policy, which covers every legal action; its draws
+    follow the seed."""
+    mcts = zertz.MCTS(gumbel_actions=8)
+    assert mcts.config["gumbel_actions"] == 8
+    game = zertz.Game()
+    policies, values, visits = mcts.search([game, game], 65)
+    mask = game.legal_action_mask()
+    assert (policies[:, mask] > 0).all() and (policies[:, ~mask] == 0).all()
+    np.testing.assert_allclose(policies.sum(axis=1), 1.0, rtol=1e-5)
+    assert (visits == 65).all() and values.shape == (2,)
+    # Seeded draws: the same seed, the same search; another seed, another one (values that
+    # differ between positions, so that which actions are considered shows in the policy).
+    weights = np.random.default_rng(0).normal(size=8 * 7 * 7).astype(np.float32)
+
+    def evaluator(
+        planes: npt.NDArray[np.float32],
+        globals_: npt.NDArray[np.float32],
+        masks: npt.NDArray[np.bool_],
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        values = np.tanh(planes.reshape(len(planes), -1) @ weights).astype(np.float32)
+        return np.zeros(masks.shape, dtype=np.float32), values
+
+    valued = zertz.MCTS(evaluator, gumbel_actions=8)
+    first = valued.search([game], 65, noise=True, seed=1)[0]
+    np.testing.assert_array_equal(first, valued.search([game], 65, noise=True, seed=1)[0])
+    assert not np.array_equal(first, valued.search([game], 65, noise=True, seed=2)[0])
+    # Without a Gumbel root the policy is the visit distribution: 64 visits over the children.
+    puct = zertz.MCTS().search([game], 65)[0]
+    assert set(np.unique(puct * 64).round(3).tolist()) <= set(map(float, range(65)))
+
+
 def test_python_evaluator_steers_the_search() -> None:
     """A callable that puts all prior mass on one action makes it the most visited."""
     game = zertz.Game()
@@ -164,6 +197,37 @@ def test_selfplay_writes_shards_numpy_reads(tmp_path: Path) -> None:
     assert set(np.unique(data["planes"]).tolist()) <= {0.0, 1.0}
 
 
+def test_selfplay_with_a_gumbel_root_learns_the_improved_policy(tmp_path: Path) -> None:
+    """[search] gumbel_actions: a full search's target is the improved policy over every legal
+    action; a fast search's stays its visits; the run is reproducible from its seed."""
+    config = tmp_path / "gumbel.toml"
+    config.write_text(
+        "full_simulations = 16\nfast_simulations = 4\nfull_search_probability = 0.5\n"
+        "games_per_worker = 2\nmax_actions = 60\n[search]\ngumbel_actions = 4\n"
+    )
+    runs = [
+        zertz.selfplay(tmp_path / name, "uniform", config=config, games=2, seed=1, threads=1)
+        for name in ("a", "b")
+    ]
+    assert runs[0]["search"]["gumbel_actions"] == 4
+    data = [zertz.load_shards(r["shards"], zertz.action_space_size(37)) for r in runs]
+    for key in ("policy", "value", "planes"):
+        np.testing.assert_array_equal(data[0][key], data[1][key])
+    policy = np.asarray(data[0]["policy"], dtype=np.float32)
+    legal = np.asarray(data[0]["legal_mask"], dtype=bool)
+    full = np.asarray(data[0]["full_search"], dtype=bool)
+    assert full.any() and (~full).any()
+    assert not ((policy > 0) & ~legal).any()
+    # Far more actions than 15 visits could reach: every legal action but an avoidable proven
+    # loss, or the proven wins alone.
+    covered, choices = (policy[full] > 0).sum(axis=1), legal[full].sum(axis=1)
+    wide = covered[choices > 16]
+    assert ((wide > 16) | (wide == 1)).all() and (covered == choices).mean() > 0.5
+    # A fast search keeps its visits (a reused subtree's included): a few actions, not all.
+    covered, choices = (policy[~full] > 0).sum(axis=1), legal[~full].sum(axis=1)
+    assert (covered[choices > 100] < 50).all()
+
+
 def test_selfplay_with_a_python_evaluator(tmp_path: Path) -> None:
     def evaluator(
         planes: npt.NDArray[np.float32],
@@ -244,6 +308,9 @@ def test_non_finite_evaluator_answers_are_refused() -> None:
         ("virtual_loss", -1.0),
         ("leaves_per_round", 0),
         ("policy_temperature", float("inf")),
+        ("gumbel_actions", 65537),
+        ("gumbel_c_visit", -1.0),
+        ("gumbel_c_scale", 0.0),
     ],
 )
 def test_search_settings_out_of_range_are_refused(keyword: str, value: float) -> None:

@@ -278,6 +278,9 @@ class MCTS:
         virtual_loss: float | None = None,
         leaves_per_round: int | None = None,
         policy_temperature: float | None = None,
+        gumbel_actions: int | None = None,
+        gumbel_c_visit: float | None = None,
+        gumbel_c_scale: float | None = None,
     ) -> MCTS: ...
     @property
     def config(self) -> dict[str, float | int | bool]:
@@ -292,9 +295,12 @@ class MCTS:
         noise_fraction: float | None = None,
         seed: int = 0,
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.uint32]]:
-        """Returns ``(policies [N, A], values [N], visits [N])`` of the roots. ``simulations`` is
-        at most 1,048,576. With ``noise=True``, Dirichlet noise is mixed into each root
-        (``noise_alpha_total`` and ``noise_fraction``; None: the settings' own). Ctrl-C stops the
+        """Returns ``(policies [N, A], values [N], visits [N])`` of the roots: the policies are
+        the visit distributions, or with ``gumbel_actions`` the Gumbel root's improved policies
+        (``softmax(log prior + sigma(completed q))``). ``simulations`` is at most 1,048,576.
+        With ``noise=True``, Dirichlet noise is mixed into each root (``noise_alpha_total`` and
+        ``noise_fraction``; None: the settings' own), or with ``gumbel_actions`` the root's
+        Gumbel draws are seeded by ``seed``. Ctrl-C stops the
         search between rounds of evaluations (``KeyboardInterrupt``); the next call starts
         afresh."""
 

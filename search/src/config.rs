@@ -24,6 +24,10 @@ use crate::mcts::Noise;
 /// The most leaves one tree may collect per round.
 pub const MAX_LEAVES_PER_ROUND: u32 = 1 << 16;
 
+/// The most root actions a Gumbel search may consider ([`SearchConfig::gumbel_actions`]): every
+/// action of the largest board fits.
+pub const MAX_GUMBEL_ACTIONS: u32 = 1 << 16;
+
 /// Softmax temperature of a network's priors when it plays (`nn:MODEL`, [`Preset::Network`]). A
 /// network trained on the visit counts of its own short searches grows overconfident: its priors
 /// keep the search from moves it rates low. Measured on the network of a training run (800
@@ -58,6 +62,18 @@ pub struct SearchConfig {
     pub dirichlet_fraction: f32,
     /// Keep the chosen child's subtree for the next move.
     pub tree_reuse: bool,
+    /// Gumbel root search (Danihelka et al., "Policy improvement by planning with Gumbel", ICLR
+    /// 2022; mctx's `gumbel_muzero_policy`): the number of root actions considered, sampled
+    /// without replacement by Gumbel draws plus log priors and narrowed by sequential halving
+    /// over the search's simulations; the policy target is the completed-Q improved policy
+    /// ([`crate::mcts::Tree::policy`]). Below the root the search is PUCT as usual. 0: PUCT at
+    /// the root too (visit counts are the policy, Dirichlet noise explores).
+    pub gumbel_actions: u32,
+    /// `c_visit` of the Gumbel search's value transform `sigma(q) = (c_visit + max visits) *
+    /// c_scale * q`, `q` rescaled to 0..1 over the root's children (mctx: 50).
+    pub gumbel_c_visit: f32,
+    /// `c_scale` of the same transform (mctx: 0.1).
+    pub gumbel_c_scale: f32,
 }
 
 /// A search setting out of its range (NaN and infinities included).
@@ -97,6 +113,17 @@ impl SearchConfig {
             "policy_temperature",
             "must be a positive finite number",
         )?;
+        check(
+            self.gumbel_actions <= MAX_GUMBEL_ACTIONS,
+            "gumbel_actions",
+            "must be between 0 and 65536",
+        )?;
+        check(
+            self.gumbel_c_visit >= 0.0 && self.gumbel_c_visit.is_finite(),
+            "gumbel_c_visit",
+            "must be a finite number, 0 or more",
+        )?;
+        check(positive(self.gumbel_c_scale), "gumbel_c_scale", "must be a positive finite number")?;
         self.noise(0).validate()
     }
 
@@ -118,6 +145,9 @@ impl Default for SearchConfig {
             dirichlet_alpha_total: 10.83,
             dirichlet_fraction: 0.25,
             tree_reuse: true,
+            gumbel_actions: 0,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 0.1,
         }
     }
 }
@@ -246,6 +276,12 @@ settings! {
     dirichlet_fraction: f32,
     /// See [`SearchConfig::tree_reuse`].
     tree_reuse: bool,
+    /// See [`SearchConfig::gumbel_actions`].
+    gumbel_actions: u32,
+    /// See [`SearchConfig::gumbel_c_visit`].
+    gumbel_c_visit: f32,
+    /// See [`SearchConfig::gumbel_c_scale`].
+    gumbel_c_scale: f32,
 }
 
 #[cfg(test)]

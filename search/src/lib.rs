@@ -4,7 +4,8 @@
 //!   in, policy logits `[B, A]` and values `[B]` out), with [`UniformEvaluator`] (search cost
 //!   alone) and [`RolloutEvaluator`] (classic MCTS).
 //! - [`mcts`]: PUCT over single actions, values from the perspective of the player to move at each
-//!   node, many trees evaluated together with virtual loss, root noise, tree reuse.
+//!   node, many trees evaluated together with virtual loss, root noise, tree reuse, an
+//!   MCTS-solver, and a Gumbel root (sequential halving, completed-Q improved policies).
 //! - [`config`]: every search setting, named presets, and the `[search]` table of configs.
 //! - [`batching`]: inference threads that merge the requests of many search threads into large
 //!   batches (a network on a GPU wants them).

@@ -25,6 +25,15 @@
 //! [`Tree::root_candidates`]: a proven win when there is one, never a proven loss that can be
 //! avoided.
 //!
+//! A Gumbel root ([`SearchConfig::gumbel_actions`]; Danihelka et al., ICLR 2022, as mctx's
+//! `gumbel_muzero_policy`) replaces PUCT at the root: the search considers the actions with the
+//! highest Gumbel draw plus log prior ([`Tree::set_gumbel_seed`]; without a seed the draws are
+//! 0, a deterministic search), narrows them by sequential halving over its simulations, and
+//! chooses ([`Tree::gumbel_action`]) the survivor with the highest draw plus log prior plus
+//! `sigma(q)`. Its policy target ([`Tree::policy`]) is the improved policy
+//! `softmax(log prior + sigma(completed q))`, where an unvisited action's q is the mixed value of
+//! the root. Below the root the search is PUCT.
+//!
 //! A tree has a memory budget ([`Tree::max_bytes`], [`DEFAULT_MAX_TREE_BYTES`] unless set): its
 //! nodes and edges ([`Tree::bytes`]) never pass it. A search adds no simulation to a tree that
 //! has reached it ([`Tree::is_full`]); the tree stays consistent and its root visits say how many
@@ -85,6 +94,9 @@ struct Node {
     /// The exact value for its own player to move once proven (1 a win, 0 a draw, -1 a loss),
     /// else [`UNPROVEN`].
     proof: i8,
+    /// The evaluator's value of the position for its own player to move (0 until evaluated):
+    /// the Gumbel root's mixed value starts from it.
+    raw: f32,
 }
 
 /// An edge of the tree: 8 bytes, since a node stores one per legal action (often 1000+).
@@ -123,6 +135,72 @@ pub struct Tree {
     priors: Vec<f32>,
     /// The memory budget of `nodes` and `edges`, in bytes.
     max_bytes: usize,
+    /// Seed of the Gumbel draws of the next Gumbel search at this root ([`Tree::set_gumbel_seed`]).
+    gumbel_seed: Option<u64>,
+    /// The Gumbel root of the last search with [`SearchConfig::gumbel_actions`], while the root
+    /// stays.
+    gumbel: Option<GumbelRoot>,
+}
+
+/// A Gumbel search's state at the root.
+#[derive(Clone, Debug, Default)]
+struct GumbelRoot {
+    /// Sequential halving: the visits (in this search) that the child chosen by the root's `k`-th
+    /// simulation of this search must have had ([`considered_visits`]).
+    schedule: Vec<u32>,
+    /// Per root edge, in the edges' order (kept in step when edges are swapped): the Gumbel draw
+    /// plus the log prior.
+    scores: Vec<f64>,
+    /// Per root edge: the child's visits when the search began (a reused subtree's).
+    base: Vec<u32>,
+}
+
+/// Floor of a log prior: a prior that rounds to 0 still has a finite score (mctx's `low_logit`).
+const LOW_LOGIT: f64 = -1e9;
+
+/// The log of a prior, at least [`LOW_LOGIT`].
+fn log_prior(p: f32) -> f64 {
+    if p > 0.0 { f64::from(p).ln().max(LOW_LOGIT) } else { LOW_LOGIT }
+}
+
+/// Sequential halving over `n` simulations and `m` considered actions (mctx's
+/// `get_sequence_of_considered_visits`): for each simulation, the visits the chosen action must
+/// already have. Each phase gives every remaining action the same visits, then halves them (to
+/// no fewer than 2), over `ceil(log2 m)` phases.
+pub fn considered_visits(m: u32, n: u32) -> Vec<u32> {
+    if m <= 1 {
+        return (0..n).collect();
+    }
+    let log2 = u32::BITS - (m - 1).leading_zeros();
+    let mut sequence = Vec::with_capacity(n as usize);
+    let mut visits = vec![0u32; m as usize];
+    let mut considered = m;
+    while sequence.len() < n as usize {
+        let extra = (n / (log2 * considered)).max(1);
+        for _ in 0..extra {
+            sequence.extend_from_slice(&visits[..considered as usize]);
+            visits[..considered as usize].iter_mut().for_each(|v| *v += 1);
+        }
+        considered = (considered / 2).max(2);
+    }
+    sequence.truncate(n as usize);
+    sequence
+}
+
+/// What the value transform of a Gumbel root needs: `sigma(q) = scale * (q - low) / span`.
+struct Sigma {
+    scale: f64,
+    low: f64,
+    span: f64,
+    /// The completed value of an unvisited child: the root's mixed value.
+    mixed: f64,
+}
+
+impl Sigma {
+    #[inline]
+    fn of(&self, q: Option<f64>) -> f64 {
+        self.scale * (q.unwrap_or(self.mixed) - self.low) / self.span
+    }
 }
 
 /// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
@@ -199,6 +277,8 @@ impl Tree {
             pending_noise: None,
             priors: Vec::new(),
             max_bytes,
+            gumbel_seed: None,
+            gumbel: None,
         };
         t.reset(position);
         t
@@ -284,6 +364,15 @@ impl Tree {
         self.nodes.push(Node::new(position, NONE));
         self.root = 0;
         self.pending_noise = None;
+        self.gumbel_seed = None;
+        self.gumbel = None;
+    }
+
+    /// Seeds the Gumbel draws of the next search at this root that has a Gumbel root
+    /// ([`SearchConfig::gumbel_actions`]): self-play's exploration, in place of Dirichlet noise.
+    /// Without a seed the draws are 0 and the search is deterministic. A new root forgets it.
+    pub fn set_gumbel_seed(&mut self, seed: u64) {
+        self.gumbel_seed = Some(seed);
     }
 
     /// The root position.
@@ -355,6 +444,8 @@ impl Tree {
                 node.parent = NONE;
                 self.root = c;
                 self.pending_noise = None;
+                self.gumbel_seed = None;
+                self.gumbel = None;
                 if self.bytes() > self.max_bytes / 2 {
                     self.compact();
                 }
@@ -423,7 +514,8 @@ impl Tree {
 
     /// Every child of the root, one per legal action once the root is expanded (none before, and
     /// none in a finished game): the visited ones first, then the others, each group in prior
-    /// order (highest first).
+    /// order (highest first) after a PUCT search (a Gumbel root visits its children in its own
+    /// order).
     pub fn root_children(&self) -> Vec<ChildStats> {
         let root = &self.nodes[self.root as usize];
         let space = ActionSpace::new(root.position.board());
@@ -504,6 +596,204 @@ impl Tree {
         self.nodes[self.root as usize].proof != UNPROVEN
     }
 
+    /// Writes the policy target of the last search into `out` (`[A]`): with a Gumbel root
+    /// ([`SearchConfig::gumbel_actions`]) the improved policy `softmax(log prior + sigma(completed
+    /// q))` over every legal action, else the visit distribution ([`Tree::visit_policy`]). Either
+    /// way proven wins take the whole target when there are any, and avoidable proven losses
+    /// none of it; all zeros before the root is expanded.
+    pub fn policy(&self, config: &SearchConfig, out: &mut [f32]) {
+        if config.gumbel_actions == 0 {
+            return self.visit_policy(out);
+        }
+        out.fill(0.0);
+        let root = &self.nodes[self.root as usize];
+        if root.state != State::Expanded {
+            return;
+        }
+        let (start, len) = (root.edges_start as usize, root.edges_len as usize);
+        let sigma = self.sigma(config);
+        let (any_win, all_lost) = self.root_proofs();
+        let mut weights: Vec<(usize, f64)> = Vec::with_capacity(len);
+        for i in 0..len {
+            let e = &self.edges[start + i];
+            let proof = self.edge_proof(i);
+            let keep = if any_win { proof == Some(1) } else { all_lost || proof != Some(-1) };
+            if keep {
+                weights.push((e.action as usize, log_prior(e.prior()) + sigma.of(self.edge_q(i))));
+            }
+        }
+        let max = weights.iter().map(|w| w.1).fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = weights.iter().map(|w| (w.1 - max).exp()).sum();
+        for (a, w) in weights {
+            out[a] = ((w - max).exp() / sum) as f32;
+        }
+    }
+
+    /// The action a Gumbel search ([`SearchConfig::gumbel_actions`]) chooses: among
+    /// [`Tree::root_candidates`], those visited most in the last search, and of them the one
+    /// with the highest Gumbel draw plus log prior plus `sigma(q)`. `None` when the last search
+    /// had no Gumbel root or visited nothing.
+    pub fn gumbel_action(&self, config: &SearchConfig) -> Option<Action> {
+        let g = self.gumbel.as_ref()?;
+        let root = &self.nodes[self.root as usize];
+        let start = root.edges_start as usize;
+        let sigma = self.sigma(config);
+        let (any_win, all_lost) = self.root_proofs();
+        let mut best: Option<(u32, f64, usize)> = None;
+        for i in 0..root.visited as usize {
+            let proof = self.edge_proof(i);
+            let keep = if any_win { proof == Some(1) } else { all_lost || proof != Some(-1) };
+            let child = &self.nodes[self.edges[start + i].child as usize];
+            let visits = child.visits - g.base[i];
+            if !keep || visits == 0 {
+                continue;
+            }
+            let score = g.scores[i] + sigma.of(self.edge_q(i));
+            if best.is_none_or(|(v, s, _)| (visits, score) > (v, s)) {
+                best = Some((visits, score, i));
+            }
+        }
+        let (_, _, i) = best?;
+        let space = ActionSpace::new(root.position.board());
+        space.decode(self.edges[start + i].action as usize)
+    }
+
+    /// Whether any visited root child is a proven win for the root's player, and whether every
+    /// one is a proven loss.
+    fn root_proofs(&self) -> (bool, bool) {
+        let visited = self.nodes[self.root as usize].visited as usize;
+        let mut proofs = (0..visited).map(|i| self.edge_proof(i));
+        let any_win = proofs.clone().any(|p| p == Some(1));
+        (any_win, visited > 0 && proofs.all(|p| p == Some(-1)))
+    }
+
+    /// The proof of the root's `i`-th edge's child for the root's player (none when unvisited).
+    fn edge_proof(&self, i: usize) -> Option<i8> {
+        let root = &self.nodes[self.root as usize];
+        if i >= root.visited as usize {
+            return None;
+        }
+        self.chooser_proof(self.root, self.edges[root.edges_start as usize + i].child)
+    }
+
+    /// The value of the root's `i`-th edge's child for the root's player: exact once proven,
+    /// else its mean; none when it has no visit.
+    fn edge_q(&self, i: usize) -> Option<f64> {
+        let root = &self.nodes[self.root as usize];
+        if i >= root.visited as usize {
+            return None;
+        }
+        let child = &self.nodes[self.edges[root.edges_start as usize + i].child as usize];
+        match self.edge_proof(i) {
+            Some(p) => Some(f64::from(p)),
+            None if child.visits == 0 => None,
+            None => Some(f64::from(child.value_sum) / f64::from(child.visits)),
+        }
+    }
+
+    /// The Gumbel root's value transform (mctx's `qtransform_completed_by_mix_value`): the mixed
+    /// value `(raw + N * sum(p q) / sum(p)) / (N + 1)` over the visited children completes the
+    /// unvisited ones, the completed values are rescaled to 0..1 by their range, and scaled by
+    /// `(c_visit + max visits) * c_scale`. In f64: the scale of extreme settings overflows f32.
+    fn sigma(&self, config: &SearchConfig) -> Sigma {
+        let root = &self.nodes[self.root as usize];
+        let start = root.edges_start as usize;
+        let (mut visits, mut max_visits, mut prior_sum, mut weighted) = (0.0, 0u32, 0.0, 0.0);
+        let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+        for i in 0..root.visited as usize {
+            let Some(q) = self.edge_q(i) else { continue };
+            let child = &self.nodes[self.edges[start + i].child as usize];
+            let p = f64::from(self.edges[start + i].prior()).max(f64::from(f32::MIN_POSITIVE));
+            visits += f64::from(child.visits);
+            max_visits = max_visits.max(child.visits);
+            prior_sum += p;
+            weighted += p * q;
+            low = low.min(q);
+            high = high.max(q);
+        }
+        let mut mixed = f64::from(root.raw);
+        if prior_sum > 0.0 {
+            mixed = (mixed + visits * weighted / prior_sum) / (visits + 1.0);
+        }
+        // Every child of the root unvisited but one, at least: the mixed value is a completed q.
+        if visits == 0.0 || (root.visited as usize) < root.edges_len as usize {
+            low = low.min(mixed);
+            high = high.max(mixed);
+        }
+        let scale = (f64::from(config.gumbel_c_visit) + f64::from(max_visits))
+            * f64::from(config.gumbel_c_scale);
+        Sigma { scale, low, span: (high - low).max(1e-8), mixed }
+    }
+
+    /// Starts the Gumbel root of a search whose root is expanded and takes `simulations` more:
+    /// the draws (from the seed, else 0), the visits each child has now, the schedule.
+    fn begin_gumbel(&mut self, simulations: u32, config: &SearchConfig) {
+        let root = &self.nodes[self.root as usize];
+        let (start, len, visited) =
+            (root.edges_start as usize, root.edges_len as usize, root.visited as usize);
+        let mut rng = self.gumbel_seed.map(SplitMix64);
+        let mut scores = Vec::with_capacity(len);
+        let mut base = Vec::with_capacity(len);
+        for (i, e) in self.edges[start..start + len].iter().enumerate() {
+            let draw = rng.as_mut().map_or(0.0, |r| {
+                let u = ((r.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                -(-u.ln()).ln()
+            });
+            scores.push(draw + log_prior(e.prior()));
+            base.push(if i < visited { self.nodes[e.child as usize].visits } else { 0 });
+        }
+        let considered = config.gumbel_actions.min(len as u32);
+        let schedule = considered_visits(considered, simulations);
+        self.gumbel = Some(GumbelRoot { schedule, scores, base });
+    }
+
+    /// The root edge a simulation of a Gumbel search takes (mctx's
+    /// `gumbel_muzero_root_action_selection`): of the children whose visits in this search are
+    /// the schedule's for this simulation, the one with the highest draw plus log prior plus
+    /// `sigma(q)`, never a proven loss; past the schedule (or when a proven loss leaves its
+    /// place empty), the highest of every child not proven lost. Moved to the front of the
+    /// unvisited edges when it has no child yet, so that visited edges stay a prefix.
+    fn gumbel_select(&mut self, config: &SearchConfig) -> usize {
+        let g = self.gumbel.as_ref().expect("a Gumbel root");
+        let root = &self.nodes[self.root as usize];
+        let (start, len, visited) =
+            (root.edges_start as usize, root.edges_len as usize, root.visited as usize);
+        let relative = |i: usize| {
+            if i < visited {
+                self.nodes[self.edges[start + i].child as usize].visits - g.base[i]
+            } else {
+                0
+            }
+        };
+        let k: u32 = (0..visited).map(relative).sum();
+        let wanted = g.schedule.get(k as usize).copied();
+        let sigma = self.sigma(config);
+        let mut best: Option<(f64, usize)> = None;
+        let mut fallback: Option<(f64, usize)> = None;
+        for i in 0..len {
+            if self.edge_proof(i) == Some(-1) {
+                continue;
+            }
+            let score = g.scores[i] + sigma.of(self.edge_q(i));
+            if fallback.is_none_or(|(s, _)| score > s) {
+                fallback = Some((score, i));
+            }
+            if Some(relative(i)) == wanted && best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, i));
+            }
+        }
+        // Every child proven lost: the root is proven and no simulation comes here.
+        let i = best.or(fallback).map_or(0, |(_, i)| i);
+        if i > visited {
+            self.edges.swap(start + i, start + visited);
+            let g = self.gumbel.as_mut().expect("a Gumbel root");
+            g.scores.swap(i, visited);
+            g.base.swap(i, visited);
+            return visited;
+        }
+        i
+    }
+
     /// After `n` was proven: proves its ancestors that this decides (one of their children a
     /// proven win for their player to move, or every child proven), as far as it goes.
     fn propagate_proof(&mut self, mut n: u32) {
@@ -577,6 +867,20 @@ impl Tree {
                     return None;
                 }
                 State::Expanded => {}
+            }
+            if n == self.root && self.gumbel.is_some() {
+                let (start, visited) = (node.edges_start as usize, node.visited as usize);
+                let best = self.gumbel_select(config);
+                let child = if best == visited {
+                    self.create_child(n, start + visited)
+                } else {
+                    self.edges[start + best].child
+                };
+                let node = &mut self.nodes[child as usize];
+                node.visits += 1;
+                node.value_sum -= config.virtual_loss;
+                n = child;
+                continue;
             }
             let (start, len, visited) =
                 (node.edges_start as usize, node.edges_len as usize, node.visited as usize);
@@ -755,6 +1059,7 @@ impl Node {
             value_sum: 0.0,
             state,
             proof,
+            raw: 0.0,
         }
     }
 }
@@ -849,6 +1154,11 @@ pub fn search_interruptible(
         trees.iter().zip(simulations).map(|(t, &s)| t.root_visits() + s).collect();
     let space = ActionSpace::new(board);
     let shape = Shape::of(board);
+    let gumbel = config.gumbel_actions > 0;
+    for tree in trees.iter_mut() {
+        // A Gumbel root starts again with each search (once its root is expanded, below).
+        tree.gumbel = None;
+    }
     loop {
         scratch.requests.clear();
         let mut busy = false;
@@ -857,6 +1167,13 @@ pub fn search_interruptible(
             // A proven root (a finished game included) needs no more search.
             if tree.root_proven() {
                 continue;
+            }
+            if gumbel
+                && tree.gumbel.is_none()
+                && tree.nodes[tree.root as usize].state == State::Expanded
+            {
+                let left = targets[ti].saturating_sub(tree.root_visits());
+                tree.begin_gumbel(left, config);
             }
             let leaves = config.leaves_per_round.max(1) as usize;
             let target = targets[ti];
@@ -940,6 +1257,7 @@ pub fn search_interruptible(
             let logits = &scratch.logits[i * space.len()..(i + 1) * space.len()];
             tree.expand(n, logits, config.policy_temperature);
             let v = scratch.values[i].clamp(-1.0, 1.0);
+            tree.nodes[n as usize].raw = v;
             tree.backup(n, v, config);
         }
         if interrupted() {

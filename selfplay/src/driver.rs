@@ -290,26 +290,35 @@ impl Slot {
         }
         let full = (self.rng.next_u64() >> 11) as f64 / ((1u64 << 53) as f64)
             < config.full_search_probability as f64;
-        if full && search.dirichlet_fraction > 0.0 {
+        if search.gumbel_actions > 0 {
+            // Every Gumbel search samples its move: the draws are its exploration.
+            tree.set_gumbel_seed(self.rng.next_u64());
+        } else if full && search.dirichlet_fraction > 0.0 {
             tree.add_noise(search.noise(self.rng.next_u64()));
         }
         (if full { config.full_simulations } else { config.fast_simulations }, full)
     }
 
     /// The action after a search of `tree`: keeps the position as a training sample, notes a
-    /// would-be resignation, and picks the move at the temperature of this point of the game.
+    /// would-be resignation, and picks the move at the temperature of this point of the game
+    /// (with a Gumbel root, the search's own choice: its draws make it a sample, and the
+    /// temperatures are not used).
     fn choose(
         &mut self,
         config: &SelfPlayConfig,
+        search: &SearchConfig,
         tree: &Tree,
         full: bool,
         scratch: &mut SampleScratch,
     ) -> Action {
         let pos: Position = *self.game.position();
         let info = tree.root_info();
-        self.samples.push(scratch.sample(&pos, tree, full, info.value, self.actions));
+        self.samples.push(scratch.sample(&pos, search, tree, full, info.value, self.actions));
         if info.value < config.resign_threshold && self.would_resign.is_none() {
             self.would_resign = Some(pos.turn());
+        }
+        if let Some(a) = tree.gumbel_action(search) {
+            return a;
         }
         let t = if self.actions < config.temperature_actions {
             config.temperature
@@ -344,16 +353,24 @@ impl SampleScratch {
         }
     }
 
-    /// The training sample of `pos` searched by `tree` (its visits are the policy target).
+    /// The training sample of `pos` searched by `tree` (the policy target of a full search is
+    /// its [`Tree::policy`]).
     fn sample(
         &mut self,
         pos: &Position,
+        search: &SearchConfig,
         tree: &Tree,
         full: bool,
         root_value: f32,
         move_number: u32,
     ) -> Sample {
-        tree.visit_policy(&mut self.policy);
+        // A fast search's policy is no target: its visits, kept small, rather than a Gumbel
+        // root's improved policy over every legal action.
+        if full {
+            tree.policy(search, &mut self.policy);
+        } else {
+            tree.visit_policy(&mut self.policy);
+        }
         let policy = self
             .policy
             .iter()
@@ -493,7 +510,7 @@ fn worker(
             let action = if sims[i] == 0 {
                 pos.nth_legal_action(0).expect("a game in progress has an action")
             } else {
-                s.choose(config, &trees[i], full[i], &mut samples)
+                s.choose(config, search_config, &trees[i], full[i], &mut samples)
             };
             let resign = s.may_resign && s.would_resign == Some(pos.turn());
             let outcome = if resign {
