@@ -868,63 +868,12 @@ impl Tree {
                 }
                 State::Expanded => {}
             }
-            if n == self.root && self.gumbel.is_some() {
-                let (start, visited) = (node.edges_start as usize, node.visited as usize);
-                let best = self.gumbel_select(config);
-                let child = if best == visited {
-                    self.create_child(n, start + visited)
-                } else {
-                    self.edges[start + best].child
-                };
-                let node = &mut self.nodes[child as usize];
-                node.visits += 1;
-                node.value_sum -= config.virtual_loss;
-                n = child;
-                continue;
-            }
-            let (start, len, visited) =
-                (node.edges_start as usize, node.edges_len as usize, node.visited as usize);
-            let parent_n = node.visits as f32;
-            let c = config.c_puct + ((parent_n + config.c_base + 1.0) / config.c_base).ln();
-            let scale = c * parent_n.sqrt();
-            let mut best = usize::MAX;
-            let mut best_score = f32::NEG_INFINITY;
-            let mut visited_prior = 0.0;
-            let turn = node.position.turn();
-            for (i, e) in self.edges[start..start + visited].iter().enumerate() {
-                let child = &self.nodes[e.child as usize];
-                let q = if child.proof == UNPROVEN {
-                    child.value_sum / child.visits.max(1) as f32
-                } else {
-                    let p = if child.position.turn() == turn { child.proof } else { -child.proof };
-                    if p < 0 {
-                        visited_prior += e.prior();
-                        continue; // a proven loss for the chooser: never again
-                    }
-                    f32::from(p)
-                };
-                let prior = e.prior();
-                let score = q + scale * prior / (1.0 + child.visits as f32);
-                visited_prior += prior;
-                if score > best_score {
-                    best_score = score;
-                    best = i;
-                }
-            }
-            if visited < len {
-                // KataGo's first-play urgency: the reduction grows with the prior mass already
-                // explored, so a node with few visited children still tries new ones.
-                let fpu = self.own_value(n) - config.fpu_reduction * visited_prior.sqrt();
-                let score = fpu + scale * self.edges[start + visited].prior();
-                if score > best_score {
-                    best = visited;
-                }
-            }
-            if best == usize::MAX {
-                // Every score was NaN: settings that `SearchConfig::validate` refuses. Walk on
-                // rather than index out of bounds.
-                best = 0;
-            }
+            let (start, visited) = (node.edges_start as usize, node.visited as usize);
+            let best = if n == self.root && self.gumbel.is_some() {
+                self.gumbel_select(config)
+            } else {
+                self.puct_select(n, config)
+            };
             let child = if best == visited {
                 self.create_child(n, start + visited)
             } else {
@@ -935,6 +884,57 @@ impl Tree {
             node.value_sum -= config.virtual_loss;
             n = child;
         }
+    }
+
+    /// The edge of the expanded node `n` with the highest PUCT score (its next unvisited edge
+    /// standing for every unvisited one, at the first-play urgency), never a child proven lost.
+    #[inline]
+    fn puct_select(&self, n: u32, config: &SearchConfig) -> usize {
+        let node = &self.nodes[n as usize];
+        let (start, len, visited) =
+            (node.edges_start as usize, node.edges_len as usize, node.visited as usize);
+        let parent_n = node.visits as f32;
+        let c = config.c_puct + ((parent_n + config.c_base + 1.0) / config.c_base).ln();
+        let scale = c * parent_n.sqrt();
+        let mut best = usize::MAX;
+        let mut best_score = f32::NEG_INFINITY;
+        let mut visited_prior = 0.0;
+        let turn = node.position.turn();
+        for (i, e) in self.edges[start..start + visited].iter().enumerate() {
+            let child = &self.nodes[e.child as usize];
+            let q = if child.proof == UNPROVEN {
+                child.value_sum / child.visits.max(1) as f32
+            } else {
+                let p = if child.position.turn() == turn { child.proof } else { -child.proof };
+                if p < 0 {
+                    visited_prior += e.prior();
+                    continue; // a proven loss for the chooser: never again
+                }
+                f32::from(p)
+            };
+            let prior = e.prior();
+            let score = q + scale * prior / (1.0 + child.visits as f32);
+            visited_prior += prior;
+            if score > best_score {
+                best_score = score;
+                best = i;
+            }
+        }
+        if visited < len {
+            // KataGo's first-play urgency: the reduction grows with the prior mass already
+            // explored, so a node with few visited children still tries new ones.
+            let fpu = self.own_value(n) - config.fpu_reduction * visited_prior.sqrt();
+            let score = fpu + scale * self.edges[start + visited].prior();
+            if score > best_score {
+                best = visited;
+            }
+        }
+        if best == usize::MAX {
+            // Every score was NaN: settings that `SearchConfig::validate` refuses. Walk on
+            // rather than index out of bounds.
+            best = 0;
+        }
+        best
     }
 
     /// Expands the forced node `n` (one legal action) without an evaluation: one edge, prior 1.
