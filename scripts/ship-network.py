@@ -1,8 +1,9 @@
-"""Makes a training run's network the engine's built-in one (``nn:builtin``): exports
-``RUN/checkpoint.pt`` to ``model/builtin/builtin.pt`` with its provenance in the metadata (the
-run's config, the commit that trained it, the run's final evaluation and human-move benchmark,
-and the figures of FIGURES.json, such as matches against alphabeta), then rebuild (the engine
-and the Python module carry the file).
+"""Makes a training run's network the engine's built-in one (``nn:builtin``): exports the run's
+final network (``RUN/models/iter-N-average.pt`` when the run averaged its last networks,
+``train.average``, else the network of ``RUN/checkpoint.pt``) to ``model/builtin/builtin.pt``
+with its provenance in the metadata (the run's config, the commit that trained it, the run's
+final evaluation and human-move benchmark, and the figures of FIGURES.json, such as matches
+against alphabeta), then rebuild (the engine and the Python module carry the file).
 
     .venv/bin/python scripts/ship-network.py RUN --commit HASH [--figures FIGURES.json]
 """
@@ -15,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from zertz.nn import average_networks, export
 from zertz.training import export_checkpoint
 
 FIELDS = ("games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high", "move_time")
@@ -52,7 +54,13 @@ def main() -> None:
     args = parser.parse_args()
     figures = json.loads(args.figures.read_text()) if args.figures else {}
     meta = provenance(args.run, args.commit, figures)
-    print(export_checkpoint(args.run / "checkpoint.pt", args.out, provenance=meta))
+    # The network the final evaluation played: the mean of the last ones when the run made it.
+    average = args.run / "models" / f"iter-{meta['iterations']:04d}-average.pt"
+    if average.exists():
+        net, exported = average_networks([average])
+        print(export(net, args.out, step=exported["step"], provenance=meta))
+    else:
+        print(export_checkpoint(args.run / "checkpoint.pt", args.out, provenance=meta))
 
 
 if __name__ == "__main__":
