@@ -94,8 +94,9 @@ impl PyMcts {
     /// `[N]` (for the player to move) and root visits uint32 `[N]`. With `noise=True`,
     /// Dirichlet noise (alpha `noise_alpha_total / legal actions`, weight `noise_fraction`;
     /// None: the settings' `dirichlet_alpha_total` and `dirichlet_fraction`) is mixed into each
-    /// root, seeded by `seed` (with `gumbel_actions`, the root's Gumbel draws instead). Ctrl-C stops it between rounds of evaluations
-    /// (`KeyboardInterrupt`); an exception of the evaluator is raised as it is.
+    /// root, seeded by `seed` (with `gumbel_actions`, the root's Gumbel draws instead). Ctrl-C
+    /// stops it between rounds of evaluations (`KeyboardInterrupt`); an exception of the
+    /// evaluator is raised as it is.
     #[pyo3(signature = (games, simulations=800, *, noise=false, noise_alpha_total=None,
                         noise_fraction=None, seed=0))]
     #[allow(clippy::too_many_arguments)]

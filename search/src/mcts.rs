@@ -570,14 +570,22 @@ impl Tree {
         let root = &self.nodes[self.root as usize];
         let start = root.edges_start as usize;
         let edges = &self.edges[start..start + root.visited as usize];
-        let proofs = || edges.iter().map(|e| self.chooser_proof(self.root, e.child));
+        let keep = self.candidate_filter();
+        edges
+            .iter()
+            .filter(move |e| keep(self.chooser_proof(self.root, e.child)))
+            .map(|e| (e.action as usize, self.nodes[e.child as usize].visits))
+    }
+
+    /// Whether a root child of this proof (for the root's player; none when unproven) is a
+    /// candidate: the proven wins when any visited child is one; else every child not proven
+    /// lost (all of them when every visited child is).
+    fn candidate_filter(&self) -> impl Fn(Option<i8>) -> bool + use<> {
+        let visited = self.nodes[self.root as usize].visited as usize;
+        let proofs = || (0..visited).map(|i| self.edge_proof(i));
         let any_win = proofs().any(|p| p == Some(1));
-        let all_lost = proofs().all(|p| p == Some(-1));
-        edges.iter().filter_map(move |e| {
-            let p = self.chooser_proof(self.root, e.child);
-            let keep = if any_win { p == Some(1) } else { all_lost || p != Some(-1) };
-            keep.then(|| (e.action as usize, self.nodes[e.child as usize].visits))
-        })
+        let all_lost = visited > 0 && proofs().all(|p| p == Some(-1));
+        move |p| if any_win { p == Some(1) } else { all_lost || p != Some(-1) }
     }
 
     /// The proof of `child` for the player to move at `parent`, if it is proven.
@@ -612,13 +620,11 @@ impl Tree {
         }
         let (start, len) = (root.edges_start as usize, root.edges_len as usize);
         let sigma = self.sigma(config);
-        let (any_win, all_lost) = self.root_proofs();
+        let keep = self.candidate_filter();
         let mut weights: Vec<(usize, f64)> = Vec::with_capacity(len);
         for i in 0..len {
             let e = &self.edges[start + i];
-            let proof = self.edge_proof(i);
-            let keep = if any_win { proof == Some(1) } else { all_lost || proof != Some(-1) };
-            if keep {
+            if keep(self.edge_proof(i)) {
                 weights.push((e.action as usize, log_prior(e.prior()) + sigma.of(self.edge_q(i))));
             }
         }
@@ -638,14 +644,12 @@ impl Tree {
         let root = &self.nodes[self.root as usize];
         let start = root.edges_start as usize;
         let sigma = self.sigma(config);
-        let (any_win, all_lost) = self.root_proofs();
+        let keep = self.candidate_filter();
         let mut best: Option<(u32, f64, usize)> = None;
         for i in 0..root.visited as usize {
-            let proof = self.edge_proof(i);
-            let keep = if any_win { proof == Some(1) } else { all_lost || proof != Some(-1) };
             let child = &self.nodes[self.edges[start + i].child as usize];
             let visits = child.visits - g.base[i];
-            if !keep || visits == 0 {
+            if !keep(self.edge_proof(i)) || visits == 0 {
                 continue;
             }
             let score = g.scores[i] + sigma.of(self.edge_q(i));
@@ -656,15 +660,6 @@ impl Tree {
         let (_, _, i) = best?;
         let space = ActionSpace::new(root.position.board());
         space.decode(self.edges[start + i].action as usize)
-    }
-
-    /// Whether any visited root child is a proven win for the root's player, and whether every
-    /// one is a proven loss.
-    fn root_proofs(&self) -> (bool, bool) {
-        let visited = self.nodes[self.root as usize].visited as usize;
-        let mut proofs = (0..visited).map(|i| self.edge_proof(i));
-        let any_win = proofs.clone().any(|p| p == Some(1));
-        (any_win, visited > 0 && proofs.all(|p| p == Some(-1)))
     }
 
     /// The proof of the root's `i`-th edge's child for the root's player (none when unvisited).
