@@ -22,6 +22,9 @@ echo "== python: scripts/setup-python.sh"
 echo "== browser: scripts/setup-browser.sh (chromium for the web board's tests)"
 ./scripts/setup-browser.sh
 . scripts/env.sh
+# One build from scratch: incremental state would only take disk (1.3 GB in CI, whose disk once
+# filled).
+export CARGO_INCREMENTAL=0
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
