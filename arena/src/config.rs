@@ -12,8 +12,8 @@ use zertz_selfplay::config::{ConfigError, MAX_THREADS, read_text};
 #[serde(deny_unknown_fields, default)]
 pub struct MatchFileConfig {
     /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
-    /// `nn:MODEL[:SIMS][:PRECISION]` (an exported network) or `cmd:PROGRAM ARGS` (a program that
-    /// speaks the engine protocol).
+    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (an exported network) or `cmd:PROGRAM ARGS` (a
+    /// program that speaks the engine protocol).
     pub players: Vec<String>,
     /// Number of games; the players alternate who starts.
     pub games: usize,

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, SplitMix64};
 
 use zertz_search::alphabeta::MAX_DEPTH;
+use zertz_search::config::MAX_GUMBEL_ACTIONS;
 use zertz_search::evaluator::{EvalError, Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search_interruptible};
 use zertz_search::{Precision, Preset, SearchConfig};
@@ -86,8 +87,8 @@ pub enum SpecError {
     /// Not one of the kinds of player.
     #[error(
         "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS, \
-         nn:MODEL[:SIMS][:PRECISION], alphabeta[:DEPTH] or cmd:PROGRAM ARGS (a searching \
-         player may end with :time=SECONDS)"
+         nn:MODEL[:SIMS][:PRECISION][:gumbel=K], alphabeta[:DEPTH] or cmd:PROGRAM ARGS (a \
+         searching player may end with :time=SECONDS)"
     )]
     Unknown(String),
     /// An alpha-beta depth that is not a number from 1 to [`MAX_DEPTH`].
@@ -107,6 +108,12 @@ pub enum SpecError {
         "bad player '{0}': the simulation count must be an integer from 1 to {MAX_SIMULATIONS}"
     )]
     Simulations(String),
+    /// A `:gumbel=K` whose K is not a number from 2 to [`MAX_GUMBEL_ACTIONS`].
+    #[error(
+        "bad player '{0}': the Gumbel root's actions (gumbel=K) must be an integer from 2 to \
+         {MAX_GUMBEL_ACTIONS}"
+    )]
+    Gumbel(String),
     /// `nn:` without a model file.
     #[error("bad player '{0}': name a model file, nn:MODEL[:SIMS]")]
     NoModel(String),
@@ -515,6 +522,9 @@ pub struct MctsPlayer {
     simulations_run: u64,
     /// Look one turn ahead at the root ([`MctsPlayer::with_tactics`]).
     tactics: bool,
+    /// Simulations per second of the searches under a time per move so far (a running mean),
+    /// which sizes a Gumbel root's schedule.
+    rate: Option<f64>,
 }
 
 impl fmt::Debug for MctsPlayer {
@@ -551,6 +561,7 @@ impl MctsPlayer {
             move_time: None,
             simulations_run: 0,
             tactics: false,
+            rate: None,
         }
     }
 
@@ -637,10 +648,19 @@ impl Player for MctsPlayer {
                     None => self.tree.insert(Tree::with_max_bytes(*pos, self.max_tree_bytes)),
                 };
                 let before = tree.root_visits();
+                let started = Instant::now();
                 // Under a time per move, as many simulations as the time (and the tree's memory
-                // budget) allow.
+                // budget) allow. A Gumbel root halves its candidates on a schedule of the
+                // search's simulations, so it plans for as many as the time gave before (the
+                // spec's count at first), and the time still stops it.
                 let (simulations, deadline) = match self.move_time {
-                    Some(t) => (MAX_SIMULATIONS, Some(Instant::now() + t)),
+                    Some(t) if self.config.gumbel_actions > 0 => {
+                        let planned = self.rate.map_or(f64::from(self.simulations), |r| {
+                            (r * t.as_secs_f64()).clamp(1.0, f64::from(MAX_SIMULATIONS))
+                        });
+                        (planned as u32, Some(started + t))
+                    }
+                    Some(t) => (MAX_SIMULATIONS, Some(started + t)),
                     None => (self.simulations, None),
                 };
                 let searched = search_interruptible(
@@ -651,7 +671,13 @@ impl Player for MctsPlayer {
                     &mut self.scratch,
                     &mut || deadline.is_some_and(|d| Instant::now() >= d),
                 );
-                self.simulations_run += u64::from(tree.root_visits().saturating_sub(before));
+                let ran = tree.root_visits().saturating_sub(before);
+                self.simulations_run += u64::from(ran);
+                let seconds = started.elapsed().as_secs_f64();
+                if self.move_time.is_some() && ran > 0 && seconds > 0.0 {
+                    let rate = f64::from(ran) / seconds;
+                    self.rate = Some(self.rate.map_or(rate, |r| 0.5 * (r + rate)));
+                }
                 if let Err(error) = searched {
                     // The tree may hold half-finished statistics: start afresh next time.
                     self.tree = None;
@@ -711,7 +737,9 @@ impl Player for MctsPlayer {
 
     /// Under a time per move the simulation count is not used: each search runs until the time
     /// is spent (or its tree reaches its memory budget), and the tree keeps the subtree of the
-    /// position reached whatever its size.
+    /// position reached whatever its size. A Gumbel root plans its schedule for the simulations
+    /// the time allowed its earlier searches (for the count at first), and stops there or when
+    /// the time is spent, whichever is first.
     fn set_move_time(&mut self, time: Option<Duration>) {
         self.move_time = time;
         self.max_arena = match time {
@@ -772,8 +800,9 @@ impl Player for TimedPlayer {
 // -------------------------------------------------------------------------------------- specs
 
 /// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
-/// `nn:MODEL[:SIMS][:PRECISION]` (search guided by an exported network, in its own precision
-/// `fp32`, `bf16`, `fp16` or `auto` when one is named, else in the job's; the evaluator of each
+/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (search guided by an exported network, in its own
+/// precision `fp32`, `bf16`, `fp16` or `auto` when one is named, else in the job's; with a Gumbel
+/// root that considers K actions when `gumbel=K` is given, else PUCT's; the evaluator of each
 /// model comes from the caller through [`Models`], since this crate does not load networks), or
 /// `cmd:PROGRAM ARGS` (another program that speaks the engine protocol, [`CommandPlayer`]; the
 /// words are split on whitespace, and a word in double quotes may hold spaces: `cmd:"my
@@ -796,6 +825,9 @@ pub enum PlayerSpec {
         simulations: u32,
         /// The precision the spec names (None: the job's).
         precision: Option<Precision>,
+        /// Actions a Gumbel root considers (`:gumbel=K`, [`SearchConfig::gumbel_actions`]);
+        /// None: a PUCT root.
+        gumbel: Option<u32>,
     },
     /// [`CommandPlayer`]: a program and its arguments (at least the program).
     Command(Vec<String>),
@@ -942,9 +974,17 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Mcts(n) => Box::new(MctsPlayer::rollout(*n, seed)),
             PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
-            PlayerSpec::Neural { simulations, .. } => {
+            PlayerSpec::Neural { simulations, gumbel, .. } => {
                 let eval = self.network_evaluator(models)?.expect("a neural player's network");
-                Box::new(MctsPlayer::neural(self.to_string(), eval, *simulations, seed))
+                let player = MctsPlayer::neural(self.to_string(), eval, *simulations, seed);
+                match gumbel {
+                    Some(k) => {
+                        let config =
+                            SearchConfig { gumbel_actions: *k, ..Preset::Network.config() };
+                        Box::new(player.with_config(config))
+                    }
+                    None => Box::new(player),
+                }
             }
             PlayerSpec::Command(words) => {
                 Box::new(CommandPlayer::start_with(words, limits.clone())?)
@@ -1007,11 +1047,15 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Greedy => write!(f, "greedy"),
             PlayerSpec::Mcts(n) => write!(f, "mcts:{n}"),
             PlayerSpec::Uniform(n) => write!(f, "uniform:{n}"),
-            PlayerSpec::Neural { model, simulations, precision: None } => {
-                write!(f, "nn:{model}:{simulations}")
-            }
-            PlayerSpec::Neural { model, simulations, precision: Some(p) } => {
-                write!(f, "nn:{model}:{simulations}:{p}")
+            PlayerSpec::Neural { model, simulations, precision, gumbel } => {
+                write!(f, "nn:{model}:{simulations}")?;
+                if let Some(p) = precision {
+                    write!(f, ":{p}")?;
+                }
+                match gumbel {
+                    Some(k) => write!(f, ":gumbel={k}"),
+                    None => Ok(()),
+                }
             }
             PlayerSpec::Command(words) => write!(f, "cmd:{}", command::join_words(words)),
             PlayerSpec::AlphaBeta(None) => write!(f, "alphabeta"),
@@ -1088,7 +1132,18 @@ impl FromStr for PlayerSpec {
                 _ => Err(SpecError::Depth(spec.to_string())),
             },
             ("nn", Some(rest)) => {
-                // nn:MODEL[:SIMS][:PRECISION] (a model path may itself hold colons).
+                // nn:MODEL[:SIMS][:PRECISION][:gumbel=K] (a model path may itself hold colons).
+                let (rest, gumbel) = match rest.rsplit_once(':') {
+                    Some((m, g))
+                        if g.get(..7).is_some_and(|k| k.eq_ignore_ascii_case("gumbel=")) =>
+                    {
+                        match g[7..].trim().parse::<u32>() {
+                            Ok(k) if (2..=MAX_GUMBEL_ACTIONS).contains(&k) => (m, Some(k)),
+                            _ => return Err(SpecError::Gumbel(spec.to_string())),
+                        }
+                    }
+                    _ => (rest, None),
+                };
                 let (rest, precision) = match rest.rsplit_once(':') {
                     Some((m, p)) => match p.parse::<Precision>() {
                         Ok(p) => (m, Some(p)),
@@ -1109,6 +1164,7 @@ impl FromStr for PlayerSpec {
                     model: model.trim().to_string(),
                     simulations: n,
                     precision,
+                    gumbel,
                 })
             }
             _ => Err(SpecError::Unknown(spec.to_string())),

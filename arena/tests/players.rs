@@ -7,7 +7,7 @@ use zertz_arena::matches::MatchConfig;
 use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
 use zertz_arena::players::{
     GreedyPlayer, MctsPlayer, Models, Player, PlayerError, PlayerSpec, RandomPlayer, SpecError,
-    parse_player,
+    WorkUnit, parse_player,
 };
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
 use zertz_search::Precision;
@@ -129,27 +129,43 @@ fn specs_parse_and_name_players() {
         let simulations = bad.starts_with("mcts");
         assert_eq!(matches!(e, SpecError::Simulations(_)), simulations, "{bad}: {e:?}");
     }
-    for (spec, model, sims, precision) in [
-        ("nn:model.pt", "model.pt", 400, None),
-        ("nn:runs/a:b/m.pt:64", "runs/a:b/m.pt", 64, None),
-        ("NN: m.pt :7", "m.pt", 7, None),
-        ("nn:m.pt:64:bf16", "m.pt", 64, Some(Precision::Bf16)),
-        ("nn:m.pt:FP16", "m.pt", 400, Some(Precision::Fp16)),
-        ("nn:a:b.pt:8:fp32", "a:b.pt", 8, Some(Precision::Fp32)),
-        ("nn:m.pt:9:auto", "m.pt", 9, Some(Precision::Auto)),
+    for (spec, model, sims, precision, gumbel) in [
+        ("nn:model.pt", "model.pt", 400, None, None),
+        ("nn:runs/a:b/m.pt:64", "runs/a:b/m.pt", 64, None, None),
+        ("NN: m.pt :7", "m.pt", 7, None, None),
+        ("nn:m.pt:64:bf16", "m.pt", 64, Some(Precision::Bf16), None),
+        ("nn:m.pt:FP16", "m.pt", 400, Some(Precision::Fp16), None),
+        ("nn:a:b.pt:8:fp32", "a:b.pt", 8, Some(Precision::Fp32), None),
+        ("nn:m.pt:9:auto", "m.pt", 9, Some(Precision::Auto), None),
         // Not a precision: part of the file name.
-        ("nn:m.pt:bf17", "m.pt:bf17", 400, None),
+        ("nn:m.pt:bf17", "m.pt:bf17", 400, None, None),
+        // A Gumbel root, last.
+        ("nn:m.pt:64:gumbel=16", "m.pt", 64, None, Some(16)),
+        ("nn:m.pt:GUMBEL= 2", "m.pt", 400, None, Some(2)),
+        ("nn:a:b.pt:8:bf16:gumbel=65536", "a:b.pt", 8, Some(Precision::Bf16), Some(65536)),
     ] {
         let parsed = spec.parse::<PlayerSpec>().unwrap();
-        let expected = PlayerSpec::Neural { model: model.into(), simulations: sims, precision };
+        let expected =
+            PlayerSpec::Neural { model: model.into(), simulations: sims, precision, gumbel };
         assert_eq!(parsed, expected, "{spec}");
         assert_eq!(parsed.model(), Some(model));
         assert_eq!(parsed.network(), Some((model, precision)));
         assert_eq!(parsed.to_string().parse::<PlayerSpec>().unwrap(), parsed);
     }
     assert_eq!("nn:m.pt:64:bf16".parse::<PlayerSpec>().unwrap().to_string(), "nn:m.pt:64:bf16");
+    assert_eq!(
+        "nn:m.pt:8:gumbel=16:time=0.5".parse::<PlayerSpec>().unwrap().to_string(),
+        "nn:m.pt:8:gumbel=16:time=0.5"
+    );
     for bad in ["nn", "nn:", "nn:m.pt:0", "nn:bf16:0", "nn:m.pt:0:bf16", "nn::bf16"] {
         assert!(bad.parse::<PlayerSpec>().is_err(), "{bad}");
+    }
+    let gumbels =
+        ["nn:m.pt:gumbel=1", "nn:m.pt:8:gumbel=0", "nn:m.pt:gumbel=65537", "nn:m.pt:gumbel="];
+    for bad in gumbels {
+        let e = bad.parse::<PlayerSpec>().unwrap_err();
+        assert!(matches!(e, SpecError::Gumbel(_)), "{bad}: {e:?}");
+        assert!(e.to_string().contains(bad) && e.to_string().contains("gumbel=K"), "{e}");
     }
     // A neural player needs its evaluator: refused by name without one, built with one.
     let e = parse_player("nn:model.pt").err().unwrap();
@@ -173,6 +189,25 @@ fn specs_parse_and_name_players() {
     assert_eq!(bf16.build(1, &models).unwrap().name(), "nn:model.pt:16:bf16");
     let pos = Position::new(Variant::default(), Side::P0);
     assert!(pos.is_legal_action(&p.choose(&pos).unwrap()));
+}
+
+#[test]
+fn a_gumbel_root_under_a_time_per_move_plans_its_simulations_from_the_time() {
+    let mut models = Models::new();
+    models.insert("m.pt", std::sync::Arc::new(zertz_search::UniformEvaluator));
+    let spec: PlayerSpec = "nn:m.pt:50:gumbel=4:time=0.5".parse().unwrap();
+    let mut p = spec.build(1, &models).unwrap();
+    let mut game = Game::from_position(Position::new(Variant::default(), Side::P0));
+    // The first search knows no rate yet: it plans the spec's count and stops there, long
+    // before its time is spent (a PUCT root would search until then).
+    let a = p.choose(game.position()).unwrap();
+    assert_eq!(p.work(), Some((WorkUnit::Simulations, 50)));
+    game.play_action(&a).unwrap();
+    // The next one plans for what its time allows at the rate measured: far more.
+    let b = p.choose(game.position()).unwrap();
+    assert!(game.position().is_legal_action(&b));
+    let (_, total) = p.work().unwrap();
+    assert!(total > 1000, "{total} simulations in two searches");
 }
 
 #[test]

@@ -21,8 +21,8 @@ const MAX_LINE: usize = 1 << 20;
 #[derive(Args, Debug)]
 pub struct EngineArgs {
     /// The engine's player: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS,
-    /// nn:MODEL[:SIMS][:PRECISION], alphabeta[:DEPTH] or cmd:PROGRAM ARGS; a searching player
-    /// may end with :time=SECONDS. `analyze` searches with its network (nn:), else with uniform
+    /// nn:MODEL[:SIMS][:PRECISION][:gumbel=K], alphabeta[:DEPTH] or cmd:PROGRAM ARGS; a searching
+    /// player may end with :time=SECONDS. `analyze` searches with its network (nn:), else with uniform
     /// priors (uniform:) or random playouts (the others); an alpha-beta engine's `analyze N`
     /// searches to depth N and answers its score and principal variation. Default: the built-in
     /// network (nn:builtin) on the boards it plays, else mcts:1000.

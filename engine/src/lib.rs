@@ -182,8 +182,8 @@ pub fn selfplay(
 /// A match to play: two player specs and the settings of `zertz match`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatchJob {
-    /// Player A (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS][:PRECISION]`,
-    /// `cmd:PROGRAM ARGS`: one process of the program per game).
+    /// Player A (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
+    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `cmd:PROGRAM ARGS`: one process of the program per game).
     pub a: String,
     /// Player B.
     pub b: String,

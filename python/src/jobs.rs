@@ -108,10 +108,11 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
     to_python(py, &records)
 }
 
-/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`, `nn:MODEL[:SIMS][:PRECISION]`,
-/// `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching player's may end with `:time=SECONDS`)
-/// read by the engine's grammar: `{"name": canonical spec, "model": the model file or None,
-/// "simulations": the count or None, "precision": the precision it names or None, "depth": an
+/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
+/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
+/// player's may end with `:time=SECONDS`) read by the engine's grammar: `{"name": canonical spec,
+/// "model": the model file or None, "simulations": the count or None, "precision": the precision
+/// it names or None, "gumbel": the actions its Gumbel root considers or None, "depth": an
 /// alpha-beta depth or None, "time": its own time per move in seconds or None}`.
 /// Raises ValueError for anything else.
 #[pyfunction]
@@ -139,6 +140,11 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
     d.set_item("depth", depth)?;
     d.set_item("time", parsed.own_time().map(|t| t.as_secs_f64()))?;
     d.set_item("precision", parsed.network().and_then(|(_, p)| p).map(|p| p.name()))?;
+    let gumbel = match parsed.untimed() {
+        PlayerSpec::Neural { gumbel, .. } => *gumbel,
+        _ => None,
+    };
+    d.set_item("gumbel", gumbel)?;
     Ok(d)
 }
 
@@ -286,8 +292,8 @@ pub fn selfplay<'py>(
 }
 
 /// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL[:SIMS][:PRECISION]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching player's
-/// may end with `:time=SECONDS`), alternating who starts, on `threads` worker threads (0: one per
+/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
+/// player's may end with `:time=SECONDS`), alternating who starts, on `threads` worker threads (0: one per
 /// core); returns the summary dict (wins, draws and losses of `a`, score, Elo with its 95%
 /// interval, `move_time`, and each side's effort `a_effort`/`b_effort`: moves, seconds, work,
 /// unit). With `move_time` (seconds, 0.001 to 3600; None: none), every searching player without

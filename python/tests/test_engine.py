@@ -173,14 +173,16 @@ def test_settings_come_from_the_engine(tmp_path: Path) -> None:
         "model": None,
         "simulations": 50,
         "precision": None,
+        "gumbel": None,
         "depth": None,
         "time": None,
     }
-    assert zertz.parse_player("nn:m.pt:8:BF16") == {
-        "name": "nn:m.pt:8:bf16",
+    assert zertz.parse_player("nn:m.pt:8:BF16:gumbel=16") == {
+        "name": "nn:m.pt:8:bf16:gumbel=16",
         "model": "m.pt",
         "simulations": 8,
         "precision": "bf16",
+        "gumbel": 16,
         "depth": None,
         "time": None,
     }
@@ -271,6 +273,7 @@ def test_parse_player_reads_alphabeta_and_a_time_per_move() -> None:
         "model": None,
         "simulations": None,
         "precision": None,
+        "gumbel": None,
         "depth": 3,
         "time": None,
     }
@@ -287,6 +290,7 @@ def test_parse_player_reads_alphabeta_and_a_time_per_move() -> None:
         ("mcts:time=nan", "not NaN"),
         ("random:time=1", "random does not search"),
         ("mcts:time=1:time=2", "one time per move at most"),
+        ("nn:m.pt:gumbel=1", "the Gumbel root's actions"),
     ):
         with pytest.raises(ValueError, match=f"^bad player '{bad}': .*{reason}"):
             zertz.parse_player(bad)

@@ -347,12 +347,12 @@ def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
 
 def parse_player(spec: str) -> dict[str, Any]:
     """A player spec (``"random"``, ``"greedy"``, ``"mcts:SIMS"``, ``"uniform:SIMS"``,
-    ``"nn:MODEL[:SIMS][:PRECISION]"``, ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM ARGS"``; a
-    searching player's may end with ``":time=SECONDS"``, its own time per move) read by the
-    engine's grammar: ``{"name": the canonical spec, "model": the model file or None,
-    "simulations": the count or None, "precision": the precision it names or None, "depth": an
-    alpha-beta depth or None, "time": its own time per move in seconds or None}``. Raises
-    ValueError otherwise."""
+    ``"nn:MODEL[:SIMS][:PRECISION][:gumbel=K]"``, ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM
+    ARGS"``; a searching player's may end with ``":time=SECONDS"``, its own time per move) read
+    by the engine's grammar: ``{"name": the canonical spec, "model": the model file or None,
+    "simulations": the count or None, "precision": the precision it names or None, "gumbel": the
+    actions its Gumbel root considers or None, "depth": an alpha-beta depth or None, "time": its
+    own time per move in seconds or None}``. Raises ValueError otherwise."""
 
 def dataset(
     sources: Sequence[str | PathLike[str]],
@@ -411,7 +411,7 @@ def match(
     move_time: float | None = None,
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
-    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION]"``,
+    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION][:gumbel=K]"``,
     ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM ARGS"``; a searching player's may end with
     ``":time=SECONDS"``), alternating who starts; returns the summary dict (the same as
     ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of ``a``, ``score``, ``elo`` with
