@@ -976,15 +976,15 @@ impl PlayerSpec {
             PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
             PlayerSpec::Neural { simulations, gumbel, .. } => {
                 let eval = self.network_evaluator(models)?.expect("a neural player's network");
-                let player = MctsPlayer::neural(self.to_string(), eval, *simulations, seed);
-                match gumbel {
-                    Some(k) => {
-                        let config =
-                            SearchConfig { gumbel_actions: *k, ..Preset::Network.config() };
-                        Box::new(player.with_config(config))
-                    }
-                    None => Box::new(player),
-                }
+                // A Gumbel root when the spec asks for one (0: PUCT's, the preset's own).
+                let config = SearchConfig {
+                    gumbel_actions: gumbel.unwrap_or(0),
+                    ..Preset::Network.config()
+                };
+                Box::new(
+                    MctsPlayer::neural(self.to_string(), eval, *simulations, seed)
+                        .with_config(config),
+                )
             }
             PlayerSpec::Command(words) => {
                 Box::new(CommandPlayer::start_with(words, limits.clone())?)
