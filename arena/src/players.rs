@@ -622,6 +622,23 @@ impl MctsPlayer {
     }
 }
 
+/// How far a Gumbel root under a time per move plans past the simulations its measured rate
+/// fits in the time. The rate varies by a tenth or two from one position to the next: planning
+/// for exactly the expected count leaves the time unused whenever a search runs faster than the
+/// mean, while a plan the time cuts short only leaves the last halving (between the two or four
+/// best candidates) unfinished, where the better-scored candidate is chosen anyway.
+pub const GUMBEL_PLAN_HEADROOM: f64 = 1.25;
+
+/// The simulations a Gumbel root plans for under `move_time`: the spec's count until a rate
+/// (simulations per second) has been measured, then [`GUMBEL_PLAN_HEADROOM`] times what that
+/// rate fits in the time, from 1 to [`MAX_SIMULATIONS`].
+pub fn gumbel_plan(rate: Option<f64>, simulations: u32, move_time: Duration) -> u32 {
+    rate.map_or(simulations, |r| {
+        (r * move_time.as_secs_f64() * GUMBEL_PLAN_HEADROOM).clamp(1.0, f64::from(MAX_SIMULATIONS))
+            as u32
+    })
+}
+
 impl Player for MctsPlayer {
     fn name(&self) -> &str {
         &self.name
@@ -651,14 +668,11 @@ impl Player for MctsPlayer {
                 let started = Instant::now();
                 // Under a time per move, as many simulations as the time (and the tree's memory
                 // budget) allow. A Gumbel root halves its candidates on a schedule of the
-                // search's simulations, so it plans for as many as the time gave before (the
-                // spec's count at first), and the time still stops it.
+                // search's simulations, so it plans for somewhat more than the time gave before
+                // (the spec's count at first), and the time stops it.
                 let (simulations, deadline) = match self.move_time {
                     Some(t) if self.config.gumbel_actions > 0 => {
-                        let planned = self.rate.map_or(f64::from(self.simulations), |r| {
-                            (r * t.as_secs_f64()).clamp(1.0, f64::from(MAX_SIMULATIONS))
-                        });
-                        (planned as u32, Some(started + t))
+                        (gumbel_plan(self.rate, self.simulations, t), Some(started + t))
                     }
                     Some(t) => (MAX_SIMULATIONS, Some(started + t)),
                     None => (self.simulations, None),
@@ -1019,7 +1033,10 @@ impl PlayerSpec {
     /// [`Preset::Network`]; `uniform:` the [`UniformEvaluator`] with [`Preset::Rollout`]; every
     /// other player (`mcts:`, and `random`, `greedy` and `cmd:`, which do not search here)
     /// random playouts seeded by `seed` ([`RolloutEvaluator`], one per leaf) with
-    /// [`Preset::Rollout`], as `mcts:` searches. An error names a network missing from `models`.
+    /// [`Preset::Rollout`], as `mcts:` searches. A Gumbel root (`gumbel=K`) is not analysed as
+    /// such: an analysis reports every legal action's visits, which a PUCT root spreads by the
+    /// priors and a Gumbel root gives to its K candidates only, so the analysis searches with the
+    /// player's PUCT root. An error names a network missing from `models`.
     pub fn analyzer(&self, seed: u64, models: &Models) -> Result<Analyzer, SpecError> {
         let (evaluator, preset): (Arc<dyn Evaluator>, Preset) = match self {
             PlayerSpec::Neural { .. } => (

@@ -55,6 +55,13 @@ const SPEC_TOKENS: &[&str] = &[
     "\"",
     "\\",
     "zertz engine",
+    "gumbel=",
+    "gumbel=16",
+    "time=",
+    "time=0.5",
+    "bf16",
+    "alphabeta",
+    "=",
 ];
 
 /// Tokens of engine protocol sessions.
@@ -331,6 +338,8 @@ fn fuzz_player_spec() {
         "nn:runs/a:b/m.pt:64",
         "NN: m.pt :7",
         "nn:C:\\models\\m.pt:1",
+        "nn:builtin:400:gumbel=16",
+        "nn:m.pt:8:bf16:gumbel=4:time=0.5",
         "mcts:1048576",
         "cmd:zertz engine --player random",
         "CMD: \"my engine\"  --player \"nn:a b.pt\" \"\"",

@@ -6,8 +6,8 @@ use common::Checked;
 use zertz_arena::matches::MatchConfig;
 use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
 use zertz_arena::players::{
-    GreedyPlayer, MctsPlayer, Models, Player, PlayerError, PlayerSpec, RandomPlayer, SpecError,
-    WorkUnit, parse_player,
+    GUMBEL_PLAN_HEADROOM, GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError,
+    PlayerSpec, RandomPlayer, SpecError, WorkUnit, gumbel_plan, parse_player,
 };
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
 use zertz_search::Precision;
@@ -208,6 +208,15 @@ fn a_gumbel_root_under_a_time_per_move_plans_its_simulations_from_the_time() {
     assert!(game.position().is_legal_action(&b));
     let (_, total) = p.work().unwrap();
     assert!(total > 1000, "{total} simulations in two searches");
+    // The plan: the spec's count without a rate, then more than the rate fits in the time, so
+    // that a search faster than the mean still runs until its time is spent.
+    let second = std::time::Duration::from_secs(1);
+    assert_eq!(gumbel_plan(None, 50, second), 50);
+    let planned = gumbel_plan(Some(2000.0), 50, second);
+    assert_eq!(planned, (2000.0 * GUMBEL_PLAN_HEADROOM) as u32);
+    assert!(planned > 2000, "{planned}");
+    assert_eq!(gumbel_plan(Some(1e-9), 50, second), 1);
+    assert_eq!(gumbel_plan(Some(1e12), 50, second), MAX_SIMULATIONS);
 }
 
 #[test]
