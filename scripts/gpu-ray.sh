@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ray on a GPU machine that reaches no network (the machines lent to development sessions), for
-# the scaling figures of distributed training (README, "Training across machines"). Ray's wheel
+# the scaling figures of distributed training (docs/ray.md). Ray's wheel
 # (about 80 MB) is larger than what one call to such a machine carries (64 MiB), so it travels
 # in two halves, in two calls, under .gpu/ (ignored by git).
 #

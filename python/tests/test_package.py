@@ -40,3 +40,17 @@ def test_boards() -> None:
     assert zertz.BOARDS == (37, 40, 43, 44, 48, 61)
     sizes = [zertz.action_space_size(b) for b in zertz.BOARDS]
     assert sizes == [4441, 5161, 5935, 6205, 7345, 11713]
+
+
+def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The front door's Python example, as a newcomer pastes it (from any folder).
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    blocks = readme.split("```python\n")
+    assert len(blocks) == 2, "the README has one Python example"
+    code = blocks[1].split("```")[0]
+    monkeypatch.chdir(tmp_path)
+    printed: list[object] = []
+    exec(compile(code, "README.md", "exec"), {"print": printed.append})
+    (summary,) = printed
+    assert isinstance(summary, dict)
+    assert summary["games"] == summary["wins"] + summary["draws"] + summary["losses"] == 10

@@ -17,7 +17,7 @@
 //! The page (HTML, JavaScript, CSS, an SVG icon) is built into the program ([`assets`]): no build
 //! step, nothing fetched from elsewhere. Its elements that tests use are stable: every ring is an
 //! element with `data-cell="d4"`, `data-marble` and `data-removed`; `#move`, `#moves`, `#status`,
-//! `#new-game`, `#board`, `#blitz`, `#opponent`, `#colour`, `#undo` (see the README).
+//! `#new-game`, `#board`, `#blitz`, `#opponent`, `#colour`, `#undo` (see docs/web.md).
 
 pub mod assets;
 pub mod games;

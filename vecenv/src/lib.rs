@@ -611,7 +611,12 @@ fn observe(g: &GameState, slot: Slot<'_>) {
     *slot.to_play = g.position.turn().index() as u8;
 }
 
-/// The README's Rust examples, compiled and run as doc tests.
+/// The Rust examples of the rules page, compiled and run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;
+#[doc = include_str!("../../docs/rules.md")]
+struct RulesDocDoctests;
+
+/// The Rust examples of the vectorized environment's page, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/vecenv.md")]
+struct VecEnvDocDoctests;
