@@ -751,9 +751,9 @@ impl Player for MctsPlayer {
 
     /// Under a time per move the simulation count is not used: each search runs until the time
     /// is spent (or its tree reaches its memory budget), and the tree keeps the subtree of the
-    /// position reached whatever its size. A Gumbel root plans its schedule for the simulations
-    /// the time allowed its earlier searches (for the count at first), and stops there or when
-    /// the time is spent, whichever is first.
+    /// position reached whatever its size. A Gumbel root plans its schedule for a quarter more
+    /// simulations than the time allowed its earlier searches ([`gumbel_plan`]; the count at
+    /// first), and stops there or when the time is spent, whichever is first.
     fn set_move_time(&mut self, time: Option<Duration>) {
         self.move_time = time;
         self.max_arena = match time {
