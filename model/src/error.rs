@@ -1,0 +1,93 @@
+//! Why a model cannot be loaded or used: [`ModelError`].
+
+use std::path::PathBuf;
+
+use zertz_search::Precision;
+
+/// Why a model cannot be loaded or used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The file is missing, unreadable, or not a regular file.
+    #[error("cannot read model {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The file is not a TorchScript file, or not one written by `zertz.export`.
+    #[error("{path} is not an exported zertz model: {reason}")]
+    NotAModel {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The model was written for another file format or encoding.
+    #[error("model {path} uses {what} {model}, but this engine reads {what} {engine}")]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// "format version" or "encoding version".
+        what: &'static str,
+        /// The model's.
+        model: u32,
+        /// The engine's.
+        engine: u32,
+    },
+    /// The game's board is not among the model's.
+    #[error(
+        "model {path} was trained for {} rings, but the game is on {board} rings",
+        list(.accepts)
+    )]
+    WrongBoard {
+        /// The file.
+        path: PathBuf,
+        /// Boards in the model's metadata (ring counts).
+        accepts: Vec<usize>,
+        /// The game's board (ring count).
+        board: usize,
+    },
+    /// A device that cannot be used.
+    #[error("device {0}")]
+    Device(String),
+    /// Text that names no precision.
+    #[error(transparent)]
+    Precision(#[from] zertz_search::UnknownPrecision),
+    /// The network fails in the precision asked for (files exported before reduced precision
+    /// was supported keep an index buffer that libtorch converts to floats).
+    #[error(
+        "model {path} cannot run in {precision} ({reason}): use --precision fp32, or export it \
+         again with this version"
+    )]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// The precision.
+        precision: Precision,
+        /// What failed.
+        reason: String,
+    },
+    /// The network failed or answered with the wrong shapes.
+    #[error("model {path} failed: {reason}")]
+    Forward {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The network answered NaN or infinities: a value, or the logit of a legal action (the logits
+    /// of illegal actions may be `-inf`).
+    #[error("model {path} produced NaN/non-finite {what}")]
+    NonFinite {
+        /// The file.
+        path: PathBuf,
+        /// Which output, where, and what it held.
+        what: String,
+    },
+}
+
+fn list(boards: &[usize]) -> String {
+    let v: Vec<String> = boards.iter().map(|b| b.to_string()).collect();
+    v.join(" or ")
+}

@@ -1,0 +1,309 @@
+//! A [`Model`]'s forward pass: inputs staged into reused host buffers and copied to the device,
+//! the network run (directly or through CUDA graphs), and the answers brought back, widened
+//! and checked.
+
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use tch::{Device, IValue, Kind, Tensor};
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board};
+
+use crate::model::Backend;
+use crate::stats::{RunningGuard, Staging};
+use crate::tensors::{first_line, kind_of, legal_positions, pair, scatter_widen, widen};
+use crate::{Answers, Model, ModelError, Phases, graphs};
+
+impl Model {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_timed(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        masks: Option<&[bool]>,
+        answers: Answers,
+        logits: &mut [f32],
+        values: &mut [f32],
+        sync: bool,
+    ) -> Result<Phases, ModelError> {
+        self.check_board(board)?;
+        let shape = Shape::of(board);
+        let actions = ActionSpace::new(board).len();
+        let b = values.len();
+        let fail = |reason: String| ModelError::Forward { path: self.path.clone(), reason };
+        if planes.len() != b * shape.planes_len()
+            || globals.len() != b * GLOBALS
+            || logits.len() != b * actions
+            || masks.is_some_and(|m| m.len() != b * actions)
+        {
+            return Err(fail(format!("buffers do not hold {b} positions of {board}")));
+        }
+        if b == 0 {
+            return Ok(Phases::default());
+        }
+        let started = Instant::now();
+        let _running = RunningGuard::start(&self.running);
+        // (Only the calling thread's stream: a device-wide synchronisation would break the
+        // capture of a CUDA graph that another inference thread may be recording.)
+        let wait = || match (sync, self.device) {
+            (true, Device::Cuda(i)) => graphs::synchronize_current(i),
+            _ => Ok(()),
+        };
+
+        // In: one copy of planes and globals into a reused host buffer, one transfer to the
+        // device (asynchronous from pinned memory), converted to the model's precision there.
+        let staging = self.stage(planes, globals);
+        let dims = [b as i64, shape.planes as i64, shape.height as i64, shape.width as i64];
+        let host_planes = staging.host.narrow(0, 0, planes.len() as i64).view(dims);
+        let host_globals = staging.host.narrow(0, planes.len() as i64, globals.len() as i64);
+        let host_globals = host_globals.view([b as i64, GLOBALS as i64]);
+        // With CUDA graphs, the pass runs on a lane (a stream and its graphs) of its own, from
+        // the copy in to the copy out.
+        let mut lane = match (&self.graphs, graphs::bucket(b)) {
+            (Some(graphs), Some(_)) => graphs.take().map_err(fail)?,
+            _ => None,
+        };
+        let entered = lane.as_ref().map(|lane| lane.stream.enter()).transpose().map_err(fail)?;
+        let (copied_in, out) = if let Some(lane) = lane.as_mut() {
+            let network = |p: &Tensor, g: &Tensor| self.evaluate_fixed(board, p, g);
+            lane.run(board.rings(), &host_planes, &host_globals, network, wait).map_err(fail)?
+        } else {
+            // (Copied as f32 then converted: libtorch would convert a CPU tensor on the CPU
+            // first, into pageable memory, and the transfer would no longer be asynchronous.)
+            let total = (planes.len() + globals.len()) as i64;
+            let on_device = staging.host.narrow(0, 0, total).to_device_(
+                self.device,
+                Kind::Float,
+                self.device.is_cuda(),
+                false,
+            );
+            let on_device = on_device.to_kind(kind_of(self.precision));
+            let p = on_device.narrow(0, 0, planes.len() as i64).view(dims);
+            let g = on_device.narrow(0, planes.len() as i64, globals.len() as i64);
+            let g = g.view([b as i64, GLOBALS as i64]);
+            wait().map_err(fail)?;
+            let copied_in = Instant::now();
+            (copied_in, tch::no_grad(|| self.run_backend(board, p, g)).map_err(fail)?)
+        };
+        wait().map_err(fail)?;
+        let forwarded = Instant::now();
+        let (l, v) = out;
+        if l.size() != [b as i64, actions as i64] || v.size() != [b as i64] {
+            return Err(fail(format!(
+                "outputs of shapes {:?} and {:?}, expected [{b}, {actions}] and [{b}]",
+                l.size(),
+                v.size()
+            )));
+        }
+        // Out: the answers cross in the model's precision (half the bytes of fp32 in bf16 and
+        // fp16) into a reused pinned host buffer, and are widened from there straight into the
+        // caller's buffers.
+        let legal_checked = if self.device.is_cuda() {
+            // Only the legal logits: their flat indices go over, the logits are gathered there
+            // (flat indices are i32: batches past that size bring every logit back).
+            let legal = match (answers, masks) {
+                (Answers::Legal, Some(masks)) if b * actions <= i32::MAX as usize => {
+                    Some(self.legal_indices(masks))
+                }
+                _ => None,
+            };
+            let la = legal.as_ref().map_or(b * actions, |(_, k)| *k) as i64;
+            // In the answers' own number format (a package may give f32 in any precision).
+            let back = self.pooled(&self.answers, la as usize, l.kind());
+            let mut host_l = back.host.narrow(0, 0, la);
+            let flat = l.reshape([-1]);
+            let gathered = match &legal {
+                Some((indices, k)) => {
+                    let mut on_device = Tensor::empty([*k as i64], (Kind::Int, self.device));
+                    graphs::copy_async(&mut on_device, &indices.host.narrow(0, 0, *k as i64))
+                        .map_err(fail)?;
+                    flat.f_index_select(0, &on_device).map_err(|e| fail(first_line(&e)))?
+                }
+                None => flat,
+            };
+            // In order on the pass's stream: the second copy, blocking, waits for both.
+            graphs::copy_async(&mut host_l, &gathered).map_err(fail)?;
+            let host_v =
+                v.reshape([-1]).f_to_device(Device::Cpu).map_err(|e| fail(first_line(&e)))?;
+            // Gathered, only the legal logits are checked (as they are written): the check
+            // below reads every logit, and on a GPU's large batches that pass over the whole
+            // action space cost more than the network.
+            let legal_checked = match &legal {
+                Some((indices, k)) => {
+                    let indices = indices.host.narrow(0, 0, *k as i64);
+                    Some(scatter_widen(&host_l, &indices, logits).map_err(fail)?)
+                }
+                None => {
+                    widen(&host_l, logits).map_err(fail)?;
+                    None
+                }
+            };
+            widen(&host_v, values).map_err(fail)?;
+            let mut pool = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+            pool.push(back);
+            if let Some((indices, _)) = legal {
+                pool.push(indices);
+            }
+            legal_checked
+        } else {
+            widen(&l.contiguous(), logits).map_err(fail)?;
+            widen(&v.contiguous(), values).map_err(fail)?;
+            None
+        };
+        // The device has read the host buffer once the answers are back.
+        self.unstage(staging);
+        drop(entered);
+        if let (Some(graphs), Some(lane)) = (&self.graphs, lane) {
+            graphs.put(lane);
+        }
+        match legal_checked {
+            Some(bad_logit) => self.check_finite_at(logits, values, bad_logit, actions, true)?,
+            None => self.check_finite(logits, values, masks, actions)?,
+        }
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.positions.fetch_add(b as u64, Ordering::Relaxed);
+        self.busy_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(Phases {
+            copy_in: copied_in - started,
+            forward: forwarded - copied_in,
+            copy_out: forwarded.elapsed(),
+        })
+    }
+
+    /// The network on inputs already on the device in its precision: `(logits, values)`.
+    fn run_backend(&self, board: Board, p: Tensor, g: Tensor) -> Result<(Tensor, Tensor), String> {
+        match &self.backend {
+            Backend::Script(module) => {
+                pair(module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]))
+            }
+            Backend::Aoti(package) => package.run(board.rings(), &p, &g),
+        }
+    }
+
+    /// What a CUDA graph records: the network on f32 inputs on the device, converted to its
+    /// precision, for a board known in advance (TorchScript's `evaluate` method, which does not
+    /// read the board from the input as `forward` does; a package's model of the board).
+    fn evaluate_fixed(
+        &self,
+        board: Board,
+        planes: &Tensor,
+        globals: &Tensor,
+    ) -> Result<(Tensor, Tensor), String> {
+        let kind = kind_of(self.precision);
+        let convert = |t: &Tensor| t.f_to_kind(kind).map_err(|e| first_line(&e));
+        let (p, g) = (convert(planes)?, convert(globals)?);
+        tch::no_grad(|| match &self.backend {
+            Backend::Script(module) => {
+                let rings = IValue::Int(board.rings() as i64);
+                pair(module.method_is("evaluate", &[IValue::Tensor(p), IValue::Tensor(g), rings]))
+                    .map_err(|e| {
+                        format!(
+                            "{e} (files exported before CUDA graphs lack evaluate(): export again)"
+                        )
+                    })
+            }
+            // (Refused by enable_cuda_graphs; run as without graphs.)
+            Backend::Aoti(_) => self.run_backend(board, p, g),
+        })
+    }
+
+    /// A host buffer from the pool (a new one, or one grown, when none is large enough) holding
+    /// `planes` then `globals`.
+    fn stage(&self, planes: &[f32], globals: &[f32]) -> Staging {
+        let staging = self.pooled(&self.staging, planes.len() + globals.len(), Kind::Float);
+        let dst = staging.host.data_ptr().cast::<f32>();
+        // SAFETY: `host` is a contiguous CPU tensor of `capacity >= need` f32s that this pass
+        // alone holds (taken from the pool under its lock, returned only after the device has
+        // read it), so the two copies write inside it and nothing reads or writes it meanwhile.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::ptr::copy_nonoverlapping(planes.as_ptr(), dst, planes.len());
+            std::ptr::copy_nonoverlapping(globals.as_ptr(), dst.add(planes.len()), globals.len());
+        }
+        staging
+    }
+
+    /// The flat indices (`position * A + action`) of the legal actions of `masks`, in a pinned
+    /// host buffer of i32 from the pool, and how many there are.
+    fn legal_indices(&self, masks: &[bool]) -> (Staging, usize) {
+        // Counted first, so that the buffer holds the legal actions, not the action space.
+        let k = masks.iter().filter(|&&m| m).count();
+        let buffer = self.pooled(&self.answers, k.max(1), Kind::Int);
+        let ptr = buffer.host.data_ptr().cast::<i32>();
+        // SAFETY: a contiguous CPU tensor of at least `k` i32s that this pass alone holds
+        // (taken from the pool under its lock), and `k` entries of `masks` are true.
+        #[allow(unsafe_code)]
+        let out = unsafe { std::slice::from_raw_parts_mut(ptr, k) };
+        let written = legal_positions(masks, out);
+        debug_assert_eq!(written, k);
+        (buffer, k)
+    }
+
+    /// A host buffer of at least `need` numbers of `kind` (pinned on a GPU's host) from `pool`,
+    /// or a new one, grown in powers of two so that a few sizes serve every batch. A pass holds
+    /// it alone until it gives it back.
+    fn pooled(&self, pool: &Mutex<Vec<Staging>>, need: usize, kind: Kind) -> Staging {
+        let mut buffers = pool.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = buffers.iter().position(|s| s.capacity >= need && s.host.kind() == kind) {
+            return buffers.swap_remove(i);
+        }
+        drop(buffers);
+        let capacity = need.next_power_of_two();
+        let host = Tensor::zeros([capacity as i64], (kind, Device::Cpu));
+        // Pinned on a GPU's host, for asynchronous copies; pageable memory if that fails.
+        let host = match self.device.is_cuda() {
+            true => graphs::pin_memory(&host).unwrap_or(host),
+            false => host,
+        };
+        Staging { host, capacity }
+    }
+
+    /// Returns a host buffer to the pool.
+    fn unstage(&self, staging: Staging) {
+        self.staging.lock().unwrap_or_else(|e| e.into_inner()).push(staging);
+    }
+
+    /// Refuses NaN and infinite answers (see [`Model::forward_masked`]).
+    fn check_finite(
+        &self,
+        logits: &[f32],
+        values: &[f32],
+        masks: Option<&[bool]>,
+        actions: usize,
+    ) -> Result<(), ModelError> {
+        let wrong = |i: usize, l: f32| match masks {
+            Some(m) => m[i] && !l.is_finite(),
+            None => l.is_nan() || l == f32::INFINITY,
+        };
+        let bad_logit = logits.iter().enumerate().position(|(i, &l)| wrong(i, l));
+        self.check_finite_at(logits, values, bad_logit, actions, masks.is_some())
+    }
+
+    /// Refuses NaN and infinite values, and the logit at `bad_logit` (a flat index) if any.
+    fn check_finite_at(
+        &self,
+        logits: &[f32],
+        values: &[f32],
+        bad_logit: Option<usize>,
+        actions: usize,
+        legal: bool,
+    ) -> Result<(), ModelError> {
+        let b = values.len();
+        let bad = |what: String| ModelError::NonFinite { path: self.path.clone(), what };
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(bad(format!("values ({} for position {i} of {b})", values[i])));
+        }
+        if let Some(i) = bad_logit {
+            let legal = if legal { "legal " } else { "" };
+            return Err(bad(format!(
+                "logits ({} for {legal}action {} of position {} of {b})",
+                logits[i],
+                i % actions,
+                i / actions
+            )));
+        }
+        Ok(())
+    }
+}

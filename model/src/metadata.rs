@@ -1,0 +1,107 @@
+//! An exported model's metadata ([`Metadata`]), its check against this engine, and the network
+//! built into the engine ([`BUILTIN`]).
+
+use std::path::Path;
+
+use serde::Deserialize;
+use zertz_env::encode::ENCODING_VERSION;
+use zertz_env::{ActionSpace, Board};
+
+use crate::{DeviceChoice, Model, ModelError};
+
+/// The `format` field of every exported model's metadata.
+pub const MODEL_FORMAT: &str = "zertz-model";
+/// The layout version of exported files that this engine reads.
+pub const MODEL_FORMAT_VERSION: u32 = 1;
+
+/// Reads and checks an exported model's metadata JSON against this engine: a file that is not a
+/// zertz model, or one for another file format or encoding, is refused.
+pub(crate) fn check_metadata(path: &Path, json: &str) -> Result<Metadata, ModelError> {
+    let not_a_model = |reason: String| ModelError::NotAModel { path: path.to_path_buf(), reason };
+    let metadata: Metadata = serde_json::from_str(json)
+        .map_err(|e| not_a_model(format!("unreadable metadata ({e})")))?;
+    if metadata.format != MODEL_FORMAT {
+        return Err(not_a_model(format!("its format is {:?}", metadata.format)));
+    }
+    for (what, model, engine) in [
+        ("format version", metadata.format_version, MODEL_FORMAT_VERSION),
+        ("encoding version", metadata.encoding_version, ENCODING_VERSION),
+    ] {
+        if model != engine {
+            return Err(ModelError::Version { path: path.to_path_buf(), what, model, engine });
+        }
+    }
+    for &b in &metadata.boards {
+        let Some(board) = Board::from_rings(b) else {
+            return Err(not_a_model(format!("unknown board {b} in its metadata")));
+        };
+        let size = metadata.action_space.get(&b.to_string()).copied();
+        if size != Some(ActionSpace::new(board).len()) {
+            return Err(not_a_model(format!(
+                "its action space for {b} rings is {size:?}, the engine's is {}",
+                ActionSpace::new(board).len()
+            )));
+        }
+    }
+    Ok(metadata)
+}
+
+/// The metadata of an exported model (the JSON of its `metadata()` method). Unknown fields are
+/// kept out of the way: newer exporters may add some.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct Metadata {
+    /// Always [`MODEL_FORMAT`].
+    pub format: String,
+    /// File layout version ([`MODEL_FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// Network name.
+    pub name: String,
+    /// Encoding version of the inputs ([`ENCODING_VERSION`]).
+    pub encoding_version: u32,
+    /// Boards (ring counts) the weights were trained for.
+    pub boards: Vec<usize>,
+    /// Action-space size per board (keys are ring counts).
+    pub action_space: std::collections::BTreeMap<String, usize>,
+    /// Training step of the weights.
+    #[serde(default)]
+    pub step: u64,
+    /// The network's size, as the exporter wrote it.
+    #[serde(default)]
+    pub network: serde_json::Value,
+    /// `aoti` for an AOTInductor package (absent in TorchScript files).
+    #[serde(default)]
+    pub backend: Option<String>,
+    /// The number format a package was compiled in (`fp32`, `bf16`, `fp16`; packages only).
+    #[serde(default)]
+    pub precision: Option<String>,
+    /// Where the weights come from, when the exporter said (`python -m zertz export
+    /// --provenance`): the built-in network's training config, commit and figures.
+    #[serde(default)]
+    pub provenance: Option<serde_json::Value>,
+}
+
+/// The name of the network built into the engine: `nn:builtin` wherever a model can be named
+/// (a file of that name is read as `./builtin`).
+pub const BUILTIN: &str = "builtin";
+
+/// The built-in network, `model/builtin/builtin.pt` (its provenance, in its metadata, says how
+/// it was trained and how it plays: `zertz model info builtin`).
+pub(crate) static BUILTIN_BYTES: &[u8] = include_bytes!("../builtin/builtin.pt");
+
+/// The built-in network's file: TorchScript, as `python -m zertz export` writes it.
+pub fn builtin_bytes() -> &'static [u8] {
+    BUILTIN_BYTES
+}
+
+/// Whether `path` names the built-in network ([`BUILTIN`]).
+pub fn is_builtin(path: &Path) -> bool {
+    path.as_os_str() == BUILTIN
+}
+
+/// The metadata of the built-in network (read once; `None` when this engine cannot load it: a
+/// libtorch that cannot read it).
+pub fn builtin_metadata() -> Option<&'static Metadata> {
+    static META: std::sync::OnceLock<Option<Metadata>> = std::sync::OnceLock::new();
+    META.get_or_init(|| Some(Model::load(BUILTIN, DeviceChoice::Cpu).ok()?.metadata().clone()))
+        .as_ref()
+}

@@ -1,0 +1,426 @@
+//! The [`Model`] type: loading and checking an exported network, its counters, and the
+//! forward passes it offers (run by `forward.rs`).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tch::{CModule, Device, IValue};
+use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::{ActionSpace, Board};
+use zertz_search::batching::BatchingEvaluator;
+use zertz_search::{Batch, EvalError, Evaluator, Output, Precision};
+
+use crate::metadata::{BUILTIN_BYTES, check_metadata};
+use crate::stats::{Running, Staging};
+use crate::tensors::{first_line, kind_of};
+use crate::{
+    Answers, DeviceChoice, Metadata, ModelError, ModelStats, Phases, aoti, graphs, is_builtin,
+};
+
+/// What runs a model: a TorchScript module, or an AOTInductor package.
+pub(crate) enum Backend {
+    Script(CModule),
+    Aoti(aoti::AotiPackage),
+}
+
+/// Whether `path` names an AOTInductor package (`.pt2`) rather than a TorchScript file.
+pub fn is_package(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "pt2")
+}
+
+/// A loaded, checked, exported network (see the crate docs).
+pub struct Model {
+    pub(crate) backend: Backend,
+    /// CUDA graphs, when enabled ([`Model::enable_cuda_graphs`]).
+    pub(crate) graphs: Option<graphs::Graphs>,
+    metadata: Metadata,
+    pub(crate) device: Device,
+    pub(crate) precision: Precision,
+    pub(crate) path: PathBuf,
+    pub(crate) staging: Mutex<Vec<Staging>>,
+    /// Reused pinned host buffers the answers of a GPU pass come back into.
+    pub(crate) answers: Mutex<Vec<Staging>>,
+    pub(crate) batches: AtomicU64,
+    pub(crate) positions: AtomicU64,
+    pub(crate) busy_nanos: AtomicU64,
+    pub(crate) running: Mutex<Running>,
+}
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Model")
+            .field("path", &self.path)
+            .field("device", &self.device)
+            .field("precision", &self.precision)
+            .field("metadata", &self.metadata)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// Loads and checks an exported model and places it on `device`, in the precision `auto`
+    /// means there (see [`Model::load_with`]).
+    pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Model, ModelError> {
+        Model::load_with(path, device, Precision::Auto)
+    }
+
+    /// Loads and checks an exported model and places it on `device`, its weights converted to
+    /// `precision` ([`Precision::Auto`]: bf16 on a GPU, fp32 on the CPU). Inputs are converted
+    /// on the device; answers come back in that precision and are widened to fp32 on the host.
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Model, ModelError> {
+        let path = path.as_ref().to_path_buf();
+        // The built-in network is in memory; a file only if regular: opening a FIFO would wait
+        // for a writer forever, a device never ends.
+        if !is_builtin(&path) {
+            if let Err(e) = zertz_env::files::check_regular(&path) {
+                return Err(ModelError::Read { path, source: e });
+            }
+            if is_package(&path) {
+                return Model::load_package(path, device, precision);
+            }
+        }
+        let resolved = device.resolve()?;
+        let model = Model::load_as(path.clone(), resolved, precision.on(resolved.is_cuda()))?;
+        match (model.probe(), precision) {
+            (Ok(()), _) => {
+                model.reset_stats();
+                Ok(model)
+            }
+            // `auto` means the best this model can do.
+            (Err(_), Precision::Auto) => Model::load_as(path, resolved, Precision::Fp32),
+            (Err(e), _) => Err(e),
+        }
+    }
+
+    /// [`Model::load_with`] in a precision already resolved.
+    fn load_as(path: PathBuf, device: Device, precision: Precision) -> Result<Model, ModelError> {
+        let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
+        let module = match is_builtin(&path) {
+            true => CModule::load_data_on_device(&mut std::io::Cursor::new(BUILTIN_BYTES), device),
+            false => CModule::load_on_device(&path, device),
+        };
+        let mut module = module
+            .map_err(|e| not_a_model(format!("not a TorchScript file ({})", first_line(&e))))?;
+        module.set_eval();
+        if precision != Precision::Fp32 {
+            module.to(device, kind_of(precision), false);
+        }
+        let json = match module.method_is::<IValue>("metadata", &[]) {
+            Ok(IValue::String(s)) => s,
+            Ok(other) => return Err(not_a_model(format!("metadata() returned {other:?}"))),
+            Err(e) => {
+                return Err(not_a_model(format!("no metadata() method ({})", first_line(&e))));
+            }
+        };
+        let metadata = check_metadata(&path, &json)?;
+        Ok(Model::new(Backend::Script(module), metadata, device, precision, path))
+    }
+
+    /// [`Model::load_with`] for an AOTInductor package: it runs on the device type and in the
+    /// number format it was compiled for (`device` and `precision` may say `auto`, or must name
+    /// those).
+    fn load_package(
+        path: PathBuf,
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Model, ModelError> {
+        // The device asked for; with `auto`, the package's own (decided once it is open).
+        let asked = match device {
+            DeviceChoice::Auto => None,
+            named => Some(named.resolve()?),
+        };
+        let index = match asked {
+            Some(Device::Cuda(i)) => i as i32,
+            _ => -1,
+        };
+        // One runner per concurrent caller: search threads on the CPU, inference threads on a
+        // GPU.
+        let runners = std::thread::available_parallelism().map_or(8, |n| n.get().max(8));
+        let not_a_model = |reason: String| ModelError::NotAModel {
+            path: path.clone(),
+            reason: format!("AOTInductor: {reason}"),
+        };
+        let package = match aoti::AotiPackage::open(&path, runners, index) {
+            Ok(package) => package,
+            // A CPU package refuses a CUDA device as it loads: opened on the CPU, it says so.
+            Err(reason) if index >= 0 => match aoti::AotiPackage::open(&path, 1, -1) {
+                Ok(cpu) if cpu.device == "cpu" => cpu,
+                _ => return Err(not_a_model(reason)),
+            },
+            Err(reason) => return Err(not_a_model(reason)),
+        };
+        let metadata = check_metadata(&path, &package.metadata)?;
+        let compiled = match (package.device.as_str(), asked) {
+            ("cuda", None) => Some(DeviceChoice::AllCuda.resolve()?),
+            ("cuda", Some(cuda @ Device::Cuda(_))) => Some(cuda),
+            ("cpu", None | Some(Device::Cpu)) => Some(Device::Cpu),
+            _ => None,
+        };
+        let Some(on) = compiled else {
+            return Err(ModelError::Device(format!(
+                "{}: the package was compiled for {}, not for {}; run it there (--device), or \
+                 export one for this device",
+                path.display(),
+                package.device,
+                match asked {
+                    Some(Device::Cuda(i)) => format!("cuda:{i}"),
+                    Some(Device::Cpu) => "cpu".to_string(),
+                    _ => "the device asked for".to_string(),
+                }
+            )));
+        };
+        let own = metadata.precision.as_deref().unwrap_or("fp32");
+        let own: Precision = own.parse()?;
+        if precision != Precision::Auto && precision != own {
+            return Err(ModelError::Unsupported {
+                path,
+                precision,
+                reason: format!("the package was compiled for {own}"),
+            });
+        }
+        let model = Model::new(Backend::Aoti(package), metadata, on, own, path);
+        model.probe()?;
+        model.reset_stats();
+        Ok(model)
+    }
+
+    fn new(
+        backend: Backend,
+        metadata: Metadata,
+        device: Device,
+        precision: Precision,
+        path: PathBuf,
+    ) -> Model {
+        Model {
+            backend,
+            graphs: None,
+            metadata,
+            device,
+            precision,
+            path,
+            staging: Mutex::new(Vec::new()),
+            answers: Mutex::new(Vec::new()),
+            batches: AtomicU64::new(0),
+            positions: AtomicU64::new(0),
+            busy_nanos: AtomicU64::new(0),
+            running: Mutex::new(Running {
+                count: 0,
+                since: Instant::now(),
+                covered: Duration::ZERO,
+            }),
+        }
+    }
+
+    /// In reduced precision (and for every package, and with CUDA graphs), runs the network once
+    /// on the start of its first board: a network that cannot run fails now
+    /// ([`ModelError::Unsupported`]), not in the middle of a job.
+    fn probe(&self) -> Result<(), ModelError> {
+        let Some(board) = self.metadata.boards.first().and_then(|&b| Board::from_rings(b)) else {
+            return Ok(());
+        };
+        let package = matches!(self.backend, Backend::Aoti(_));
+        if self.precision == Precision::Fp32 && !package && self.graphs.is_none() {
+            return Ok(());
+        }
+        let shape = Shape::of(board);
+        let start = zertz_env::Position::new(
+            zertz_env::Variant::new(board, zertz_env::MarbleSet::Standard),
+            zertz_env::Player::P0,
+        );
+        let (mut planes, mut globals) = (vec![0.0; shape.planes_len()], vec![0.0; GLOBALS]);
+        start.encode(&mut planes, &mut globals);
+        let (mut logits, mut values) = (vec![0.0; ActionSpace::new(board).len()], vec![0.0]);
+        let unsupported = |reason: String| ModelError::Unsupported {
+            path: self.path.clone(),
+            precision: self.precision,
+            reason,
+        };
+        let all = Answers::All;
+        match self.run_timed(board, &planes, &globals, None, all, &mut logits, &mut values, false) {
+            Ok(_) => Ok(()),
+            // A package's own errors say what is wrong (a processor without its instructions),
+            // and so do those of a capture.
+            Err(e) if package || self.graphs.is_some() => Err(e),
+            Err(ModelError::Forward { reason, .. }) => Err(unsupported(reason)),
+            Err(ModelError::NonFinite { what, .. }) => Err(unsupported(format!("it gives {what}"))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Counters back to zero.
+    fn reset_stats(&self) {
+        self.batches.store(0, Ordering::Relaxed);
+        self.positions.store(0, Ordering::Relaxed);
+        self.busy_nanos.store(0, Ordering::Relaxed);
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).covered = Duration::ZERO;
+    }
+
+    /// The model's metadata.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The precision it computes in (never [`Precision::Auto`]).
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The file it came from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the model was trained for `board`; the error names both sides.
+    pub fn check_board(&self, board: Board) -> Result<(), ModelError> {
+        if self.metadata.boards.contains(&board.rings()) {
+            Ok(())
+        } else {
+            Err(ModelError::WrongBoard {
+                path: self.path.clone(),
+                accepts: self.metadata.boards.clone(),
+                board: board.rings(),
+            })
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> ModelStats {
+        ModelStats {
+            batches: self.batches.load(Ordering::Relaxed),
+            positions: self.positions.load(Ordering::Relaxed),
+            busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
+            covered: self.running.lock().unwrap_or_else(|e| e.into_inner()).covered,
+        }
+    }
+
+    /// Runs the network on `b` encoded positions of `board`: `planes` `[b, C, H, W]` and
+    /// `globals` `[b, G]` in, `logits` `[b, A]` and `values` `[b]` out. Without the legal masks,
+    /// a value that is not finite, or a logit that is NaN or `+inf`, is an error
+    /// ([`ModelError::NonFinite`]); [`Model::forward_masked`] checks the legal logits exactly.
+    pub fn forward(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        logits: &mut [f32],
+        values: &mut [f32],
+    ) -> Result<(), ModelError> {
+        self.run_timed(board, planes, globals, None, Answers::All, logits, values, false)
+            .map(|_| ())
+    }
+
+    /// [`Model::forward`] with the legal masks `[b, A]` of the positions: every value and the
+    /// logit of every legal action must be finite (illegal ones may be anything, `-inf` included),
+    /// else the answer is a [`ModelError::NonFinite`] naming the model.
+    pub fn forward_masked(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        masks: &[bool],
+        logits: &mut [f32],
+        values: &mut [f32],
+    ) -> Result<(), ModelError> {
+        self.run_timed(board, planes, globals, Some(masks), Answers::All, logits, values, false)
+            .map(|_| ())
+    }
+
+    /// [`Model::forward_masked`] (without masks when `masks` is empty) that also says where the
+    /// time went, writing the logits `answers` says (only the legal ones need masks). With
+    /// `sync`, the device is synchronised between the parts so that each is timed whole (for
+    /// benchmarks: `zertz bench inference`); without it a GPU's copy in and forward pass run
+    /// asynchronously and their time shows up in the copy out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_timed(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        masks: &[bool],
+        answers: Answers,
+        logits: &mut [f32],
+        values: &mut [f32],
+        sync: bool,
+    ) -> Result<Phases, ModelError> {
+        let masks = (!masks.is_empty()).then_some(masks);
+        self.run_timed(board, planes, globals, masks, answers, logits, values, sync)
+    }
+
+    /// Runs forward passes on this model's CUDA device through CUDA graphs (see
+    /// [`graphs`](crate::graphs)): `--cuda-graphs`. One pass is captured now, so that a network
+    /// that cannot be captured is refused here.
+    pub fn enable_cuda_graphs(&mut self) -> Result<(), ModelError> {
+        let Device::Cuda(i) = self.device else {
+            return Err(ModelError::Device(format!(
+                "CUDA graphs need a CUDA device, and {} runs on the CPU",
+                self.path.display()
+            )));
+        };
+        if matches!(self.backend, Backend::Aoti(_)) {
+            // A package's runners record an event per run, which a capture cannot hold and a
+            // later run then fails to query.
+            return Err(ModelError::Unsupported {
+                path: self.path.clone(),
+                precision: self.precision,
+                reason: "CUDA graphs are for TorchScript files, not AOTInductor packages".into(),
+            });
+        }
+        self.graphs = Some(graphs::Graphs::new(i));
+        if let Err(e) = self.probe() {
+            self.graphs = None;
+            return Err(e);
+        }
+        self.reset_stats();
+        Ok(())
+    }
+
+    /// Whether passes run through CUDA graphs.
+    pub fn cuda_graphs(&self) -> bool {
+        self.graphs.is_some()
+    }
+
+    /// This model behind `threads` inference threads that merge the concurrent requests of all
+    /// search threads into batches of at most `max_batch` positions, waiting at most `max_wait`
+    /// for more. More than one thread lets a batch be merged and copied while the device runs the
+    /// last one.
+    pub fn batching(
+        self: Arc<Self>,
+        max_batch: usize,
+        max_wait: Duration,
+        threads: usize,
+    ) -> BatchingEvaluator {
+        BatchingEvaluator::with_threads(self, max_batch, max_wait, threads)
+    }
+}
+
+impl Evaluator for Model {
+    /// Runs [`Model::forward_timed`] with the batch's legal masks (when it carries them), for
+    /// the legal actions' logits only ([`Answers::Legal`]: search reads nothing else): NaN or
+    /// infinite answers are an error naming the model.
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        self.forward_timed(
+            batch.board,
+            batch.planes,
+            batch.globals,
+            batch.masks,
+            Answers::Legal,
+            out.logits,
+            out.values,
+            false,
+        )
+        .map(|_| ())
+        .map_err(|e| EvalError(e.to_string()))
+    }
+}
