@@ -1,0 +1,402 @@
+//! [`PlayerSpec`], the players named in text, its grammar ([`FromStr`], [`fmt::Display`]),
+//! [`Models`] for neural players, and [`parse_player`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zertz_search::alphabeta::MAX_DEPTH;
+use zertz_search::config::MAX_GUMBEL_ACTIONS;
+use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
+use zertz_search::{Precision, Preset, SearchConfig};
+
+use super::timed::TimedPlayer;
+use super::{
+    AlphaBetaPlayer, GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Player, RandomPlayer, SpecError,
+    check_move_time,
+};
+use crate::analysis::Analyzer;
+use crate::command::{self, CommandPlayer, ProgramLimits};
+
+/// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
+/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (search guided by an exported network, in its own
+/// precision `fp32`, `bf16`, `fp16` or `auto` when one is named, else in the job's; with a Gumbel
+/// root that considers K actions when `gumbel=K` is given, else PUCT's; the evaluator of each
+/// model comes from the caller through [`Models`], since this crate does not load networks), or
+/// `cmd:PROGRAM ARGS` (another program that speaks the engine protocol, [`CommandPlayer`]; the
+/// words are split on whitespace, and a word in double quotes may hold spaces: `cmd:"my
+/// engine" --player nn:"runs/a b/model.pt"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlayerSpec {
+    /// [`RandomPlayer`].
+    Random,
+    /// [`GreedyPlayer`].
+    Greedy,
+    /// [`MctsPlayer::rollout`] with this many simulations.
+    Mcts(u32),
+    /// [`MctsPlayer::uniform`] with this many simulations.
+    Uniform(u32),
+    /// [`MctsPlayer::neural`]: a model file and simulations per decision.
+    Neural {
+        /// The model file, as written in the spec.
+        model: String,
+        /// Simulations per decision.
+        simulations: u32,
+        /// The precision the spec names (None: the job's).
+        precision: Option<Precision>,
+        /// Actions a Gumbel root considers (`:gumbel=K`, [`SearchConfig::gumbel_actions`]);
+        /// None: a PUCT root.
+        gumbel: Option<u32>,
+    },
+    /// [`CommandPlayer`]: a program and its arguments (at least the program).
+    Command(Vec<String>),
+    /// [`AlphaBetaPlayer`] to a fixed depth in whole turns (`alphabeta:DEPTH`), or deepening
+    /// for its time per move (`alphabeta`: [`DEFAULT_ALPHABETA_TIME`] unless a match or
+    /// `:time=` sets one).
+    AlphaBeta(Option<u32>),
+    /// A searching player (alpha-beta, MCTS or a network's) with its own time per move:
+    /// `SPEC:time=SECONDS`. A match's time per move does not replace it, so two players may have
+    /// different times (a handicap).
+    Timed {
+        /// The player.
+        spec: Box<PlayerSpec>,
+        /// Its time per move ([`check_move_time`]).
+        time: Duration,
+    },
+}
+
+/// The time per move of `alphabeta` when neither its spec nor the match gives one.
+pub const DEFAULT_ALPHABETA_TIME: Duration = Duration::from_secs(1);
+
+/// Simulations of `mcts` and `uniform` without a count.
+pub const DEFAULT_SIMULATIONS: u32 = 1000;
+/// Simulations of `nn:MODEL` without a count.
+pub const DEFAULT_NEURAL_SIMULATIONS: u32 = 400;
+
+/// A neural player's network: the model file as written in its spec and the precision the spec
+/// names, if any ([`PlayerSpec::network`]).
+pub type ModelKey = (String, Option<Precision>);
+
+/// The evaluators of neural players, by model file and precision as written in their specs (see
+/// [`PlayerSpec::network`]). One evaluator serves every game of a match, so that a batching
+/// evaluator can merge the searches of all games.
+#[derive(Clone, Default)]
+pub struct Models(pub BTreeMap<ModelKey, Arc<dyn Evaluator>>);
+
+impl fmt::Debug for Models {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+impl Models {
+    /// No models: only non-neural players can be built.
+    pub fn new() -> Models {
+        Models::default()
+    }
+
+    /// Adds the evaluator of `model` for the specs that name no precision.
+    pub fn insert(&mut self, model: impl Into<String>, evaluator: Arc<dyn Evaluator>) {
+        self.0.insert((model.into(), None), evaluator);
+    }
+
+    /// Adds the evaluator of a network ([`PlayerSpec::network`]).
+    pub fn insert_key(&mut self, key: ModelKey, evaluator: Arc<dyn Evaluator>) {
+        self.0.insert(key, evaluator);
+    }
+
+    /// Whether the network of `key` is loaded.
+    pub fn contains(&self, model: &str, precision: Option<Precision>) -> bool {
+        self.0.contains_key(&(model.to_string(), precision))
+    }
+}
+
+impl PlayerSpec {
+    /// The model file of a neural player.
+    pub fn model(&self) -> Option<&str> {
+        self.network().map(|(model, _)| model)
+    }
+
+    /// The network of a neural player: its model file and the precision it names, if any.
+    pub fn network(&self) -> Option<(&str, Option<Precision>)> {
+        match self {
+            PlayerSpec::Neural { model, precision, .. } => Some((model, *precision)),
+            PlayerSpec::Timed { spec, .. } => spec.network(),
+            _ => None,
+        }
+    }
+
+    /// The player without its own time per move (`SPEC` of `SPEC:time=SECONDS`).
+    pub fn untimed(&self) -> &PlayerSpec {
+        match self {
+            PlayerSpec::Timed { spec, .. } => spec,
+            other => other,
+        }
+    }
+
+    /// The time per move the spec gives its player (`:time=`), if any.
+    pub fn own_time(&self) -> Option<Duration> {
+        match self {
+            PlayerSpec::Timed { time, .. } => Some(*time),
+            _ => None,
+        }
+    }
+
+    /// Whether the player searches here, so that a time per move applies to it (alpha-beta,
+    /// MCTS and networks' players; not `random`, `greedy` or a `cmd:` program).
+    pub fn searches(&self) -> bool {
+        match self {
+            PlayerSpec::Mcts(_)
+            | PlayerSpec::Uniform(_)
+            | PlayerSpec::Neural { .. }
+            | PlayerSpec::AlphaBeta(_)
+            | PlayerSpec::Timed { .. } => true,
+            PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::Command(_) => false,
+        }
+    }
+
+    /// The program and arguments of a `cmd:` player.
+    pub fn command(&self) -> Option<&[String]> {
+        match self {
+            PlayerSpec::Command(words) => Some(words),
+            _ => None,
+        }
+    }
+
+    /// The evaluator of a neural player, from `models`; an error names a missing one.
+    fn network_evaluator(&self, models: &Models) -> Result<Option<Arc<dyn Evaluator>>, SpecError> {
+        let Some((model, precision)) = self.network() else { return Ok(None) };
+        match models.0.get(&(model.to_string(), precision)) {
+            Some(eval) => Ok(Some(eval.clone())),
+            None => {
+                Err(SpecError::NotLoaded { player: self.to_string(), model: model.to_string() })
+            }
+        }
+    }
+
+    /// A fresh player; `seed` drives its random choices (and playouts). A neural player takes its
+    /// evaluator from `models`; an error names a missing one. A `cmd:` player starts its program
+    /// (one process per player built; see [`CommandPlayer::start`]).
+    pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Player>, SpecError> {
+        self.build_with(seed, models, &ProgramLimits::default())
+    }
+
+    /// [`PlayerSpec::build`] whose `cmd:` player holds its program to `limits`.
+    pub fn build_with(
+        &self,
+        seed: u64,
+        models: &Models,
+        limits: &ProgramLimits,
+    ) -> Result<Box<dyn Player>, SpecError> {
+        Ok(match self {
+            PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
+            PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
+            PlayerSpec::Mcts(n) => Box::new(MctsPlayer::rollout(*n, seed)),
+            PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
+            PlayerSpec::Neural { simulations, gumbel, .. } => {
+                let eval = self.network_evaluator(models)?.expect("a neural player's network");
+                // A Gumbel root when the spec asks for one (0: PUCT's, the preset's own).
+                let config = SearchConfig {
+                    gumbel_actions: gumbel.unwrap_or(0),
+                    ..Preset::Network.config()
+                };
+                Box::new(
+                    MctsPlayer::neural(self.to_string(), eval, *simulations, seed)
+                        .with_config(config),
+                )
+            }
+            PlayerSpec::Command(words) => {
+                Box::new(CommandPlayer::start_with(words, limits.clone())?)
+            }
+            PlayerSpec::AlphaBeta(depth) => Box::new(AlphaBetaPlayer::new(*depth)),
+            PlayerSpec::Timed { spec, time } => {
+                let mut inner = spec.build_with(seed, models, limits)?;
+                inner.set_move_time(Some(*time));
+                Box::new(TimedPlayer { name: self.to_string(), inner })
+            }
+        })
+    }
+
+    /// [`PlayerSpec::build_with`] for a game at `move_time` per move (`None`: each player's own
+    /// measure): a searching player without its own `:time=` searches for that time.
+    pub fn build_for_time(
+        &self,
+        seed: u64,
+        models: &Models,
+        limits: &ProgramLimits,
+        move_time: Option<Duration>,
+    ) -> Result<Box<dyn Player>, SpecError> {
+        let mut player = self.build_with(seed, models, limits)?;
+        if move_time.is_some() && self.own_time().is_none() {
+            player.set_move_time(move_time);
+        }
+        Ok(player)
+    }
+
+    /// The evaluator and search settings with which this player's positions are analysed
+    /// ([`crate::analysis::analyze`]): a network's player (`nn:`) its network from `models` with
+    /// [`Preset::Network`]; `uniform:` the [`UniformEvaluator`] with [`Preset::Rollout`]; every
+    /// other player (`mcts:`, and `random`, `greedy` and `cmd:`, which do not search here)
+    /// random playouts seeded by `seed` ([`RolloutEvaluator`], one per leaf) with
+    /// [`Preset::Rollout`], as `mcts:` searches. A Gumbel root (`gumbel=K`) is not analysed as
+    /// such: an analysis reports every legal action's visits, which a PUCT root spreads by the
+    /// priors and a Gumbel root gives to its K candidates only, so the analysis searches with the
+    /// player's PUCT root. An error names a network missing from `models`.
+    pub fn analyzer(&self, seed: u64, models: &Models) -> Result<Analyzer, SpecError> {
+        let (evaluator, preset): (Arc<dyn Evaluator>, Preset) = match self {
+            PlayerSpec::Neural { .. } => (
+                self.network_evaluator(models)?.expect("a neural player's network"),
+                Preset::Network,
+            ),
+            PlayerSpec::Uniform(_) => (Arc::new(UniformEvaluator), Preset::Rollout),
+            PlayerSpec::Timed { spec, .. } => return spec.analyzer(seed, models),
+            PlayerSpec::Random
+            | PlayerSpec::Greedy
+            | PlayerSpec::Mcts(_)
+            | PlayerSpec::AlphaBeta(_)
+            | PlayerSpec::Command(_) => {
+                (Arc::new(RolloutEvaluator { rollouts: 1, seed }), Preset::Rollout)
+            }
+        };
+        Ok(Analyzer { evaluator, config: preset.config() })
+    }
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlayerSpec::Random => write!(f, "random"),
+            PlayerSpec::Greedy => write!(f, "greedy"),
+            PlayerSpec::Mcts(n) => write!(f, "mcts:{n}"),
+            PlayerSpec::Uniform(n) => write!(f, "uniform:{n}"),
+            PlayerSpec::Neural { model, simulations, precision, gumbel } => {
+                write!(f, "nn:{model}:{simulations}")?;
+                if let Some(p) = precision {
+                    write!(f, ":{p}")?;
+                }
+                match gumbel {
+                    Some(k) => write!(f, ":gumbel={k}"),
+                    None => Ok(()),
+                }
+            }
+            PlayerSpec::Command(words) => write!(f, "cmd:{}", command::join_words(words)),
+            PlayerSpec::AlphaBeta(None) => write!(f, "alphabeta"),
+            PlayerSpec::AlphaBeta(Some(d)) => write!(f, "alphabeta:{d}"),
+            PlayerSpec::Timed { spec, time } => write!(f, "{spec}:time={}", time.as_secs_f64()),
+        }
+    }
+}
+
+impl FromStr for PlayerSpec {
+    type Err = SpecError;
+
+    fn from_str(spec: &str) -> Result<PlayerSpec, SpecError> {
+        let spec = spec.trim();
+        // A searching player's own time per move: SPEC:time=SECONDS (not inside a program's
+        // words).
+        let is_cmd = spec.get(..4).is_some_and(|k| k.eq_ignore_ascii_case("cmd:"));
+        if let Some((inner, tail)) = spec.rsplit_once(':') {
+            let tail = tail.trim();
+            let is_time = tail.get(..5).is_some_and(|k| k.eq_ignore_ascii_case("time="));
+            if is_time && !is_cmd {
+                let bad = |reason: String| SpecError::Time { player: spec.to_string(), reason };
+                let seconds = tail[5..]
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| bad(format!("'{}' is not a number of seconds", &tail[5..])))?;
+                let time = check_move_time(seconds).map_err(bad)?;
+                let inner: PlayerSpec = inner.parse()?;
+                return match inner {
+                    PlayerSpec::Timed { .. } => Err(bad("one time per move at most".into())),
+                    _ if !inner.searches() => {
+                        Err(bad(format!("{inner} does not search, so it takes no time per move")))
+                    }
+                    _ => Ok(PlayerSpec::Timed { spec: Box::new(inner), time }),
+                };
+            }
+        }
+        let (kind, arg) = match spec.split_once(':') {
+            Some((k, a)) => (k, Some(a)),
+            None => (spec, None),
+        };
+        let sims = |arg: Option<&str>, default: u32| -> Result<u32, SpecError> {
+            match arg {
+                None => Ok(default),
+                Some(a) => match a.trim().parse::<u32>() {
+                    Ok(n) if (1..=MAX_SIMULATIONS).contains(&n) => Ok(n),
+                    _ => Err(SpecError::Simulations(spec.to_string())),
+                },
+            }
+        };
+        match (kind.to_ascii_lowercase().as_str(), arg) {
+            ("cmd", Some(rest)) => {
+                let bad = |reason: &str| SpecError::BadCommand {
+                    player: spec.to_string(),
+                    reason: reason.to_string(),
+                };
+                let words = command::split_words(rest).map_err(bad)?;
+                if words.first().is_none_or(|w| w.is_empty()) {
+                    return Err(bad("name a program"));
+                }
+                Ok(PlayerSpec::Command(words))
+            }
+            ("cmd", None) => Err(SpecError::BadCommand {
+                player: spec.to_string(),
+                reason: "name a program".into(),
+            }),
+            ("random", None) => Ok(PlayerSpec::Random),
+            ("greedy", None) => Ok(PlayerSpec::Greedy),
+            ("mcts", a) => Ok(PlayerSpec::Mcts(sims(a, DEFAULT_SIMULATIONS)?)),
+            ("uniform", a) => Ok(PlayerSpec::Uniform(sims(a, DEFAULT_SIMULATIONS)?)),
+            ("alphabeta", None) => Ok(PlayerSpec::AlphaBeta(None)),
+            ("alphabeta", Some(d)) => match d.trim().parse::<u32>() {
+                Ok(d) if (1..=MAX_DEPTH).contains(&d) => Ok(PlayerSpec::AlphaBeta(Some(d))),
+                _ => Err(SpecError::Depth(spec.to_string())),
+            },
+            ("nn", Some(rest)) => {
+                // nn:MODEL[:SIMS][:PRECISION][:gumbel=K] (a model path may itself hold colons).
+                let (rest, gumbel) = match rest.rsplit_once(':') {
+                    Some((m, g))
+                        if g.get(..7).is_some_and(|k| k.eq_ignore_ascii_case("gumbel=")) =>
+                    {
+                        match g[7..].trim().parse::<u32>() {
+                            Ok(k) if (2..=MAX_GUMBEL_ACTIONS).contains(&k) => (m, Some(k)),
+                            _ => return Err(SpecError::Gumbel(spec.to_string())),
+                        }
+                    }
+                    _ => (rest, None),
+                };
+                let (rest, precision) = match rest.rsplit_once(':') {
+                    Some((m, p)) => match p.parse::<Precision>() {
+                        Ok(p) => (m, Some(p)),
+                        Err(_) => (rest, None),
+                    },
+                    None => (rest, None),
+                };
+                let (model, n) = match rest.rsplit_once(':') {
+                    Some((m, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                        (m, sims(Some(n), DEFAULT_NEURAL_SIMULATIONS)?)
+                    }
+                    _ => (rest, DEFAULT_NEURAL_SIMULATIONS),
+                };
+                if model.trim().is_empty() {
+                    return Err(SpecError::NoModel(spec.to_string()));
+                }
+                Ok(PlayerSpec::Neural {
+                    model: model.trim().to_string(),
+                    simulations: n,
+                    precision,
+                    gumbel,
+                })
+            }
+            _ => Err(SpecError::Unknown(spec.to_string())),
+        }
+    }
+}
+
+/// A fresh non-neural player from its text spec (seed 0); see [`PlayerSpec`].
+pub fn parse_player(spec: &str) -> Result<Box<dyn Player>, SpecError> {
+    spec.parse::<PlayerSpec>()?.build(0, &Models::new())
+}
