@@ -1,0 +1,86 @@
+//! Dirichlet noise at the root ([`Noise`]) and the Gamma draws it is made of.
+
+use zertz_env::SplitMix64;
+
+use super::tree::{State, Tree, sort_edges};
+use crate::config::{SettingError, check};
+
+/// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
+/// `fraction`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Noise {
+    /// Total concentration, spread over the legal actions (KataGo: 10.83).
+    pub alpha_total: f32,
+    /// Weight of the noise in the root priors (AlphaZero: 0.25).
+    pub fraction: f32,
+    /// Seed of the noise.
+    pub seed: u64,
+}
+
+impl Noise {
+    /// Checks the concentration (positive and finite) and the weight (0 to 1).
+    pub fn validate(&self) -> Result<(), SettingError> {
+        check(
+            self.alpha_total > 0.0 && self.alpha_total.is_finite(),
+            "dirichlet_alpha_total",
+            "must be a positive finite number",
+        )?;
+        check((0.0..=1.0).contains(&self.fraction), "dirichlet_fraction", "must be between 0 and 1")
+    }
+}
+
+impl Tree {
+    /// Mixes Dirichlet noise into the root priors (now, or once the root is expanded).
+    pub fn add_noise(&mut self, noise: Noise) {
+        if self.nodes[self.root as usize].state == State::Expanded {
+            self.apply_noise(noise);
+        } else {
+            self.pending_noise = Some(noise);
+        }
+    }
+
+    pub(super) fn apply_noise(&mut self, noise: Noise) {
+        let root = &self.nodes[self.root as usize];
+        let (start, len, visited) =
+            (root.edges_start as usize, root.edges_len as usize, root.visited as usize);
+        if len < 2 || noise.fraction <= 0.0 {
+            return;
+        }
+        let mut rng = SplitMix64(noise.seed);
+        let alpha = noise.alpha_total / len as f32;
+        // In f64: the draws of a huge concentration would overflow an f32 sum.
+        let draws: Vec<f64> = (0..len).map(|_| gamma(&mut rng, alpha)).collect();
+        let sum: f64 = draws.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        let f = noise.fraction as f64;
+        for (e, d) in self.edges[start..start + len].iter_mut().zip(&draws) {
+            e.set_prior(((1.0 - f) * e.prior() as f64 + f * d / sum) as f32);
+        }
+        // Keep the visited prefix, re-sort the rest by prior.
+        sort_edges(&mut self.edges[start + visited..start + len]);
+    }
+}
+
+/// A Gamma(alpha, 1) draw (Marsaglia and Tsang; boosted for alpha < 1). `alpha` must be positive
+/// and finite ([`Noise::validate`]).
+fn gamma(rng: &mut SplitMix64, alpha: f32) -> f64 {
+    let uniform =
+        |rng: &mut SplitMix64| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let (a, boost) = if alpha < 1.0 {
+        (alpha as f64 + 1.0, uniform(rng).powf(1.0 / alpha as f64))
+    } else {
+        (alpha as f64, 1.0)
+    };
+    let d = a - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        // A standard normal by Box-Muller.
+        let z = (-2.0 * uniform(rng).ln()).sqrt() * (std::f64::consts::TAU * uniform(rng)).cos();
+        let v = (1.0 + c * z).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        if uniform(rng).ln() < 0.5 * z * z + d - d * v + d * v.ln() {
+            return d * v * boost;
+        }
+    }
+}
