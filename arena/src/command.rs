@@ -1,6 +1,9 @@
 //! Players behind another program that speaks the engine protocol ([`crate::protocol`]):
 //! `cmd:PROGRAM ARGS`, so that two versions of this engine, or other engines, meet in a match.
 //!
+//! Why one file of this size: one client of the engine protocol, whose process handling, limits and
+//! replies are only right together.
+//!
 //! A [`CommandPlayer`] starts its program with piped standard input and output (its standard error
 //! goes where the caller's does), checks that it answers `name`, and then follows the game:
 //!

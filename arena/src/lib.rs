@@ -24,6 +24,7 @@ pub mod config;
 pub mod matches;
 pub mod players;
 pub mod protocol;
+pub mod results;
 
 pub use analysis::{Analysis, Analyzer, MoveStats, analyze};
 pub use command::CommandPlayer;

@@ -1,5 +1,8 @@
 //! Board shapes, ring names and neighbourhoods.
 //!
+//! Why one file of this size: the six shapes, their ring names and neighbourhoods are one table
+//! built and read together; a sixth of the lines are its unit tests.
+//!
 //! Every board is drawn with its columns of rings upright (see `shared/rules/boards.md`). Columns are
 //! lettered from the left, rings numbered upward from 1 inside a column. Internally a ring is an index
 //! `0..board.len()` in column-major order (A1, A2, …, B1, …), so a set of rings fits in a `u64`

@@ -1,5 +1,8 @@
 //! The position: rings, marbles, pool, captures, player to move and a capture chain in progress.
 //!
+//! Why one file of this size: the position and the rules that change it (placements, removals,
+//! isolation, captures) keep one set of invariants together.
+//!
 //! [`Position`] always satisfies the rules' invariants (marbles conserved, no fully occupied group left
 //! on the board, a chain in progress can continue). It is `Copy` and 64 bytes, so search copies it
 //! instead of undoing moves. Repetition needs the history of a game and lives in [`crate::Game`].

@@ -1,5 +1,8 @@
 //! boardspace.net game records (SGF `GM[22]`, variants `Zertz`, `Zertz+11`, `Zertz+24`).
 //!
+//! Why one file of this size: the reader of one dialect, whose corner cases
+//! (`shared/games/README.md`) are best read in one place; a seventh of the lines are its tests.
+//!
 //! The dialect (see `shared/games/README.md`): every action is a node `; P0[...]` or `; P1[...]`,
 //! an optional action number first:
 //!

@@ -1,6 +1,9 @@
 //! A classic alpha-beta searcher over whole turns: the yardstick of the programs people know
 //! (boardspace.net's robots, the desktop programs), and a second opinion beside MCTS.
 //!
+//! Why one file of this size: one searcher, whose ordering, table, quiescence and evaluation share
+//! the search's state and are tuned together.
+//!
 //! - Iterative deepening of a negamax principal variation search, one ply per whole turn (a
 //!   capture chain is one move), with aspiration-free null windows after the first move.
 //! - A transposition table on the position's Zobrist hash (and its passes), kept between the

@@ -1,6 +1,9 @@
 //! Training data from game records (`zertz dataset`): the shards that self-play writes, made
 //! from people's and robots' games instead.
 //!
+//! Why one file of this size: one job whose steps (read, filter, replay, split, write,
+//! manifest) each run once and in order; cut apart, each would be read only with the others.
+//!
 //! Every record of the sources (folders, files, archives: [`zertz_archive`]) is replayed; a game
 //! that passes the filters ([`DatasetConfig`]) gives one sample per action it played (a capture
 //! chain one per hop, as in self-play): the observation, the action played as the policy target,

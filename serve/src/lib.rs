@@ -29,6 +29,7 @@ pub mod server;
 pub mod session;
 pub mod settings;
 pub mod token;
+pub mod view;
 
 use std::future::Future;
 use std::net::SocketAddr;
