@@ -40,7 +40,7 @@ impl Default for MatchFileConfig {
     fn default() -> MatchFileConfig {
         MatchFileConfig {
             players: vec!["greedy".into(), "random".into()],
-            games: 100,
+            games: crate::matches::DEFAULT_GAMES,
             board: Board::R37,
             blitz: false,
             seed: 0,

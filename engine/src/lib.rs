@@ -217,7 +217,7 @@ impl MatchJob {
         MatchJob {
             a: a.into(),
             b: b.into(),
-            games: 100,
+            games: zertz_arena::matches::DEFAULT_GAMES,
             variant: Variant::default(),
             seed: 0,
             threads: 0,

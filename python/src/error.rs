@@ -122,6 +122,10 @@ pub enum Error {
     /// Self-play failed.
     #[error(transparent)]
     SelfPlay(#[from] SelfPlayError),
+    /// An exported network failed while it worked (NaN answers, a device error): the work
+    /// failed, not its settings, in self-play as in a match (where it is a [`MatchError`]).
+    #[error(transparent)]
+    Network(EvalError),
     /// A network that cannot be loaded or run.
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -208,8 +212,10 @@ impl From<Error> for PyErr {
             },
             Error::SelfPlay(SelfPlayError::Stopped { .. })
             | Error::Match(MatchError::Stopped { .. }) => PyKeyboardInterrupt::new_err(message),
-            // A network that fails while a match is played: the work failed, not its settings.
-            Error::Match(MatchError::Player { .. } | MatchError::Refused(_)) => {
+            // A network that fails while a match or self-play is played: the work failed, not
+            // its settings. (A Python evaluator's wrong answer is a ValueError: a bad value.)
+            Error::Network(_)
+            | Error::Match(MatchError::Player { .. } | MatchError::Refused(_)) => {
                 PyRuntimeError::new_err(message)
             }
             Error::Env(zertz_vecenv::Error::Threads(_))

@@ -63,6 +63,31 @@ fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
     Ok(None)
 }
 
+/// Checks a device name of the engine's grammar (`auto`, `cpu`, `cuda` (every GPU), `cuda:N` or
+/// `cuda:N,cuda:M`) without asking the machine what it has; ValueError for one that is not a
+/// device. Configs check their `device` with it, so that the engine owns the grammar.
+#[pyfunction]
+pub fn check_device(name: &str) -> Result<(), Error> {
+    name.parse::<DeviceChoice>()?;
+    Ok(())
+}
+
+/// The devices a device name gives on this machine, in order (`["cpu"]`, `["cuda:0", "cuda:1"]`):
+/// `auto` is every GPU, or the CPU when there is none. ValueError for a name that is not a device
+/// or names a GPU this machine does not have. A job that runs one copy of a network (training)
+/// takes the first.
+#[pyfunction]
+pub fn devices(name: &str) -> Result<Vec<String>, Error> {
+    let all = name.parse::<DeviceChoice>()?.resolve_all()?;
+    Ok(all
+        .into_iter()
+        .map(|d| match d {
+            zertz_model::Device::Cuda(i) => format!("cuda:{i}"),
+            _ => "cpu".to_string(),
+        })
+        .collect())
+}
+
 /// Where and how networks run, from the keywords (None: the engine's defaults, `Inference`).
 fn inference(
     device: Option<&str>,
@@ -281,14 +306,41 @@ pub fn selfplay<'py>(
     let (result, signal) = run_detached(py, &progress.stop, || {
         Ok(zertz_engine::selfplay(&cfg, &guide, &out, &progress))
     });
+    let network = matches!(guide, Guide::Network { .. });
     let summary = match result? {
         Ok(summary) => summary,
         Err(EngineError::SelfPlay(SelfPlayError::Stopped { .. })) if signal.is_some() => {
             return Err(Error::Python(signal.expect("checked")));
         }
+        Err(EngineError::SelfPlay(SelfPlayError::Eval(e))) if network => {
+            return Err(Error::Network(e));
+        }
         Err(e) => return Err(raised.or(e)),
     };
     Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
+}
+
+/// The defaults of `zertz.match`, which are those of `zertz match`, read from the engine's match
+/// job: `{"games", "board", "blitz", "seed", "threads", "opening_actions", "max_actions",
+/// "answer_time" (seconds), "move_time" (None: none), "shared_inference", "inference_threads",
+/// "cuda_graphs"}`. The keywords of `zertz.match` and its stub are checked against it by a test.
+#[pyfunction]
+pub fn match_defaults(py: Python<'_>) -> Result<Bound<'_, PyDict>, Error> {
+    let job = MatchJob::new("", "");
+    let d = PyDict::new(py);
+    d.set_item("games", job.games)?;
+    d.set_item("board", job.variant.board.rings())?;
+    d.set_item("blitz", job.variant.marbles == MarbleSet::Blitz)?;
+    d.set_item("seed", job.seed)?;
+    d.set_item("threads", job.threads)?;
+    d.set_item("opening_actions", job.opening_actions)?;
+    d.set_item("max_actions", job.max_actions)?;
+    d.set_item("answer_time", job.answer_time.as_secs_f64())?;
+    d.set_item("move_time", job.move_time.map(|t| t.as_secs_f64()))?;
+    d.set_item("shared_inference", job.inference.shared)?;
+    d.set_item("inference_threads", job.inference.threads)?;
+    d.set_item("cuda_graphs", job.inference.cuda_graphs)?;
+    Ok(d)
 }
 
 /// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
@@ -304,8 +356,8 @@ pub fn selfplay<'py>(
 /// `cmd:` program must answer each command within `answer_time` seconds (None: 30). Ctrl-C
 /// stops it (`KeyboardInterrupt`; programs are ended at once, the games finished are in `out`).
 #[pyfunction(name = "match")]
-#[pyo3(signature = (a, b, *, games=100, board=BoardArg(zertz_env::Board::R37), blitz=false,
-                    seed=0, threads=0, out=None, opening_actions=0,
+#[pyo3(signature = (a, b, *, games=zertz_arena::matches::DEFAULT_GAMES,
+                    board=BoardArg(zertz_env::Board::R37), blitz=false, seed=0, threads=0, out=None, opening_actions=0,
                     max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device=None,
                     precision=None, shared_inference=false, inference_threads=None,
                     cuda_graphs=false, answer_time=None, move_time=None),

@@ -34,7 +34,10 @@ mod _zertz {
     #[pymodule_export]
     use crate::game::PyGame;
     #[pymodule_export]
-    use crate::jobs::{dataset, load_records, parse_player, play_match, selfplay, selfplay_config};
+    use crate::jobs::{
+        check_device, dataset, devices, load_records, match_defaults, parse_player, play_match,
+        selfplay, selfplay_config,
+    };
     #[pymodule_export]
     use crate::search::PyMcts;
     #[pymodule_export]

@@ -139,7 +139,9 @@ def test_engine_errors_are_the_right_exceptions(model: Path, tmp_path: Path) -> 
         assert not (tmp_path / bad).exists()
 
 
-def test_a_nan_network_fails_a_match_with_a_runtime_error(model: Path, tmp_path: Path) -> None:
+def test_a_nan_network_fails_a_match_and_selfplay_with_a_runtime_error(
+    model: Path, tmp_path: Path
+) -> None:
     nan = torch.jit.load(str(model))  # type: ignore[no-untyped-call]
     with torch.no_grad():
         for p in nan.parameters():
@@ -148,7 +150,8 @@ def test_a_nan_network_fails_a_match_with_a_runtime_error(model: Path, tmp_path:
     torch.jit.save(nan, str(path))
     with pytest.raises(RuntimeError, match=r"nan\.pt.*NaN/non-finite"):
         zertz.match(f"nn:{path}:8", "random", games=2, threads=1, device="cpu")
-    with pytest.raises(ValueError, match=r"nan\.pt.*NaN/non-finite"):
+    # Self-play classifies it as a match does: the work failed, not its settings.
+    with pytest.raises(RuntimeError, match=r"nan\.pt.*NaN/non-finite"):
         zertz.selfplay(tmp_path / "sp", model=path, config=SMALL_SELFPLAY, games=1, device="cpu")
 
 

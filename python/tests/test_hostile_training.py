@@ -152,6 +152,10 @@ def test_float_keys_refuse_nan_and_infinity(key: str, value: str) -> None:
         ("[selfplay]\ngames = 4294967296\nchunks = 1\n", "selfplay.games"),
         ("[evaluate]\nopening_actions = 4294967296\n", "evaluate.opening_actions"),
         ("[evaluate]\nsimulations = 4294967296\n", "evaluate.simulations"),
+        # Over the player grammar's cap (2**20), which the engine checks when the config is read,
+        # not at the first evaluation, after a whole iteration.
+        ("[evaluate]\nsimulations = 2000000\n", "evaluate.simulations"),
+        ("[evaluate]\nfinal_simulations = 1048577\n", "evaluate.final_simulations"),
     ],
 )
 def test_out_of_range_values(text: str, key: str) -> None:
@@ -205,9 +209,12 @@ def test_a_failure_after_the_checks_leaves_no_config(
     del run
 
 
-def test_a_missing_cuda_device_is_refused_before_the_config(tmp_path: Path) -> None:
-    cfg = parse_config(tiny_text(run__device='"cuda:99"'))
-    with pytest.raises(ValueError, match=r"run\.device = 'cuda:99': this machine has \d+ CUDA"):
+@pytest.mark.parametrize("name", ["cuda:63", "cuda:0,cuda:63"])
+def test_a_missing_cuda_device_is_refused_before_the_config(tmp_path: Path, name: str) -> None:
+    # The engine's grammar, lists of GPUs included, is the config's: it parses here, and the
+    # machine is asked only when the run starts.
+    cfg = parse_config(tiny_text(run__device=f'"{name}"'))
+    with pytest.raises(ValueError, match=r"cuda:\d+ is not available \(\d+ CUDA devices found\)"):
         zertz.training.Run(cfg, tmp_path)
     assert not (tmp_path / "config.toml").exists()
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,3 +57,31 @@ def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     (summary,) = printed
     assert isinstance(summary, dict)
     assert summary["games"] == summary["wins"] + summary["draws"] + summary["losses"] == 10
+
+
+def stub_defaults(name: str) -> dict[str, Any]:
+    """The keyword defaults of function ``name`` in the stub ``_zertz.pyi``."""
+    tree = ast.parse((Path(native.__file__).parent / "_zertz.pyi").read_text())
+    (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    args = fn.args
+    named = list(zip(args.args[len(args.args) - len(args.defaults) :], args.defaults, strict=True))
+    named += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+    return {a.arg: ast.literal_eval(d) for a, d in named}
+
+
+def test_the_match_defaults_are_the_engines_in_the_signature_and_the_stub() -> None:
+    # The engine's match job owns the defaults; the native signature (text_signature, written by
+    # hand in python/src/jobs.rs) and the stub follow it: a default changed in Rust fails here
+    # until both do.
+    rust = native.match_defaults()
+    signature = {
+        k: p.default
+        for k, p in inspect.signature(zertz.match).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    stub = stub_defaults("match")
+    assert signature == stub
+    # None in the signature is "the engine's default" (answer_time, device, ...): nothing to follow.
+    written = {k: v for k, v in signature.items() if v is not None}
+    assert written == {k: rust[k] for k in written}
+    assert set(rust) <= set(signature)

@@ -335,7 +335,8 @@ def selfplay(
     of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
     defaults); ``games``, ``threads`` and ``seed`` override it. A folder that already holds
     self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
-    raises OSError, one that is not a zertz model or not for the board ValueError. Ctrl-C stops
+    raises OSError, one that is not a zertz model or not for the board ValueError, one that fails
+    while it plays (NaN answers, a device error) RuntimeError. Ctrl-C stops
     the workers after their round of evaluations: the games finished by then are written whole,
     then ``KeyboardInterrupt`` is raised."""
 
@@ -353,6 +354,20 @@ def parse_player(spec: str) -> dict[str, Any]:
     "simulations": the count or None, "precision": the precision it names or None, "gumbel": the
     actions its Gumbel root considers or None, "depth": an alpha-beta depth or None, "time": its
     own time per move in seconds or None}``. Raises ValueError otherwise."""
+
+def check_device(name: str) -> None:
+    """Checks a device name of the engine's grammar (``auto``, ``cpu``, ``cuda`` (every GPU),
+    ``cuda:N`` or ``cuda:N,cuda:M``) without asking the machine what it has. Raises ValueError
+    for one that is not a device."""
+
+def devices(name: str) -> list[str]:
+    """The devices a device name gives on this machine, in order (``["cpu"]``, ``["cuda:0",
+    "cuda:1"]``): ``auto`` is every GPU, or the CPU when there is none. Raises ValueError for a
+    name that is not a device or names a GPU this machine does not have.
+
+    >>> devices("cpu")
+    ['cpu']
+    """
 
 def dataset(
     sources: Sequence[str | PathLike[str]],
@@ -389,6 +404,16 @@ def selfplay_config(
     """The self-play settings ``config`` (a TOML file, a dict of the same keys, or None: the
     defaults) as the engine reads them: every key, checked. Raises ValueError naming a key that
     is unknown or out of range."""
+
+def match_defaults() -> dict[str, Any]:
+    """The defaults of ``match`` (those of ``zertz match``), read from the engine's match job:
+    ``{"games", "board", "blitz", "seed", "threads", "opening_actions", "max_actions",
+    "answer_time"`` (seconds), ``"move_time"`` (None: none), ``"shared_inference",
+    "inference_threads", "cuda_graphs"}``.
+
+    >>> match_defaults()["games"]
+    100
+    """
 
 def match(
     a: str,

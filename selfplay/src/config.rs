@@ -50,8 +50,9 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
 /// The fewest simulations of a self-play search: the first evaluates the root, the second visits
 /// a move.
 pub const MIN_SIMULATIONS: u32 = 2;
-/// The most worker threads of self-play and matches (0 asks for one per core).
-pub const MAX_THREADS: usize = 1024;
+/// The most worker threads of self-play and matches (0 asks for one per core): the one cap of
+/// every job's worker threads, the [`zertz_vecenv::MAX_THREADS`] of the vectorized environment.
+pub use zertz_vecenv::MAX_THREADS;
 /// The most games one self-play worker searches together.
 pub const MAX_GAMES_PER_WORKER: usize = 1 << 16;
 /// The most samples of one shard file.

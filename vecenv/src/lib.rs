@@ -1,5 +1,8 @@
 //! A batch of ZÈRTZ games stepped together: the reinforcement-learning environment.
 //!
+//! Why one file of this size: the crate is one type with its settings and buffers, and a third of
+//! the lines are the documentation users read.
+//!
 //! [`VecEnv`] holds `N` games of one variant. [`VecEnv::step`] plays one single action (index in the
 //! board's [`ActionSpace`]) in every game at once, on a thread pool of its own, and writes into
 //! caller-owned buffers ([`Buffers`]):
@@ -55,7 +58,8 @@ pub enum FirstPlayer {
 
 /// The most games of one [`VecEnv`] (about 6 GB of observations per step on 37 rings).
 pub const MAX_NUM_ENVS: usize = 1 << 20;
-/// The most worker threads of one [`VecEnv`].
+/// The most worker threads of one [`VecEnv`], and of every other job (self-play and matches
+/// take this cap from here).
 pub const MAX_THREADS: usize = 1024;
 
 /// Settings of a [`VecEnv`].

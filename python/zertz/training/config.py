@@ -7,14 +7,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zertz._zertz import BOARDS, parse_player
+from zertz._zertz import BOARDS, BUILTIN_MODEL, check_device, parse_player
 from zertz.nn import NetConfig
 
 #: The largest seed ([run] seed): torch takes it, and the engine's u64 seeds take it plus the
@@ -38,7 +37,9 @@ class RunSection:
     iterations: int = 10
     #: Seed of the network's initial weights, the training and the self-play seeds.
     seed: int = 0
-    #: Device of the training and of the engine's networks: auto, cpu, cuda, cuda:N.
+    #: Device of the training and of the engine's networks: auto, cpu, cuda (every GPU), cuda:N
+    #: or cuda:N,cuda:M (the engine's grammar). The training runs on the first of them, the
+    #: engine's networks on each.
     device: str = "auto"
     #: Threads of torch in the training process (0: torch's default).
     torch_threads: int = 0
@@ -297,10 +298,6 @@ def parse_config(text: str) -> TrainConfig:
         (r.iterations >= 1, "run.iterations must be at least 1"),
         (r.board in BOARDS, f"run.board must be one of {BOARDS}, not {r.board}"),
         (0 <= r.seed <= MAX_SEED, f"run.seed must be in 0..{MAX_SEED} (2**63 - 1), not {r.seed}"),
-        (
-            DEVICE.match(r.device) is not None,
-            f"run.device must be auto, cpu, cuda or cuda:N, not {r.device!r}",
-        ),
         (0 <= r.torch_threads <= 4096, "run.torch_threads must be in 0..4096"),
         (
             not (r.cuda_graphs and r.device == "cpu"),
@@ -335,8 +332,6 @@ def parse_config(text: str) -> TrainConfig:
         (tr.value_weight >= 0, "train.value_weight must be at least 0"),
         (tr.captures_weight >= 0, "train.captures_weight must be at least 0"),
         (ev.every >= 0, "evaluate.every must be at least 0"),
-        (1 <= ev.simulations <= U32, f"evaluate.simulations must be in 1..{U32}"),
-        (1 <= ev.final_simulations <= U32, f"evaluate.final_simulations must be in 1..{U32}"),
         (ev.games >= 1 and ev.final_games >= 1, "evaluate games: at least 1"),
         (0.0 <= ev.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
         (0 <= ev.opening_actions <= U32, f"evaluate.opening_actions must be in 0..{U32}"),
@@ -355,10 +350,18 @@ def parse_config(text: str) -> TrainConfig:
     for ok, message in checks:
         if not ok:
             raise ValueError(message)
+    # What the engine owns, the engine checks: the device grammar, and the simulations of the
+    # evaluation's players (the player grammar's limit).
+    try:
+        check_device(r.device)
+    except ValueError as e:
+        raise ValueError(f"run.device: {e}") from None
+    for key in ("simulations", "final_simulations"):
+        try:
+            parse_player(f"nn:{BUILTIN_MODEL}:{getattr(ev, key)}")
+        except ValueError as e:
+            raise ValueError(f"evaluate.{key}: {e}") from None
     return cfg
-
-
-DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
 
 
 def load_config(path: str | os.PathLike[str]) -> TrainConfig:
