@@ -8,9 +8,12 @@ both must end in the same state.
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import json
 import math
 import os
+import pickle
 import random
 import re
 import shutil
@@ -45,7 +48,16 @@ from zertz.training import (
     parse_config,
     train,
 )
+from zertz.training.distributed import Learner
+from zertz.training.layout import RunLayout, chunk_name, local_chunk_name
 from zertz.training.loop import threads_note
+from zertz.training.records import (
+    ChunkRecord,
+    ChunkSummary,
+    LearnerStatus,
+    PlayedChunk,
+    write_chunk,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "configs" / "train" / "tiny.toml"
@@ -715,3 +727,188 @@ def test_plot_and_final_table(
 def test_final_table_before_any_evaluation(tmp_path: Path) -> None:
     (tmp_path / "metrics.jsonl").write_text(json.dumps({"iteration": 1, "evaluation": {}}) + "\n")
     assert final_table(tmp_path) == "no evaluation yet"
+
+
+def test_the_layout_keeps_the_names_of_every_run_folder(tmp_path: Path) -> None:
+    """Existing runs resume only if the paths of a run folder keep their names."""
+    layout = RunLayout(tmp_path)
+    paths = {
+        layout.config: "config.toml",
+        layout.lock: ".lock",
+        layout.checkpoint: "checkpoint.pt",
+        layout.metrics: "metrics.jsonl",
+        layout.tensorboard: "tb",
+        layout.curves: "curves.png",
+        layout.model(3): "models/iter-0003.pt",
+        layout.average(3): "models/iter-0003-average.pt",
+        layout.best: "models/best.pt",
+        layout.chunks(3): "shards/iter-0003",
+        layout.chunk(3, local_chunk_name(1)): "shards/iter-0003/c1",
+        layout.chunk(3, chunk_name(2, 17)): "shards/iter-0003/c-a002-000017",
+        layout.match_games(3, "previous"): "matches/iter-0003-previous.jsonl",
+    }
+    assert {str(p.relative_to(tmp_path)): name for p, name in paths.items()} == {
+        name: name for name in paths.values()
+    }
+    assert [str(p.relative_to(tmp_path)) for p in layout.folders] == ["shards", "models", "matches"]
+
+
+def fake_summary(tmp: Path, games: int = 1) -> ChunkSummary:
+    """A chunk's files in ``tmp`` (made), and its summary as the engine gives it."""
+    tmp.mkdir()
+    (tmp / "shard-00-00000.npz").write_bytes(b"positions")
+    (tmp / "games-00.jsonl").write_text("{}\n" * games)
+    engine = {
+        "games": games,
+        "samples": 7,
+        "shards": [str(tmp / "shard-00-00000.npz")],
+        "workers": 1,
+        "seconds": 0.5,
+        "network_seconds": None,
+        "network_share": None,
+    }
+    return ChunkSummary.from_json(engine, "the test's engine").by_name()
+
+
+def test_a_chunk_is_written_once_and_the_leftovers_go(tmp_path: Path) -> None:
+    """The chunk writer of the loop and the learner: the leftovers of interrupted attempts of
+    the chunk go (not those of other chunks), the folder appears whole, and a chunk written
+    twice is written once."""
+    folder = RunLayout(tmp_path).chunks(1)
+    folder.mkdir(parents=True)
+    for leftover in (".c1.99999.tmp", ".c1.tmp", ".c10.99999.tmp"):
+        (folder / leftover).mkdir()
+        (folder / leftover / "shard-00-99999.npz").write_bytes(b"cut short")
+    played: list[Path] = []
+
+    def fill(tmp: Path) -> ChunkSummary:
+        played.append(tmp)
+        return fake_summary(tmp)
+
+    record = ChunkRecord(
+        actor=0,
+        seq=1,
+        version=0,
+        warmup=True,
+        pid=os.getpid(),
+        iteration=1,
+        staleness=0,
+        games=1,
+        samples=7,
+    )
+    summary, written = write_chunk(folder, "c1", fill, record)
+    assert written and (summary.games, summary.samples, summary.workers) == (1, 7, 1)
+    assert played == [folder / f".c1.{os.getpid()}.tmp"]
+    assert sorted(p.name for p in folder.iterdir()) == [".c10.99999.tmp", "c1"]
+    chunk = folder / "c1"
+    assert sorted(p.name for p in chunk.iterdir()) == [
+        "chunk.json",
+        "games-00.jsonl",
+        "shard-00-00000.npz",
+        "summary.json",
+    ]
+    # summary.json: the engine's dict, with the shards by name; chunk.json: the record.
+    assert json.loads((chunk / "summary.json").read_text()) == {
+        "games": 1,
+        "samples": 7,
+        "shards": ["shard-00-00000.npz"],
+        "workers": 1,
+        "seconds": 0.5,
+        "network_seconds": None,
+        "network_share": None,
+    }
+    assert ChunkRecord.read(chunk / "chunk.json") == record
+    before = stamps(folder)
+
+    again, written = write_chunk(folder, "c1", fill, record)
+    assert not written and again == summary and len(played) == 1
+    assert stamps(folder) == before
+
+    # Without a record (the one-machine loop), no chunk.json.
+    write_chunk(folder, "c2", fill)
+    assert not (folder / "c2" / "chunk.json").exists()
+    assert ChunkSummary.read(folder / "c2" / "summary.json") == summary
+
+
+def test_records_with_missing_keys_are_refused(tmp_path: Path) -> None:
+    record = ChunkRecord(
+        actor=2,
+        seq=17,
+        version=40,
+        warmup=False,
+        pid=123,
+        iteration=3,
+        staleness=8,
+        games=2,
+        samples=150,
+    )
+    path = tmp_path / "chunk.json"
+    path.write_text(json.dumps(record.to_json()))
+    # The bytes the learner has always written.
+    assert path.read_text() == (
+        '{"actor": 2, "seq": 17, "version": 40, "warmup": false, "pid": 123, "iteration": 3, '
+        '"staleness": 8, "games": 2, "samples": 150}'
+    )
+    assert ChunkRecord.read(path) == record
+    path.write_text(json.dumps({k: v for k, v in record.to_json().items() if k != "staleness"}))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))} .*it has no staleness$"):
+        ChunkRecord.read(path)
+    path.write_text(json.dumps({**record.to_json(), "games": "2"}))
+    with pytest.raises(ValueError, match=r"chunk\.json .*games = '2' is not an integer"):
+        ChunkRecord.read(path)
+
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"games": 1, "samples": 7}))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(summary))} .*it has no seconds$"):
+        ChunkSummary.read(summary)
+    summary.write_text("{cut short")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(summary))} is not JSON"):
+        ChunkSummary.read(summary)
+    # Summaries written before the engine counted its workers read as 0 workers.
+    summary.write_text(json.dumps({"games": 1, "samples": 7, "seconds": 0.5}))
+    assert ChunkSummary.read(summary).workers == 0
+
+    status = LearnerStatus(
+        iteration=1,
+        iterations=3,
+        step=4,
+        rollout=False,
+        model=b"network",
+        done=False,
+        ready=True,
+        last=False,
+        pretrain=False,
+        next_seq={0: 2},
+        logs=["a line"],
+    )
+    assert LearnerStatus.from_dict(status.to_dict(), "the reply") == status
+    # Records cross Ray pickled.
+    assert pickle.loads(pickle.dumps(status)) == status
+    without = {k: v for k, v in status.to_dict().items() if k != "next_seq"}
+    with pytest.raises(ValueError, match=r"^the reply is not a status .*: it has no next_seq$"):
+        LearnerStatus.from_dict(without, "the reply")
+
+
+def test_the_learner_files_a_chunk_once(cfg: TrainConfig, tmp_path: Path) -> None:
+    """A chunk the learner receives twice (an actor's chunk delivered again after a restart) is
+    filed once; a learner that resumes the folder reads its record back."""
+    learner = Learner(cfg.source, str(tmp_path))
+    summary = fake_summary(tmp_path / "played")
+    files = {p.name: p.read_bytes() for p in sorted((tmp_path / "played").iterdir())}
+    played = PlayedChunk(
+        actor=1, seq=3, version=0, warmup=True, summary=summary, started=0.0, pid=os.getpid()
+    )
+    assert learner._file(played, files)
+    assert not learner._file(played, files)
+    folder = RunLayout(tmp_path).chunks(0)
+    assert [p.name for p in folder.iterdir()] == ["c-a001-000003"]
+    record = learner.chunks["c-a001-000003"]
+    assert (record.iteration, record.games, record.samples) == (0, 1, 7)
+    assert learner.status().next_seq == {1: 4}
+    with pytest.raises(ValueError, match="not a plain name"):
+        learner._file(dataclasses.replace(played, seq=4), {"../x": b""})
+    del learner
+    gc.collect()  # its run folder's lock goes with it
+    again = Learner(cfg.source, str(tmp_path))
+    assert again.chunks == {"c-a001-000003": record}
+    assert not again._file(played, files)

@@ -225,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             from zertz.plots import read_metrics
             from zertz.training import final_table, load_config, train
             from zertz.training.folder import read_state
+            from zertz.training.layout import RunLayout
 
             # A kill (SIGTERM) stops the run as Ctrl-C does.
             signal.signal(signal.SIGTERM, _interrupt)
@@ -243,20 +244,21 @@ def main(argv: list[str] | None = None) -> int:
             if done < iterations:
                 print(f"stopped: run the same command again to resume {run}")
                 return 130
-            metrics = run / "metrics.jsonl"
+            layout = RunLayout(run)
+            metrics = layout.metrics
             rows = read_metrics(run) if metrics.exists() else []
             if not any(r["iteration"] == done for r in rows):
                 print(
                     f"{run}: all {iterations} iterations are done, but {metrics} has lost the "
                     f"line of the last one, {done} (with its evaluation): the file was cut short "
                     "or changed after the run wrote it, and running again cannot make it again; "
-                    f"the games of that evaluation are in {run / 'matches'}"
+                    f"the games of that evaluation are in {layout.matches}"
                 )
                 if rows:
                     print("the last evaluation it holds:")
             if rows:
                 print(final_table(run))
-            print(f"\nplay against it: {_program()} play --model {run / 'models' / 'best.pt'}")
+            print(f"\nplay against it: {_program()} play --model {layout.best}")
         elif args.command == "export":
             from zertz.training import export_checkpoint
 
@@ -297,8 +299,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(rows))
         elif args.command == "plot":
             from zertz.plots import plot
+            from zertz.training.layout import RunLayout
 
-            out = Path(args.out or Path(args.run) / "curves.png")
+            out = Path(args.out or RunLayout(Path(args.run)).curves)
             plot(args.run).savefig(out, dpi=100)
             print(out)
         elif args.command == "table":

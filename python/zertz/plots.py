@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from zertz.training.layout import RunLayout
 from zertz.training.metrics import iteration_of
 
 
@@ -20,7 +21,7 @@ def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     A resumed run keeps one line per iteration its checkpoint holds; until it resumes, the line
     of an iteration that a kill stopped before its checkpoint may be there (of two lines of an
     iteration, the last is read)."""
-    path = Path(run_dir) / "metrics.jsonl"
+    path = RunLayout(Path(run_dir)).metrics
     if not path.exists():
         raise FileNotFoundError(f"{path}: no metrics yet (has the run finished an iteration?)")
     by_iteration: dict[int, dict[str, Any]] = {}

@@ -2,16 +2,11 @@
 recent games with random symmetries, checkpoints, export, evaluation against the previous network
 and the baselines.
 
-A run lives in one folder::
-
-    RUN/config.toml            the run's settings (a copy; a resumed run must use the same ones)
-    RUN/shards/iter-0003/c1/   shards and records of one self-play chunk (complete folders only;
-                               c-a002-000017/ on Ray: chunk 17 of actor 2)
-    RUN/checkpoint.pt          model, optimizer, step, iteration, RNG states, ladder (atomic)
-    RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
-    RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
-    RUN/matches/iter-0003-*.jsonl  every evaluation game
-    RUN/metrics.jsonl          one JSON object per iteration (and TensorBoard files in RUN/tb)
+A run lives in one folder, ``RUN``: its settings (``config.toml``), the self-play chunks
+(``shards/iter-N/``), the checkpoint (``checkpoint.pt``), the exported networks (``models/``,
+``models/best.pt`` the one self-play uses), every evaluation game (``matches/``) and the metrics
+(``metrics.jsonl``, TensorBoard files in ``tb/``); :mod:`~zertz.training.layout` has the whole
+tree, and :class:`~zertz.training.layout.RunLayout` every path of it.
 
 Stopping at any moment (Ctrl-C, a kill) and starting the same command again resumes from the last
 checkpoint: the self-play chunks already finished are kept, and the training continues from the
@@ -36,12 +31,16 @@ network with the libtorch of the installed torch; the ``[selfplay]`` settings ar
 engine's own types (``zertz.selfplay_config``) before a run folder takes a config.
 
 The package, by what each module does: :mod:`~zertz.training.config` (the settings),
-:mod:`~zertz.training.folder` (the run folder and checkpoints), :mod:`~zertz.training.selfplay`
-(self-play in the engine), :mod:`~zertz.training.fitting` (the SGD steps),
+:mod:`~zertz.training.layout` (the run folder's paths), :mod:`~zertz.training.records` (the typed
+records of its chunks and the chunk writer), :mod:`~zertz.training.folder` (the run folder's lock
+and checkpoints), :mod:`~zertz.training.selfplay` (self-play in the engine),
+:mod:`~zertz.training.fitting` (the SGD steps),
 :mod:`~zertz.training.evaluation` (matches, the Elo ladder), :mod:`~zertz.training.metrics`
 (metrics and TensorBoard), :mod:`~zertz.training.loop` (the iterations),
 :mod:`~zertz.training.distributed` (the same run on Ray: self-play actors and one learner,
-``python -m zertz train --ray ADDRESS``; Ray is the optional extra ``zertz[ray]``).
+``python -m zertz train --ray ADDRESS``; Ray is the optional extra ``zertz[ray]``; in
+:mod:`~zertz.training.actor`, :mod:`~zertz.training.learner`, :mod:`~zertz.training.driver` and
+:mod:`~zertz.training.bench`).
 """
 
 from zertz.training.config import (

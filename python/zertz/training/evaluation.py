@@ -30,7 +30,7 @@ def match(
     written to ``RUN/matches/iter-N-TAG.jsonl``; the engine's summary. The games go to a
     ``.partial`` file first (the engine never replaces a file), renamed once the match is over:
     an iteration that is played again after a kill plays its matches again."""
-    out = run.dir / "matches" / f"iter-{iteration:04d}-{tag}.jsonl"
+    out = run.layout.match_games(iteration, tag)
     partial = out.with_name(out.name + ".partial")
     partial.unlink(missing_ok=True)
     r: dict[str, Any] = engine_match(
@@ -82,7 +82,7 @@ def evaluate(
     )
     if not e.gating or r["score"] >= e.gating_score:
         run.state.best = iteration
-        atomic_copy(model, run.dir / "models" / "best.pt")
+        atomic_copy(model, run.layout.best)
     for opp in opponents:
         tag = re.sub(r"[^A-Za-z0-9.-]+", "_", opp)
         r = match(run, iteration, model, opp, games, sims, tag)

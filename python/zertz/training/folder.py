@@ -16,9 +16,10 @@ from typing import Any
 
 import torch
 
-from zertz._zertz import BOARDS
+from zertz._zertz import BOARDS, devices
 from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, atomic_path, export, export_aoti
-from zertz.training.config import DEVICE, TrainConfig
+from zertz.training.config import TrainConfig
+from zertz.training.layout import RunLayout
 
 
 def atomic_save(obj: Any, path: Path) -> None:
@@ -42,7 +43,7 @@ def atomic_copy(src: Path, dst: Path) -> None:
 def lock(folder: Path) -> Any:
     """An exclusive lock on a run folder for this process's lifetime (released when it ends,
     however it ends)."""
-    f = open(folder / ".lock", "a")  # held open on purpose
+    f = open(RunLayout(folder).lock, "a")  # held open on purpose
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -52,17 +53,12 @@ def lock(folder: Path) -> Any:
 
 
 def device(name: str) -> torch.device:
-    """run.device as a torch device; ValueError for one this machine does not have."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if not DEVICE.match(name):
-        raise ValueError(f"run.device must be auto, cpu, cuda or cuda:N, not {name!r}")
-    device = torch.device(name)
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if (device.index or 0) >= count:
-            raise ValueError(f"run.device = {name!r}: this machine has {count} CUDA device(s)")
-    return device
+    """The device the training runs on: the first of those ``run.device`` names (the engine's
+    grammar, ``zertz._zertz.devices``); ValueError for one this machine does not have."""
+    try:
+        return torch.device(devices(name)[0])
+    except ValueError as e:
+        raise ValueError(f"run.device = {name!r}: {e}") from None
 
 
 def first_line(e: BaseException) -> str:
@@ -144,7 +140,7 @@ class State:
         if self.step > most:
             why = f"more than {self.iteration} iteration(s) of train.steps = {cfg.train.steps} take"
             raise _impossible(path, "state.step", self.step, why)
-        if self.iteration and not (folder / "shards" / f"iter-{self.iteration - 1:04d}").is_dir():
+        if self.iteration and not RunLayout(folder).chunks(self.iteration - 1).is_dir():
             why = f"beyond this run: {folder}/shards has no self-play of iteration {self.iteration}"
             raise _impossible(path, "state.iteration", self.iteration, why)
         if self.pretrained and not cfg.pretrain.steps:
@@ -193,7 +189,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
 def read_state(run_dir: str | os.PathLike[str]) -> State | None:
     """The state of a run folder's checkpoint (``RUN/checkpoint.pt``, checked by
     :meth:`State.read`), or None before its first checkpoint."""
-    path = Path(run_dir) / "checkpoint.pt"
+    path = RunLayout(Path(run_dir)).checkpoint
     if not path.exists():
         return None
     return State.read(load_checkpoint(path)["state"], path)

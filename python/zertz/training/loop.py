@@ -29,7 +29,9 @@ from zertz.training.folder import (
     load_checkpoint,
     lock,
 )
+from zertz.training.layout import RunLayout
 from zertz.training.metrics import Metrics
+from zertz.training.progress import RunProgress
 
 
 def seed_globals(seed: int) -> None:
@@ -54,9 +56,11 @@ class Run:
             )
         self.cfg = cfg
         self.dir = Path(folder)
+        #: Every path of the run folder.
+        self.layout = RunLayout(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = lock(self.dir)
-        saved = self.dir / "config.toml"
+        saved = self.layout.config
         if saved.exists() and not same_run(parse_config(saved.read_text()), cfg):
             raise ValueError(
                 f"{self.dir} holds a run with other settings ({saved}); resume it with those "
@@ -85,15 +89,15 @@ class Run:
         # Last: whatever failed above leaves a folder that takes any config.
         if not saved.exists() or saved.read_text() != cfg.source:
             atomic_write_text(saved, cfg.source)
-        for sub in ("shards", "models", "matches"):
-            (self.dir / sub).mkdir(exist_ok=True)
+        for sub in self.layout.folders:
+            sub.mkdir(exist_ok=True)
 
     @property
     def checkpoint(self) -> Path:
-        return self.dir / "checkpoint.pt"
+        return self.layout.checkpoint
 
     def model_path(self, iteration: int) -> Path:
-        return self.dir / "models" / f"iter-{iteration:04d}.pt"
+        return self.layout.model(iteration)
 
     def start(self) -> None:
         """Loads the last checkpoint (refusing one whose state no run of this folder can have
@@ -138,8 +142,8 @@ class Run:
         self.metrics.keep(self.state.iteration, self.state.pretrained)
         if not self.model_path(self.state.iteration).exists():
             self.export(self.state.iteration)
-        if not (self.dir / "models" / "best.pt").exists():
-            atomic_copy(self.model_path(self.state.best), self.dir / "models" / "best.pt")
+        if not self.layout.best.exists():
+            atomic_copy(self.model_path(self.state.best), self.layout.best)
 
     def save(self) -> None:
         """Writes the checkpoint atomically: tensors and plain data only (it is read with
@@ -191,8 +195,12 @@ class Run:
         first = max(0 if self.state.pretrained else 1, iteration - self.cfg.train.average + 1)
         paths = [self.model_path(j) for j in range(first, iteration + 1)]
         net, _ = average_networks(paths)
-        path = self.dir / "models" / f"iter-{iteration:04d}-average.pt"
-        return export(net, path, step=self.state.step, name=f"average of {len(paths)}")
+        return export(
+            net,
+            self.layout.average(iteration),
+            step=self.state.step,
+            name=f"average of {len(paths)}",
+        )
 
     # The steps of an iteration, in their modules.
 
@@ -238,11 +246,14 @@ def iterate(
     run_dir: str | os.PathLike[str],
     *,
     log: Callable[[str], None] = print,
+    progress: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """The training loop as a generator: yields the statistics of every iteration it runs (the
     same object is appended to ``RUN/metrics.jsonl``). Resumes a run folder that holds a
     checkpoint. Stopping the generator (or Ctrl-C) between or during iterations loses nothing but
-    the unfinished iteration's training."""
+    the unfinished iteration's training. The line that starts an iteration has the run's ETA,
+    and with ``progress`` a bar shows it too, in a terminal (standard error) or a notebook
+    (:class:`~zertz.training.progress.RunProgress`)."""
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
     if cfg.run.torch_threads:
         torch.set_num_threads(cfg.run.torch_threads)
@@ -251,19 +262,29 @@ def iterate(
     if run.state.iteration >= cfg.run.iterations:
         log(f"{run.dir}: all {cfg.run.iterations} iterations are done")
         return
-    if run.state.iteration:
-        log(f"{run.dir}: resuming after iteration {run.state.iteration} (step {run.state.step})")
-    if note := threads_note(run):
-        log(note)
-    if cfg.pretrain.steps and not run.state.pretrained:
-        yield pretrain(run, log)
-    while run.state.iteration < cfg.run.iterations:
-        i = run.state.iteration
-        started = time.perf_counter()
-        log(f"iteration {i + 1}/{cfg.run.iterations}")
-        sp = run.selfplay(i, log)
-        stats = complete_iteration(run, i, sp, started, log)
-        yield stats
+    bar = RunProgress(
+        cfg.run.iterations, run.state.iteration, log=log, mode=None if progress else "plain"
+    )
+    log = bar.log
+    try:
+        if run.state.iteration:
+            log(
+                f"{run.dir}: resuming after iteration {run.state.iteration} (step {run.state.step})"
+            )
+        if note := threads_note(run):
+            log(note)
+        if cfg.pretrain.steps and not run.state.pretrained:
+            yield pretrain(run, log)
+        while run.state.iteration < cfg.run.iterations:
+            i = run.state.iteration
+            started = time.perf_counter()
+            log(f"iteration {i + 1}/{cfg.run.iterations}{bar.eta_note()}")
+            sp = run.selfplay(i, log)
+            stats = complete_iteration(run, i, sp, started, log)
+            bar.advance()
+            yield stats
+    finally:
+        bar.close()
 
 
 def complete_iteration(
@@ -303,7 +324,7 @@ def complete_iteration(
         log("  human moves: " + pretraining.describe(human))
     if not evaluation and not cfg.evaluate.gating:
         # Without gating, self-play always uses the latest network.
-        atomic_copy(run.model_path(i + 1), run.dir / "models" / "best.pt")
+        atomic_copy(run.model_path(i + 1), run.layout.best)
         run.state.best = i + 1
     stats: dict[str, Any] = {
         "iteration": i + 1,
@@ -345,7 +366,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
     stats: dict[str, Any] = pretraining.pretrain(run, log)
     run.state.pretrained = True
     run.export(0)
-    atomic_copy(run.model_path(0), run.dir / "models" / "best.pt")
+    atomic_copy(run.model_path(0), run.layout.best)
     human = pretraining.human_moves(run, log)
     if human:
         log("  human moves: " + pretraining.describe(human))
@@ -371,13 +392,14 @@ def train(
     run_dir: str | os.PathLike[str],
     *,
     log: Callable[[str], None] = print,
+    progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Runs (or resumes) a training run to the end and returns the statistics of the iterations
     it ran. Ctrl-C stops it cleanly: the run folder keeps every finished self-play chunk and the
-    last checkpoint, and the same call resumes it."""
+    last checkpoint, and the same call resumes it. ``progress``: see :func:`iterate`."""
     done: list[dict[str, Any]] = []
     try:
-        for stats in iterate(config, run_dir, log=log):
+        for stats in iterate(config, run_dir, log=log, progress=progress):
             done.append(stats)
     except KeyboardInterrupt:
         log(f"stopped; run the same command again to resume from {run_dir}")

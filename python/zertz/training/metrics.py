@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from zertz.training.folder import atomic_write_text
+from zertz.training.layout import RunLayout
 
 
 def iteration_of(line: str) -> int | None:
@@ -31,7 +32,7 @@ class Metrics:
 
     @property
     def path(self) -> Path:
-        return self.dir / "metrics.jsonl"
+        return RunLayout(self.dir).metrics
 
     def keep(self, iteration: int, pretrained: bool) -> int:
         """Makes ``metrics.jsonl`` hold what the checkpoint holds, before a run resumes: one line
@@ -78,7 +79,7 @@ class Metrics:
             if self._tb is None:
                 from torch.utils.tensorboard import SummaryWriter
 
-                self._tb = SummaryWriter(str(self.dir / "tb"))
+                self._tb = SummaryWriter(str(RunLayout(self.dir).tensorboard))
         except ImportError:
             return
         it = stats["iteration"]

@@ -4,15 +4,14 @@ settings of the run, chunks that survive an interruption, the replay window."""
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zertz._zertz import selfplay, selfplay_config
 from zertz.training.config import TrainConfig
+from zertz.training.layout import local_chunk_name
+from zertz.training.records import ChunkSummary, write_chunk
 
 if TYPE_CHECKING:
     from zertz.training.loop import Run
@@ -53,7 +52,7 @@ def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict
     """Plays the missing chunks of an iteration with the current self-play network (or, in
     the warm-up, rollout MCTS); returns the totals of all its chunks (those kept from before
     an interruption too)."""
-    folder = run.dir / "shards" / f"iter-{iteration:04d}"
+    folder = run.layout.chunks(iteration)
     folder.mkdir(exist_ok=True)
     warmup = iteration < run.cfg.warmup.iterations
     guide: dict[str, Any]
@@ -63,41 +62,37 @@ def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict
     else:
         # The network the checkpoint names (best.pt is only a convenience copy of it).
         guide = {
-            "model": run.model_path(run.state.best),
+            "model": run.layout.model(run.state.best),
             "config": run.selfplay_settings,
             "device": run.cfg.run.device,
             "cuda_graphs": run.cfg.run.cuda_graphs,
         }
         games = run.cfg.selfplay.games
     chunks = run.cfg.selfplay.chunks
-    summaries: list[dict[str, Any]] = []
+    summaries: list[ChunkSummary] = []
     for c in range(chunks):
-        done = folder / f"c{c}"
-        if done.exists():
-            # Finished before an interruption: kept, and counted in the iteration's totals.
-            summary = json.loads((done / "summary.json").read_text())
-        else:
-            n = games // chunks + (1 if c < games % chunks else 0)
-            # Leftovers of an interrupted attempt go; each attempt writes its own folder.
-            for old in folder.glob(f".c{c}.*tmp"):
-                shutil.rmtree(old, ignore_errors=True)
-            tmp = folder / f".c{c}.{os.getpid()}.tmp"
-            seed = chunk_seed(run.cfg.run.seed, iteration, c)
+        n = games // chunks + (1 if c < games % chunks else 0)
+        seed = chunk_seed(run.cfg.run.seed, iteration, c)
+
+        def play(tmp: Path, n: int = n, seed: int = seed) -> ChunkSummary:
             summary = selfplay(tmp, games=n, seed=seed, **guide)
-            # The shards by name: the folder is renamed below.
-            summary["shards"] = [Path(p).name for p in summary["shards"]]
-            (tmp / "summary.json").write_text(json.dumps(summary))
-            os.replace(tmp, done)
+            # The shards by name: the folder is renamed once written.
+            return ChunkSummary.from_json(summary, f"the engine's summary of {tmp}").by_name()
+
+        # A chunk finished before an interruption is kept, and counted in the iteration's
+        # totals; the leftovers of an interrupted attempt go.
+        summary, played = write_chunk(folder, local_chunk_name(c), play)
+        if played:
             log(
-                f"  self-play chunk {c + 1}/{chunks}: {summary['games']} games"
+                f"  self-play chunk {c + 1}/{chunks}: {summary.games} games"
                 f"{' of rollout MCTS' if warmup else ''}, "
-                f"{summary['samples']} positions in {summary['seconds']:.1f} s"
+                f"{summary.samples} positions in {summary.seconds:.1f} s"
             )
         summaries.append(summary)
     return chunk_totals(summaries)
 
 
-def chunk_totals(summaries: list[dict[str, Any]]) -> dict[str, float]:
+def chunk_totals(summaries: list[ChunkSummary]) -> dict[str, float]:
     """The totals of self-play chunks from their summaries (games, samples, actions,
     evaluations, seconds, network_seconds), the share of their time spent in the network, and
     the most worker threads a chunk played on (``workers``: which games are searched together,
@@ -105,11 +100,19 @@ def chunk_totals(summaries: list[dict[str, Any]]) -> dict[str, float]:
     number of workers)."""
     totals: dict[str, float] = {"workers": 0.0}
     share_time = 0.0
-    for summary in summaries:
-        for k in ("games", "samples", "actions", "evaluations", "seconds", "network_seconds"):
-            totals[k] = totals.get(k, 0.0) + float(summary.get(k) or 0.0)
-        totals["workers"] = max(totals["workers"], float(summary.get("workers") or 0.0))
-        share_time += float(summary.get("network_share") or 0.0) * float(summary["seconds"])
+    for s in summaries:
+        counted = {
+            "games": s.games,
+            "samples": s.samples,
+            "actions": s.actions,
+            "evaluations": s.evaluations,
+            "seconds": s.seconds,
+            "network_seconds": s.network_seconds or 0.0,
+        }
+        for k, v in counted.items():
+            totals[k] = totals.get(k, 0.0) + float(v)
+        totals["workers"] = max(totals["workers"], float(s.workers))
+        share_time += float(s.network_share or 0.0) * s.seconds
     totals["network_share"] = share_time / max(totals.get("seconds", 0.0), 1e-9)
     return totals
 
@@ -119,5 +122,5 @@ def window(run: Run, iteration: int) -> list[Path]:
     first = max(0, iteration - run.cfg.train.window + 1)
     paths: list[Path] = []
     for i in range(first, iteration + 1):
-        paths += sorted((run.dir / "shards" / f"iter-{i:04d}").glob("c*/shard-*.npz"))
+        paths += run.layout.shard_files(i)
     return paths

@@ -1,0 +1,169 @@
+"""The run folder's layout: every path of a training run, in one place (:class:`RunLayout`).
+
+A run lives in one folder::
+
+    RUN/config.toml            the run's settings (a copy; a resumed run must use the same ones)
+    RUN/.lock                  held by the process that trains the run (one at a time)
+    RUN/checkpoint.pt          model, optimizer, step, iteration, RNG states, ladder (atomic)
+    RUN/shards/iter-0003/c1/   shards and records of one self-play chunk (complete folders only;
+                               c-a002-000017/ on Ray: chunk 17 of actor 2)
+        shard-*.npz, games-*.jsonl   the engine's shards and game records
+        summary.json           the engine's summary of the chunk (shards by name)
+        chunk.json             on Ray only: who played it with which network (ChunkRecord)
+    RUN/shards/iter-0003/.c1.PID.tmp/  a chunk being written (renamed into place once whole)
+    RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
+    RUN/models/iter-0003-average.pt  the mean of the last networks (train.average), at the end
+    RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
+    RUN/matches/iter-0003-TAG.jsonl  every evaluation game (TAG: previous, or the opponent);
+                               ``.partial`` while the match is played
+    RUN/metrics.jsonl          one JSON object per iteration
+    RUN/tb/                    TensorBoard files
+    RUN/curves.png             ``zertz plot RUN``'s figure (by default)
+
+These names are those of every run written so far: a run folder resumes only if they stay.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The chunk folders of a distributed run: ``c-a{actor:03d}-{seq:06d}`` (the one-machine loop's
+#: are ``c0``, ``c1``...; the window reads both).
+CHUNK_PREFIX = "c-a"
+
+#: The engine's summary of a chunk, in its folder.
+SUMMARY_FILE = "summary.json"
+
+#: The distributed learner's record of a chunk, in its folder.
+RECORD_FILE = "chunk.json"
+
+
+def local_chunk_name(chunk: int) -> str:
+    """The folder name of chunk ``chunk`` of an iteration of the one-machine loop.
+
+    >>> local_chunk_name(1)
+    'c1'
+    """
+    return f"c{chunk}"
+
+
+def chunk_name(actor: int, seq: int) -> str:
+    """The folder name of chunk ``seq`` of actor ``actor``.
+
+    >>> chunk_name(3, 17)
+    'c-a003-000017'
+    """
+    return f"{CHUNK_PREFIX}{actor:03d}-{seq:06d}"
+
+
+def parse_chunk_name(name: str) -> tuple[int, int] | None:
+    """``(actor, seq)`` of a chunk folder's name, None for other names.
+
+    >>> parse_chunk_name("c-a003-000017"), parse_chunk_name("c0")
+    ((3, 17), None)
+    """
+    if not name.startswith(CHUNK_PREFIX):
+        return None
+    actor, _, seq = name[len(CHUNK_PREFIX) :].partition("-")
+    if not (actor.isdigit() and seq.isdigit()):
+        return None
+    return int(actor), int(seq)
+
+
+def temporary_chunk(folder: Path, name: str) -> Path:
+    """The folder this process writes chunk ``name`` of ``folder`` into before it renames it
+    into place: ``.NAME.PID.tmp``.
+
+    >>> temporary_chunk(Path("iter-0001"), "c1").name == f".c1.{os.getpid()}.tmp"
+    True
+    """
+    return folder / f".{name}.{os.getpid()}.tmp"
+
+
+def leftover_chunks(folder: Path, name: str) -> list[Path]:
+    """The temporary folders of chunk ``name`` in ``folder`` that earlier attempts left (any
+    process's, and ``.NAME.tmp``)."""
+    return sorted(folder.glob(f".{name}.*tmp"))
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """The paths of the run folder ``root`` (the tree is in the module's docs)."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.toml"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".lock"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint.pt"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.jsonl"
+
+    @property
+    def tensorboard(self) -> Path:
+        return self.root / "tb"
+
+    @property
+    def curves(self) -> Path:
+        return self.root / "curves.png"
+
+    @property
+    def models(self) -> Path:
+        return self.root / "models"
+
+    @property
+    def shards(self) -> Path:
+        return self.root / "shards"
+
+    @property
+    def matches(self) -> Path:
+        return self.root / "matches"
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """The folders a run makes when it starts."""
+        return (self.shards, self.models, self.matches)
+
+    def model(self, iteration: int) -> Path:
+        """The network after ``iteration`` iterations, as exported."""
+        return self.models / f"iter-{iteration:04d}.pt"
+
+    def average(self, iteration: int) -> Path:
+        """The mean of the networks up to ``iteration`` (``train.average``)."""
+        return self.models / f"iter-{iteration:04d}-average.pt"
+
+    @property
+    def best(self) -> Path:
+        """The best network so far (a copy of one of :meth:`model` or :meth:`average`)."""
+        return self.models / "best.pt"
+
+    def chunks(self, iteration: int) -> Path:
+        """The folder of the self-play chunks of iteration ``iteration`` (0 is the first)."""
+        return self.shards / f"iter-{iteration:04d}"
+
+    def chunk(self, iteration: int, name: str) -> Path:
+        """The folder of chunk ``name`` of iteration ``iteration``."""
+        return self.chunks(iteration) / name
+
+    def shard_files(self, iteration: int) -> list[Path]:
+        """The shards of every complete chunk of iteration ``iteration``, in order."""
+        return sorted(self.chunks(iteration).glob("c*/shard-*.npz"))
+
+    def chunk_records(self) -> list[Path]:
+        """The ``chunk.json`` of every chunk the distributed learner filed, in order."""
+        return sorted(self.shards.glob(f"iter-*/{CHUNK_PREFIX}*/{RECORD_FILE}"))
+
+    def match_games(self, iteration: int, tag: str) -> Path:
+        """The games of the evaluation match ``tag`` of the network of ``iteration``."""
+        return self.matches / f"iter-{iteration:04d}-{tag}.jsonl"
