@@ -30,10 +30,9 @@ pub const MAX_GUMBEL_ACTIONS: u32 = 1 << 16;
 
 /// Softmax temperature of a network's priors when it plays (`nn:MODEL`, [`Preset::Network`]). A
 /// network trained on the visit counts of its own short searches grows overconfident: its priors
-/// keep the search from moves it rates low. Measured on the network of a training run (800
-/// simulations, against `mcts:1000`, 100 games each): temperature 1, 0.40; 2, 0.53; 3, 0.60
-/// (0.52 over 300 games); 5, 0.58; against greedy 0.955 at 1 and 0.975 at 3 (BENCHMARKS.md).
-/// Leela Chess Zero plays at 1.6–2.2 for the same reason.
+/// keep the search from moves it rates low, and softer priors played best of 1, 2, 3 and 5 in
+/// matches (BENCHMARKS.md, the network's player). Leela Chess Zero plays at 1.6–2.2 for the same
+/// reason.
 pub const NEURAL_POLICY_TEMPERATURE: f32 = 3.0;
 
 /// Every search setting; the defaults follow AlphaZero and KataGo. The root noise and tree reuse
@@ -164,12 +163,8 @@ pub enum Preset {
     ///
     /// With uniform priors over ~2000 placements the default settings hardly explore: the prior
     /// term is tiny, and a pessimistic first-play value ranks an unvisited child below one that
-    /// loses outright once the parent's value nears -1. Measured over 200 games on 37 rings at
-    /// 1000 rollouts per decision against the greedy player, before the reduction was scaled by
-    /// the visited prior mass: defaults (`c_puct` 1.25, reduction 0.2) 14%, reduction 0 76%,
-    /// reduction 0 with `c_puct` 4 89%, `c_puct` 4 with an optimistic 0.2 96%. With the scaled
-    /// reduction and these settings: 93 of 100 against greedy, 99 of 100 against random
-    /// (BENCHMARKS.md).
+    /// loses outright once the parent's value nears -1. These settings beat the greedy player
+    /// where the defaults lose to it (the matches: BENCHMARKS.md, rollout MCTS).
     Rollout,
     /// A network's player in matches (`nn:MODEL`): the priors at policy temperature
     /// [`NEURAL_POLICY_TEMPERATURE`].

@@ -23,9 +23,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal, TextIO
 
-#: Where the bar goes: a terminal's line, a notebook's output, nowhere.
-Mode = Literal["terminal", "notebook", "plain"]
-
 #: Characters of the bar.
 WIDTH = 24
 
@@ -47,7 +44,7 @@ def in_notebook() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def detect(stream: TextIO) -> Mode:
+def detect(stream: TextIO) -> Literal["terminal", "notebook", "plain"]:
     """The bar's place: a notebook's output, the terminal of ``stream``, or none."""
     if in_notebook():
         return "notebook"
@@ -69,7 +66,7 @@ class RunProgress:
         *,
         log: Callable[[str], None],
         stream: TextIO | None = None,
-        mode: Mode | None = None,
+        mode: Literal["terminal", "notebook", "plain"] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = total
@@ -77,7 +74,8 @@ class RunProgress:
         self.done = done
         self._log = log
         self.stream = stream if stream is not None else sys.stderr
-        self.mode: Mode = mode or detect(self.stream)
+        #: Where the bar goes: a terminal's line, a notebook's output, or nowhere ("plain").
+        self.mode = mode or detect(self.stream)
         self.clock = clock
         self.started = clock()
         #: The last log line, shown beside the bar (what the run is doing).
