@@ -193,6 +193,23 @@ class Cluster:
             os.killpg(node.pid, signal.SIGKILL)
             node.wait(10)
 
+    def stop_all(self, seconds: float = 10) -> None:
+        """Stops every node at once, the head last: SIGTERM to each, then SIGKILL to the
+        process group of any still running after ``seconds``. (One at a time, head first, two
+        nodes out of three waited out their 30 s each for a head that was gone: a minute per
+        test.)"""
+        nodes = list(self.nodes.values())[::-1]
+        self.nodes.clear()
+        for node in nodes:
+            node.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + seconds
+        for node in nodes:
+            try:
+                node.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.wait(10)
+
 
 @pytest.fixture
 def cluster() -> Iterator[Cluster]:
@@ -215,8 +232,7 @@ def cluster() -> Iterator[Cluster]:
             wait_for(f"{n} nodes", partial(_nodes_alive, c, n), 90)
         yield c
     finally:
-        for name in list(c.nodes):
-            c.stop(name)
+        c.stop_all()
         shutil.rmtree(temp, ignore_errors=True)
 
 
