@@ -80,6 +80,11 @@ mod _zertz {
     #[pymodule_export]
     const DEFAULT_MAX_ACTIONS: u32 = zertz_arena::matches::DEFAULT_MAX_ACTIONS;
 
+    /// Single actions after which a game of the RL environments is truncated, by default
+    /// (`VecEnv`, `zertz.gymnasium`, `zertz.pettingzoo`: their `max_steps`).
+    #[pymodule_export]
+    const DEFAULT_MAX_STEPS: u32 = zertz_vecenv::DEFAULT_MAX_STEPS;
+
     /// The version of the shard format (`zertz.load_shards`) that this engine writes.
     #[pymodule_export]
     const SHARD_FORMAT_VERSION: i32 = zertz_selfplay::shard::SHARD_FORMAT_VERSION;

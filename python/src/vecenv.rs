@@ -176,7 +176,8 @@ impl PyVecEnv {
     #[new]
     #[pyo3(
         signature = (num_envs, board=BoardArg(zertz_env::Board::R37), blitz=false, *, threads=0,
-                     max_steps=1000, first_player="random", opening_plies=0, seed=0),
+                     max_steps=zertz_vecenv::DEFAULT_MAX_STEPS, first_player="random",
+                     opening_plies=0, seed=0),
         text_signature = "(num_envs, board=37, blitz=False, *, threads=0, max_steps=1000, \
                           first_player='random', opening_plies=0, seed=0)"
     )]

@@ -59,10 +59,15 @@ def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert summary["games"] == summary["wins"] + summary["draws"] + summary["losses"] == 10
 
 
-def stub_defaults(name: str) -> dict[str, Any]:
-    """The keyword defaults of function ``name`` in the stub ``_zertz.pyi``."""
+def stub_defaults(name: str, method: str | None = None) -> dict[str, Any]:
+    """The keyword defaults of function ``name`` (or of its ``method`` where ``name`` is a class)
+    in the stub ``_zertz.pyi``."""
     tree = ast.parse((Path(native.__file__).parent / "_zertz.pyi").read_text())
-    (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    body = tree.body
+    if method is not None:
+        (cls,) = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
+        body, name = cls.body, method
+    (fn,) = [n for n in body if isinstance(n, ast.FunctionDef) and n.name == name]
     args = fn.args
     named = list(zip(args.args[len(args.args) - len(args.defaults) :], args.defaults, strict=True))
     named += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
@@ -85,3 +90,11 @@ def test_the_match_defaults_are_the_engines_in_the_signature_and_the_stub() -> N
     written = {k: v for k, v in signature.items() if v is not None}
     assert written == {k: rust[k] for k in written}
     assert set(rust) <= set(signature)
+
+
+def test_the_step_limit_of_every_rl_front_end_is_the_engines() -> None:
+    # One default, vecenv's DEFAULT_MAX_STEPS: the VecEnv's signature and stub are checked
+    # against it, and the Gymnasium and PettingZoo environments take it by name.
+    limit = zertz.DEFAULT_MAX_STEPS
+    assert inspect.signature(zertz.VecEnv).parameters["max_steps"].default == limit
+    assert stub_defaults("VecEnv", "__new__")["max_steps"] == limit

@@ -15,6 +15,7 @@ __all__ = [
     "DATASET_MANIFEST",
     "DATASET_VERSION",
     "DEFAULT_MAX_ACTIONS",
+    "DEFAULT_MAX_STEPS",
     "ENCODING_VERSION",
     "MCTS",
     "MODEL_FORMAT",
@@ -54,6 +55,7 @@ DATASET_VERSION: Final[int]
 DATASET_FORMAT: Final[str]
 DATASET_MANIFEST: Final[str]
 DEFAULT_MAX_ACTIONS: Final[int]
+DEFAULT_MAX_STEPS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
 PRECISIONS: Final[tuple[str, ...]]
 

@@ -72,7 +72,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         board: int = 37,
         blitz: bool = False,
         *,
-        max_steps: int = 1000,
+        max_steps: int = zertz.DEFAULT_MAX_STEPS,
         render_mode: str | None = None,
     ) -> None:
         check_options(render_mode, max_steps)

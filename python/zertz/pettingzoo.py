@@ -41,7 +41,10 @@ PLAYERS = {"player_0": "P0", "player_1": "P1"}
 
 
 def env(
-    board: int = 37, blitz: bool = False, render_mode: str | None = None, max_steps: int = 1000
+    board: int = 37,
+    blitz: bool = False,
+    render_mode: str | None = None,
+    max_steps: int = zertz.DEFAULT_MAX_STEPS,
 ) -> ZertzAEC:
     """A ZÈRTZ environment for two agents on ``board`` rings (37, 40, 43, 44, 48 or 61)."""
     return ZertzAEC(board, blitz, render_mode=render_mode, max_steps=max_steps)
@@ -62,7 +65,7 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         blitz: bool = False,
         *,
         render_mode: str | None = None,
-        max_steps: int = 1000,
+        max_steps: int = zertz.DEFAULT_MAX_STEPS,
     ) -> None:
         super().__init__()
         check_options(render_mode, max_steps)

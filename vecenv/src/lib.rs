@@ -62,6 +62,10 @@ pub const MAX_NUM_ENVS: usize = 1 << 20;
 /// take this cap from here).
 pub const MAX_THREADS: usize = 1024;
 
+/// Single actions after which a game is truncated, by default: the one limit of every RL front
+/// end (this environment, and the Gymnasium and PettingZoo ones of the Python package).
+pub const DEFAULT_MAX_STEPS: u32 = 1000;
+
 /// Settings of a [`VecEnv`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -73,7 +77,7 @@ pub struct Config {
     pub marbles: MarbleSet,
     /// Worker threads (at most [`MAX_THREADS`]); 0 uses every core.
     pub threads: usize,
-    /// A game is truncated after this many actions (0: never). Default 1000.
+    /// A game is truncated after this many actions (0: never). Default [`DEFAULT_MAX_STEPS`].
     pub max_steps: u32,
     /// Who moves first.
     pub first_player: FirstPlayer,
@@ -90,7 +94,7 @@ impl Default for Config {
             board: Board::R37,
             marbles: MarbleSet::Standard,
             threads: 0,
-            max_steps: 1000,
+            max_steps: DEFAULT_MAX_STEPS,
             first_player: FirstPlayer::Random,
             opening_plies: 0,
             seed: 0,
