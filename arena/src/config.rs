@@ -1,53 +1,119 @@
-//! Match settings, read from TOML (`zertz match --config`; example: `configs/match.toml`). Every
-//! key is documented and defaulted; an unknown key is an error naming it.
+//! Match settings: [`MatchSettings`], the one type the command line (`zertz match`), config files
+//! (`zertz match --config`; example: `configs/match.toml`), the engine's match job and Python's
+//! `zertz.match(**settings)` read. Every key is documented and defaulted; an unknown key is an
+//! error naming it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zertz_env::Board;
+use zertz_env::{Board, MarbleSet, Variant};
 use zertz_selfplay::config::{ConfigError, MAX_THREADS, read_text};
+use zertz_selfplay::settings::{self, Layer, Seconds, Settings};
 
-/// Match settings (`zertz match --config`); command-line options override them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+use crate::matches::{DEFAULT_GAMES, DEFAULT_MAX_ACTIONS, MAX_GAMES};
+
+zertz_selfplay::settings! {
+    /// The settings of a match (everything but its two players and where networks run).
+    pub struct MatchSettings {
+        /// Number of games (at most 16777216); the players alternate who starts.
+        pub games: usize = DEFAULT_GAMES,
+        /// The board, by its number of rings: 37, 40, 43, 44, 48 or 61.
+        pub board: Board = Board::R37,
+        /// The blitz marble set (5/7/9) instead of the standard one (6/8/10).
+        pub blitz: bool = false,
+        /// Seed of the match (players and games are seeded from it).
+        pub seed: u64 = 0,
+        /// Worker threads (0: one per core; at most 1024).
+        pub threads: usize = 0,
+        /// Random single actions played before the players take over, the same for both games
+        /// of a pair (A on each side once): varied games between deterministic players.
+        pub opening_actions: u32 = 0,
+        /// Actions after which an unfinished game is a draw (at least 1).
+        pub max_actions: u32 = DEFAULT_MAX_ACTIONS,
+        /// Write every game as a JSON line to this file, in game order as they end: a new file,
+        /// never one that exists (left out: not written).
+        pub out: Option<PathBuf> = None,
+        /// The longest a cmd: player's program may take to answer one command, in seconds (more
+        /// than 0, at most a day); past it, or past 1 MiB, it fails the match and is ended.
+        pub answer_time: Seconds = Seconds(crate::command::DEFAULT_ANSWER_TIME.as_secs_f64()),
+        /// Time per move in seconds (0.001 to 3600; left out or 0: none) for every player that
+        /// searches (alphabeta, mcts, uniform, nn) and has no :time= of its own: each search runs
+        /// until it is spent instead of counting simulations or depth. Players of different kinds
+        /// meet fairly only this way.
+        pub move_time: Option<Seconds> = None,
+    }
+}
+
+impl Settings for MatchSettings {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
+        if self.games > MAX_GAMES {
+            return bad("games", format!("must be at most {MAX_GAMES}, not {}", self.games));
+        }
+        if self.threads > MAX_THREADS {
+            return bad(
+                "threads",
+                format!("must be at most {MAX_THREADS} (0: one per core), not {}", self.threads),
+            );
+        }
+        if self.max_actions == 0 {
+            return bad("max_actions", "must be at least 1".into());
+        }
+        if let Err(reason) = crate::command::check_answer_time(self.answer_time.0) {
+            return bad("answer_time", reason);
+        }
+        if let Some(Seconds(t)) = self.move_time {
+            if t != 0.0 {
+                if let Err(reason) = crate::players::check_move_time(t) {
+                    return bad("move_time", format!("{reason} (or 0 for none)"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl MatchSettings {
+    /// The board and marble set.
+    pub fn variant(&self) -> Variant {
+        let set = if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+        Variant::new(self.board, set)
+    }
+
+    /// [`MatchSettings::answer_time`] as a duration (the default if out of range: checked by
+    /// [`Settings::validate`]).
+    pub fn answer_time(&self) -> Duration {
+        crate::command::check_answer_time(self.answer_time.0)
+            .unwrap_or(crate::command::DEFAULT_ANSWER_TIME)
+    }
+
+    /// [`MatchSettings::move_time`] as a duration, `None` for none (or 0, or out of range:
+    /// checked by [`Settings::validate`]).
+    pub fn move_time(&self) -> Option<Duration> {
+        let Seconds(t) = self.move_time?;
+        crate::players::check_move_time(t).ok()
+    }
+}
+
+/// A match file (`zertz match --config`): the two players and the [`MatchSettings`], in one
+/// table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MatchFileConfig {
     /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
-    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (an exported network) or `cmd:PROGRAM ARGS` (a
-    /// program that speaks the engine protocol).
+    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (an exported network), `alphabeta[:DEPTH]` or
+    /// `cmd:PROGRAM ARGS` (a program that speaks the engine protocol).
     pub players: Vec<String>,
-    /// Number of games; the players alternate who starts.
-    pub games: usize,
-    /// The board, by its number of rings (37, 40, 43, 44, 48 or 61; checked when read).
-    pub board: Board,
-    /// Blitz marble set.
-    pub blitz: bool,
-    /// Seed of the match (players and games are seeded from it).
-    pub seed: u64,
-    /// Worker threads (0: one per core).
-    pub threads: usize,
-    /// Where the games are written as JSON lines (none: not written): a new file, never one
-    /// that exists.
-    pub out: Option<PathBuf>,
-    /// The longest a `cmd:` player's program may take to answer one command, in seconds (more
-    /// than 0, at most a day).
-    pub answer_time: f64,
-    /// Time per move in seconds of every searching player without its own `:time=` (0: none,
-    /// each player searches its simulations or depth; else from 0.001 to 3600).
-    pub move_time: f64,
+    /// The settings.
+    #[serde(flatten)]
+    pub settings: MatchSettings,
 }
 
 impl Default for MatchFileConfig {
     fn default() -> MatchFileConfig {
         MatchFileConfig {
             players: vec!["greedy".into(), "random".into()],
-            games: crate::matches::DEFAULT_GAMES,
-            board: Board::R37,
-            blitz: false,
-            seed: 0,
-            threads: 0,
-            out: None,
-            answer_time: crate::command::DEFAULT_ANSWER_TIME.as_secs_f64(),
-            move_time: 0.0,
+            settings: MatchSettings::default(),
         }
     }
 }
@@ -55,43 +121,31 @@ impl Default for MatchFileConfig {
 impl MatchFileConfig {
     /// Reads a TOML file (missing keys take their defaults) and checks it.
     pub fn from_file(path: &Path) -> Result<MatchFileConfig, ConfigError> {
-        let text = read_text(path)?;
-        let config: MatchFileConfig =
-            toml::from_str(&text).map_err(|e| ConfigError::Parse(e.to_string()))?;
-        let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
-        if config.players.len() != 2 {
-            return bad("players", format!("give two players, not {}", config.players.len()));
-        }
-        for p in &config.players {
-            if let Err(e) = p.parse::<crate::players::PlayerSpec>() {
-                return bad("players", e.to_string());
-            }
-        }
-        if config.threads > MAX_THREADS {
-            return bad("threads", format!("must be at most {MAX_THREADS} (0: one per core)"));
-        }
-        if let Err(reason) = crate::command::check_answer_time(config.answer_time) {
-            return bad("answer_time", reason);
-        }
-        if config.move_time != 0.0 {
-            if let Err(reason) = crate::players::check_move_time(config.move_time) {
-                return bad("move_time", format!("{reason} (or 0 for none)"));
-            }
-        }
+        let (config, _) = MatchFileConfig::layer(&read_text(path)?)?;
         Ok(config)
     }
 
-    /// [`MatchFileConfig::move_time`] as a duration (checked when read), `None` for 0.
-    pub fn move_time(&self) -> Option<std::time::Duration> {
-        if self.move_time == 0.0 {
-            return None;
+    /// Parses TOML text and checks it: the file's settings, and the same as a layer of settings
+    /// (only the keys it has) for options to go over ([`settings::from_layers`]).
+    pub fn layer(text: &str) -> Result<(MatchFileConfig, Layer), ConfigError> {
+        let (layer, mut others) = settings::toml_layer(text, &["players"])?;
+        let players = match others.remove("players") {
+            None => MatchFileConfig::default().players,
+            Some(v) => Vec::<String>::deserialize(v).map_err(|_| ConfigError::Value {
+                key: "players",
+                reason: "give a list of two strings".into(),
+            })?,
+        };
+        let bad = |reason: String| Err(ConfigError::Value { key: "players", reason });
+        if players.len() != 2 {
+            return bad(format!("give two players, not {}", players.len()));
         }
-        crate::players::check_move_time(self.move_time).ok()
-    }
-
-    /// [`MatchFileConfig::answer_time`] as a duration (checked when read).
-    pub fn answer_time(&self) -> std::time::Duration {
-        crate::command::check_answer_time(self.answer_time)
-            .unwrap_or(crate::command::DEFAULT_ANSWER_TIME)
+        for p in &players {
+            if let Err(e) = p.parse::<crate::players::PlayerSpec>() {
+                return bad(e.to_string());
+            }
+        }
+        let settings = settings::from_layers([layer.clone()])?;
+        Ok((MatchFileConfig { players, settings }, layer))
     }
 }

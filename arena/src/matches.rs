@@ -24,11 +24,12 @@ use std::time::{Duration, Instant};
 
 use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
 
-use crate::command::{DEFAULT_ANSWER_TIME, ProgramLimits};
+use crate::command::ProgramLimits;
+use crate::config::MatchSettings;
 use crate::players::{Models, Player, PlayerError, PlayerSpec, SpecError};
-use zertz_selfplay::config::MAX_THREADS;
 pub use zertz_selfplay::records::End;
 use zertz_selfplay::records::GameRecord;
+use zertz_selfplay::settings::Settings;
 
 pub use crate::results::{Effort, Elo, MatchResult, elo, elo_from_score};
 
@@ -236,48 +237,25 @@ pub struct MatchConfig {
     pub a: PlayerSpec,
     /// Player B.
     pub b: PlayerSpec,
-    /// Number of games (at most [`MAX_GAMES`]).
-    pub games: usize,
-    /// Board and marble set.
-    pub variant: Variant,
-    /// Seed of the whole match.
-    pub seed: u64,
-    /// Worker threads (at most [`MAX_THREADS`]); 0 for one per core.
-    pub threads: usize,
-    /// Actions after which a game is a draw.
-    pub max_actions: u32,
     /// Evaluators of the neural players (empty when there are none).
     pub models: Models,
-    /// Single actions played at random before the players take over, the same for the two games
-    /// of a pair (games 2k and 2k + 1, where the players swap sides): deterministic players
-    /// would otherwise repeat the same few games.
-    pub opening_actions: u32,
-    /// The longest wait for one answer of a `cmd:` player's program ([`ProgramLimits`]); past
-    /// it the program fails the match.
-    pub answer_time: Duration,
-    /// Time per move of every searching player without its own (`:time=`): each search runs
-    /// until it is spent ([`Player::set_move_time`]). `None`: each player's own measure
-    /// (simulations, depth).
-    pub move_time: Option<Duration>,
+    /// Games, board, seed, threads, opening, limits and time per move.
+    /// `opening_actions` are single actions played at random before the players take over, the
+    /// same for the two games of a pair (games 2k and 2k + 1, where the players swap sides):
+    /// deterministic players would otherwise repeat the same few games. `move_time` is given
+    /// to every searching player without its own (`:time=`; [`Player::set_move_time`]).
+    pub settings: MatchSettings,
 }
 
 impl MatchConfig {
-    /// `a` against `b`: 100 games on the default variant, seed 0, a thread per core, the default
-    /// action limit and answer time, no opening, no networks.
+    /// `a` against `b` with the default settings ([`MatchSettings::default`]) and no networks.
     pub fn new(a: PlayerSpec, b: PlayerSpec) -> MatchConfig {
-        MatchConfig {
-            a,
-            b,
-            games: DEFAULT_GAMES,
-            variant: Variant::default(),
-            seed: 0,
-            threads: 0,
-            max_actions: DEFAULT_MAX_ACTIONS,
-            models: Models::new(),
-            opening_actions: 0,
-            answer_time: DEFAULT_ANSWER_TIME,
-            move_time: None,
-        }
+        MatchConfig::with(a, b, MatchSettings::default())
+    }
+
+    /// `a` against `b` with `settings` and no networks.
+    pub fn with(a: PlayerSpec, b: PlayerSpec, settings: MatchSettings) -> MatchConfig {
+        MatchConfig { a, b, models: Models::new(), settings }
     }
 }
 
@@ -291,7 +269,7 @@ fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
 /// Plays one game of a match (see the module description); fails when a neural player's model is
 /// not in `config.models`, or when a player fails.
 pub fn play_match_game(config: &MatchConfig, game: usize) -> Result<MatchGame, MatchError> {
-    let limits = ProgramLimits::with_answer_time(config.answer_time);
+    let limits = ProgramLimits::with_answer_time(config.settings.answer_time());
     play_match_game_until(config, game, &limits, &|| false)
 }
 
@@ -305,10 +283,10 @@ fn play_match_game_until(
 ) -> Result<MatchGame, MatchError> {
     let build = |spec: &PlayerSpec, side| {
         spec.build_for_time(
-            player_seed(config.seed, game, side),
+            player_seed(config.settings.seed, game, side),
             &config.models,
             limits,
-            config.move_time,
+            config.settings.move_time(),
         )
         .map_err(MatchError::Spec)
     };
@@ -317,19 +295,25 @@ fn play_match_game_until(
     let a_is_p0 = game % 2 == 0;
     let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
     let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
-    let mut start = Game::from_position(Position::new(config.variant, Side::P0));
-    let mut rng = SplitMix64(player_seed(config.seed, game / 2, 2));
+    let mut start = Game::from_position(Position::new(config.settings.variant(), Side::P0));
+    let mut rng = SplitMix64(player_seed(config.settings.seed, game / 2, 2));
     let mut opening = 0;
-    while opening < config.opening_actions && !start.is_over() {
+    while opening < config.settings.opening_actions && !start.is_over() {
         let pos = *start.position();
         let Some(a) = pos.nth_legal_action(rng.below(pos.count_legal_actions())) else { break };
         start.play_action(&a).map_err(|e| MatchError::Settings(format!("opening: {e}")))?;
         opening += 1;
     }
-    let played =
-        play_game_until(p0.as_mut(), p1.as_mut(), start, opening, config.max_actions, stop)
-            .map_err(|error| MatchError::Player { game, error })?
-            .ok_or(MatchError::Stopped { games: 0 })?;
+    let played = play_game_until(
+        p0.as_mut(),
+        p1.as_mut(),
+        start,
+        opening,
+        config.settings.max_actions,
+        stop,
+    )
+    .map_err(|error| MatchError::Player { game, error })?
+    .ok_or(MatchError::Stopped { games: 0 })?;
     let players = Some([p0_name, p1_name]);
     let record = GameRecord::of_game(game as u64, &played.game, played.end, played.winner, players);
     let [e0, e1] = played.effort;
@@ -337,31 +321,10 @@ fn play_match_game_until(
     Ok(MatchGame { record, a_is_p0, actions: played.actions, a_effort, b_effort })
 }
 
-/// Checks the thread and game counts of a match against [`MAX_THREADS`] and [`MAX_GAMES`], and
-/// that games may last at least one action (before any model loads or thread starts).
+/// Checks the settings of a match ([`MatchSettings`]'s checks: thread and game counts, action
+/// limit, times) before any model loads or thread starts.
 pub fn check_sizes(config: &MatchConfig) -> Result<(), MatchError> {
-    if config.threads > MAX_THREADS {
-        return Err(MatchError::Settings(format!(
-            "threads must be at most {MAX_THREADS} (0: one per core), not {}",
-            config.threads
-        )));
-    }
-    if config.games > MAX_GAMES {
-        return Err(MatchError::Settings(format!(
-            "games must be at most {MAX_GAMES}, not {}",
-            config.games
-        )));
-    }
-    if config.max_actions == 0 {
-        return Err(MatchError::Settings("max_actions must be at least 1".into()));
-    }
-    if let Err(e) = crate::command::check_answer_time(config.answer_time.as_secs_f64()) {
-        return Err(MatchError::Settings(e));
-    }
-    if let Some(t) = config.move_time {
-        crate::players::check_move_time(t.as_secs_f64()).map_err(MatchError::Settings)?;
-    }
-    Ok(())
+    config.settings.validate().map_err(|e| MatchError::Settings(e.to_string()))
 }
 
 /// Checks what [`run_match`] checks before it starts anything: the sizes ([`check_sizes`]), and
@@ -382,7 +345,7 @@ pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
     Ok(())
 }
 
-/// Plays a match on a thread pool of `config.threads` workers; `on_game` hears of every finished
+/// Plays a match on a thread pool of `config.settings.threads` workers; `on_game` hears of every finished
 /// game in game order (from one worker at a time), and an error from it stops the match. The
 /// settings are checked first ([`check_match`]); a player that fails stops the match with
 /// [`MatchError::Player`].
@@ -420,7 +383,7 @@ pub fn run_match_until(
 ) -> Result<MatchResult, MatchError> {
     check_match(config)?;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads)
+        .num_threads(config.settings.threads)
         .build()
         .map_err(|e| MatchError::Settings(format!("cannot start the thread pool: {e}")))?;
     // Set by the caller's flag (seen by a watcher, since programs wait for answers on their own)
@@ -428,7 +391,7 @@ pub fn run_match_until(
     let halt = Arc::new(AtomicBool::new(false));
     let limits = ProgramLimits {
         stop: Some(halt.clone()),
-        ..ProgramLimits::with_answer_time(config.answer_time)
+        ..ProgramLimits::with_answer_time(config.settings.answer_time())
     };
     let halted = || halt.load(Ordering::Relaxed);
     let ahead = 64 + AHEAD_PER_WORKER * pool.current_num_threads();
@@ -474,7 +437,7 @@ pub fn run_match_until(
         pool.broadcast(|_| {
             while !halted() && !stop.load(Ordering::Relaxed) {
                 let i = next_game.fetch_add(1, Ordering::Relaxed);
-                if i >= config.games {
+                if i >= config.settings.games {
                     return;
                 }
                 let mut d = lock();
@@ -525,13 +488,13 @@ pub fn run_match_until(
     }
     let finished = finished.into_inner();
     let efforts = efforts.into_inner().unwrap_or_else(PoisonError::into_inner);
-    if finished < config.games {
+    if finished < config.settings.games {
         return Err(MatchError::Stopped { games: finished });
     }
     Ok(MatchResult {
         a: config.a.to_string(),
         b: config.b.to_string(),
-        variant: config.variant,
+        variant: config.settings.variant(),
         wins: wins.into_inner(),
         draws: draws.into_inner(),
         losses: losses.into_inner(),
@@ -550,12 +513,14 @@ pub fn play_match(
     seed: u64,
     threads: usize,
 ) -> Result<MatchResult, MatchError> {
-    let config = MatchConfig {
+    let settings = MatchSettings {
         games,
-        variant,
+        board: variant.board,
+        blitz: variant.marbles == zertz_env::MarbleSet::Blitz,
         seed,
         threads,
-        ..MatchConfig::new(spec_a.parse()?, spec_b.parse()?)
+        ..MatchSettings::default()
     };
+    let config = MatchConfig::with(spec_a.parse()?, spec_b.parse()?, settings);
     run_match(&config, &|_| Ok(()))
 }

@@ -8,9 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use zertz_arena::command::{CommandPlayer, ProgramLimits};
+use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::{MatchConfig, MatchError, run_match, run_match_until};
 use zertz_arena::players::{Models, PlayerError, PlayerSpec, SpecError};
 use zertz_env::{Player as Side, Position, Variant};
+use zertz_selfplay::settings::Seconds;
 
 /// The error of a player that must not build.
 fn build_error(spec: &PlayerSpec) -> SpecError {
@@ -127,12 +129,9 @@ mod broken_engines {
 
     #[test]
     fn a_failing_engine_stops_a_match() {
-        let config = MatchConfig {
-            games: 2,
-            threads: 1,
-            max_actions: 100,
-            ..MatchConfig::new(engine("? broken", "= pass"), spec("random"))
-        };
+        let settings =
+            MatchSettings { games: 2, threads: 1, max_actions: 100, ..MatchSettings::default() };
+        let config = MatchConfig::with(engine("? broken", "= pass"), spec("random"), settings);
         match run_match(&config, &|_| Ok(())) {
             Err(MatchError::Player { error: PlayerError::Engine { error, .. }, .. }) => {
                 assert!(error.contains("? broken"), "{error}");
@@ -163,12 +162,13 @@ mod broken_engines {
     #[test]
     fn a_program_that_hangs_on_genmove_fails_the_match_at_its_answer_time() {
         let file = pidfile("hang");
-        let config = MatchConfig {
+        let settings = MatchSettings {
             games: 1,
             threads: 1,
-            answer_time: Duration::from_millis(300),
-            ..MatchConfig::new(hanging(&file, "sleep 1000"), spec("random"))
+            answer_time: Seconds(0.3),
+            ..MatchSettings::default()
         };
+        let config = MatchConfig::with(hanging(&file, "sleep 1000"), spec("random"), settings);
         let started = Instant::now();
         match run_match(&config, &|_| Ok(())) {
             Err(MatchError::Player { error: PlayerError::Engine { error, .. }, .. }) => {
@@ -199,11 +199,8 @@ mod broken_engines {
     #[test]
     fn a_stop_ends_a_thinking_program_at_once() {
         let file = pidfile("stop");
-        let config = MatchConfig {
-            games: 4,
-            threads: 2,
-            ..MatchConfig::new(hanging(&file, "sleep 1000"), spec("random"))
-        };
+        let settings = MatchSettings { games: 4, threads: 2, ..MatchSettings::default() };
+        let config = MatchConfig::with(hanging(&file, "sleep 1000"), spec("random"), settings);
         let stop = AtomicBool::new(false);
         let started = Instant::now();
         let result = std::thread::scope(|s| {

@@ -31,6 +31,17 @@ fn every_config_file_loads() {
 }
 
 #[test]
+fn the_match_example_documents_every_setting() {
+    use zertz_selfplay::settings::Described;
+    let text = std::fs::read_to_string(configs_dir().join("match.toml")).unwrap();
+    for field in zertz_arena::config::MatchSettings::FIELDS {
+        let set = format!("{} = ", field.name);
+        let shown = text.lines().any(|l| l.starts_with(&set) || l.starts_with(&format!("# {set}")));
+        assert!(shown, "configs/match.toml does not show {}", field.name);
+    }
+}
+
+#[test]
 fn the_match_example_shows_the_defaults_and_bad_files_are_named() {
     let config = MatchFileConfig::from_file(&configs_dir().join("match.toml")).unwrap();
     assert_eq!(config, MatchFileConfig::default());
@@ -44,6 +55,9 @@ fn the_match_example_shows_the_defaults_and_bad_files_are_named() {
         ("board = 38", "board"),
         ("move_time = -1", "move_time"),
         ("move_time = 5000", "move_time"),
+        ("games = -1", "games"),
+        ("answer_time = \"x\"", "answer_time"),
+        ("games = 2\ngmes = 2", "gmes"),
     ] {
         std::fs::write(&path, text).unwrap();
         let err = MatchFileConfig::from_file(&path).unwrap_err().to_string();

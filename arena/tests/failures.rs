@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::{MAX_GAMES, MatchConfig, MatchError, run_match};
 use zertz_arena::players::{
     GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError, PlayerSpec,
@@ -22,7 +23,8 @@ impl Evaluator for Broken {
 }
 
 fn match_config(a: PlayerSpec, b: PlayerSpec, models: Models) -> MatchConfig {
-    MatchConfig { games: 4, seed: 1, threads: 2, models, ..MatchConfig::new(a, b) }
+    let settings = MatchSettings { games: 4, seed: 1, threads: 2, ..MatchSettings::default() };
+    MatchConfig { models, ..MatchConfig::with(a, b, settings) }
 }
 
 #[test]
@@ -77,12 +79,13 @@ fn finished_games_have_no_action_to_choose() {
 fn match_sizes_past_the_maxima_are_refused_before_anything_starts() {
     let config = match_config(PlayerSpec::Random, PlayerSpec::Random, Models::new());
     for (bad, what) in [
-        (MatchConfig { threads: MAX_THREADS + 1, ..config.clone() }, "threads"),
-        (MatchConfig { threads: 100_000, ..config.clone() }, "threads"),
-        (MatchConfig { games: MAX_GAMES + 1, ..config.clone() }, "games"),
-        (MatchConfig { games: usize::MAX, ..config.clone() }, "games"),
-        (MatchConfig { max_actions: 0, ..config.clone() }, "max_actions"),
+        (MatchSettings { threads: MAX_THREADS + 1, ..config.settings.clone() }, "threads"),
+        (MatchSettings { threads: 100_000, ..config.settings.clone() }, "threads"),
+        (MatchSettings { games: MAX_GAMES + 1, ..config.settings.clone() }, "games"),
+        (MatchSettings { games: usize::MAX, ..config.settings.clone() }, "games"),
+        (MatchSettings { max_actions: 0, ..config.settings.clone() }, "max_actions"),
     ] {
+        let bad = MatchConfig { settings: bad, ..config.clone() };
         let started = std::time::Instant::now();
         let e = run_match(&bad, &|_| panic!("no game may start")).unwrap_err();
         assert!(matches!(e, MatchError::Settings(_)), "{e:?}");
@@ -90,7 +93,8 @@ fn match_sizes_past_the_maxima_are_refused_before_anything_starts() {
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
     // The edge is accepted (no game: nothing runs).
-    let edge = MatchConfig { threads: 4, games: 0, ..config };
+    let settings = MatchSettings { threads: 4, games: 0, ..config.settings.clone() };
+    let edge = MatchConfig { settings, ..config };
     assert_eq!(run_match(&edge, &|_| Ok(())).unwrap().games(), 0);
 }
 

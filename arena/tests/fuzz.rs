@@ -176,7 +176,7 @@ fn check_match_config(bytes: &[u8]) -> bool {
             let _ = spec.build(0, &Models::new());
         }
     }
-    assert!(config.threads <= MAX_THREADS);
+    assert!(config.settings.threads <= MAX_THREADS);
     let written = toml::to_string(&config).expect("an accepted config writes as TOML");
     let back = read_match_config(&path, written.as_bytes());
     assert_eq!(back.as_ref(), Some(&config), "{written}");

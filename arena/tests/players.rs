@@ -3,6 +3,7 @@
 mod common;
 
 use common::Checked;
+use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::MatchConfig;
 use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
 use zertz_arena::players::{
@@ -302,13 +303,15 @@ fn config(
     seed: u64,
     threads: usize,
 ) -> MatchConfig {
-    MatchConfig {
+    let settings = MatchSettings {
         games,
-        variant,
+        board: variant.board,
+        blitz: variant.marbles == zertz_env::MarbleSet::Blitz,
         seed,
         threads,
-        ..MatchConfig::new(a.parse().unwrap(), b.parse().unwrap())
-    }
+        ..MatchSettings::default()
+    };
+    MatchConfig::with(a.parse().unwrap(), b.parse().unwrap(), settings)
 }
 
 #[test]
@@ -388,10 +391,8 @@ fn illegal_actions_lose_and_long_games_are_drawn() {
 
 #[test]
 fn random_openings_are_shared_by_the_two_games_of_a_pair() {
-    let config = MatchConfig {
-        opening_actions: 3,
-        ..config("greedy", "greedy", 6, Variant::default(), 5, 2)
-    };
+    let mut config = config("greedy", "greedy", 6, Variant::default(), 5, 2);
+    config.settings.opening_actions = 3;
     let (_, records) = match_games(&config);
     let opening = |g: &zertz_arena::matches::MatchGame| g.record.moves[..3].to_vec();
     for pair in records.chunks(2) {
@@ -403,7 +404,8 @@ fn random_openings_are_shared_by_the_two_games_of_a_pair() {
             || opening(&records[2]) != opening(&records[4])
     );
     // Without an opening, two greedy players differ only by their tie-breaks.
-    let (plain, _) = match_games(&MatchConfig { opening_actions: 0, ..config });
+    config.settings.opening_actions = 0;
+    let (plain, _) = match_games(&config);
     assert_eq!(plain.games(), 6);
 }
 

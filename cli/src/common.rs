@@ -79,15 +79,6 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
-/// `match --games`: 0 to [`zertz_arena::matches::MAX_GAMES`].
-pub fn parse_match_games(s: &str) -> Result<usize, String> {
-    let max = zertz_arena::matches::MAX_GAMES;
-    match s.trim().parse::<usize>() {
-        Ok(n) if n <= max => Ok(n),
-        _ => Err(format!("must be a number of games from 0 to {max}")),
-    }
-}
-
 /// An error met while working (a network that fails during a match, a file that cannot be
 /// written), as opposed to bad arguments or settings: the program exits with status 1, not 2.
 #[derive(Debug)]

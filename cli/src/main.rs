@@ -12,6 +12,7 @@ mod play;
 mod replay;
 mod selfplay;
 mod serve;
+mod settings;
 mod sgf;
 mod show;
 mod train;

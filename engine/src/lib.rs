@@ -13,7 +13,9 @@
 //! ```
 //! use std::sync::atomic::AtomicBool;
 //! use zertz_engine::{MatchJob, play_match};
-//! let job = MatchJob { games: 2, threads: 1, ..MatchJob::new("greedy", "random") };
+//! use zertz_arena::config::MatchSettings;
+//! let settings = MatchSettings { games: 2, threads: 1, ..MatchSettings::default() };
+//! let job = MatchJob::with("greedy", "random", settings);
 //! let summary = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap();
 //! assert_eq!((summary.games, summary.wins + summary.draws + summary.losses), (2, 2));
 //! ```
@@ -21,14 +23,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 use zertz_arena::PlayerSpec;
-use zertz_arena::matches::{
-    DEFAULT_MAX_ACTIONS, Effort, MatchConfig, MatchError, MatchGame, RecordWriter,
-};
-use zertz_env::Variant;
+use zertz_arena::config::MatchSettings;
+use zertz_arena::matches::{Effort, MatchConfig, MatchError, MatchGame, RecordWriter};
 use zertz_model::{Inference, ModelError, Network};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
@@ -179,55 +179,30 @@ pub fn selfplay(
 
 // -------------------------------------------------------------------------------------- matches
 
-/// A match to play: two player specs and the settings of `zertz match`.
+/// A match to play: two player specs, the settings of `zertz match` and where networks run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatchJob {
     /// Player A (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `cmd:PROGRAM ARGS`: one process of the program per game).
+    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`: one
+    /// process of the program per game).
     pub a: String,
     /// Player B.
     pub b: String,
-    /// Games (at most [`zertz_arena::matches::MAX_GAMES`]); the players alternate who starts.
-    pub games: usize,
-    /// Board and marble set.
-    pub variant: Variant,
-    /// Seed of the match.
-    pub seed: u64,
-    /// Worker threads (0: one per core; at most [`zertz_selfplay::config::MAX_THREADS`]).
-    pub threads: usize,
-    /// Actions after which an unfinished game is a draw.
-    pub max_actions: u32,
-    /// Random single actions that open each pair of games (for players without noise).
-    pub opening_actions: u32,
-    /// Where the games are written as JSON lines, in game order as they end, if anywhere: a new
-    /// file (one that exists is refused, and never replaced).
-    pub out: Option<PathBuf>,
-    /// The longest wait for one answer of a `cmd:` player's program.
-    pub answer_time: Duration,
-    /// Time per move of every searching player without its own `:time=` (None: their
-    /// simulations or depth).
-    pub move_time: Option<Duration>,
+    /// Games, board, seed, threads, opening, limits, the records file and the time per move.
+    pub settings: MatchSettings,
     /// Where and how the networks of `nn:` players run.
     pub inference: Inference,
 }
 
 impl MatchJob {
-    /// `a` against `b` with the defaults of `zertz match` (100 games on 37 rings, seed 0).
+    /// `a` against `b` with the default settings of `zertz match` ([`MatchSettings::default`]).
     pub fn new(a: impl Into<String>, b: impl Into<String>) -> MatchJob {
-        MatchJob {
-            a: a.into(),
-            b: b.into(),
-            games: zertz_arena::matches::DEFAULT_GAMES,
-            variant: Variant::default(),
-            seed: 0,
-            threads: 0,
-            max_actions: DEFAULT_MAX_ACTIONS,
-            opening_actions: 0,
-            out: None,
-            answer_time: zertz_arena::command::DEFAULT_ANSWER_TIME,
-            move_time: None,
-            inference: Inference::default(),
-        }
+        MatchJob::with(a, b, MatchSettings::default())
+    }
+
+    /// `a` against `b` with `settings`, networks on the default device.
+    pub fn with(a: impl Into<String>, b: impl Into<String>, settings: MatchSettings) -> MatchJob {
+        MatchJob { a: a.into(), b: b.into(), settings, inference: Inference::default() }
     }
 }
 
@@ -284,20 +259,11 @@ pub fn play_match(
     let spec = |e: zertz_arena::players::SpecError| EngineError::Match(MatchError::Spec(e));
     let a: PlayerSpec = job.a.parse().map_err(spec)?;
     let b: PlayerSpec = job.b.parse().map_err(spec)?;
-    let mut config = MatchConfig {
-        games: job.games,
-        variant: job.variant,
-        seed: job.seed,
-        threads: job.threads,
-        max_actions: job.max_actions,
-        opening_actions: job.opening_actions,
-        answer_time: job.answer_time,
-        move_time: job.move_time,
-        ..MatchConfig::new(a, b)
-    };
+    let mut config = MatchConfig::with(a, b, job.settings.clone());
+    let (variant, out) = (job.settings.variant(), &job.settings.out);
     // Sizes first: nothing loads or starts for a match that cannot be played.
     zertz_arena::matches::check_sizes(&config)?;
-    if let Some(path) = &job.out {
+    if let Some(path) = out {
         check_new_file(path)
             .map_err(|source| EngineError::Output { path: path.clone(), source })?;
     }
@@ -305,13 +271,13 @@ pub fn play_match(
     let networks = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::network);
     for (key, network) in zertz_model::inference::load_networks(
         networks,
-        Some(job.variant.board),
+        Some(variant.board),
         &job.inference,
-        job.threads,
+        job.settings.threads,
     )? {
         config.models.insert_key(key, network.evaluator);
     }
-    let writer = match &job.out {
+    let writer = match out {
         Some(path) => Some(RecordWriter::new(std::io::BufWriter::new(
             create_new_file(path)
                 .map_err(|source| EngineError::Output { path: path.clone(), source })?,
@@ -337,7 +303,7 @@ pub fn play_match(
     let seconds = started.elapsed().as_secs_f64();
     // The games finished are written whatever happened, stop and failures included.
     let finished = writer.map(RecordWriter::finish).transpose();
-    let out_path = || job.out.clone().unwrap_or_default();
+    let out_path = || out.clone().unwrap_or_default();
     if let Some(source) = write_failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
         return Err(EngineError::Records { path: out_path(), source });
     }
@@ -348,9 +314,9 @@ pub fn play_match(
         a: result.a.clone(),
         b: result.b.clone(),
         games: result.games(),
-        board: job.variant.board.rings(),
-        blitz: job.variant.marbles == zertz_env::MarbleSet::Blitz,
-        seed: job.seed,
+        board: variant.board.rings(),
+        blitz: job.settings.blitz,
+        seed: job.settings.seed,
         wins: result.wins,
         draws: result.draws,
         losses: result.losses,
@@ -359,8 +325,8 @@ pub fn play_match(
         elo_low: elo.low,
         elo_high: elo.high,
         seconds,
-        out: job.out.clone(),
-        move_time: job.move_time.map(|t| t.as_secs_f64()),
+        out: out.clone(),
+        move_time: job.settings.move_time().map(|t| t.as_secs_f64()),
         a_effort: result.a_effort,
         b_effort: result.b_effort,
     })

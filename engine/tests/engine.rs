@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::MatchError;
 use zertz_engine::{EngineError, Guide, MatchJob, play_match, selfplay};
 use zertz_search::Preset;
@@ -57,12 +58,11 @@ fn a_match_writes_its_records_and_sums_up() {
     let dir = temp_dir("match");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("games.jsonl");
-    let job = MatchJob {
-        games: 4,
-        threads: 2,
-        out: Some(out.clone()),
-        ..MatchJob::new("greedy", "random")
-    };
+    let job = MatchJob::with(
+        "greedy",
+        "random",
+        MatchSettings { games: 4, threads: 2, out: Some(out.clone()), ..MatchSettings::default() },
+    );
     let heard = AtomicUsize::new(0);
     let s = play_match(
         &job,
@@ -90,12 +90,11 @@ fn a_match_never_replaces_a_file_and_never_opens_a_fifo() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("games.jsonl");
     std::fs::write(&out, "precious\n").unwrap();
-    let job = MatchJob {
-        games: 2,
-        threads: 1,
-        out: Some(out.clone()),
-        ..MatchJob::new("greedy", "random")
-    };
+    let job = MatchJob::with(
+        "greedy",
+        "random",
+        MatchSettings { games: 2, threads: 1, out: Some(out.clone()), ..MatchSettings::default() },
+    );
     let never = AtomicBool::new(false);
     let e = play_match(&job, &|_| panic!("no game may be played"), &never).unwrap_err();
     assert!(matches!(e, EngineError::Output { .. }) && !e.is_failure_while_working(), "{e:?}");
@@ -107,7 +106,8 @@ fn a_match_never_replaces_a_file_and_never_opens_a_fifo() {
         let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
         assert!(made.success());
         // Opening it would wait for a reader forever: it is refused first.
-        let job = MatchJob { out: Some(fifo), ..job };
+        let mut job = job;
+        job.settings.out = Some(fifo);
         let e = play_match(&job, &|_| panic!("no game may be played"), &never).unwrap_err();
         assert!(e.to_string().contains("a FIFO of that name exists"), "{e}");
     }
@@ -119,12 +119,16 @@ fn a_stopped_match_keeps_the_games_it_finished() {
     let dir = temp_dir("match-stop");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("games.jsonl");
-    let job = MatchJob {
-        games: 1000,
-        threads: 2,
-        out: Some(out.clone()),
-        ..MatchJob::new("greedy", "random")
-    };
+    let job = MatchJob::with(
+        "greedy",
+        "random",
+        MatchSettings {
+            games: 1000,
+            threads: 2,
+            out: Some(out.clone()),
+            ..MatchSettings::default()
+        },
+    );
     let stop = AtomicBool::new(false);
     let heard = AtomicUsize::new(0);
     let e = play_match(
@@ -150,17 +154,26 @@ fn a_stopped_match_keeps_the_games_it_finished() {
 
 #[test]
 fn a_stopped_match_and_bad_players_are_errors_of_their_kind() {
-    let job = MatchJob { games: 8, threads: 1, ..MatchJob::new("mcts:50", "random") };
+    let job = MatchJob::with(
+        "mcts:50",
+        "random",
+        MatchSettings { games: 8, threads: 1, ..MatchSettings::default() },
+    );
     let e = play_match(&job, &|_| {}, &AtomicBool::new(true)).unwrap_err();
     assert!(e.is_failure_while_working(), "{e:?}");
     assert!(e.to_string().contains("stopped"), "{e}");
     for (a, needle) in [("alphazero", "alphazero"), ("nn:no-such.pt", "no-such.pt")] {
-        let job = MatchJob { games: 2, ..MatchJob::new(a, "random") };
+        let job =
+            MatchJob::with(a, "random", MatchSettings { games: 2, ..MatchSettings::default() });
         let e = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap_err();
         assert!(!e.is_failure_while_working(), "{a}: {e:?}");
         assert!(e.to_string().contains(needle), "{a}: {e}");
     }
-    let job = MatchJob { threads: 100_000, ..MatchJob::new("random", "random") };
+    let job = MatchJob::with(
+        "random",
+        "random",
+        MatchSettings { threads: 100_000, ..MatchSettings::default() },
+    );
     let e = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap_err();
     assert!(e.to_string().contains("threads"), "{e}");
 }

@@ -1,9 +1,13 @@
 //! Engine values to Python values: anything serde can write becomes the Python object that
 //! `json.loads` makes of it (dicts, lists, numbers, strings, bools, None), so that a type's
-//! fields are listed once, in Rust.
+//! fields are listed once, in Rust; and Python keywords to settings ([`settings_layer`]), checked
+//! by the settings type's own description.
 
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList};
 use serde::Serialize;
+use zertz_selfplay::config::ConfigError;
+use zertz_selfplay::settings::{self, Field, Kind, Layer, Settings, Value};
 
 use crate::error::Error;
 
@@ -15,4 +19,102 @@ pub fn to_python<'py, T: Serialize>(
     let text = serde_json::to_string(value)
         .map_err(|e| Error::Internal(format!("cannot convert to Python: {e}")))?;
     Ok(py.import("json")?.call_method1("loads", (text,))?)
+}
+
+/// Python's annotation of a setting's values (the stub is generated from it).
+fn annotation(field: &Field) -> String {
+    let base = match field.kind {
+        Kind::Int | Kind::Board => "int",
+        Kind::Bool => "bool",
+        Kind::Seconds => "float",
+        Kind::Path => "str | PathLike[str]",
+    };
+    if field.optional { format!("{base} | None") } else { base.to_string() }
+}
+
+/// The fields of settings type `S` as Python data: one dict per field, in order, `{"name",
+/// "type"` (its annotation), `"default"` (None: none), `"doc"}`.
+pub fn describe_settings<'py, S: Settings>(py: Python<'py>) -> Result<Bound<'py, PyList>, Error> {
+    let defaults = to_python(py, &settings::defaults::<S>())?;
+    let list = PyList::empty(py);
+    for field in S::FIELDS {
+        let d = PyDict::new(py);
+        d.set_item("name", field.name)?;
+        d.set_item("type", annotation(field))?;
+        d.set_item("default", defaults.get_item(field.name).ok())?;
+        d.set_item("doc", field.help())?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// One keyword's value as a setting's: its Python type checked against the field's kind
+/// (TypeError), a path made text, a float checked finite; its range is the settings type's.
+fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error> {
+    let name = field.name;
+    let wrong = || {
+        let got = value.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string());
+        Error::Type(format!("{name} must be {}, not {got}", annotation(field)))
+    };
+    if value.is_none() {
+        return if field.optional { Ok(Value::Null) } else { Err(wrong()) };
+    }
+    let is_bool = value.is_instance_of::<PyBool>();
+    match field.kind {
+        Kind::Bool if is_bool => Ok(Value::Bool(value.extract()?)),
+        Kind::Int | Kind::Board if value.is_instance_of::<PyInt>() && !is_bool => {
+            match value.extract::<u64>() {
+                Ok(n) => Ok(Value::from(n)),
+                Err(_) => Err(Error::Config(ConfigError::Value {
+                    key: name,
+                    reason: format!("must be a whole number from 0 to {}, not {value}", u64::MAX),
+                })),
+            }
+        }
+        Kind::Seconds
+            if (value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>())
+                && !is_bool =>
+        {
+            let x: f64 = value.extract()?;
+            if !x.is_finite() {
+                return Err(Error::Config(ConfigError::Value {
+                    key: name,
+                    reason: format!("must be a finite number of seconds, not {x}"),
+                }));
+            }
+            Ok(Value::from(x))
+        }
+        Kind::Path if !is_bool => {
+            let path: std::path::PathBuf = value.extract().map_err(|_| wrong())?;
+            let text = path.to_str().ok_or_else(|| {
+                Error::Config(ConfigError::Value { key: name, reason: "not UTF-8".into() })
+            })?;
+            Ok(Value::String(text.to_string()))
+        }
+        _ => Err(wrong()),
+    }
+}
+
+/// The keywords of `function` as a layer of settings of type `S`: an unknown keyword is a
+/// TypeError (as Python's own), a value of the wrong type too; each value is checked alone
+/// (ValueError naming it).
+pub fn settings_layer<S: Settings>(
+    function: &str,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> Result<Layer, Error> {
+    let mut layer = Layer::new();
+    for (key, value) in kwargs.into_iter().flat_map(|d| d.iter()) {
+        let key: String = key.extract()?;
+        let Some(field) = S::field(&key) else {
+            let known: Vec<&str> = S::FIELDS.iter().map(|f| f.name).collect();
+            return Err(Error::Type(format!(
+                "{function}() got an unexpected keyword argument '{key}' (its settings: {})",
+                known.join(", ")
+            )));
+        };
+        let value = setting_value(field, &value)?;
+        settings::check_value::<S>(field.name, &value)?;
+        layer.insert(key, value);
+    }
+    Ok(layer)
 }

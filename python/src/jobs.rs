@@ -7,15 +7,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat};
+use pyo3::types::{PyDict, PyFloat, PyList};
+use zertz_arena::config::MatchSettings;
 use zertz_engine::{EngineError, Guide, MatchJob};
-use zertz_env::{MarbleSet, Variant};
 use zertz_model::{DeviceChoice, Inference, Precision};
 use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
 use zertz_selfplay::driver::{Progress, SelfPlayError};
 
 use crate::args::BoardArg;
-use crate::convert::to_python;
+use crate::convert::{describe_settings, settings_layer, to_python};
 use crate::error::Error;
 use crate::evaluators::guide;
 use crate::signals::run_detached;
@@ -320,93 +320,48 @@ pub fn selfplay<'py>(
     Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
 }
 
-/// The defaults of `zertz.match`, which are those of `zertz match`, read from the engine's match
-/// job: `{"games", "board", "blitz", "seed", "threads", "opening_actions", "max_actions",
-/// "answer_time" (seconds), "move_time" (None: none), "shared_inference", "inference_threads",
-/// "cuda_graphs"}`. The keywords of `zertz.match` and its stub are checked against it by a test.
+/// The settings of `zertz.match` (those of `zertz match` and its config files, the engine's
+/// `MatchSettings`), one dict per keyword in order: `{"name", "type"` (its annotation),
+/// `"default"` (None: none), `"doc"}`. The stub's keywords are generated from it, and a test
+/// holds them to it.
 #[pyfunction]
-pub fn match_defaults(py: Python<'_>) -> Result<Bound<'_, PyDict>, Error> {
-    let job = MatchJob::new("", "");
-    let d = PyDict::new(py);
-    d.set_item("games", job.games)?;
-    d.set_item("board", job.variant.board.rings())?;
-    d.set_item("blitz", job.variant.marbles == MarbleSet::Blitz)?;
-    d.set_item("seed", job.seed)?;
-    d.set_item("threads", job.threads)?;
-    d.set_item("opening_actions", job.opening_actions)?;
-    d.set_item("max_actions", job.max_actions)?;
-    d.set_item("answer_time", job.answer_time.as_secs_f64())?;
-    d.set_item("move_time", job.move_time.map(|t| t.as_secs_f64()))?;
-    d.set_item("shared_inference", job.inference.shared)?;
-    d.set_item("inference_threads", job.inference.threads)?;
-    d.set_item("cuda_graphs", job.inference.cuda_graphs)?;
-    Ok(d)
+pub fn match_settings(py: Python<'_>) -> Result<Bound<'_, PyList>, Error> {
+    describe_settings::<MatchSettings>(py)
 }
 
 /// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
 /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
-/// player's may end with `:time=SECONDS`), alternating who starts, on `threads` worker threads (0: one per
-/// core); returns the summary dict (wins, draws and losses of `a`, score, Elo with its 95%
-/// interval, `move_time`, and each side's effort `a_effort`/`b_effort`: moves, seconds, work,
-/// unit). With `move_time` (seconds, 0.001 to 3600; None: none), every searching player without
-/// its own `:time=` searches that long per move instead of counting simulations
-/// (`alphabeta:DEPTH` to that depth at most). Networks run on `device` in `precision` (unless
-/// their spec names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file (one that exists is refused with `FileExistsError`,
-/// never replaced), every game is written there as a JSON line as it ends, in game order. A
-/// `cmd:` program must answer each command within `answer_time` seconds (None: 30). Ctrl-C
-/// stops it (`KeyboardInterrupt`; programs are ended at once, the games finished are in `out`).
+/// player's may end with `:time=SECONDS`), alternating who starts; returns the summary dict (wins,
+/// draws and losses of `a`, score, Elo with its 95% interval, `move_time`, and each side's effort
+/// `a_effort`/`b_effort`: moves, seconds, work, unit). `settings` are the match's settings by
+/// keyword, those of `zertz match` (`match_settings()` lists them with their defaults: `games`,
+/// `board`, `blitz`, `seed`, `threads`, `opening_actions`, `max_actions`, `out`, `answer_time`,
+/// `move_time`); an unknown one is a TypeError. Networks run on `device` in `precision` (unless
+/// their spec names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file
+/// (one that exists is refused with `FileExistsError`, never replaced), every game is written
+/// there as a JSON line as it ends, in game order. Ctrl-C stops it (`KeyboardInterrupt`;
+/// programs are ended at once, the games finished are in `out`).
 #[pyfunction(name = "match")]
-#[pyo3(signature = (a, b, *, games=zertz_arena::matches::DEFAULT_GAMES,
-                    board=BoardArg(zertz_env::Board::R37), blitz=false, seed=0, threads=0, out=None, opening_actions=0,
-                    max_actions=zertz_arena::matches::DEFAULT_MAX_ACTIONS, device=None,
-                    precision=None, shared_inference=false, inference_threads=None,
-                    cuda_graphs=false, answer_time=None, move_time=None),
-       text_signature = "(a, b, *, games=100, board=37, blitz=False, seed=0, threads=0, out=None, \
-                         opening_actions=0, max_actions=2000, device=None, precision=None, \
-                         shared_inference=False, inference_threads=None, cuda_graphs=False, \
-                         answer_time=None, move_time=None)")]
+#[pyo3(signature = (a, b, *, device=None, precision=None, shared_inference=false,
+                    inference_threads=None, cuda_graphs=false, **settings),
+       text_signature = "(a, b, *, device=None, precision=None, shared_inference=False, \
+                         inference_threads=None, cuda_graphs=False, **settings)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
     a: String,
     b: String,
-    games: usize,
-    board: BoardArg,
-    blitz: bool,
-    seed: u64,
-    threads: usize,
-    out: Option<PathBuf>,
-    opening_actions: u32,
-    max_actions: u32,
     device: Option<&str>,
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
     cuda_graphs: bool,
-    answer_time: Option<f64>,
-    move_time: Option<f64>,
+    settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
-    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
-    let answer_time = match answer_time {
-        Some(t) => zertz_arena::command::check_answer_time(t).map_err(Error::Shape)?,
-        None => zertz_arena::command::DEFAULT_ANSWER_TIME,
-    };
-    let move_time = move_time
-        .map(zertz_arena::players::check_move_time)
-        .transpose()
-        .map_err(|reason| Error::Shape(format!("move_time: {reason} (None for none)")))?;
+    let layer = settings_layer::<MatchSettings>("match", settings)?;
     let job = MatchJob {
-        games,
-        variant: Variant::new(board.0, set),
-        seed,
-        threads,
-        max_actions,
-        opening_actions,
-        out,
-        answer_time,
-        move_time,
         inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
-        ..MatchJob::new(a, b)
+        ..MatchJob::with(a, b, zertz_selfplay::settings::from_layers([layer])?)
     };
     let stop = AtomicBool::new(false);
     let (result, signal) =

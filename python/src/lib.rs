@@ -35,7 +35,7 @@ mod _zertz {
     use crate::game::PyGame;
     #[pymodule_export]
     use crate::jobs::{
-        check_device, dataset, devices, load_records, match_defaults, parse_player, play_match,
+        check_device, dataset, devices, load_records, match_settings, parse_player, play_match,
         selfplay, selfplay_config,
     };
     #[pymodule_export]

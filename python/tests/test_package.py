@@ -12,6 +12,8 @@ import pytest
 import zertz
 import zertz._zertz as native
 
+import settings_stub
+
 
 def test_public_names() -> None:
     # Pure Python: shards in zertz.data; the training side (torch) imported on first use.
@@ -74,22 +76,26 @@ def stub_defaults(name: str, method: str | None = None) -> dict[str, Any]:
     return {a.arg: ast.literal_eval(d) for a, d in named}
 
 
-def test_the_match_defaults_are_the_engines_in_the_signature_and_the_stub() -> None:
-    # The engine's match job owns the defaults; the native signature (text_signature, written by
-    # hand in python/src/jobs.rs) and the stub follow it: a default changed in Rust fails here
-    # until both do.
-    rust = native.match_defaults()
-    signature = {
-        k: p.default
-        for k, p in inspect.signature(zertz.match).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
+def test_the_match_settings_are_the_engines_in_the_stub_and_the_bindings() -> None:
+    # The engine's MatchSettings owns the settings of a match: the stub's keywords are generated
+    # from its description (python/tests/settings_stub.py), so that a setting added or a default
+    # changed in Rust fails here until the stub is generated again.
+    settings = native.match_settings()
+    names = [s["name"] for s in settings]
+    assert {"games", "board", "seed", "threads", "out", "answer_time", "move_time"} <= set(names)
+    assert all(s["doc"] and s["type"] for s in settings)
+    assert settings_stub.main([]) == 0, "the stub is stale: run python/tests/settings_stub.py"
     stub = stub_defaults("match")
-    assert signature == stub
-    # None in the signature is "the engine's default" (answer_time, device, ...): nothing to follow.
-    written = {k: v for k, v in signature.items() if v is not None}
-    assert written == {k: rust[k] for k in written}
-    assert set(rust) <= set(signature)
+    assert {k: stub[k] for k in names} == {s["name"]: s["default"] for s in settings}
+    # The bindings take every setting by keyword, and refuse a name that is none.
+    summary = zertz.match("greedy", "random", games=2, threads=1, blitz=True, max_actions=5)
+    assert (summary["games"], summary["blitz"]) == (2, True)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'gmes'.*games"):
+        zertz.match("greedy", "random", gmes=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="games must be int, not float"):
+        zertz.match("greedy", "random", games=2.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^games: "):
+        zertz.match("greedy", "random", games=-1)
 
 
 def test_the_step_limit_of_every_rl_front_end_is_the_engines() -> None:

@@ -32,7 +32,7 @@ __all__ = [
     "devices",
     "load_records",
     "match",
-    "match_defaults",
+    "match_settings",
     "observation_shape",
     "parse_player",
     "ring_cells",
@@ -410,35 +410,37 @@ def selfplay_config(
     defaults) as the engine reads them: every key, checked. Raises ValueError naming a key that
     is unknown or out of range."""
 
-def match_defaults() -> dict[str, Any]:
-    """The defaults of ``match`` (those of ``zertz match``), read from the engine's match job:
-    ``{"games", "board", "blitz", "seed", "threads", "opening_actions", "max_actions",
-    "answer_time"`` (seconds), ``"move_time"`` (None: none), ``"shared_inference",
-    "inference_threads", "cuda_graphs"}``.
+def match_settings() -> list[dict[str, Any]]:
+    """The settings of ``match`` (those of ``zertz match`` and its config files: the engine's
+    ``MatchSettings``), one dict per keyword, in order: ``{"name", "type"`` (its annotation),
+    ``"default"`` (None: none), ``"doc"}``. The keywords of ``match`` in this stub are generated
+    from it (``python/tests/settings_stub.py``).
 
-    >>> match_defaults()["games"]
-    100
+    >>> [s["default"] for s in match_settings() if s["name"] == "games"]
+    [100]
     """
 
 def match(
     a: str,
     b: str,
     *,
-    games: int = 100,
-    board: int = 37,
-    blitz: bool = False,
-    seed: int = 0,
-    threads: int = 0,
-    out: str | PathLike[str] | None = None,
-    opening_actions: int = 0,
-    max_actions: int = 2000,
     device: str | None = None,
     precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
     cuda_graphs: bool = False,
-    answer_time: float | None = None,
+    # <generated: match keywords>
+    games: int = 100,
+    board: int = 37,
+    blitz: bool = False,
+    seed: int = 0,
+    threads: int = 0,
+    opening_actions: int = 0,
+    max_actions: int = 2000,
+    out: str | PathLike[str] | None = None,
+    answer_time: float = 30.0,
     move_time: float | None = None,
+    # </generated: match keywords>
 ) -> dict[str, Any]:
     """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
     ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION][:gumbel=K]"``,
@@ -448,16 +450,38 @@ def match(
     ``elo_low`` and ``elo_high`` (95%), ``seconds``, ``move_time``, and what each side did,
     ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "work", "unit"}``, where ``work``
     counts the ``"nodes"`` or ``"simulations"`` of ``unit``, None for a player that does not
-    search). With ``move_time`` (seconds, from 0.001 to 3600; None: none), every searching
-    player without its own ``:time=`` searches that long per move instead of counting
-    simulations (``"alphabeta:DEPTH"`` to that depth at most): players of different kinds meet
-    at equal time; a bad value raises ValueError.
-    Networks run on ``device`` in ``precision`` (unless a spec names its own;
-    through CUDA graphs on a GPU with ``cuda_graphs``);
-    each pair of games may open with ``opening_actions`` random actions. With ``out``, a new file
-    (one that exists, a FIFO among them, raises FileExistsError and is never replaced or opened),
-    every game is written there as a JSON line as it ends, in game order. A ``cmd:`` program must
-    answer each command within ``answer_time`` seconds (None: 30) and in at most 1 MiB, or it
-    fails the match. A bad player spec raises ValueError, a network or program that fails during
-    a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt`` (programs are ended at once; the
-    games finished are in ``out``)."""
+    search). Networks run on ``device`` in ``precision`` (unless a spec names its own; through
+    CUDA graphs on a GPU with ``cuda_graphs``).
+
+    The other keywords are the match's settings, those of ``zertz match`` and its config files
+    (``match_settings()``); an unknown one raises TypeError, a value of the wrong type TypeError,
+    one out of range ValueError naming it:
+
+    # <generated: match settings>
+    - ``games`` (default ``100``): Number of games (at most 16777216); the players alternate who
+      starts.
+    - ``board`` (default ``37``): The board, by its number of rings: 37, 40, 43, 44, 48 or 61.
+    - ``blitz`` (default ``False``): The blitz marble set (5/7/9) instead of the standard one
+      (6/8/10).
+    - ``seed`` (default ``0``): Seed of the match (players and games are seeded from it).
+    - ``threads`` (default ``0``): Worker threads (0: one per core; at most 1024).
+    - ``opening_actions`` (default ``0``): Random single actions played before the players take
+      over, the same for both games of a pair (A on each side once): varied games between
+      deterministic players.
+    - ``max_actions`` (default ``2000``): Actions after which an unfinished game is a draw (at
+      least 1).
+    - ``out`` (default ``None``): Write every game as a JSON line to this file, in game order as
+      they end: a new file, never one that exists (left out: not written).
+    - ``answer_time`` (default ``30.0``): The longest a cmd: player's program may take to answer
+      one command, in seconds (more than 0, at most a day); past it, or past 1 MiB, it fails the
+      match and is ended.
+    - ``move_time`` (default ``None``): Time per move in seconds (0.001 to 3600; left out or 0:
+      none) for every player that searches (alphabeta, mcts, uniform, nn) and has no :time= of
+      its own: each search runs until it is spent instead of counting simulations or depth.
+      Players of different kinds meet fairly only this way.
+    # </generated: match settings>
+
+    With ``out``, a file that exists (a FIFO among them) raises FileExistsError and is never
+    replaced or opened. A bad player spec raises ValueError, a network or program that fails
+    during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt`` (programs are ended at once;
+    the games finished are in ``out``)."""
