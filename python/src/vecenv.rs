@@ -90,8 +90,15 @@ impl<'py> Arrays<'py> {
         Ok(obs)
     }
 
-    fn infos(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The infos of a step or reset: the masks, the player to move, and which games the step's
+    /// action forfeited (`forfeits`, by index; none after a reset).
+    fn infos(&self, py: Python<'py>, forfeits: &[usize]) -> PyResult<Bound<'py, PyDict>> {
         let infos = PyDict::new(py);
+        let mut illegal = vec![false; self.to_play.len()];
+        for &i in forfeits {
+            illegal[i] = true;
+        }
+        infos.set_item("illegal_action", illegal.into_pyarray(py))?;
         infos.set_item("legal_mask", &self.mask)?;
         // The same mask as int8, Gymnasium's and PettingZoo's action-mask type (a view: no copy).
         infos.set_item("action_mask", self.mask.call_method1("view", ("int8",))?)?;
@@ -119,10 +126,12 @@ type StepResult<'py> = (
 /// A batch of `num_envs` games stepped together on a thread pool (Gymnasium-style vector API).
 ///
 /// Observations are dicts `{"planes": float32 [N, C, H, W], "globals": float32 [N, G]}`; `infos`
-/// holds `"legal_mask"` (bool [N, A]) and `"to_play"` (uint8 [N], 0 = P0, 1 = P1). Rewards are
-/// float32 [N, 2]: this step's reward of P0 and of P1 (+1 win, -1 loss, 0 otherwise). Finished
-/// games restart at once; their result is still in that step's rewards, terminations and
-/// truncations. Every call returns new arrays.
+/// holds `"legal_mask"` (bool [N, A]), `"action_mask"` (the same as int8), `"to_play"` (uint8
+/// [N], 0 = P0, 1 = P1) and `"illegal_action"` (bool [N]: the step's action forfeited the game).
+/// Rewards are float32 [N, 2]: this step's reward of P0 and of P1 (+1 win, -1 loss, 0
+/// otherwise). Finished games restart at once; their result is still in that step's rewards,
+/// terminations and truncations. Every call returns new arrays. The rules of an episode are those
+/// of every front end (docs/vecenv.md).
 #[pyclass(name = "VecEnv", module = "zertz")]
 #[derive(Debug)]
 pub struct PyVecEnv {
@@ -266,13 +275,15 @@ impl PyVecEnv {
             let arrays = Arrays::new(py, &self.env)?;
             let env = &mut self.env;
             arrays.fill(py, |b| env.reset(seed, b))?;
-            Ok((arrays.observation(py)?, arrays.infos(py)?))
+            Ok((arrays.observation(py)?, arrays.infos(py, &[])?))
         })
     }
 
     /// Plays `actions[i]` (an action index, any integer array-like of length N) in game `i`;
-    /// returns `(observation, rewards, terminations, truncations, infos)`. An out-of-range or
-    /// illegal action raises ValueError naming the game, and then nothing is played.
+    /// returns `(observation, rewards, terminations, truncations, infos)`. An action that is not
+    /// legal in its game forfeits it: the game ends (terminated), its mover gets -1 and the other
+    /// +1, and `infos["illegal_action"]` is True there. An index outside the action space raises
+    /// ValueError naming the game, and then nothing is played.
     fn step<'py>(
         &mut self,
         py: Python<'py>,
@@ -288,7 +299,7 @@ impl PyVecEnv {
                 arrays.rewards.clone(),
                 arrays.terminated.clone(),
                 arrays.truncated.clone(),
-                arrays.infos(py)?,
+                arrays.infos(py, &self.env.forfeits())?,
             ))
         })
     }

@@ -128,11 +128,15 @@ def test_bad_input_raises_clear_errors() -> None:
     size = env.action_space_size
     with pytest.raises(ValueError, match=f"game 0: action {size} is out of range"):
         env.step(np.array([size, 0, 0]))
-    legal = env.sample_actions()
-    legal[2] = size - 1  # pass: illegal while marbles can be placed
-    with pytest.raises(ValueError, match=r"game 2: action \d+ \(pass\) is not legal"):
-        env.step(legal)
     assert env.game(0).to_text() == before, "nothing was played"
+    # An illegal action (a pass while marbles can be placed) forfeits its game alone.
+    legal = env.sample_actions()
+    legal[2] = size - 1
+    mover = env.game(2).to_play
+    _, rewards, terminated, _, infos = env.step(legal)
+    assert infos["illegal_action"].tolist() == [False, False, True]
+    assert terminated[2] and rewards[2].tolist() == ([-1.0, 1.0] if mover == "P0" else [1.0, -1.0])
+    assert env.game(0).to_text() != before, "the other games played"
     with pytest.raises(IndexError, match="game index 3 is out of range"):
         env.game(3)
     with pytest.raises(IndexError, match="game index -1 is out of range"):

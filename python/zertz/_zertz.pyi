@@ -189,8 +189,10 @@ class VecEnv:
 
     Observations are dicts ``{"planes": float32 [N, C, H, W], "globals": float32 [N, G]}``;
     ``infos`` holds ``"legal_mask"`` (bool [N, A]), the same as ``"action_mask"`` (int8 [N, A],
-    Gymnasium's type) and ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1). Rewards are float32
-    [N, 2]: this step's reward of P0 and of P1. Finished games restart at once; their result is
+    Gymnasium's type), ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1) and ``"illegal_action"`` (bool
+    [N]: the step's action was not legal there and forfeited the game). Rewards are float32
+    [N, 2]: this step's reward of P0 and of P1. The rules of an episode are those of every front
+    end (``zertz.episode``). Finished games restart at once; their result is
     still in that step's rewards, terminations and truncations (``final_observations`` gives
     their last positions). Every call returns new arrays. ``num_envs`` is 1 to 1,048,576 and
     ``threads`` at most 1024 (0: every core); both are checked before anything is allocated or
@@ -241,7 +243,9 @@ class VecEnv:
         dict[str, npt.NDArray[np.generic]],
     ]:
         """Plays ``actions[i]`` in game ``i``; returns
-        ``(observation, rewards, terminations, truncations, infos)``."""
+        ``(observation, rewards, terminations, truncations, infos)``. An action that is not legal
+        in its game forfeits it (``infos["illegal_action"]``); an index outside the action space
+        raises ValueError naming the game, and then nothing is played."""
     def sample_actions(self) -> npt.NDArray[np.int64]:
         """A uniform random legal action index for every game (int64 [N])."""
     def final_observations(

@@ -1,13 +1,15 @@
 """Gymnasium environments (the optional extra ``zertz[gymnasium]``): ZÈRTZ for the single-agent and
 vector APIs that RL libraries take.
 
-Both players act in turn, and every step is one single action of the player to move (a placement,
-one hop of a capture chain, or a pass). Observations are those of the player to move:
-``{"planes": float32 [C, H, W], "globals": float32 [G]}`` (``zertz.Game.encode``). The reward of a
-step is the one of the player who acted (+1 for the move that wins, -1 for one that loses, 0
-otherwise; a draw is 0), which is what one policy playing both sides learns from. The legal
-actions are in ``info["action_mask"]`` (int8, Gymnasium's mask type, for
-``action_space.sample(mask)``), and ``info["to_play"]`` says who is to move.
+Both players act in turn, under the rules of an episode of every front end (``zertz.episode``:
+one single action of the player to move a step; terminated by the rules, truncated after
+``max_steps`` actions; an illegal action forfeits the game). Observations are those of the player
+to move: ``{"planes": float32 [C, H, W], "globals": float32 [G]}`` (``zertz.Game.encode``). The
+reward of a step is the one of the player who acted (+1 for the move that wins, -1 for one that
+loses or forfeits, 0 otherwise; a draw is 0), which is what one policy playing both sides learns
+from. The legal actions are in ``info["action_mask"]`` (int8, Gymnasium's mask type, for
+``action_space.sample(mask)``), ``info["to_play"]`` says who is to move, and
+``info["illegal_action"]`` whether the step's action forfeited the game.
 
 - :class:`ZertzEnv` is one game (``gymnasium.Env``); it passes ``gymnasium.utils.env_checker``.
 - :class:`VectorEnv` is a batch of games on the Rust vectorized environment
@@ -26,7 +28,7 @@ actions are in ``info["action_mask"]`` (int8, Gymnasium's mask type, for
 
 from __future__ import annotations
 
-from typing import Any, SupportsFloat
+from typing import Any, Literal, SupportsFloat
 
 import gymnasium
 import numpy as np
@@ -36,16 +38,9 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
 import zertz
+from zertz.episode import Episode, check_options
 
 Observation = dict[str, npt.NDArray[np.float32]]
-
-
-def check_options(render_mode: str | None, max_steps: int) -> None:
-    """Refuses a render mode other than None or "ansi" and a step limit below 1 (ValueError)."""
-    if render_mode not in (None, "ansi"):
-        raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
-    if max_steps < 1:
-        raise ValueError(f"max_steps must be at least 1, not {max_steps}")
 
 
 def observation_space(board: int) -> spaces.Dict:
@@ -61,9 +56,10 @@ def observation_space(board: int) -> spaces.Dict:
 
 class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     """One game of ZÈRTZ: ``board`` rings (37, 40, 43, 44, 48 or 61), the blitz marble set or not,
-    truncated after ``max_steps`` single actions. The first player is drawn from the reset's seed.
-    An illegal action loses: the episode ends with reward -1 and ``info["illegal_action"]``
-    (as PettingZoo's classic games end one)."""
+    truncated after ``max_steps`` single actions, on ``zertz.episode.Episode``. The first player is
+    ``first_player`` (``"P0"``, ``"P1"``, or ``"random"``: drawn from the reset's seed). An
+    illegal action forfeits: the episode ends with reward -1 and ``info["illegal_action"]`` (as
+    PettingZoo's classic games end one); an index outside the action space raises ValueError."""
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 (Gymnasium's class attribute)
 
@@ -73,47 +69,48 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         blitz: bool = False,
         *,
         max_steps: int = zertz.DEFAULT_MAX_STEPS,
+        first_player: str = "random",
         render_mode: str | None = None,
     ) -> None:
         check_options(render_mode, max_steps)
+        if first_player not in ("P0", "P1", "random"):
+            raise ValueError(f"first_player must be 'P0', 'P1' or 'random', not {first_player!r}")
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
+        self.first_player = first_player
         self.render_mode = render_mode
-        self.game = zertz.Game(board, blitz)
+        self.episode = Episode(board, blitz, max_steps=max_steps)
         self.observation_space = observation_space(board)  # type: ignore[assignment]
         self.action_space = spaces.Discrete(zertz.action_space_size(board))
-        self.steps = 0
 
-    def _observe(self) -> tuple[Observation, dict[str, Any]]:
+    @property
+    def game(self) -> zertz.Game:
+        """The game of the episode."""
+        return self.episode.game
+
+    def _observe(self, illegal: bool = False) -> tuple[Observation, dict[str, Any]]:
         planes, globals_ = self.game.encode()
         mask = self.game.legal_action_mask().astype(np.int8)
-        info = {"action_mask": mask, "to_play": self.game.to_play}
+        info = {"action_mask": mask, "to_play": self.game.to_play, "illegal_action": illegal}
         return {"planes": planes, "globals": globals_}, info
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
         super().reset(seed=seed)
-        first = "P0" if self.np_random.integers(2) == 0 else "P1"
-        self.game = zertz.Game(self.board, self.blitz, first)
-        self.steps = 0
+        first: Literal["P0", "P1"]
+        if self.first_player == "random":
+            first = "P0" if self.np_random.integers(2) == 0 else "P1"
+        else:
+            first = "P0" if self.first_player == "P0" else "P1"
+        self.episode = Episode(self.board, self.blitz, first, self.max_steps)
         return self._observe()
 
     def step(
         self, action: np.int64 | int
     ) -> tuple[Observation, SupportsFloat, bool, bool, dict[str, Any]]:
-        mover = self.game.to_play
-        index = int(action)
-        if not (0 <= index < self.game.action_space_size and self.game.legal_action_mask()[index]):
-            obs, info = self._observe()
-            return obs, -1.0, True, False, {**info, "illegal_action": True}
-        self.game.play(index)
-        self.steps += 1
-        outcome = self.game.outcome
-        terminated = outcome is not None
-        reward = 0.0 if outcome in (None, "draw") else (1.0 if outcome == mover else -1.0)
-        truncated = not terminated and self.steps >= self.max_steps
-        obs, info = self._observe()
-        return obs, reward, terminated, truncated, info
+        step = self.episode.step(int(action))
+        obs, info = self._observe(step.illegal)
+        return obs, step.reward(step.mover), step.terminated, step.truncated, info
 
     def render(self) -> str | None:
         return repr(self.game) if self.render_mode == "ansi" else None
@@ -122,7 +119,8 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
 class VectorEnv(gymnasium.vector.VectorEnv[Observation, npt.NDArray[np.int64], npt.NDArray[Any]]):
     """``num_envs`` games of ZÈRTZ stepped together on the Rust vectorized environment
     (``zertz.VecEnv``, whose keywords it takes: ``threads``, ``max_steps``, ``first_player``,
-    ``opening_plies``, ``seed``). A finished game restarts in the same step; its last observation
+    ``opening_plies``, ``seed``), under the same rules (an illegal action forfeits its game alone:
+    ``infos["illegal_action"]``). A finished game restarts in the same step; its last observation
     is in ``infos["final_obs"]`` (an object array, None for the games that go on) with
     ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both players (float32
     [N, 2]: P0's and P1's)."""

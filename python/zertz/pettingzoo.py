@@ -9,8 +9,11 @@ same agent acts again while it continues a chain. Each agent observes from its o
 
 where ``observation`` holds the ``C`` planes of ``zertz.Game.encode`` followed by its ``G`` global
 features, each broadcast over the board's grid (all in 0..1), and ``action_mask`` marks the legal
-actions (all zero for the agent not to move). Rewards come at the end: +1 for the winner, -1 for
-the loser, 0 each for a draw; a game is truncated after ``max_steps`` actions.
+actions (all zero for the agent not to move). The rules are those of every front end
+(``zertz.episode``): rewards come at the end, +1 for the winner, -1 for the loser, 0 each for a
+draw; a game is truncated after ``max_steps`` actions; an illegal action forfeits the game (-1 to
+the agent that chose it, +1 to the other, ``infos[agent]["illegal_action"]``); an index outside
+the action space raises ValueError.
 
 >>> from zertz.pettingzoo import env
 >>> e = env(board=37)
@@ -25,7 +28,7 @@ the loser, 0 each for a draw; a game is truncated after ``max_steps`` actions.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -33,11 +36,13 @@ from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
 import zertz
-from zertz.gymnasium import check_options
+from zertz.episode import Episode, check_options
 
 AGENTS = ["player_0", "player_1"]
 #: The game's player of each agent.
-PLAYERS = {"player_0": "P0", "player_1": "P1"}
+PLAYERS: dict[str, Literal["P0", "P1"]] = {"player_0": "P0", "player_1": "P1"}
+#: The agent of each player.
+AGENT_OF: dict[str, str] = {"P0": "player_0", "P1": "player_1"}
 
 
 def env(
@@ -71,7 +76,7 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         check_options(render_mode, max_steps)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
         self.render_mode = render_mode
-        self.game = zertz.Game(board, blitz)
+        self.episode = Episode(board, blitz, "P0", max_steps)
         (c, h, w), g = zertz.observation_shape(board)
         a = zertz.action_space_size(board)
         self._shape = (c + g, h, w)
@@ -84,7 +89,11 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         self.possible_agents = list(AGENTS)
         self.observation_spaces = dict.fromkeys(AGENTS, space)
         self.action_spaces = {agent: spaces.Discrete(a) for agent in AGENTS}
-        self.steps = 0
+
+    @property
+    def game(self) -> zertz.Game:
+        """The game of the episode."""
+        return self.episode.game
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -93,11 +102,11 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         return self.action_spaces[agent]
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
-        planes, globals_ = self.game.encode(PLAYERS[agent])  # type: ignore[arg-type]
+        planes, globals_ = self.game.encode(PLAYERS[agent])
         _, h, w = self._shape
         broadcast = np.broadcast_to(globals_[:, None, None], (len(globals_), h, w))
         observation = np.concatenate([planes, broadcast]).astype(np.float32)
-        to_move = not self.game.is_over and PLAYERS[agent] == self.game.to_play
+        to_move = not self.episode.is_over and PLAYERS[agent] == self.game.to_play
         if to_move:
             mask = self.game.legal_action_mask().astype(np.int8)
         else:
@@ -105,8 +114,7 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         return {"observation": observation, "action_mask": mask}
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        self.game = zertz.Game(self.board, self.blitz, "P0")
-        self.steps = 0
+        self.episode = Episode(self.board, self.blitz, "P0", self.max_steps)
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -124,24 +132,17 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         if action is None:
             raise ValueError(f"{agent} must act: None is only for an agent whose game is over")
         self._cumulative_rewards[agent] = 0.0
-        self.game.play(int(action))
-        self.steps += 1
-        outcome = self.game.outcome
+        step = self.episode.step(int(action))
         for a in self.agents:
-            self.rewards[a] = 0.0
-        if outcome is not None:
-            for a in self.agents:
-                self.rewards[a] = (
-                    0.0 if outcome == "draw" else (1.0 if outcome == PLAYERS[a] else -1.0)
-                )
-                self.terminations[a] = True
-        elif self.steps >= self.max_steps:
-            for a in self.agents:
-                self.truncations[a] = True
+            self.rewards[a] = step.reward(PLAYERS[a])
+            self.terminations[a] = step.terminated
+            self.truncations[a] = step.truncated
+        if step.illegal:
+            self.infos[agent] = {**self.infos[agent], "illegal_action": True}
         self._accumulate_rewards()
-        if outcome is None and self.steps < self.max_steps:
+        if not self.episode.is_over:
             # The player to move acts next: the same agent while it continues a capture chain.
-            self.agent_selection = "player_0" if self.game.to_play == "P0" else "player_1"
+            self.agent_selection = AGENT_OF[self.game.to_play]
         else:
             self.agent_selection = self._next_done_agent(agent)
 

@@ -19,6 +19,19 @@
 //!
 //! A finished game is reset at once (its result is still in `rewards`, `terminated` and
 //! `truncated`), so the observation, mask and player to move always describe a game in progress.
+//!
+//! The rules of an episode are those of every front end (the Python `VecEnv`, Gymnasium and
+//! PettingZoo environments; `docs/vecenv.md`, "The rules of an episode"):
+//!
+//! - a step is one single action of the player to move; a game ends by the rules (`terminated`,
+//!   rewards ±1 to the winner and loser, 0 each for a draw) or after `max_steps` actions
+//!   (`truncated`, rewards 0);
+//! - an action of the action space that is not legal now forfeits the game: it ends
+//!   (`terminated`), the player who chose it gets -1 and the other +1, and
+//!   [`VecEnv::forfeits`] names it (a policy that ignores the mask loses, as in PettingZoo's
+//!   classic games, instead of stopping every game of the batch);
+//! - an index outside the action space is no action: an error, and then no game is played.
+//!
 //! Every game has its own random generator seeded from the configured seed and its index, so runs
 //! are reproducible whatever the number of threads.
 //!
@@ -128,16 +141,6 @@ pub enum Error {
         /// Action-space size.
         size: usize,
     },
-    /// An action that is not legal in its game.
-    #[error("game {env}: action {action} ({notation}) is not legal")]
-    Illegal {
-        /// Game index.
-        env: usize,
-        /// The action index.
-        action: u32,
-        /// The action in notation.
-        notation: String,
-    },
     /// The thread pool could not be built.
     #[error("cannot start the thread pool: {0}")]
     Threads(String),
@@ -156,6 +159,8 @@ pub struct GameState {
     sampler: SplitMix64,
     /// The position this game ended in at the last step, before it restarted.
     final_position: Option<Position>,
+    /// Whether the last step's action was illegal here (and lost the game).
+    forfeited: bool,
 }
 
 impl GameState {
@@ -300,6 +305,7 @@ impl VecEnv {
                 rng: SplitMix64(0),
                 sampler: SplitMix64(0),
                 final_position: None,
+                forfeited: false,
             };
             seed_game(&mut g, env.config.seed, i);
             new_game(&env.config, variant, &mut g);
@@ -467,6 +473,7 @@ impl VecEnv {
             }
             new_game(&config, variant, g);
             g.final_position = None;
+            g.forfeited = false;
             slot.rewards.fill(0.0);
             *slot.terminated = false;
             *slot.truncated = false;
@@ -482,6 +489,12 @@ impl VecEnv {
         finals.filter_map(|(i, g)| g.final_position.map(|p| (i, p))).collect()
     }
 
+    /// The games whose action at the last [`VecEnv::step`] was illegal, in index order: each
+    /// lost by forfeit (see the crate docs) and restarted.
+    pub fn forfeits(&self) -> Vec<usize> {
+        self.games.iter().enumerate().filter_map(|(i, g)| g.forfeited.then_some(i)).collect()
+    }
+
     /// Writes the current observations without playing (rewards and flags cleared).
     pub fn observe(&mut self, out: &mut Buffers<'_>) -> Result<(), Error> {
         self.for_each_game(out, |_, g, slot| {
@@ -493,8 +506,9 @@ impl VecEnv {
     }
 
     /// Plays `actions[i]` in game `i` for every game, resets the games that end, and writes the
-    /// results and the next observations. An out-of-range or illegal action is an error naming the
-    /// game, and then no game is played.
+    /// results and the next observations. An action that is not legal in its game forfeits it
+    /// ([`VecEnv::forfeits`]); an index past the action space is an error naming the game, and
+    /// then no game is played.
     pub fn step(&mut self, actions: &[u32], out: &mut Buffers<'_>) -> Result<(), Error> {
         let n = self.games.len();
         if actions.len() != n {
@@ -502,27 +516,30 @@ impl VecEnv {
         }
         self.check(out)?;
         let space = self.space;
-        let bad = self.pool.install(|| {
-            self.games.par_iter().zip(actions.par_iter()).enumerate().find_first(|(_, (g, a))| {
-                space.decode(**a as usize).is_none_or(|act| !g.position.is_legal_action(&act))
-            })
-        });
-        if let Some((env, (g, &action))) = bad {
-            return Err(match space.decode(action as usize) {
-                None => Error::OutOfRange { env, action, size: space.len() },
-                Some(a) => {
-                    Error::Illegal { env, action, notation: g.position.action_to_string(&a) }
-                }
-            });
+        if let Some((env, &action)) =
+            actions.iter().enumerate().find(|(_, a)| **a as usize >= space.len())
+        {
+            return Err(Error::OutOfRange { env, action, size: space.len() });
         }
         let (config, variant) = (self.config.clone(), self.variant);
         self.for_each_game(out, |i, g, slot| {
             let action = space.decode(actions[i] as usize).expect("checked above");
-            g.position.play_action_unchecked(&action);
-            g.steps += 1;
             slot.rewards.fill(0.0);
             *slot.terminated = false;
             *slot.truncated = false;
+            g.forfeited = !g.position.is_legal_action(&action);
+            if g.forfeited {
+                let loser = g.position.turn().index();
+                slot.rewards[loser] = -1.0;
+                slot.rewards[1 - loser] = 1.0;
+                *slot.terminated = true;
+                g.final_position = Some(g.position);
+                new_game(&config, variant, g);
+                observe(g, slot);
+                return;
+            }
+            g.position.play_action_unchecked(&action);
+            g.steps += 1;
             let turn_ended = g.position.chain().is_none();
             let outcome = g.position.outcome().or_else(|| {
                 if !turn_ended {

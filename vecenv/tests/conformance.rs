@@ -201,13 +201,22 @@ fn bad_input_is_refused_and_changes_nothing() {
     env.sample_actions(&mut legal);
     let err = env.step(&[legal[0], size as u32], &mut buf.view()).unwrap_err();
     assert_eq!(err, Error::OutOfRange { env: 1, action: size as u32, size });
-    let pass = env.action_space().pass_index() as u32;
-    let err = env.step(&[legal[0], pass], &mut buf.view()).unwrap_err();
-    assert!(
-        matches!(err, Error::Illegal { env: 1, ref notation, .. } if notation == "pass"),
-        "{err}"
-    );
     assert_eq!(env.game(0).unwrap().position().to_text(), before, "nothing was played");
+    assert!(env.forfeits().is_empty());
+    // An illegal action (a pass while marbles can be placed) forfeits its game alone.
+    let pass = env.action_space().pass_index() as u32;
+    let mover = env.game(1).unwrap().position().turn().index();
+    env.step(&[legal[0], pass], &mut buf.view()).unwrap();
+    assert_eq!(env.forfeits(), vec![1]);
+    assert_ne!(env.game(0).unwrap().position().to_text(), before, "game 0 played its action");
+    assert!(buf.terminated[1] && !buf.truncated[1] && !buf.terminated[0]);
+    assert_eq!((buf.rewards[2 + mover], buf.rewards[2 + 1 - mover]), (-1.0, 1.0));
+    assert_eq!(env.game(1).unwrap().steps(), 0, "the forfeited game restarted");
+    let finals: Vec<usize> = env.final_positions().into_iter().map(|(i, _)| i).collect();
+    assert_eq!(finals, vec![1]);
+    env.sample_actions(&mut legal);
+    env.step(&legal, &mut buf.view()).unwrap();
+    assert!(env.forfeits().is_empty());
     let mut short = env.buffers();
     short.mask.pop();
     assert!(matches!(env.step(&legal, &mut short.view()), Err(Error::Length { name: "mask", .. })));
