@@ -5,8 +5,9 @@
 #
 #   scripts/gpu-check.sh prepare    here: builds the program, the abi3 extension and the model
 #                                   crate's test binaries, and copies what travels into .gpu/bin
-#                                   (ignored by git): carry .gpu/bin, target/release/zertz and
-#                                   python/zertz/_zertz.abi3.so
+#                                   (ignored by git): carry .gpu/bin, target/release/zertz,
+#                                   python/zertz/_zertz.abi3.so and
+#                                   python/engine/zertz_engine/_engine.abi3.so
 #
 #   scripts/gpu-check.sh MODEL.pt SELFPLAY.toml [what...]     there
 #
@@ -37,7 +38,8 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
         print(m["executable"])' | while read -r bin; do cp "$bin" ".gpu/bin/$(basename "${bin%-*}")"; done
     ls -la .gpu/bin
-    du -sh .gpu/bin target/release/zertz python/zertz/_zertz.abi3.so
+    du -sh .gpu/bin target/release/zertz python/zertz/_zertz.abi3.so \
+        python/engine/zertz_engine/_engine.abi3.so
     exit 0
 fi
 model=$1
@@ -48,7 +50,7 @@ py=${PYTHON:-python3}
 torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
 # The program's run path names the torch of the machine that built it; here it is this one.
 export LD_LIBRARY_PATH=$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PYTHONPATH=$PWD/python ZERTZ_PYTHON=$py ZERTZ_BIN=$PWD/target/release/zertz
+export PYTHONPATH=$PWD/python:$PWD/python/engine ZERTZ_PYTHON=$py ZERTZ_BIN=$PWD/target/release/zertz
 export PYTHONUNBUFFERED=1
 zertz=$ZERTZ_BIN
 work=${WORK:-/tmp/gpu-check}

@@ -16,8 +16,9 @@
 #                                     there: `python -m zertz bench-actors` on a local Ray
 #                                     (default configs/train/default.toml, actors 1,4,8,15)
 #
-# The zertz package must be importable there (PYTHONPATH=python, with the abi3 extension that
-# scripts/setup-python.sh builds here, python/zertz/_zertz.abi3.so).
+# The zertz and zertz_engine packages must be importable there (PYTHONPATH=python:python/engine,
+# with the abi3 extensions that scripts/setup-python.sh builds here, python/zertz/_zertz.abi3.so
+# and python/engine/zertz_engine/_engine.abi3.so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store=${STORE:-/tmp/zertz-ray}
@@ -64,7 +65,7 @@ bench)
     model=${2:?name an exported model}
     config=${3:-configs/train/default.toml}
     actors=${4:-1,4,8,15}
-    PYTHONPATH=$PWD/python "$py" -m zertz bench-actors --config "$config" --model "$model" \
+    PYTHONPATH=$PWD/python:$PWD/python/engine "$py" -m zertz bench-actors --config "$config" --model "$model" \
         --actors "$actors" --seconds "${SECONDS_PER_COUNT:-45}" --json
     ;;
 *)

@@ -2,8 +2,9 @@
 # Sets up the Python side: the virtual environment .venv at the repository root (created when
 # missing), the pinned packages of python/requirements-dev.txt in it (maturin, numpy, pytest, mypy,
 # ruff; torch 2.11.0, whose libtorch the model crate links; matplotlib, tensorboard; nbclient and
-# ipykernel for the notebook test), and the zertz package built from python/ in release mode
-# (`maturin develop --release`).
+# ipykernel for the notebook test), and the packages built in release mode (`maturin develop
+# --release`): zertz from python/ (the environment, numpy alone) and zertz-engine from
+# python/engine/ (exported networks, matches, self-play: libtorch).
 # Safe to run again: it installs only what changed, and cargo rebuilds only what changed.
 #
 # Needs Python >= 3.11 with pip and venv, the Rust toolchain, and PyPI. $PYTHON picks the
@@ -31,9 +32,12 @@ if ! cmp -s "$requirements" "$stamp"; then
     cp "$requirements" "$stamp"
 fi
 
-echo "setup-python: building and installing zertz (maturin develop --release)"
-# maturin installs into the environment named by VIRTUAL_ENV; the native module links the
-# libtorch of .venv's torch (tch's LIBTORCH_USE_PYTORCH, found through .venv's python).
-VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" LIBTORCH_USE_PYTORCH=1 \
-    "$venv/bin/maturin" develop --release --locked --quiet --manifest-path "$root/python/Cargo.toml"
-"$venv/bin/python" -c 'import zertz; print(f"setup-python: zertz {zertz.__version__} ready in .venv")'
+echo "setup-python: building and installing zertz and zertz-engine (maturin develop --release)"
+# maturin installs into the environment named by VIRTUAL_ENV. The environment's module
+# (zertz._zertz) links no libtorch; the engine's (zertz_engine._engine) links the libtorch of
+# .venv's torch (tch's LIBTORCH_USE_PYTORCH, found through .venv's python).
+for project in python python/engine; do
+    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" LIBTORCH_USE_PYTORCH=1 \
+        "$venv/bin/maturin" develop --release --locked --quiet --manifest-path "$root/$project/Cargo.toml"
+done
+"$venv/bin/python" -c 'import zertz, zertz_engine; print(f"setup-python: zertz {zertz.__version__} and its engine ready in .venv")'

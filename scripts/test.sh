@@ -5,7 +5,8 @@
 # lints and every Rust test (unit, property, perft data, the 300 boardspace records, exported
 # models, the zertz program), the release build of the zertz program, and the Python checks:
 # pytest (unit tests, doctests, training runs, the notebook, the web board in chromium), mypy's
-# stubtest and --strict check, ruff. Needs the Rust toolchain and Python >= 3.11 with pip.
+# stubtest and --strict check, ruff; last, the zertz wheel installed without torch into a fresh
+# virtual environment, and the environment's tests there (scripts/test-core-wheel.sh). Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
 set -euo pipefail
@@ -41,11 +42,13 @@ py="$(pwd)/.venv/bin/python"
     cd python
     echo "== pytest (python/tests, doctests)"
     "$py" -m pytest -q
-    echo "== stubtest zertz"
-    "$py" -m mypy.stubtest zertz
-    echo "== mypy --strict python/zertz python/tests"
-    "$py" -m mypy --strict zertz tests
+    echo "== stubtest zertz zertz_engine"
+    "$py" -m mypy.stubtest zertz zertz_engine
+    echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests"
+    "$py" -m mypy --strict zertz tests engine/zertz_engine
     echo "== ruff"
     "$py" -m ruff check --quiet .
     "$py" -m ruff format --check --quiet .
 )
+echo "== the environment without torch: scripts/test-core-wheel.sh"
+./scripts/test-core-wheel.sh

@@ -1,115 +1,16 @@
-//! `zertz.selfplay`, `zertz.match` and `zertz.selfplay_config`: the engine's jobs in-process
-//! (`zertz-engine`, the same code as the `zertz` program), with exported networks, built-in
-//! evaluators or a Python callable. The work runs with the GIL released; Ctrl-C stops it between
-//! batches and raises `KeyboardInterrupt`.
+//! `zertz.load_records`, `zertz.parse_player`, `zertz.dataset`, `zertz.selfplay_config` and
+//! `zertz._zertz.match_settings`: records, player specs, datasets and settings, without networks
+//! (the jobs that run them, `zertz.selfplay` and `zertz.match`, are the engine module's:
+//! `python/engine`).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList};
+use pyo3::types::{PyDict, PyList};
 use zertz_arena::config::MatchSettings;
-use zertz_engine::{EngineError, Guide, MatchJob};
-use zertz_model::{DeviceChoice, Inference, Precision};
-use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
-use zertz_selfplay::driver::{Progress, SelfPlayError};
-
-use crate::args::BoardArg;
-use crate::convert::{describe_settings, settings_layer, to_python};
-use crate::error::Error;
-use crate::evaluators::guide;
-use crate::signals::run_detached;
-
-/// Self-play settings from a TOML file, a dict (the same keys and tables: `{"games": 8,
-/// "search": {"preset": "rollout"}}`) or None (the defaults), checked by the engine's own types.
-fn selfplay_settings(config: Option<&Bound<'_, PyAny>>) -> Result<SelfPlayConfig, Error> {
-    let Some(obj) = config.filter(|o| !o.is_none()) else {
-        return Ok(SelfPlayConfig::default());
-    };
-    if let Ok(table) = obj.cast::<PyDict>() {
-        if let Some(key) = non_finite(table.as_any(), "")? {
-            return Err(ConfigError::Value {
-                key: "config",
-                reason: format!("{key} is not finite"),
-            }
-            .into());
-        }
-        let text: String = obj.py().import("json")?.call_method1("dumps", (table,))?.extract()?;
-        return Ok(SelfPlayConfig::from_json(&text)?);
-    }
-    let path: PathBuf = obj.extract().map_err(|_| {
-        Error::Type(format!(
-            "config must be a path, a dict or None, not {}",
-            obj.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
-        ))
-    })?;
-    Ok(SelfPlayConfig::from_file(&path)?)
-}
-
-/// The key path of the first NaN or infinite float in nested dicts (JSON has no way to say them).
-fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
-    if let Ok(f) = obj.cast::<PyFloat>() {
-        return Ok((!f.value().is_finite()).then(|| at.to_string()));
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        for (k, v) in d.iter() {
-            let key =
-                if at.is_empty() { k.str()?.to_string() } else { format!("{at}.{}", k.str()?) };
-            if let Some(found) = non_finite(&v, &key)? {
-                return Ok(Some(found));
-            }
-        }
-    }
-    Ok(None)
-}
-
-/// Checks a device name of the engine's grammar (`auto`, `cpu`, `cuda` (every GPU), `cuda:N` or
-/// `cuda:N,cuda:M`) without asking the machine what it has; ValueError for one that is not a
-/// device. Configs check their `device` with it, so that the engine owns the grammar.
-#[pyfunction]
-pub fn check_device(name: &str) -> Result<(), Error> {
-    name.parse::<DeviceChoice>()?;
-    Ok(())
-}
-
-/// The devices a device name gives on this machine, in order (`["cpu"]`, `["cuda:0", "cuda:1"]`):
-/// `auto` is every GPU, or the CPU when there is none. ValueError for a name that is not a device
-/// or names a GPU this machine does not have. A job that runs one copy of a network (training)
-/// takes the first.
-#[pyfunction]
-pub fn devices(name: &str) -> Result<Vec<String>, Error> {
-    let all = name.parse::<DeviceChoice>()?.resolve_all()?;
-    Ok(all
-        .into_iter()
-        .map(|d| match d {
-            zertz_model::Device::Cuda(i) => format!("cuda:{i}"),
-            _ => "cpu".to_string(),
-        })
-        .collect())
-}
-
-/// Where and how networks run, from the keywords (None: the engine's defaults, `Inference`).
-fn inference(
-    device: Option<&str>,
-    precision: Option<&str>,
-    shared_inference: bool,
-    inference_threads: Option<u16>,
-    cuda_graphs: bool,
-) -> Result<Inference, Error> {
-    let default = Inference::default();
-    let inference = Inference {
-        device: device.map(str::parse::<DeviceChoice>).transpose()?.unwrap_or(default.device),
-        precision: match precision {
-            Some(p) => p.parse::<Precision>().map_err(|e| Error::Shape(e.to_string()))?,
-            None => default.precision,
-        },
-        shared: shared_inference,
-        threads: inference_threads.unwrap_or(default.threads),
-        cuda_graphs,
-    };
-    inference.validate()?;
-    Ok(inference)
-}
+use zertz_pycommon::args::BoardArg;
+use zertz_pycommon::convert::{describe_settings, selfplay_settings, to_python};
+use zertz_pycommon::error::Error;
 
 /// The game records of a file (`games-*.jsonl` of self-play, `zertz match --out`), one dict per
 /// line, each checked by the engine's record type and replayed: `{"game", "board", "blitz",
@@ -249,77 +150,6 @@ pub fn selfplay_config<'py>(
     to_python(py, &selfplay_settings(config)?)
 }
 
-/// Runs self-play and writes shards (`.npz`, read with `zertz.load_shards`) and game records
-/// (`games-*.jsonl`) into `out`, a new or empty folder (one that holds self-play output is
-/// refused with `FileExistsError`: nothing is ever replaced); returns the summary dict.
-///
-/// The games are guided by `evaluator` ("uniform", "rollout" or a callable) or by the exported
-/// network `model` (on `device`: auto, cpu, cuda (every GPU), cuda:N or cuda:N,cuda:M; in `precision`: auto, fp32, bf16 or
-/// fp16, where auto is bf16 on a GPU and fp32 on the CPU). `config` is a TOML file, a dict of
-/// the same keys or None (the defaults); `games`, `threads` and `seed` override it. Ctrl-C stops
-/// the workers after their round of evaluations; the games finished by then are written whole,
-/// and `KeyboardInterrupt` is raised. With `cuda_graphs`, a network on a GPU runs through CUDA
-/// graphs (`zertz selfplay --cuda-graphs`).
-#[pyfunction]
-#[pyo3(signature = (out, evaluator=None, *, model=None, config=None, games=None, threads=None,
-                    seed=None, device=None, precision=None, shared_inference=false,
-                    inference_threads=None, cuda_graphs=false))]
-#[allow(clippy::too_many_arguments)]
-pub fn selfplay<'py>(
-    py: Python<'py>,
-    out: PathBuf,
-    evaluator: Option<&Bound<'py, PyAny>>,
-    model: Option<PathBuf>,
-    config: Option<&Bound<'py, PyAny>>,
-    games: Option<u32>,
-    threads: Option<usize>,
-    seed: Option<u64>,
-    device: Option<&str>,
-    precision: Option<&str>,
-    shared_inference: bool,
-    inference_threads: Option<u16>,
-    cuda_graphs: bool,
-) -> Result<Bound<'py, PyDict>, Error> {
-    let mut cfg = selfplay_settings(config)?;
-    if let Some(g) = games {
-        cfg.games = g;
-    }
-    if let Some(t) = threads {
-        cfg.threads = t;
-    }
-    if let Some(s) = seed {
-        cfg.seed = s;
-    }
-    cfg.validate()?;
-    let (guide, raised) = match model {
-        Some(path) => {
-            if evaluator.is_some_and(|e| !e.is_none()) {
-                return Err(Error::Shape("give an evaluator or a model, not both".into()));
-            }
-            let inference =
-                inference(device, precision, shared_inference, inference_threads, cuda_graphs)?;
-            (Guide::Network { path, inference }, Default::default())
-        }
-        None => guide(evaluator)?,
-    };
-    let progress = Progress::default();
-    let (result, signal) = run_detached(py, &progress.stop, || {
-        Ok(zertz_engine::selfplay(&cfg, &guide, &out, &progress))
-    });
-    let network = matches!(guide, Guide::Network { .. });
-    let summary = match result? {
-        Ok(summary) => summary,
-        Err(EngineError::SelfPlay(SelfPlayError::Stopped { .. })) if signal.is_some() => {
-            return Err(Error::Python(signal.expect("checked")));
-        }
-        Err(EngineError::SelfPlay(SelfPlayError::Eval(e))) if network => {
-            return Err(Error::Network(e));
-        }
-        Err(e) => return Err(raised.or(e)),
-    };
-    Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
-}
-
 /// The settings of `zertz.match` (those of `zertz match` and its config files, the engine's
 /// `MatchSettings`), one dict per keyword in order: `{"name", "type"` (its annotation),
 /// `"default"` (None: none), `"doc"}`. The stub's keywords are generated from it, and a test
@@ -327,52 +157,4 @@ pub fn selfplay<'py>(
 #[pyfunction]
 pub fn match_settings(py: Python<'_>) -> Result<Bound<'_, PyList>, Error> {
     describe_settings::<MatchSettings>(py)
-}
-
-/// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
-/// player's may end with `:time=SECONDS`), alternating who starts; returns the summary dict (wins,
-/// draws and losses of `a`, score, Elo with its 95% interval, `move_time`, and each side's effort
-/// `a_effort`/`b_effort`: moves, seconds, work, unit). `settings` are the match's settings by
-/// keyword, those of `zertz match` (`match_settings()` lists them with their defaults: `games`,
-/// `board`, `blitz`, `seed`, `threads`, `opening_actions`, `max_actions`, `out`, `answer_time`,
-/// `move_time`); an unknown one is a TypeError. Networks run on `device` in `precision` (unless
-/// their spec names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file
-/// (one that exists is refused with `FileExistsError`, never replaced), every game is written
-/// there as a JSON line as it ends, in game order. Ctrl-C stops it (`KeyboardInterrupt`;
-/// programs are ended at once, the games finished are in `out`).
-#[pyfunction(name = "match")]
-#[pyo3(signature = (a, b, *, device=None, precision=None, shared_inference=false,
-                    inference_threads=None, cuda_graphs=false, **settings),
-       text_signature = "(a, b, *, device=None, precision=None, shared_inference=False, \
-                         inference_threads=None, cuda_graphs=False, **settings)")]
-#[allow(clippy::too_many_arguments)]
-pub fn play_match<'py>(
-    py: Python<'py>,
-    a: String,
-    b: String,
-    device: Option<&str>,
-    precision: Option<&str>,
-    shared_inference: bool,
-    inference_threads: Option<u16>,
-    cuda_graphs: bool,
-    settings: Option<&Bound<'py, PyDict>>,
-) -> Result<Bound<'py, PyDict>, Error> {
-    let layer = settings_layer::<MatchSettings>("match", settings)?;
-    let job = MatchJob {
-        inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
-        ..MatchJob::with(a, b, zertz_selfplay::settings::from_layers([layer])?)
-    };
-    let stop = AtomicBool::new(false);
-    let (result, signal) =
-        run_detached(py, &stop, || Ok(zertz_engine::play_match(&job, &|_| {}, &stop)));
-    match result? {
-        Ok(summary) => Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?),
-        Err(EngineError::Match(zertz_arena::matches::MatchError::Stopped { .. }))
-            if signal.is_some() && stop.load(Ordering::Relaxed) =>
-        {
-            Err(Error::Python(signal.expect("checked")))
-        }
-        Err(e) => Err(e.into()),
-    }
 }

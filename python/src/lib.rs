@@ -1,25 +1,25 @@
-//! Python bindings of the ZÈRTZ rules engine: the private native module `zertz._zertz`.
+//! Python bindings of the ZÈRTZ rules engine: the private native module `zertz._zertz`, without
+//! libtorch (the package installs with numpy alone; exported networks, matches and self-play
+//! are the engine module's, `zertz_engine._engine` in `python/engine`, installed with
+//! `zertz[train]`).
 //!
 //! The crate is thin: every rule lives in `zertz-env`; this crate converts arguments and results
 //! (notation strings, numpy arrays) and turns every error into a Python exception in one place,
-//! [`error::Error`]. The Python package `zertz` (python/zertz/) re-exports the public API, and
-//! `python/zertz/_zertz.pyi` describes it for type checkers.
+//! `zertz_pycommon::Error`. The Python package `zertz` (python/zertz/) re-exports the public
+//! API, and `python/zertz/_zertz.pyi` describes it for type checkers.
 //!
 //! - [`game::PyGame`] (`zertz.Game`): a game with its history, moves in notation or as action
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
 //! - Module functions and constants: the boards, the encoding version and shapes, the action
 //!   space size and the number of symmetries of each board.
 
-mod args;
-mod convert;
-mod error;
-mod evaluators;
 mod game;
 mod jobs;
 mod search;
-mod signals;
 mod svg;
 mod vecenv;
+
+use zertz_pycommon::{args, convert, error, evaluators, signals};
 
 /// Native core of the `zertz` package (private: import `zertz` instead).
 #[pyo3::pymodule]
@@ -34,10 +34,7 @@ mod _zertz {
     #[pymodule_export]
     use crate::game::PyGame;
     #[pymodule_export]
-    use crate::jobs::{
-        check_device, dataset, devices, load_records, match_settings, parse_player, play_match,
-        selfplay, selfplay_config,
-    };
+    use crate::jobs::{dataset, load_records, match_settings, parse_player, selfplay_config};
     #[pymodule_export]
     use crate::search::PyMcts;
     #[pymodule_export]
@@ -47,33 +44,6 @@ mod _zertz {
     /// change meaning.
     #[pymodule_export]
     const ENCODING_VERSION: u32 = encode::ENCODING_VERSION;
-
-    /// The `format` field of every exported model's metadata (`zertz.export`).
-    #[pymodule_export]
-    const MODEL_FORMAT: &str = zertz_model::MODEL_FORMAT;
-
-    /// The layout version of exported model files that this engine reads and `zertz.export`
-    /// writes.
-    #[pymodule_export]
-    const MODEL_FORMAT_VERSION: u32 = zertz_model::MODEL_FORMAT_VERSION;
-
-    /// The name of a board's model inside an AOTInductor package: this prefix and the ring count
-    /// (`zertz.nn.export_aoti` writes them, the engine reads them).
-    #[pymodule_export]
-    const AOTI_MODEL_PREFIX: &str = zertz_model::AOTI_MODEL_PREFIX;
-
-    /// The name of the network built into the engine: `"nn:" + BUILTIN_MODEL` names it wherever
-    /// a player is named (`zertz.match("nn:builtin", "alphabeta")`).
-    #[pymodule_export]
-    const BUILTIN_MODEL: &str = zertz_model::BUILTIN;
-
-    /// The built-in network's file (TorchScript) as bytes: `torch.jit.load(io.BytesIO(...))`
-    /// reads it, and its `metadata()` (JSON) says how it was trained and how it plays
-    /// (`provenance`).
-    #[pyfunction]
-    fn builtin_model(py: Python<'_>) -> Bound<'_, pyo3::types::PyBytes> {
-        pyo3::types::PyBytes::new(py, zertz_model::builtin_bytes())
-    }
 
     /// Single actions after which an unfinished match game is a draw (`zertz.match`'s default
     /// `max_actions`).
@@ -182,9 +152,6 @@ mod _zertz {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        // The precisions networks run in (`precision=`, `nn:MODEL:SIMS:PRECISION`), as named.
-        let precisions: Vec<&str> = zertz_model::Precision::ALL.iter().map(|p| p.name()).collect();
-        m.add("PRECISIONS", pyo3::types::PyTuple::new(m.py(), precisions)?)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))
     }
 }

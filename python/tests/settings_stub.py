@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import zertz_engine
 from zertz import _zertz as native
 
-STUB = Path(native.__file__).parent / "_zertz.pyi"
+#: The stub of ``match``: the engine module's (its settings are the environment's).
+STUB = Path(zertz_engine.__file__).parent / "_engine.pyi"
 BEGIN = "# <generated: {name}>"
 END = "# </generated: {name}>"
 

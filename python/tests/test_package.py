@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 
 import zertz
 import zertz._zertz as native
+import zertz_engine._engine as engine
 
 import settings_stub
 
@@ -27,7 +30,8 @@ def test_public_names() -> None:
         if name in python_side:
             assert getattr(zertz, name).__module__ == python_side[name]
             continue
-        assert getattr(zertz, name) is getattr(native, name)
+        module = engine if name in zertz.ENGINE_NAMES else native
+        assert getattr(zertz, name) is getattr(module, name)
     with pytest.raises(AttributeError, match="no_such_name"):
         _ = zertz.no_such_name
     assert "_zertz" not in zertz.__all__
@@ -61,10 +65,37 @@ def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert summary["games"] == summary["wins"] + summary["draws"] + summary["losses"] == 10
 
 
-def stub_defaults(name: str, method: str | None = None) -> dict[str, Any]:
+def test_import_zertz_needs_no_torch_and_the_engine_comes_on_first_use() -> None:
+    # The environment's module links no libtorch: `import zertz` imports neither torch nor the
+    # engine; the engine's names import both when first asked for. Without the engine, they
+    # raise ImportError saying what to install.
+    code = (
+        "import sys, zertz\n"
+        "assert 'torch' not in sys.modules and 'zertz_engine' not in sys.modules\n"
+        "zertz.VecEnv(2).reset()\n"
+        "assert zertz.match('greedy', 'random', games=2, threads=1)['games'] == 2\n"
+        "assert 'torch' in sys.modules and 'zertz_engine' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    missing = (
+        "import sys\n"
+        "sys.modules['zertz_engine'] = None\n"
+        "import zertz\n"
+        "try:\n"
+        "    zertz.selfplay\n"
+        "except ImportError as e:\n"
+        "    assert 'zertz[train]' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('no ImportError')\n"
+    )
+    subprocess.run([sys.executable, "-c", missing], check=True, timeout=60)
+
+
+def stub_defaults(name: str, method: str | None = None, stub: Path | None = None) -> dict[str, Any]:
     """The keyword defaults of function ``name`` (or of its ``method`` where ``name`` is a class)
-    in the stub ``_zertz.pyi``."""
-    tree = ast.parse((Path(native.__file__).parent / "_zertz.pyi").read_text())
+    in the stub ``stub`` (by default ``_zertz.pyi``)."""
+    stub = stub or Path(native.__file__).parent / "_zertz.pyi"
+    tree = ast.parse(stub.read_text())
     body = tree.body
     if method is not None:
         (cls,) = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
@@ -85,7 +116,7 @@ def test_the_match_settings_are_the_engines_in_the_stub_and_the_bindings() -> No
     assert {"games", "board", "seed", "threads", "out", "answer_time", "move_time"} <= set(names)
     assert all(s["doc"] and s["type"] for s in settings)
     assert settings_stub.main([]) == 0, "the stub is stale: run python/tests/settings_stub.py"
-    stub = stub_defaults("match")
+    stub = stub_defaults("match", stub=settings_stub.STUB)
     assert {k: stub[k] for k in names} == {s["name"]: s["default"] for s in settings}
     # The bindings take every setting by keyword, and refuse a name that is none.
     summary = zertz.match("greedy", "random", games=2, threads=1, blitz=True, max_actions=5)

@@ -1,4 +1,5 @@
-"""zertz.MCTS and zertz.selfplay, with built-in and Python evaluators."""
+"""zertz.MCTS and zertz.selfplay, with built-in and Python evaluators (self-play is the
+engine's: those tests are marked ``engine``)."""
 
 from __future__ import annotations
 
@@ -139,6 +140,7 @@ def test_search_presets_come_from_the_engine() -> None:
         zertz.MCTS(c_puct=float("nan"))
 
 
+@pytest.mark.engine
 def test_selfplay_summary_is_the_programs(tmp_path: Path, program: Path) -> None:
     """zertz.selfplay and `zertz selfplay --json` give the same typed summary, the search
     settings included (the rollout evaluator's preset)."""
@@ -176,6 +178,7 @@ def test_selfplay_summary_is_the_programs(tmp_path: Path, program: Path) -> None
     assert [Path(p).name for p in summary["shards"]] == [Path(p).name for p in line["shards"]]
 
 
+@pytest.mark.engine
 def test_selfplay_writes_shards_numpy_reads(tmp_path: Path) -> None:
     config = tmp_path / "small.toml"
     config.write_text(
@@ -197,6 +200,7 @@ def test_selfplay_writes_shards_numpy_reads(tmp_path: Path) -> None:
     assert set(np.unique(data["planes"]).tolist()) <= {0.0, 1.0}
 
 
+@pytest.mark.engine
 def test_selfplay_with_a_gumbel_root_learns_the_improved_policy(tmp_path: Path) -> None:
     """[search] gumbel_actions: a full search's target is the improved policy over every legal
     action; a fast search's stays its visits; the run is reproducible from its seed."""
@@ -228,6 +232,7 @@ def test_selfplay_with_a_gumbel_root_learns_the_improved_policy(tmp_path: Path) 
     assert (covered[choices > 100] < 50).all()
 
 
+@pytest.mark.engine
 def test_selfplay_with_a_python_evaluator(tmp_path: Path) -> None:
     def evaluator(
         planes: npt.NDArray[np.float32],
@@ -242,6 +247,7 @@ def test_selfplay_with_a_python_evaluator(tmp_path: Path) -> None:
     assert summary["games"] == 2
 
 
+@pytest.mark.engine
 def test_selfplay_rejects_bad_configs(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text("gmaes = 3\n")
@@ -262,6 +268,7 @@ def _raising(
     return evaluator
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("exc", [_Boom("mine"), SystemExit(3), KeyboardInterrupt()])
 def test_evaluator_exceptions_pass_through_unchanged(tmp_path: Path, exc: BaseException) -> None:
     """Whatever a Python evaluator raises reaches the caller as itself: the same object, with the
@@ -357,6 +364,7 @@ def test_ctrl_c_stops_a_long_search_and_the_trees_stay_usable() -> None:
     assert (visits == 50).all()
 
 
+@pytest.mark.engine
 def test_ctrl_c_stops_selfplay_and_keeps_whole_games(tmp_path: Path) -> None:
     out = tmp_path / "run"
     started = time.monotonic()
@@ -373,6 +381,7 @@ def test_ctrl_c_stops_selfplay_and_keeps_whole_games(tmp_path: Path) -> None:
             assert json.loads(line)["moves"]
 
 
+@pytest.mark.engine
 def test_selfplay_never_replaces_output(tmp_path: Path) -> None:
     out = tmp_path / "run"
     zertz.selfplay(out, "uniform", games=2, seed=1)
@@ -382,6 +391,7 @@ def test_selfplay_never_replaces_output(tmp_path: Path) -> None:
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize(
     ("text", "key"),
     [

@@ -19,35 +19,26 @@ removed), ``b4xd6xf6`` (a capture chain; one hop ``b4xd6`` is a single action) o
 
 from typing import TYPE_CHECKING, Any
 
-# The native module links libtorch (the engine runs exported networks in-process): torch loads
-# it first, so that the process holds one libtorch, the installed torch's.
-import torch  # noqa: F401  (imported for its libtorch)
-
+# The environment's native module needs numpy alone; the engine with exported networks
+# (zertz_engine, installed with `zertz[train]`, which links libtorch) is imported on first use.
 from zertz._zertz import (
     BOARDS,
-    BUILTIN_MODEL,
     DATASET_VERSION,
     DEFAULT_MAX_ACTIONS,
     DEFAULT_MAX_STEPS,
     ENCODING_VERSION,
     MCTS,
-    MODEL_FORMAT,
-    MODEL_FORMAT_VERSION,
-    PRECISIONS,
     SHARD_FORMAT_VERSION,
     Game,
     VecEnv,
     __version__,
     action_space_size,
-    builtin_model,
     dataset,
     load_records,
-    match,
     observation_shape,
     parse_player,
     ring_cells,
     search_presets,
-    selfplay,
     selfplay_config,
     shard_schema,
     symmetry_count,
@@ -59,11 +50,50 @@ if TYPE_CHECKING:
     from zertz.nn import export
     from zertz.plots import plot
     from zertz.training import train
+    from zertz_engine import (
+        BUILTIN_MODEL,
+        MODEL_FORMAT,
+        MODEL_FORMAT_VERSION,
+        PRECISIONS,
+        builtin_model,
+        match,
+        selfplay,
+    )
+
+#: The names of ``zertz`` that are the engine's (``zertz_engine``, with torch).
+ENGINE_NAMES = frozenset(
+    {
+        "BUILTIN_MODEL",
+        "MODEL_FORMAT",
+        "MODEL_FORMAT_VERSION",
+        "PRECISIONS",
+        "builtin_model",
+        "match",
+        "selfplay",
+    }
+)
+
+
+def engine() -> Any:
+    """The engine module ``zertz_engine`` (exported networks, matches, self-play), imported on
+    first use; ImportError saying what to install where it is missing."""
+    try:
+        import zertz_engine
+    except ImportError as e:
+        if e.name not in ("zertz_engine", "torch"):
+            raise
+        raise ImportError(
+            "zertz.match, zertz.selfplay and the networks need the engine, which links torch: "
+            "pip install 'zertz[train]' (scripts/setup-python.sh installs it)"
+        ) from e
+    return zertz_engine
 
 
 def __getattr__(name: str) -> Any:
-    # The training side (networks, the loop, matplotlib for plots) is imported on first use, so
-    # that `import zertz` stays quick.
+    # The engine (libtorch) and the training side (networks, the loop, matplotlib for plots)
+    # are imported on first use, so that `import zertz` stays quick and needs numpy alone.
+    if name in ENGINE_NAMES:
+        return getattr(engine(), name)
     if name == "export":
         from zertz.nn import export
 

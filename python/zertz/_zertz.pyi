@@ -8,9 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "AOTI_MODEL_PREFIX",
     "BOARDS",
-    "BUILTIN_MODEL",
     "DATASET_FORMAT",
     "DATASET_MANIFEST",
     "DATASET_VERSION",
@@ -18,26 +16,18 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "ENCODING_VERSION",
     "MCTS",
-    "MODEL_FORMAT",
-    "MODEL_FORMAT_VERSION",
-    "PRECISIONS",
     "SHARD_FORMAT_VERSION",
     "Game",
     "VecEnv",
     "__version__",
     "action_space_size",
-    "builtin_model",
-    "check_device",
     "dataset",
-    "devices",
     "load_records",
-    "match",
     "match_settings",
     "observation_shape",
     "parse_player",
     "ring_cells",
     "search_presets",
-    "selfplay",
     "selfplay_config",
     "shard_schema",
     "symmetry_count",
@@ -46,10 +36,6 @@ __all__ = [
 
 __version__: Final[str]
 ENCODING_VERSION: Final[int]
-MODEL_FORMAT: Final[str]
-AOTI_MODEL_PREFIX: Final[str]
-BUILTIN_MODEL: Final[str]
-MODEL_FORMAT_VERSION: Final[int]
 SHARD_FORMAT_VERSION: Final[int]
 DATASET_VERSION: Final[int]
 DATASET_FORMAT: Final[str]
@@ -57,12 +43,6 @@ DATASET_MANIFEST: Final[str]
 DEFAULT_MAX_ACTIONS: Final[int]
 DEFAULT_MAX_STEPS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
-PRECISIONS: Final[tuple[str, ...]]
-
-def builtin_model() -> bytes:
-    """The built-in network's file (TorchScript) as bytes: ``torch.jit.load(io.BytesIO(...))``
-    reads it, and its ``metadata()`` (JSON) says how it was trained and how it plays
-    (``provenance``)."""
 
 def shard_schema() -> list[dict[str, str]]:
     """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),
@@ -313,42 +293,6 @@ class MCTS:
         search between rounds of evaluations (``KeyboardInterrupt``); the next call starts
         afresh."""
 
-def selfplay(
-    out: str | PathLike[str],
-    evaluator: _Evaluator | str | None = None,
-    *,
-    model: str | PathLike[str] | None = None,
-    config: str | PathLike[str] | Mapping[str, Any] | None = None,
-    games: int | None = None,
-    threads: int | None = None,
-    seed: int | None = None,
-    device: str | None = None,
-    precision: str | None = None,
-    shared_inference: bool = False,
-    inference_threads: int | None = None,
-    cuda_graphs: bool = False,
-) -> dict[str, Any]:
-    """Runs self-play in-process, writing ``.npz`` shards and ``games-*.jsonl`` records into
-    ``out``; returns the summary dict (the same as ``zertz selfplay --json``: games, results,
-    samples, shards, actions, evaluations, seconds, ``network_seconds`` and ``network_share``
-    with a model, the ``search`` settings used).
-
-    The games are guided by ``evaluator`` (``"uniform"``, ``"rollout"`` or a callable) or by the
-    exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` (every GPU, a
-    copy of the network on each), ``"cuda:N"`` or ``"cuda:N,cuda:M"``,
-    in ``precision``: ``"auto"`` (bf16 on a GPU, fp32 on the CPU), ``"fp32"``, ``"bf16"`` or
-    ``"fp16"``; on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
-    ``inference_threads`` threads merge the workers' requests; None: the engine's defaults,
-    ``"auto"``, ``"auto"`` and 4; ``cuda_graphs`` runs it through CUDA graphs on a GPU).
-    ``config`` is a TOML file, a dict
-    of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
-    defaults); ``games``, ``threads`` and ``seed`` override it. A folder that already holds
-    self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
-    raises OSError, one that is not a zertz model or not for the board ValueError, one that fails
-    while it plays (NaN answers, a device error) RuntimeError. Ctrl-C stops
-    the workers after their round of evaluations: the games finished by then are written whole,
-    then ``KeyboardInterrupt`` is raised."""
-
 def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
     """The game records of a file (``games-*.jsonl`` of self-play, ``zertz match --out``, one
     per line), each checked by the engine's record type and replayed: ``{"game", "board",
@@ -363,20 +307,6 @@ def parse_player(spec: str) -> dict[str, Any]:
     "simulations": the count or None, "precision": the precision it names or None, "gumbel": the
     actions its Gumbel root considers or None, "depth": an alpha-beta depth or None, "time": its
     own time per move in seconds or None}``. Raises ValueError otherwise."""
-
-def check_device(name: str) -> None:
-    """Checks a device name of the engine's grammar (``auto``, ``cpu``, ``cuda`` (every GPU),
-    ``cuda:N`` or ``cuda:N,cuda:M``) without asking the machine what it has. Raises ValueError
-    for one that is not a device."""
-
-def devices(name: str) -> list[str]:
-    """The devices a device name gives on this machine, in order (``["cpu"]``, ``["cuda:0",
-    "cuda:1"]``): ``auto`` is every GPU, or the CPU when there is none. Raises ValueError for a
-    name that is not a device or names a GPU this machine does not have.
-
-    >>> devices("cpu")
-    ['cpu']
-    """
 
 def dataset(
     sources: Sequence[str | PathLike[str]],
@@ -423,69 +353,3 @@ def match_settings() -> list[dict[str, Any]]:
     >>> [s["default"] for s in match_settings() if s["name"] == "games"]
     [100]
     """
-
-def match(
-    a: str,
-    b: str,
-    *,
-    device: str | None = None,
-    precision: str | None = None,
-    shared_inference: bool = False,
-    inference_threads: int | None = None,
-    cuda_graphs: bool = False,
-    # <generated: match keywords>
-    games: int = 100,
-    board: int = 37,
-    blitz: bool = False,
-    seed: int = 0,
-    threads: int = 0,
-    opening_actions: int = 0,
-    max_actions: int = 2000,
-    out: str | PathLike[str] | None = None,
-    answer_time: float = 30.0,
-    move_time: float | None = None,
-    # </generated: match keywords>
-) -> dict[str, Any]:
-    """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
-    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION][:gumbel=K]"``,
-    ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM ARGS"``; a searching player's may end with
-    ``":time=SECONDS"``), alternating who starts; returns the summary dict (the same as
-    ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of ``a``, ``score``, ``elo`` with
-    ``elo_low`` and ``elo_high`` (95%), ``seconds``, ``move_time``, and what each side did,
-    ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "work", "unit"}``, where ``work``
-    counts the ``"nodes"`` or ``"simulations"`` of ``unit``, None for a player that does not
-    search). Networks run on ``device`` in ``precision`` (unless a spec names its own; through
-    CUDA graphs on a GPU with ``cuda_graphs``).
-
-    The other keywords are the match's settings, those of ``zertz match`` and its config files
-    (``match_settings()``); an unknown one raises TypeError, a value of the wrong type TypeError,
-    one out of range ValueError naming it:
-
-    # <generated: match settings>
-    - ``games`` (default ``100``): Number of games (at most 16777216); the players alternate who
-      starts.
-    - ``board`` (default ``37``): The board, by its number of rings: 37, 40, 43, 44, 48 or 61.
-    - ``blitz`` (default ``False``): The blitz marble set (5/7/9) instead of the standard one
-      (6/8/10).
-    - ``seed`` (default ``0``): Seed of the match (players and games are seeded from it).
-    - ``threads`` (default ``0``): Worker threads (0: one per core; at most 1024).
-    - ``opening_actions`` (default ``0``): Random single actions played before the players take
-      over, the same for both games of a pair (A on each side once): varied games between
-      deterministic players.
-    - ``max_actions`` (default ``2000``): Actions after which an unfinished game is a draw (at
-      least 1).
-    - ``out`` (default ``None``): Write every game as a JSON line to this file, in game order as
-      they end: a new file, never one that exists (left out: not written).
-    - ``answer_time`` (default ``30.0``): The longest a cmd: player's program may take to answer
-      one command, in seconds (more than 0, at most a day); past it, or past 1 MiB, it fails the
-      match and is ended.
-    - ``move_time`` (default ``None``): Time per move in seconds (0.001 to 3600; left out or 0:
-      none) for every player that searches (alphabeta, mcts, uniform, nn) and has no :time= of
-      its own: each search runs until it is spent instead of counting simulations or depth.
-      Players of different kinds meet fairly only this way.
-    # </generated: match settings>
-
-    With ``out``, a file that exists (a FIFO among them) raises FileExistsError and is never
-    replaced or opened. A bad player spec raises ValueError, a network or program that fails
-    during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt`` (programs are ended at once;
-    the games finished are in ``out``)."""

@@ -41,19 +41,18 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-# The engine's: the file format and version of exported models (inputs, outputs, metadata),
-# which the engine checks when it loads one.
 from zertz._zertz import (
-    AOTI_MODEL_PREFIX,
     BOARDS,
     ENCODING_VERSION,
-    MODEL_FORMAT,
-    MODEL_FORMAT_VERSION,
     Game,
     action_space_size,
     observation_shape,
     ring_cells,
 )
+
+# The engine's: the file format and version of exported models (inputs, outputs, metadata),
+# which the engine checks when it loads one.
+from zertz_engine import AOTI_MODEL_PREFIX, MODEL_FORMAT, MODEL_FORMAT_VERSION
 
 
 class NonFiniteError(ValueError):

@@ -50,7 +50,7 @@ class SelfPlayActor:
         bytes of an exported model, trained for ``version`` learner steps), or rollout MCTS with
         the warm-up settings when ``model`` is None. Returns the chunk's description and its
         files (shards and records) by name."""
-        from zertz._zertz import selfplay
+        from zertz_engine import selfplay
 
         name = chunk_name(self.index, seq)
         out = self.dir / name

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zertz._zertz import BOARDS, BUILTIN_MODEL, check_device, parse_player
+from zertz._zertz import BOARDS, parse_player
 from zertz.nn import NetConfig
+from zertz_engine import BUILTIN_MODEL, check_device
 
 #: The largest seed ([run] seed): torch takes it, and the engine's u64 seeds take it plus the
 #: iteration.

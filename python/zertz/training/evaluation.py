@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zertz._zertz import match as engine_match
 from zertz.training.folder import atomic_copy
+from zertz_engine import match as engine_match
 
 if TYPE_CHECKING:
     from zertz.training.loop import Run

@@ -16,10 +16,11 @@ from typing import Any
 
 import torch
 
-from zertz._zertz import BOARDS, devices
+from zertz._zertz import BOARDS
 from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, atomic_path, export, export_aoti
 from zertz.training.config import TrainConfig
 from zertz.training.layout import RunLayout
+from zertz_engine import devices
 
 
 def atomic_save(obj: Any, path: Path) -> None:
@@ -54,7 +55,7 @@ def lock(folder: Path) -> Any:
 
 def device(name: str) -> torch.device:
     """The device the training runs on: the first of those ``run.device`` names (the engine's
-    grammar, ``zertz._zertz.devices``); ValueError for one this machine does not have."""
+    grammar, ``zertz_engine.devices``); ValueError for one this machine does not have."""
     try:
         return torch.device(devices(name)[0])
     except ValueError as e:

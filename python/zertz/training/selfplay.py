@@ -8,10 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zertz._zertz import selfplay, selfplay_config
+from zertz._zertz import selfplay_config
 from zertz.training.config import TrainConfig
 from zertz.training.layout import local_chunk_name
 from zertz.training.records import ChunkSummary, write_chunk
+from zertz_engine import selfplay
 
 if TYPE_CHECKING:
     from zertz.training.loop import Run

@@ -9,24 +9,32 @@ use pyo3::prelude::*;
 use crate::error::{Error, guard};
 
 /// How often long calls look for a signal (Ctrl-C) while the GIL is released.
-pub(crate) const SIGNAL_CHECK: Duration = Duration::from_millis(20);
+pub const SIGNAL_CHECK: Duration = Duration::from_millis(20);
 
 /// Asks Python whether a signal handler raised (Ctrl-C: `KeyboardInterrupt`), at most once per
 /// [`SIGNAL_CHECK`]; keeps the exception. Called with the GIL released, from the thread that
 /// called in from Python (only the main thread runs signal handlers).
 #[derive(Debug)]
-pub(crate) struct Signals {
+pub struct Signals {
     last: Instant,
-    pub(crate) raised: Option<PyErr>,
+    /// The exception a handler raised, kept.
+    pub raised: Option<PyErr>,
+}
+
+impl Default for Signals {
+    fn default() -> Signals {
+        Signals { last: Instant::now(), raised: None }
+    }
 }
 
 impl Signals {
-    pub(crate) fn new() -> Signals {
-        Signals { last: Instant::now(), raised: None }
+    /// No signal yet; the first check may come at once.
+    pub fn new() -> Signals {
+        Signals::default()
     }
 
     /// Whether to stop: a handler raised, now or before.
-    pub(crate) fn raised(&mut self) -> bool {
+    pub fn raised(&mut self) -> bool {
         if self.raised.is_none() && self.last.elapsed() >= SIGNAL_CHECK {
             self.last = Instant::now();
             self.raised = Python::attach(|py| py.check_signals().err());
@@ -38,7 +46,7 @@ impl Signals {
 /// Runs `job` on a thread of its own while this thread, which Python called from, waits with the
 /// GIL released and looks for a signal (Ctrl-C), setting `stop` when one comes. Returns the
 /// job's result (a panic becomes [`Error::Internal`]) and the signal's exception, if any.
-pub(crate) fn run_detached<T: Send>(
+pub fn run_detached<T: Send>(
     py: Python<'_>,
     stop: &AtomicBool,
     job: impl FnOnce() -> Result<T, Error> + Send,

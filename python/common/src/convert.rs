@@ -6,7 +6,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList};
 use serde::Serialize;
-use zertz_selfplay::config::ConfigError;
+use std::path::PathBuf;
+use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
 use zertz_selfplay::settings::{self, Field, Kind, Layer, Settings, Value};
 
 use crate::error::Error;
@@ -117,4 +118,47 @@ pub fn settings_layer<S: Settings>(
         layer.insert(key, value);
     }
     Ok(layer)
+}
+
+/// Self-play settings from a TOML file, a dict (the same keys and tables: `{"games": 8,
+/// "search": {"preset": "rollout"}}`) or None (the defaults), checked by the engine's own types.
+pub fn selfplay_settings(config: Option<&Bound<'_, PyAny>>) -> Result<SelfPlayConfig, Error> {
+    let Some(obj) = config.filter(|o| !o.is_none()) else {
+        return Ok(SelfPlayConfig::default());
+    };
+    if let Ok(table) = obj.cast::<PyDict>() {
+        if let Some(key) = non_finite(table.as_any(), "")? {
+            return Err(ConfigError::Value {
+                key: "config",
+                reason: format!("{key} is not finite"),
+            }
+            .into());
+        }
+        let text: String = obj.py().import("json")?.call_method1("dumps", (table,))?.extract()?;
+        return Ok(SelfPlayConfig::from_json(&text)?);
+    }
+    let path: PathBuf = obj.extract().map_err(|_| {
+        Error::Type(format!(
+            "config must be a path, a dict or None, not {}",
+            obj.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+        ))
+    })?;
+    Ok(SelfPlayConfig::from_file(&path)?)
+}
+
+/// The key path of the first NaN or infinite float in nested dicts (JSON has no way to say them).
+fn non_finite(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<String>> {
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok((!f.value().is_finite()).then(|| at.to_string()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        for (k, v) in d.iter() {
+            let key =
+                if at.is_empty() { k.str()?.to_string() } else { format!("{at}.{}", k.str()?) };
+            if let Some(found) = non_finite(&v, &key)? {
+                return Ok(Some(found));
+            }
+        }
+    }
+    Ok(None)
 }

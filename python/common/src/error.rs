@@ -8,10 +8,8 @@ use pyo3::exceptions::{
 };
 use zertz_archive::ArchiveError;
 use zertz_arena::matches::MatchError;
-use zertz_engine::EngineError;
 use zertz_env::sgf::{ReplayError, SgfError};
 use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
-use zertz_model::ModelError;
 use zertz_search::EvalError;
 use zertz_search::SettingError;
 use zertz_selfplay::config::ConfigError;
@@ -126,9 +124,15 @@ pub enum Error {
     /// failed, not its settings, in self-play as in a match (where it is a [`MatchError`]).
     #[error(transparent)]
     Network(EvalError),
-    /// A network that cannot be loaded or run.
-    #[error(transparent)]
-    Model(#[from] ModelError),
+    /// A network that cannot be loaded or run (from the engine module, `zertz_engine`), with
+    /// the kind of the I/O error when it could not be read.
+    #[error("{message}")]
+    Model {
+        /// What is wrong.
+        message: String,
+        /// Set when the file could not be read: its `OSError` kind.
+        io: Option<std::io::ErrorKind>,
+    },
     /// A match that cannot be played, failed or was stopped.
     #[error(transparent)]
     Match(#[from] MatchError),
@@ -142,20 +146,6 @@ pub enum Error {
     /// evaluator); passed on unchanged.
     #[error(transparent)]
     Python(#[from] PyErr),
-}
-
-impl From<EngineError> for Error {
-    fn from(e: EngineError) -> Error {
-        match e {
-            EngineError::Model(e) => Error::Model(e),
-            EngineError::Config(e) => Error::Config(e),
-            EngineError::SelfPlay(e) => Error::SelfPlay(e),
-            EngineError::Match(e) => Error::Match(e),
-            EngineError::Output { path, source } | EngineError::Records { path, source } => {
-                Error::Write { path, source }
-            }
-        }
-    }
 }
 
 impl Error {
@@ -203,7 +193,7 @@ impl From<Error> for PyErr {
             Error::SelfPlay(SelfPlayError::OutputExists { .. }) => {
                 os_error(std::io::ErrorKind::AlreadyExists, message)
             }
-            Error::Model(ModelError::Read { source, .. }) => os_error(source.kind(), message),
+            Error::Model { io: Some(kind), .. } => os_error(kind, message),
             // A dataset that was not made: the exception of what failed, with the whole message
             // (which says that nothing was left); a build under way, as a folder that holds files.
             Error::Dataset(e) => match dataset_cause(&e) {

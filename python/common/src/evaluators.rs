@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use zertz_engine::Guide;
 use zertz_env::ActionSpace;
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_search::{Batch, EvalError, Evaluator, Output, RolloutEvaluator, UniformEvaluator};
@@ -26,7 +25,7 @@ pub(crate) struct PyEvaluator {
 
 /// The first exception a Python evaluator raised, for the caller to raise again.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Raised(Arc<Mutex<Option<PyErr>>>);
+pub struct Raised(Arc<Mutex<Option<PyErr>>>);
 
 impl Raised {
     fn keep(&self, e: PyErr) {
@@ -34,12 +33,12 @@ impl Raised {
         slot.get_or_insert(e);
     }
 
-    pub(crate) fn take(&self) -> Option<PyErr> {
+    pub fn take(&self) -> Option<PyErr> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// `e` as the caller's error: the evaluator's own exception when it raised one.
-    pub(crate) fn or(&self, e: impl Into<Error>) -> Error {
+    pub fn or(&self, e: impl Into<Error>) -> Error {
         self.take().map_or_else(|| e.into(), Error::Python)
     }
 }
@@ -128,9 +127,7 @@ impl Evaluator for PyEvaluator {
 
 /// The evaluator argument: `None`/"uniform", "rollout", or a callable; with the slot where a
 /// callable's exception is kept.
-pub(crate) fn evaluator(
-    arg: Option<&Bound<'_, PyAny>>,
-) -> Result<(Box<dyn Evaluator>, Raised), Error> {
+pub fn evaluator(arg: Option<&Bound<'_, PyAny>>) -> Result<(Box<dyn Evaluator>, Raised), Error> {
     let raised = Raised::default();
     let Some(obj) = arg.filter(|o| !o.is_none()) else {
         return Ok((Box::new(UniformEvaluator), raised));
@@ -149,21 +146,4 @@ pub(crate) fn evaluator(
     }
     let callable = obj.clone().unbind();
     Ok((Box::new(PyEvaluator { callable, raised: raised.clone() }), raised))
-}
-
-/// What guides self-play from Python: `None`/"uniform", "rollout", or a callable (see
-/// [`evaluator`]); with the slot where a callable's exception is kept.
-pub(crate) fn guide(arg: Option<&Bound<'_, PyAny>>) -> Result<(Guide, Raised), Error> {
-    match arg.filter(|o| !o.is_none()).map(|o| o.extract::<String>()) {
-        None => Ok((Guide::Uniform, Raised::default())),
-        Some(Ok(name)) => {
-            let guide =
-                Guide::builtin(&name).map_err(|e| Error::Shape(format!("{e}, or a callable")))?;
-            Ok((guide, Raised::default()))
-        }
-        Some(Err(_)) => {
-            let (evaluator, raised) = evaluator(arg)?;
-            Ok((Guide::Custom(Arc::from(evaluator)), raised))
-        }
-    }
 }

@@ -1,0 +1,280 @@
+//! The engine of the `zertz` package with exported networks: the private native module
+//! `zertz_engine._engine` (the Python package `zertz-engine`, which `zertz[train]` installs).
+//! It links libtorch through `zertz-model`; the environment (`zertz._zertz`) does not, so that
+//! `import zertz` needs numpy alone. `zertz.match`, `zertz.selfplay`, the model format and the
+//! built-in network come from here, imported on first use.
+//!
+//! The jobs are `zertz-engine`'s, the same code as the `zertz` program's; the work runs with the
+//! GIL released, and Ctrl-C stops it and raises `KeyboardInterrupt`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use zertz_arena::config::MatchSettings;
+use zertz_engine::{EngineError, Guide, MatchJob};
+use zertz_model::{DeviceChoice, Inference, ModelError, Precision};
+use zertz_pycommon::convert::{selfplay_settings, settings_layer, to_python};
+use zertz_pycommon::error::Error;
+use zertz_pycommon::evaluators::{Raised, evaluator};
+use zertz_pycommon::signals::run_detached;
+use zertz_selfplay::driver::{Progress, SelfPlayError};
+
+/// A network's error as the bindings' ([`Error::Model`]: an `OSError` of its kind for a file
+/// that cannot be read, else a `ValueError`).
+fn model_error(e: ModelError) -> Error {
+    let io = match &e {
+        ModelError::Read { source, .. } => Some(source.kind()),
+        _ => None,
+    };
+    Error::Model { message: e.to_string(), io }
+}
+
+/// A job's error as the bindings'.
+fn engine_error(e: EngineError) -> Error {
+    match e {
+        EngineError::Model(e) => model_error(e),
+        EngineError::Config(e) => Error::Config(e),
+        EngineError::SelfPlay(e) => Error::SelfPlay(e),
+        EngineError::Match(e) => Error::Match(e),
+        EngineError::Output { path, source } | EngineError::Records { path, source } => {
+            Error::Write { path, source }
+        }
+    }
+}
+
+/// What guides self-play from Python: `None`/"uniform", "rollout", or a callable (see
+/// `zertz_pycommon::evaluators::evaluator`); with the slot where a callable's exception is kept.
+fn guide(arg: Option<&Bound<'_, PyAny>>) -> Result<(Guide, Raised), Error> {
+    match arg.filter(|o| !o.is_none()).map(|o| o.extract::<String>()) {
+        None => Ok((Guide::Uniform, Raised::default())),
+        Some(Ok(name)) => {
+            let guide =
+                Guide::builtin(&name).map_err(|e| Error::Shape(format!("{e}, or a callable")))?;
+            Ok((guide, Raised::default()))
+        }
+        Some(Err(_)) => {
+            let (evaluator, raised) = evaluator(arg)?;
+            Ok((Guide::Custom(Arc::from(evaluator)), raised))
+        }
+    }
+}
+
+/// Checks a device name of the engine's grammar (`auto`, `cpu`, `cuda` (every GPU), `cuda:N` or
+/// `cuda:N,cuda:M`) without asking the machine what it has; ValueError for one that is not a
+/// device. Configs check their `device` with it, so that the engine owns the grammar.
+#[pyfunction]
+pub fn check_device(name: &str) -> Result<(), Error> {
+    name.parse::<DeviceChoice>().map_err(model_error)?;
+    Ok(())
+}
+
+/// The devices a device name gives on this machine, in order (`["cpu"]`, `["cuda:0", "cuda:1"]`):
+/// `auto` is every GPU, or the CPU when there is none. ValueError for a name that is not a device
+/// or names a GPU this machine does not have. A job that runs one copy of a network (training)
+/// takes the first.
+#[pyfunction]
+pub fn devices(name: &str) -> Result<Vec<String>, Error> {
+    let all =
+        name.parse::<DeviceChoice>().map_err(model_error)?.resolve_all().map_err(model_error)?;
+    Ok(all
+        .into_iter()
+        .map(|d| match d {
+            zertz_model::Device::Cuda(i) => format!("cuda:{i}"),
+            _ => "cpu".to_string(),
+        })
+        .collect())
+}
+
+/// Where and how networks run, from the keywords (None: the engine's defaults, `Inference`).
+fn inference(
+    device: Option<&str>,
+    precision: Option<&str>,
+    shared_inference: bool,
+    inference_threads: Option<u16>,
+    cuda_graphs: bool,
+) -> Result<Inference, Error> {
+    let default = Inference::default();
+    let inference = Inference {
+        device: device
+            .map(str::parse::<DeviceChoice>)
+            .transpose()
+            .map_err(model_error)?
+            .unwrap_or(default.device),
+        precision: match precision {
+            Some(p) => p.parse::<Precision>().map_err(|e| Error::Shape(e.to_string()))?,
+            None => default.precision,
+        },
+        shared: shared_inference,
+        threads: inference_threads.unwrap_or(default.threads),
+        cuda_graphs,
+    };
+    inference.validate().map_err(model_error)?;
+    Ok(inference)
+}
+
+/// Runs self-play and writes shards (`.npz`, read with `zertz.load_shards`) and game records
+/// (`games-*.jsonl`) into `out`, a new or empty folder (one that holds self-play output is
+/// refused with `FileExistsError`: nothing is ever replaced); returns the summary dict.
+///
+/// The games are guided by `evaluator` ("uniform", "rollout" or a callable) or by the exported
+/// network `model` (on `device`: auto, cpu, cuda (every GPU), cuda:N or cuda:N,cuda:M; in `precision`: auto, fp32, bf16 or
+/// fp16, where auto is bf16 on a GPU and fp32 on the CPU). `config` is a TOML file, a dict of
+/// the same keys or None (the defaults); `games`, `threads` and `seed` override it. Ctrl-C stops
+/// the workers after their round of evaluations; the games finished by then are written whole,
+/// and `KeyboardInterrupt` is raised. With `cuda_graphs`, a network on a GPU runs through CUDA
+/// graphs (`zertz selfplay --cuda-graphs`).
+#[pyfunction]
+#[pyo3(signature = (out, evaluator=None, *, model=None, config=None, games=None, threads=None,
+                    seed=None, device=None, precision=None, shared_inference=false,
+                    inference_threads=None, cuda_graphs=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn selfplay<'py>(
+    py: Python<'py>,
+    out: PathBuf,
+    evaluator: Option<&Bound<'py, PyAny>>,
+    model: Option<PathBuf>,
+    config: Option<&Bound<'py, PyAny>>,
+    games: Option<u32>,
+    threads: Option<usize>,
+    seed: Option<u64>,
+    device: Option<&str>,
+    precision: Option<&str>,
+    shared_inference: bool,
+    inference_threads: Option<u16>,
+    cuda_graphs: bool,
+) -> Result<Bound<'py, PyDict>, Error> {
+    let mut cfg = selfplay_settings(config)?;
+    if let Some(g) = games {
+        cfg.games = g;
+    }
+    if let Some(t) = threads {
+        cfg.threads = t;
+    }
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    cfg.validate()?;
+    let (guide, raised) = match model {
+        Some(path) => {
+            if evaluator.is_some_and(|e| !e.is_none()) {
+                return Err(Error::Shape("give an evaluator or a model, not both".into()));
+            }
+            let inference =
+                inference(device, precision, shared_inference, inference_threads, cuda_graphs)?;
+            (Guide::Network { path, inference }, Default::default())
+        }
+        None => guide(evaluator)?,
+    };
+    let progress = Progress::default();
+    let (result, signal) = run_detached(py, &progress.stop, || {
+        Ok(zertz_engine::selfplay(&cfg, &guide, &out, &progress))
+    });
+    let network = matches!(guide, Guide::Network { .. });
+    let summary = match result? {
+        Ok(summary) => summary,
+        Err(EngineError::SelfPlay(SelfPlayError::Stopped { .. })) if signal.is_some() => {
+            return Err(Error::Python(signal.expect("checked")));
+        }
+        Err(EngineError::SelfPlay(SelfPlayError::Eval(e))) if network => {
+            return Err(Error::Network(e));
+        }
+        Err(e) => return Err(raised.or(engine_error(e))),
+    };
+    Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
+}
+
+/// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
+/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
+/// player's may end with `:time=SECONDS`), alternating who starts; returns the summary dict (wins,
+/// draws and losses of `a`, score, Elo with its 95% interval, `move_time`, and each side's effort
+/// `a_effort`/`b_effort`: moves, seconds, work, unit). `settings` are the match's settings by
+/// keyword, those of `zertz match` (`match_settings()` lists them with their defaults: `games`,
+/// `board`, `blitz`, `seed`, `threads`, `opening_actions`, `max_actions`, `out`, `answer_time`,
+/// `move_time`); an unknown one is a TypeError. Networks run on `device` in `precision` (unless
+/// their spec names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file
+/// (one that exists is refused with `FileExistsError`, never replaced), every game is written
+/// there as a JSON line as it ends, in game order. Ctrl-C stops it (`KeyboardInterrupt`;
+/// programs are ended at once, the games finished are in `out`).
+#[pyfunction(name = "match")]
+#[pyo3(signature = (a, b, *, device=None, precision=None, shared_inference=false,
+                    inference_threads=None, cuda_graphs=false, **settings),
+       text_signature = "(a, b, *, device=None, precision=None, shared_inference=False, \
+                         inference_threads=None, cuda_graphs=False, **settings)")]
+#[allow(clippy::too_many_arguments)]
+pub fn play_match<'py>(
+    py: Python<'py>,
+    a: String,
+    b: String,
+    device: Option<&str>,
+    precision: Option<&str>,
+    shared_inference: bool,
+    inference_threads: Option<u16>,
+    cuda_graphs: bool,
+    settings: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyDict>, Error> {
+    let layer = settings_layer::<MatchSettings>("match", settings)?;
+    let job = MatchJob {
+        inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
+        ..MatchJob::with(a, b, zertz_selfplay::settings::from_layers([layer])?)
+    };
+    let stop = AtomicBool::new(false);
+    let (result, signal) =
+        run_detached(py, &stop, || Ok(zertz_engine::play_match(&job, &|_| {}, &stop)));
+    match result? {
+        Ok(summary) => Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?),
+        Err(EngineError::Match(zertz_arena::matches::MatchError::Stopped { .. }))
+            if signal.is_some() && stop.load(Ordering::Relaxed) =>
+        {
+            Err(Error::Python(signal.expect("checked")))
+        }
+        Err(e) => Err(engine_error(e)),
+    }
+}
+
+/// The engine with exported networks (private: `import zertz_engine`, or use `zertz.match` and
+/// `zertz.selfplay`, which import it).
+#[pyo3::pymodule]
+mod _engine {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use super::{check_device, devices, play_match, selfplay};
+
+    /// The `format` field of every exported model's metadata (`zertz.export`).
+    #[pymodule_export]
+    const MODEL_FORMAT: &str = zertz_model::MODEL_FORMAT;
+
+    /// The layout version of exported model files that this engine reads and `zertz.export`
+    /// writes.
+    #[pymodule_export]
+    const MODEL_FORMAT_VERSION: u32 = zertz_model::MODEL_FORMAT_VERSION;
+
+    /// The name of a board's model inside an AOTInductor package: this prefix and the ring count
+    /// (`zertz.nn.export_aoti` writes them, the engine reads them).
+    #[pymodule_export]
+    const AOTI_MODEL_PREFIX: &str = zertz_model::AOTI_MODEL_PREFIX;
+
+    /// The name of the network built into the engine: `"nn:" + BUILTIN_MODEL` names it wherever
+    /// a player is named (`zertz.match("nn:builtin", "alphabeta")`).
+    #[pymodule_export]
+    const BUILTIN_MODEL: &str = zertz_model::BUILTIN;
+
+    /// The built-in network's file (TorchScript) as bytes: `torch.jit.load(io.BytesIO(...))`
+    /// reads it, and its `metadata()` (JSON) says how it was trained and how it plays
+    /// (`provenance`).
+    #[pyfunction]
+    fn builtin_model(py: Python<'_>) -> Bound<'_, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, zertz_model::builtin_bytes())
+    }
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        // The precisions networks run in (`precision=`, `nn:MODEL:SIMS:PRECISION`), as named.
+        let precisions: Vec<&str> = zertz_model::Precision::ALL.iter().map(|p| p.name()).collect();
+        m.add("PRECISIONS", pyo3::types::PyTuple::new(m.py(), precisions)?)?;
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,41 @@
+"""The engine of ``zertz`` with exported networks (``pip install zertz[train]``): matches and
+self-play with ``nn:`` players, the model format and the built-in network. ``zertz.match``,
+``zertz.selfplay`` and the network names of ``zertz`` come from here, imported on first use, so
+that ``import zertz`` needs numpy alone.
+
+>>> import zertz_engine
+>>> zertz_engine.BUILTIN_MODEL
+'builtin'
+"""
+
+# The native module links libtorch (it runs exported networks in-process): torch loads it first,
+# so that the process holds one libtorch, the installed torch's.
+import torch  # noqa: F401  (imported for its libtorch)
+
+from zertz_engine._engine import (
+    AOTI_MODEL_PREFIX,
+    BUILTIN_MODEL,
+    MODEL_FORMAT,
+    MODEL_FORMAT_VERSION,
+    PRECISIONS,
+    __version__,
+    builtin_model,
+    check_device,
+    devices,
+    match,
+    selfplay,
+)
+
+__all__ = [
+    "AOTI_MODEL_PREFIX",
+    "BUILTIN_MODEL",
+    "MODEL_FORMAT",
+    "MODEL_FORMAT_VERSION",
+    "PRECISIONS",
+    "__version__",
+    "builtin_model",
+    "check_device",
+    "devices",
+    "match",
+    "selfplay",
+]
