@@ -333,6 +333,8 @@ def test_a_run_end_to_end_on_three_nodes(tmp_path: Path, cluster: Cluster) -> No
     assert t.finish() == 0, t.text()
     out = t.text()
     assert "2 self-play actors" in out and "the last iteration has its games" in out
+    # The whole run's ETA, after each iteration (a log file: no bar).
+    assert "1/3 iterations (ETA " in out and "2/3 iterations (ETA " in out, out
     rows = read_metrics(t.run)
     assert [r["iteration"] for r in rows] == [1, 2, 3]
     assert all(r["distributed"] and r["chunks"] >= 1 for r in rows)

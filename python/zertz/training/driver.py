@@ -17,6 +17,7 @@ from zertz.training.actor import SelfPlayActor, ray_module
 from zertz.training.config import TrainConfig, load_config
 from zertz.training.folder import first_line
 from zertz.training.learner import Learner
+from zertz.training.progress import RunProgress
 from zertz.training.records import LearnerStatus, PlayedChunk
 from zertz.training.selfplay import chunk_seed
 
@@ -45,7 +46,12 @@ class Driver:
     entry point."""
 
     def __init__(
-        self, cfg: TrainConfig, folder: Path, log: Callable[[str], None], ray: ModuleType
+        self,
+        cfg: TrainConfig,
+        folder: Path,
+        log: Callable[[str], None],
+        ray: ModuleType,
+        progress: bool = True,
     ) -> None:
         from zertz.training.selfplay import selfplay_settings
 
@@ -53,6 +59,9 @@ class Driver:
         self.folder = folder
         self.log = log
         self.ray = ray
+        self.progress = progress
+        #: The run's bar with its ETA, once the learner has said where the run stands.
+        self.bar: RunProgress | None = None
         self.settings, self.warmup = selfplay_settings(cfg)
         d = cfg.distributed
         self.threads = max(1, int(d.actor_cpus))
@@ -163,13 +172,25 @@ class Driver:
         self.inflight.clear()
 
     def run(self) -> list[dict[str, Any]]:
-        ray, d = self.ray, self.cfg.distributed
-        done: list[dict[str, Any]] = []
         self.learner = self.learner_class.remote(self.cfg.source, str(self.folder.resolve()))
         reply = self._call("status")
         if reply.done:
             self.log(f"{self.folder}: all {reply.iterations} iterations are done")
-            return done
+            return []
+        # The whole run's bar and ETA, as in the one-machine loop: a bar in a terminal or a
+        # notebook, the ETA in each iteration's line elsewhere.
+        self.bar = RunProgress(
+            reply.iterations, reply.iteration, log=self.log, mode=None if self.progress else "plain"
+        )
+        self.log = self.bar.log
+        try:
+            return self._run(reply)
+        finally:
+            self.bar.close()
+
+    def _run(self, reply: LearnerStatus) -> list[dict[str, Any]]:
+        ray, d = self.ray, self.cfg.distributed
+        done: list[dict[str, Any]] = []
         if reply.iteration:
             self.log(
                 f"{self.folder}: resuming after iteration {reply.iteration} (step {reply.step})"
@@ -221,6 +242,10 @@ class Driver:
                     sent = []
                     if reply.trained is not None:
                         done.append(reply.trained)
+                        if self.bar is not None:
+                            self.bar.advance()
+                            if note := self.bar.eta_note():
+                                self.log(f"{self.bar.done}/{self.bar.total} iterations{note}")
                     if reply.done:
                         return done
                     for actor, seq in reply.lost:
@@ -285,10 +310,13 @@ def train_distributed(
     address: str | None = None,
     *,
     log: Callable[[str], None] = print,
+    progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Runs (or resumes) a training run on Ray at ``address`` (``[distributed] address`` when
     None): "auto", "local" or HOST:PORT. Returns the metrics lines of the iterations it trained.
-    Ctrl-C stops the actors and the learner; the same call resumes the run."""
+    Ctrl-C stops the actors and the learner; the same call resumes the run. With ``progress``, a
+    bar shows the whole run with its ETA (in a terminal or a notebook; elsewhere the ETA is in a
+    line after each iteration), as :func:`zertz.training.iterate` does."""
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
     where = address or cfg.distributed.address
     if not where:
@@ -306,7 +334,7 @@ def train_distributed(
             log_to_driver=True,
             **local_cpus(where, d.learner_cpus + d.actors * d.actor_cpus, log),
         )
-    driver = Driver(cfg, folder, log, ray)
+    driver = Driver(cfg, folder, log, ray, progress)
     try:
         return driver.run()
     except KeyboardInterrupt:
