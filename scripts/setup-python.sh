@@ -32,12 +32,15 @@ if ! cmp -s "$requirements" "$stamp"; then
     cp "$requirements" "$stamp"
 fi
 
-echo "setup-python: building and installing zertz and zertz-engine (maturin develop --release)"
+echo "setup-python: building and installing zertz and zertz-engine (maturin develop, profile ${ZERTZ_PROFILE:-release})"
 # maturin installs into the environment named by VIRTUAL_ENV. The environment's module
 # (zertz._zertz) links no libtorch; the engine's (zertz_engine._engine) links the libtorch of
 # .venv's torch (tch's LIBTORCH_USE_PYTORCH, found through .venv's python).
+# $ZERTZ_PROFILE picks the cargo profile (default release; the test command's is ci).
+profile=${ZERTZ_PROFILE:-release}
 for project in python python/engine; do
     VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" LIBTORCH_USE_PYTORCH=1 \
-        "$venv/bin/maturin" develop --release --locked --quiet --manifest-path "$root/$project/Cargo.toml"
+        "$venv/bin/maturin" develop --profile "$profile" --locked --quiet \
+        --manifest-path "$root/$project/Cargo.toml"
 done
 "$venv/bin/python" -c 'import zertz, zertz_engine; print(f"setup-python: zertz {zertz.__version__} and its engine ready in .venv")'

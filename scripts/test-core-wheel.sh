@@ -15,7 +15,7 @@ mkdir -p "$work"
 
 echo "test-core-wheel: building the zertz wheel (no libtorch)"
 VIRTUAL_ENV="$dev" PATH="$dev/bin:$PATH" \
-    "$dev/bin/maturin" build --release --locked --quiet --auditwheel skip \
+    "$dev/bin/maturin" build --profile "${ZERTZ_PROFILE:-release}" --locked --quiet --auditwheel skip \
         --manifest-path python/Cargo.toml --out "$work/dist"
 wheel=$(ls "$work"/dist/zertz-*.whl)
 

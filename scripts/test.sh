@@ -3,7 +3,8 @@
 # among them: the model crate links its libtorch) and builds the zertz package into it, and
 # scripts/setup-browser.sh installs Debian's chromium when it is missing (root). Then formatting,
 # lints and every Rust test (unit, property, perft data, the 300 boardspace records, exported
-# models, the zertz program), the release build of the zertz program, and the Python checks:
+# models, the zertz program), the optimised build of the zertz program (profile ci: release
+# without fat LTO), and the Python checks:
 # pytest (unit tests, doctests, training runs, the notebook, the web board in chromium), mypy's
 # stubtest and --strict check, ruff; last, the zertz wheel installed without torch into a fresh
 # virtual environment, and the environment's tests there (scripts/test-core-wheel.sh). Needs the Rust toolchain and Python >= 3.11 with pip.
@@ -18,6 +19,9 @@ if [ ! -f "$ZERTZ_GAMES/expected.json" ]; then
     exit 1
 fi
 
+# The release builds of the tests use the ci profile (release without fat LTO: the same code,
+# compiled in a fraction of the time); see Cargo.toml.
+export ZERTZ_PROFILE=ci
 echo "== python: scripts/setup-python.sh"
 ./scripts/setup-python.sh
 echo "== browser: scripts/setup-browser.sh (chromium for the web board's tests)"
@@ -33,9 +37,9 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
-echo "== cargo build --release --bin zertz (the program the Python tests compare the in-process engine with)"
-cargo build --release --locked --bin zertz
-export ZERTZ_BIN="$(pwd)/target/release/zertz"
+echo "== cargo build --profile ci --bin zertz (the program the Python tests compare the in-process engine with)"
+cargo build --profile ci --locked --bin zertz
+export ZERTZ_BIN="$(pwd)/target/ci/zertz"
 
 py="$(pwd)/.venv/bin/python"
 (
