@@ -138,26 +138,21 @@ pub trait SettingType {
     }
 }
 
-impl SettingType for usize {
-    const KIND: Kind = Kind::Int;
+/// `SettingType` for plain types of one kind.
+macro_rules! setting_types {
+    ($($kind:ident: $($ty:ty),+;)+) => {
+        $($(impl SettingType for $ty {
+            const KIND: Kind = Kind::$kind;
+        })+)+
+    };
 }
-impl SettingType for u32 {
-    const KIND: Kind = Kind::Int;
-}
-impl SettingType for u64 {
-    const KIND: Kind = Kind::Int;
-}
-impl SettingType for bool {
-    const KIND: Kind = Kind::Bool;
-}
-impl SettingType for Seconds {
-    const KIND: Kind = Kind::Seconds;
-}
-impl SettingType for PathBuf {
-    const KIND: Kind = Kind::Path;
-}
-impl SettingType for zertz_env::Board {
-    const KIND: Kind = Kind::Board;
+
+setting_types! {
+    Int: usize, u32, u64;
+    Bool: bool;
+    Seconds: Seconds;
+    Path: PathBuf;
+    Board: zertz_env::Board;
 }
 impl<T: SettingType> SettingType for Option<T> {
     const KIND: Kind = T::KIND;
