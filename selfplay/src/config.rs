@@ -134,12 +134,9 @@ impl SelfPlayConfig {
     /// Parses JSON text (the same keys and tables as the TOML, from a Python dict) and checks
     /// the values.
     pub fn from_json(text: &str) -> Result<SelfPlayConfig, ConfigError> {
-        let config: SelfPlayConfig = serde_json::from_str(text).map_err(|e| {
-            // The position in the JSON text means nothing to whoever wrote the dict.
-            let message = e.to_string();
-            let message = message.split(" at line ").next().unwrap_or_default();
-            ConfigError::Parse(message.to_string())
-        })?;
+        // The position in the JSON text means nothing to whoever wrote the dict.
+        let config: SelfPlayConfig = serde_json::from_str(text)
+            .map_err(|e| ConfigError::Parse(crate::settings::serde_message(&e)))?;
         config.validate()?;
         Ok(config)
     }

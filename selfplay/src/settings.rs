@@ -5,7 +5,7 @@
 //! lists its fields ([`Described::FIELDS`]: name, documentation, [`Kind`], whether it may be
 //! empty) and checks its values ([`Settings::validate`], errors naming the key). From that:
 //!
-//! - a TOML file is read into it ([`from_toml`]), keys beside the settings taken out first;
+//! - a TOML file is a layer of it ([`toml_layer`]), keys beside the settings taken out first;
 //! - the command line gets one option per field (`cli`'s `SettingArgs`: `--opening-actions N`,
 //!   its help from the field's doc and default, each value checked as it is parsed);
 //! - Python gets keyword arguments of the same names (`zertz.match(**settings)`), their types
@@ -177,6 +177,11 @@ pub trait Described {
     fn field(name: &str) -> Option<&'static Field> {
         Self::FIELDS.iter().find(|f| f.name == name)
     }
+
+    /// The keys, in order, for messages: `games, board, ...`.
+    fn keys() -> String {
+        Self::FIELDS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// A settings type: described, defaulted, read with serde and checked.
@@ -238,12 +243,11 @@ pub fn is_none<T: SettingType>(value: &T) -> bool {
 
 /// An unknown key, naming the known ones.
 fn unknown<S: Described>(key: &str) -> ConfigError {
-    let known: Vec<&str> = S::FIELDS.iter().map(|f| f.name).collect();
-    ConfigError::Parse(format!("unknown key {key:?} (the keys: {})", known.join(", ")))
+    ConfigError::Parse(format!("unknown key {key:?} (the keys: {})", S::keys()))
 }
 
 /// A serde message without its position (which means nothing to whoever wrote the value).
-fn serde_message(e: &serde_json::Error) -> String {
+pub(crate) fn serde_message(e: &serde_json::Error) -> String {
     let message = e.to_string();
     message.split(" at line ").next().unwrap_or_default().to_string()
 }
@@ -315,11 +319,6 @@ fn json_value(value: &toml::Value) -> Result<Value, String> {
                 .collect::<Result<_, String>>()?,
         ),
     })
-}
-
-/// The settings of TOML text ([`toml_layer`] with no other keys, then [`from_layers`]).
-pub fn from_toml<S: Settings>(text: &str) -> Result<S, ConfigError> {
-    from_layers([toml_layer(text, &[])?.0])
 }
 
 /// The defaults of `S` as a JSON object (a `None` left out).

@@ -97,8 +97,8 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
 }
 
 /// The keywords of `function` as a layer of settings of type `S`: an unknown keyword is a
-/// TypeError (as Python's own), a value of the wrong type too; each value is checked alone
-/// (ValueError naming it).
+/// TypeError (as Python's own), a value of the wrong type too. Their ranges are checked where
+/// the layer is read ([`settings::from_layers`]: ValueError naming the key).
 pub fn settings_layer<S: Settings>(
     function: &str,
     kwargs: Option<&Bound<'_, PyDict>>,
@@ -107,15 +107,12 @@ pub fn settings_layer<S: Settings>(
     for (key, value) in kwargs.into_iter().flat_map(|d| d.iter()) {
         let key: String = key.extract()?;
         let Some(field) = S::field(&key) else {
-            let known: Vec<&str> = S::FIELDS.iter().map(|f| f.name).collect();
             return Err(Error::Type(format!(
                 "{function}() got an unexpected keyword argument '{key}' (its settings: {})",
-                known.join(", ")
+                S::keys()
             )));
         };
-        let value = setting_value(field, &value)?;
-        settings::check_value::<S>(field.name, &value)?;
-        layer.insert(key, value);
+        layer.insert(key, setting_value(field, &value)?);
     }
     Ok(layer)
 }
