@@ -95,6 +95,18 @@ pub enum ArchiveError {
     },
 }
 
+impl zertz_env::Classify for ArchiveError {
+    /// Records are read as the work goes: a file that cannot be read or a broken archive fails
+    /// it.
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            ArchiveError::Read { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
+            ArchiveError::Corrupt { .. } => ErrorClass::during(Cause::Invalid),
+        }
+    }
+}
+
 /// One record: where it came from and its bytes.
 #[derive(Debug)]
 pub struct Entry<'a> {

@@ -77,6 +77,17 @@ pub enum MatchError {
     Refused(String),
 }
 
+impl zertz_env::Classify for MatchError {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            MatchError::Spec(_) | MatchError::Settings(_) => ErrorClass::refused(Cause::Invalid),
+            MatchError::Player { .. } | MatchError::Refused(_) => ErrorClass::during(Cause::Failed),
+            MatchError::Stopped { .. } => ErrorClass::during(Cause::Stopped),
+        }
+    }
+}
+
 /// One game of a match: its record (the typed record of every game, with the players' names)
 /// and what the match counts.
 #[derive(Clone, Debug, PartialEq)]

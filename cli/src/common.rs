@@ -168,7 +168,11 @@ impl PositionArgs {
         Ok(pos)
     }
 }
-/// An engine error with its exit status: failures while working 1, refusals 2.
-pub fn engine_error(e: zertz_engine::EngineError) -> anyhow::Error {
-    if e.is_failure_while_working() { failed(e) } else { e.into() }
+/// An error with the exit status of its class ([`zertz_env::ErrorClass`]): failures while
+/// working 1, refusals 2.
+pub fn classified<E>(e: E) -> anyhow::Error
+where
+    E: zertz_env::Classify + std::error::Error + Send + Sync + 'static,
+{
+    if e.class().while_working { failed(e) } else { e.into() }
 }

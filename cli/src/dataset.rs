@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use zertz_env::Board;
 use zertz_env::sgf::End;
-use zertz_selfplay::dataset::{DatasetConfig, DatasetError, ROBOTS, build};
+use zertz_selfplay::dataset::{DatasetConfig, ROBOTS, build};
 
 /// The arguments of `zertz dataset`.
 #[derive(Args, Debug)]
@@ -92,17 +92,8 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
             bar.set_position(n);
         }
     })
-    .map_err(|e| match e {
-        // Refusals before anything is written: bad settings, a folder that holds data, a build
-        // of the same folder under way.
-        DatasetError::Settings(_) | DatasetError::InUse { .. } => anyhow::Error::new(e),
-        DatasetError::Io { ref source, .. }
-            if source.kind() == std::io::ErrorKind::AlreadyExists =>
-        {
-            anyhow::Error::new(e)
-        }
-        e => crate::common::failed(e),
-    })?;
+    .map_err(crate::common::classified)?;
+
     bar.finish_and_clear();
     for leftover in &summary.removed_leftovers {
         eprintln!(

@@ -9,7 +9,7 @@ use clap::Args;
 use zertz_arena::config::{MatchFileConfig, MatchSettings};
 use zertz_selfplay::settings::Layer;
 
-use crate::common::{DeviceArgs, check_regular_file, engine_error};
+use crate::common::{DeviceArgs, check_regular_file, classified};
 use crate::settings::SettingArgs;
 
 /// The arguments of `zertz match`.
@@ -69,7 +69,7 @@ fn play(job: &zertz_engine::MatchJob, json: bool) -> Result<ExitCode> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let result = zertz_engine::play_match(job, &|_| bar.inc(1), &crate::STOP).map_err(engine_error);
+    let result = zertz_engine::play_match(job, &|_| bar.inc(1), &crate::STOP).map_err(classified);
     bar.finish_and_clear();
     let result = result?;
     let mut stdout = std::io::stdout().lock();

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 use zertz_env::Position;
 
-use crate::common::{DeviceArgs, device_name, failed, read_text_file};
+use crate::common::{DeviceArgs, classified, device_name, read_text_file};
 
 /// The subcommands of `zertz model`.
 #[derive(Subcommand, Debug)]
@@ -74,14 +74,9 @@ fn eval(path: &Path, positions: &Path, device: &DeviceArgs) -> Result<ExitCode> 
         let mut mask = vec![false; logits.len()];
         pos.legal_action_mask(&mut mask);
         let mut value = [0.0];
-        model.forward_masked(board, &planes, &globals, &mask, &mut logits, &mut value).map_err(
-            |e| match e {
-                // The network itself failed: status 1 (a board it was not trained for: 2).
-                zertz_model::ModelError::Forward { .. }
-                | zertz_model::ModelError::NonFinite { .. } => failed(e),
-                other => other.into(),
-            },
-        )?;
+        model
+            .forward_masked(board, &planes, &globals, &mask, &mut logits, &mut value)
+            .map_err(classified)?;
         writeln!(stdout, "{}", serde_json::json!({ "value": value[0], "logits": logits }))?;
     }
     Ok(ExitCode::SUCCESS)

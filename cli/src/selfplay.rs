@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::common::{DeviceArgs, check_regular_file, engine_error, parse_threads};
+use crate::common::{DeviceArgs, check_regular_file, classified, parse_threads};
 
 /// The arguments of `zertz selfplay`.
 #[derive(Args, Debug)]
@@ -125,7 +125,7 @@ fn play(
     })
     // Failures while playing (a network that fails, a disk that fills) exit with status 1;
     // settings, models and an output folder already in use are refused with status 2.
-    .map_err(engine_error)?;
+    .map_err(classified)?;
     if json {
         println!("{}", serde_json::to_string(&summary)?);
         return Ok(ExitCode::SUCCESS);

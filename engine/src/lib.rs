@@ -68,17 +68,17 @@ pub enum EngineError {
     },
 }
 
-impl EngineError {
-    /// Whether the job failed while working (a network that fails, a disk that fills, a stop)
-    /// rather than being refused before it started (bad settings, a model that does not load).
-    pub fn is_failure_while_working(&self) -> bool {
-        matches!(
-            self,
-            EngineError::SelfPlay(
-                SelfPlayError::Eval(_) | SelfPlayError::Io { .. } | SelfPlayError::Stopped { .. }
-            ) | EngineError::Match(MatchError::Player { .. } | MatchError::Stopped { .. })
-                | EngineError::Records { .. }
-        )
+impl zertz_env::Classify for EngineError {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            EngineError::Model(e) => e.class(),
+            EngineError::Config(e) => e.class(),
+            EngineError::SelfPlay(e) => e.class(),
+            EngineError::Match(e) => e.class(),
+            EngineError::Output { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
+            EngineError::Records { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
+        }
     }
 }
 

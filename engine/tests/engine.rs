@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::MatchError;
 use zertz_engine::{EngineError, Guide, MatchJob, play_match, selfplay};
+use zertz_env::{Cause, Classify, ErrorClass};
 use zertz_search::Preset;
 use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::driver::Progress;
@@ -48,7 +49,7 @@ fn a_missing_model_is_refused_before_anything_is_written() {
     let guide = Guide::Network { path: "no-such-model.pt".into(), inference: Default::default() };
     let e = selfplay(&small(), &guide, &dir, &Progress::default()).unwrap_err();
     assert!(matches!(e, EngineError::Model(_)), "{e:?}");
-    assert!(!e.is_failure_while_working());
+    assert!(!e.class().while_working);
     assert!(e.to_string().contains("no-such-model.pt"), "{e}");
     assert!(!dir.exists());
 }
@@ -97,7 +98,7 @@ fn a_match_never_replaces_a_file_and_never_opens_a_fifo() {
     );
     let never = AtomicBool::new(false);
     let e = play_match(&job, &|_| panic!("no game may be played"), &never).unwrap_err();
-    assert!(matches!(e, EngineError::Output { .. }) && !e.is_failure_while_working(), "{e:?}");
+    assert!(matches!(e, EngineError::Output { .. }) && !e.class().while_working, "{e:?}");
     assert!(e.to_string().contains("nothing is ever replaced"), "{e}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious\n");
     #[cfg(unix)]
@@ -160,13 +161,13 @@ fn a_stopped_match_and_bad_players_are_errors_of_their_kind() {
         MatchSettings { games: 8, threads: 1, ..MatchSettings::default() },
     );
     let e = play_match(&job, &|_| {}, &AtomicBool::new(true)).unwrap_err();
-    assert!(e.is_failure_while_working(), "{e:?}");
+    assert_eq!(e.class(), ErrorClass::during(Cause::Stopped), "{e:?}");
     assert!(e.to_string().contains("stopped"), "{e}");
     for (a, needle) in [("alphazero", "alphazero"), ("nn:no-such.pt", "no-such.pt")] {
         let job =
             MatchJob::with(a, "random", MatchSettings { games: 2, ..MatchSettings::default() });
         let e = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap_err();
-        assert!(!e.is_failure_while_working(), "{a}: {e:?}");
+        assert!(!e.class().while_working, "{a}: {e:?}");
         assert!(e.to_string().contains(needle), "{a}: {e}");
     }
     let job = MatchJob::with(

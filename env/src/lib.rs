@@ -28,6 +28,7 @@ mod action_space;
 mod board;
 mod diagram;
 pub mod encode;
+mod error_class;
 pub mod files;
 mod game;
 mod moves;
@@ -43,6 +44,7 @@ mod zobrist;
 
 pub use action_space::ActionSpace;
 pub use board::{Board, Direction, Geometry, MAX_COLUMNS, MAX_RINGS, Ring, RingName, UnknownBoard};
+pub use error_class::{Cause, Classify, ErrorClass};
 pub use game::{Game, GameError};
 pub use moves::{Action, Chain, Hop, MAX_CHAIN, Move, Placement};
 pub use notation::{MoveError, ParseMoveError};

@@ -87,6 +87,25 @@ pub enum ModelError {
     },
 }
 
+impl zertz_env::Classify for ModelError {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            ModelError::Read { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
+            ModelError::NotAModel { .. }
+            | ModelError::Version { .. }
+            | ModelError::WrongBoard { .. }
+            | ModelError::Device(_)
+            | ModelError::Precision(_)
+            | ModelError::Unsupported { .. } => ErrorClass::refused(Cause::Invalid),
+            // The network itself failed.
+            ModelError::Forward { .. } | ModelError::NonFinite { .. } => {
+                ErrorClass::during(Cause::Failed)
+            }
+        }
+    }
+}
+
 fn list(boards: &[usize]) -> String {
     let v: Vec<String> = boards.iter().map(|b| b.to_string()).collect();
     v.join(" or ")

@@ -41,6 +41,18 @@ pub enum ConfigError {
     },
 }
 
+impl zertz_env::Classify for ConfigError {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            ConfigError::Io { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
+            ConfigError::Parse(_) | ConfigError::Value { .. } | ConfigError::Setting { .. } => {
+                ErrorClass::refused(Cause::Invalid)
+            }
+        }
+    }
+}
+
 /// The text of a config file: a regular file (a FIFO or a device would block or never end).
 pub fn read_text(path: &Path) -> Result<String, ConfigError> {
     zertz_env::files::read_text(path)

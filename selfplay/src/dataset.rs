@@ -127,6 +127,25 @@ pub enum DatasetError {
     },
 }
 
+impl zertz_env::Classify for DatasetError {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            DatasetError::Settings(_) => ErrorClass::refused(Cause::Invalid),
+            // Refused: a folder that already holds a dataset, or a build of it under way.
+            DatasetError::InUse { .. } => {
+                ErrorClass::refused(Cause::Io(std::io::ErrorKind::AlreadyExists))
+            }
+            DatasetError::Io { source, .. } => ErrorClass {
+                cause: Cause::Io(source.kind()),
+                while_working: source.kind() != std::io::ErrorKind::AlreadyExists,
+            },
+            DatasetError::Archive(e) => e.class(),
+            DatasetError::Stopped { source, .. } => ErrorClass::during(source.class().cause),
+        }
+    }
+}
+
 /// The message of [`DatasetError::Stopped`].
 fn stopped(
     out: &Path,

@@ -67,6 +67,25 @@ pub enum SelfPlayError {
     },
 }
 
+impl zertz_env::Classify for SelfPlayError {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            // The caller's evaluator may also say what failed (the Python bindings report a
+            // wrong answer of the caller's callable as a bad value).
+            SelfPlayError::Eval(_) => ErrorClass::during(Cause::Failed),
+            SelfPlayError::Io { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
+            SelfPlayError::Threads(_) => ErrorClass::refused(Cause::Failed),
+            SelfPlayError::Config(e) => e.class(),
+            SelfPlayError::EmptyOutput => ErrorClass::refused(Cause::Invalid),
+            SelfPlayError::OutputExists { .. } => {
+                ErrorClass::refused(Cause::Io(std::io::ErrorKind::AlreadyExists))
+            }
+            SelfPlayError::Stopped { .. } => ErrorClass::during(Cause::Stopped),
+        }
+    }
+}
+
 impl From<crate::shard::WriteError> for SelfPlayError {
     fn from(e: crate::shard::WriteError) -> SelfPlayError {
         SelfPlayError::Io { path: e.path, source: e.source }

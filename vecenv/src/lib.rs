@@ -146,6 +146,18 @@ pub enum Error {
     Threads(String),
 }
 
+impl zertz_env::Classify for Error {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            Error::Threads(_) => ErrorClass::refused(Cause::Failed),
+            Error::Config(_) | Error::Length { .. } | Error::OutOfRange { .. } => {
+                ErrorClass::refused(Cause::Invalid)
+            }
+        }
+    }
+}
+
 /// One game of the batch: position, step count, history for repetition and its random generator.
 #[derive(Clone, Debug)]
 pub struct GameState {

@@ -6,14 +6,14 @@ use pyo3::PyErr;
 use pyo3::exceptions::{
     PyIndexError, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError,
 };
-use zertz_archive::ArchiveError;
 use zertz_arena::matches::MatchError;
 use zertz_env::sgf::{ReplayError, SgfError};
-use zertz_env::{MoveError, ParseMoveError, PlayError, Player, SetupError};
+use zertz_env::{
+    Cause, Classify, ErrorClass, MoveError, ParseMoveError, PlayError, Player, SetupError,
+};
 use zertz_search::EvalError;
 use zertz_search::SettingError;
 use zertz_selfplay::config::ConfigError;
-use zertz_selfplay::dataset::DatasetError;
 use zertz_selfplay::driver::SelfPlayError;
 
 /// Why a call into the bindings failed.
@@ -124,14 +124,14 @@ pub enum Error {
     /// failed, not its settings, in self-play as in a match (where it is a [`MatchError`]).
     #[error(transparent)]
     Network(EvalError),
-    /// A network that cannot be loaded or run (from the engine module, `zertz_engine`), with
-    /// the kind of the I/O error when it could not be read.
+    /// A network that cannot be loaded or run (from the engine module, `zertz_engine`, which
+    /// classifies it: this module links no libtorch).
     #[error("{message}")]
     Model {
         /// What is wrong.
         message: String,
-        /// Set when the file could not be read: its `OSError` kind.
-        io: Option<std::io::ErrorKind>,
+        /// How it is reported.
+        class: ErrorClass,
     },
     /// A match that cannot be played, failed or was stopped.
     #[error(transparent)]
@@ -168,63 +168,64 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
         .unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
 }
 
-/// An I/O error as the `OSError` subclass of its kind (`FileNotFoundError`, `PermissionError`,
-/// `FileExistsError`, ...) with `message`.
-fn os_error(kind: std::io::ErrorKind, message: String) -> PyErr {
-    PyErr::from(std::io::Error::new(kind, message))
-}
-
-impl From<Error> for PyErr {
-    fn from(e: Error) -> PyErr {
-        if let Error::Python(e) = e {
-            return e;
-        }
-        let message = e.to_string();
-        match e {
-            Error::Type(_) => PyTypeError::new_err(message),
-            Error::Index(_) => PyIndexError::new_err(message),
-            Error::Io { source, .. }
-            | Error::Write { source, .. }
-            | Error::Config(ConfigError::Io { source, .. })
-            | Error::SelfPlay(SelfPlayError::Io { source, .. })
-            | Error::SelfPlay(SelfPlayError::Config(ConfigError::Io { source, .. })) => {
-                os_error(source.kind(), message)
-            }
-            Error::SelfPlay(SelfPlayError::OutputExists { .. }) => {
-                os_error(std::io::ErrorKind::AlreadyExists, message)
-            }
-            Error::Model { io: Some(kind), .. } => os_error(kind, message),
-            // A dataset that was not made: the exception of what failed, with the whole message
-            // (which says that nothing was left); a build under way, as a folder that holds files.
-            Error::Dataset(e) => match dataset_cause(&e) {
-                Some(kind) => os_error(kind, message),
-                None => PyValueError::new_err(message),
-            },
-            Error::SelfPlay(SelfPlayError::Stopped { .. })
-            | Error::Match(MatchError::Stopped { .. }) => PyKeyboardInterrupt::new_err(message),
-            // A network that fails while a match or self-play is played: the work failed, not
-            // its settings. (A Python evaluator's wrong answer is a ValueError: a bad value.)
-            Error::Network(_)
-            | Error::Match(MatchError::Player { .. } | MatchError::Refused(_)) => {
-                PyRuntimeError::new_err(message)
-            }
-            Error::Env(zertz_vecenv::Error::Threads(_))
-            | Error::SelfPlay(SelfPlayError::Threads(_))
-            | Error::Internal(_) => PyRuntimeError::new_err(message),
-            _ => PyValueError::new_err(message),
+impl Classify for Error {
+    /// The class of the engine's own errors, each decided beside its type; the bindings' own
+    /// refusals are bad values (the Python types of [`Error::Type`] and [`Error::Index`] are
+    /// chosen before, in `From<Error> for PyErr`).
+    fn class(&self) -> ErrorClass {
+        match self {
+            Error::Io { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
+            Error::Write { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
+            Error::Env(e) => e.class(),
+            Error::Config(e) => e.class(),
+            Error::SelfPlay(e) => e.class(),
+            Error::Match(e) => e.class(),
+            Error::Dataset(e) => e.class(),
+            Error::Model { class, .. } => *class,
+            // A Python evaluator's wrong answer: a bad value (its exception is passed on as
+            // itself, as Error::Python).
+            Error::Eval(_) => ErrorClass::during(Cause::Invalid),
+            // A network that fails while a match or self-play is played: the work failed.
+            Error::Network(_) | Error::Internal(_) => ErrorClass::during(Cause::Failed),
+            Error::UnknownBoard(_)
+            | Error::UnknownPlayer(_)
+            | Error::Setup(_)
+            | Error::Sgf { .. }
+            | Error::Replay { .. }
+            | Error::Parse(_)
+            | Error::Move(_)
+            | Error::Play(_)
+            | Error::IndexRange { .. }
+            | Error::OffBoardHop { .. }
+            | Error::IllegalIndex { .. }
+            | Error::Over(_)
+            | Error::Type(_)
+            | Error::Shape(_)
+            | Error::Index(_)
+            | Error::Setting(_)
+            | Error::Python(_) => ErrorClass::refused(Cause::Invalid),
         }
     }
 }
 
-/// The `OSError` kind of a dataset's failure, None for a `ValueError` (bad settings, a corrupt
-/// archive).
-fn dataset_cause(e: &DatasetError) -> Option<std::io::ErrorKind> {
-    match e {
-        DatasetError::Io { source, .. }
-        | DatasetError::Archive(ArchiveError::Read { source, .. }) => Some(source.kind()),
-        DatasetError::InUse { .. } => Some(std::io::ErrorKind::AlreadyExists),
-        DatasetError::Stopped { source, .. } => dataset_cause(source),
-        _ => None,
+impl From<Error> for PyErr {
+    /// The exception of the error's class ([`Classify`]): a bad value `ValueError`, a file the
+    /// `OSError` subclass of its kind (`FileNotFoundError`, `FileExistsError`, ...), a failure of
+    /// the work `RuntimeError`, a stop `KeyboardInterrupt`.
+    fn from(e: Error) -> PyErr {
+        let class = e.class();
+        let message = e.to_string();
+        match e {
+            Error::Python(e) => e,
+            Error::Type(_) => PyTypeError::new_err(message),
+            Error::Index(_) => PyIndexError::new_err(message),
+            _ => match class.cause {
+                Cause::Invalid => PyValueError::new_err(message),
+                Cause::Io(kind) => PyErr::from(std::io::Error::new(kind, message)),
+                Cause::Failed => PyRuntimeError::new_err(message),
+                Cause::Stopped => PyKeyboardInterrupt::new_err(message),
+            },
+        }
     }
 }
 

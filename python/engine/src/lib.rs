@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zertz_arena::config::MatchSettings;
 use zertz_engine::{EngineError, Guide, MatchJob};
+use zertz_env::Classify;
 use zertz_model::{DeviceChoice, Inference, ModelError, Precision};
 use zertz_pycommon::convert::{selfplay_settings, settings_layer, to_python};
 use zertz_pycommon::error::Error;
@@ -22,14 +23,9 @@ use zertz_pycommon::evaluators::{Raised, evaluator};
 use zertz_pycommon::signals::run_detached;
 use zertz_selfplay::driver::{Progress, SelfPlayError};
 
-/// A network's error as the bindings' ([`Error::Model`]: an `OSError` of its kind for a file
-/// that cannot be read, else a `ValueError`).
+/// A network's error as the bindings' ([`Error::Model`], with its class).
 fn model_error(e: ModelError) -> Error {
-    let io = match &e {
-        ModelError::Read { source, .. } => Some(source.kind()),
-        _ => None,
-    };
-    Error::Model { message: e.to_string(), io }
+    Error::Model { message: e.to_string(), class: e.class() }
 }
 
 /// A job's error as the bindings'.
@@ -178,8 +174,10 @@ pub fn selfplay<'py>(
         Err(EngineError::SelfPlay(SelfPlayError::Stopped { .. })) if signal.is_some() => {
             return Err(Error::Python(signal.expect("checked")));
         }
-        Err(EngineError::SelfPlay(SelfPlayError::Eval(e))) if network => {
-            return Err(Error::Network(e));
+        // A network's failure is the work's; the caller's evaluator's is a bad answer (or the
+        // exception it raised, passed on).
+        Err(EngineError::SelfPlay(SelfPlayError::Eval(e))) => {
+            return Err(raised.or(if network { Error::Network(e) } else { Error::Eval(e) }));
         }
         Err(e) => return Err(raised.or(engine_error(e))),
     };
