@@ -65,3 +65,16 @@ fn the_match_example_shows_the_defaults_and_bad_files_are_named() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_value_past_its_type_names_the_range_not_the_rust_type() {
+    use zertz_arena::config::MatchSettings;
+    let e = zertz_selfplay::settings::check_value::<MatchSettings>(
+        "opening_actions",
+        &serde_json::json!(1u64 << 40),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("opening_actions: "), "{e}");
+    assert!(e.contains("a whole number from 0 to 4294967295") && !e.contains("u32"), "{e}");
+}

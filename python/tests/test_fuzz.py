@@ -1523,6 +1523,136 @@ def test_fuzz_selfplay(
             np.testing.assert_allclose(data["policy"].sum(axis=1)[data["full_search"]], 1, 1e-4)
 
 
+# --- match settings -------------------------------------------------------------------------
+
+#: Values of each match setting (``match_settings()``) that a match accepts and plays quickly.
+MATCH_VALID: dict[str, st.SearchStrategy[object]] = {
+    "games": st.integers(0, 2),
+    "board": st.sampled_from(BOARDS),
+    "blitz": st.booleans(),
+    "seed": st.integers(0, 2**64 - 1),
+    "threads": st.integers(0, 2),
+    "opening_actions": st.integers(0, 6),
+    "max_actions": st.sampled_from([1, 2, 40, 2**32 - 1]),
+    "out": st.sampled_from([None, "fresh"]),
+    "answer_time": st.sampled_from([1e-9, 0.5, 3, 86400.0]),
+    "move_time": st.sampled_from([None, 0, 0.0, 0.001, 0.01]),
+}
+#: Values no setting of a type takes (TypeError, or ValueError for an integer out of every
+#: range).
+MATCH_WRONG_TYPE: dict[str, list[object]] = {
+    "int": [-1, 2**64, 2**70, -(2**70), 1.5, "1", True, None, NAN, b"1", [1]],
+    "bool": [1, 0, "yes", None, 2.0, [True]],
+    "float": ["1", True, None, [1.0], b"1"],
+    "float | None": ["1", True, [1.0]],
+    "str | PathLike[str] | None": [5, b"x", 1.5, ["a"]],
+}
+#: Values of the right type out of a setting's own range (ValueError).
+MATCH_OUT_OF_RANGE: dict[str, list[object]] = {
+    "games": [2**24 + 1],
+    "board": [0, 36, 38, 2**40],
+    "threads": [1025, 2**63],
+    "opening_actions": [2**32, 2**40],
+    "max_actions": [0, 2**32],
+    "answer_time": [0, 0.0, -1.0, 86400.5, 1e300, NAN, INF, -INF],
+    "move_time": [-1, 0.0005, 3600.5, 1e300, NAN, INF, -INF],
+    "seed": [],
+    "blitz": [],
+    "out": [],
+}
+
+
+def test_match_fuzz_tables_cover_every_setting() -> None:
+    """The tables above name every match setting: a new one needs its values here."""
+    names = {s["name"] for s in zertz._zertz.match_settings()}
+    types = {s["type"] for s in zertz._zertz.match_settings()}
+    assert set(MATCH_VALID) == names and set(MATCH_OUT_OF_RANGE) == names
+    assert types <= set(MATCH_WRONG_TYPE)
+
+
+@st.composite
+def match_keywords(draw: st.DrawFn) -> tuple[dict[str, object], str | None, str | None]:
+    """Keywords of ``zertz.match``: valid values, and at most one hostile one (a value of the
+    wrong type or out of range, or an unknown keyword). Returns the keywords, the key expected
+    in the refusal and its kind ("type", "range", "unknown"; None for a valid set)."""
+    described = {s["name"]: s["type"] for s in zertz._zertz.match_settings()}
+    kwargs: dict[str, object] = {"games": draw(MATCH_VALID["games"])}
+    for name in sorted(described):
+        if name != "games" and draw(st.booleans()):
+            kwargs[name] = draw(MATCH_VALID[name])
+    hostile = draw(st.sampled_from([None, None, "type", "range", "unknown"]))
+    if hostile == "unknown":
+        key = draw(st.sampled_from(["bogus", "Games", "game", "move-time", "search"]))
+        kwargs[key] = 1
+        return kwargs, key, hostile
+    if hostile == "type":
+        key = draw(st.sampled_from(sorted(described)))
+        kwargs[key] = draw(st.sampled_from(MATCH_WRONG_TYPE[described[key]]))
+        return kwargs, key, hostile
+    if hostile == "range":
+        key = draw(st.sampled_from(sorted(k for k, v in MATCH_OUT_OF_RANGE.items() if v)))
+        kwargs[key] = draw(st.sampled_from(MATCH_OUT_OF_RANGE[key]))
+        return kwargs, key, hostile
+    return kwargs, None, None
+
+
+@pytest.mark.engine
+@fuzz_settings(40)
+@given(
+    players=st.tuples(
+        st.sampled_from(["random", "greedy", "mcts:3", "alphabeta:1"]),
+        st.sampled_from(["random", "greedy", "uniform:2"]),
+    ),
+    keywords=match_keywords(),
+    out_exists=st.booleans(),
+)
+def test_fuzz_match_settings(
+    players: tuple[str, str],
+    keywords: tuple[dict[str, object], str | None, str | None],
+    out_exists: bool,
+) -> None:
+    """``zertz.match`` with any keywords: a valid set plays its games (and writes them to a new
+    ``out``); a value of the wrong type is a TypeError, one out of range a ValueError, an
+    unknown keyword a TypeError, each naming the key; a file that exists is FileExistsError and
+    stays as it was. Nothing panics or hangs."""
+    kwargs, key, hostile = keywords
+    with tempfile.TemporaryDirectory() as tmp_name:
+        path = Path(tmp_name) / "games.jsonl"
+        if kwargs.get("out") == "fresh":
+            kwargs["out"] = path
+            if out_exists:
+                path.write_text("precious\n")
+        r = attempt(zertz.match, *players, **kwargs)
+        event(f"match: {outcome(r)} {hostile}")
+        what = f"match{players} with {kwargs}"
+        if hostile is not None:
+            assert key is not None
+            kinds: type[Exception] | tuple[type[Exception], ...] = {
+                "type": (TypeError, ValueError),
+                "range": ValueError,
+                "unknown": TypeError,
+            }[hostile]
+            exc = refused(r, kinds, what)
+            assert key in str(exc), f"{what}: {exc}"
+            if hostile == "unknown":
+                assert "its settings: games, board" in str(exc), exc
+        elif kwargs.get("out") == path and out_exists:
+            exc = refused(r, FileExistsError, what)
+            assert str(path) in str(exc), exc
+        else:
+            summary = ok(r, what)
+            assert summary["games"] == kwargs["games"], summary
+            assert summary["wins"] + summary["draws"] + summary["losses"] == kwargs["games"]
+            move_time = kwargs.get("move_time") or None
+            assert summary["move_time"] == move_time, summary
+            if kwargs.get("out") == path:
+                lines = path.read_text().splitlines()
+                assert len(lines) == kwargs["games"], lines
+                assert all(json.loads(line)["moves"] is not None for line in lines)
+        if out_exists and kwargs.get("out") == path:
+            assert path.read_text() == "precious\n"
+
+
 # --- shared objects on several threads ------------------------------------------------------
 
 

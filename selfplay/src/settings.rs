@@ -246,10 +246,25 @@ fn unknown<S: Described>(key: &str) -> ConfigError {
     ConfigError::Parse(format!("unknown key {key:?} (the keys: {})", S::keys()))
 }
 
-/// A serde message without its position (which means nothing to whoever wrote the value).
+/// A serde message without its position (which means nothing to whoever wrote the value), and
+/// with Rust's integer types said as their ranges (`expected u32`: a whole number from 0 to
+/// 4294967295).
 pub(crate) fn serde_message(e: &serde_json::Error) -> String {
     let message = e.to_string();
-    message.split(" at line ").next().unwrap_or_default().to_string()
+    let mut message = message.split(" at line ").next().unwrap_or_default().to_string();
+    for (rust, max) in [
+        ("u8", u64::from(u8::MAX)),
+        ("u16", u64::from(u16::MAX)),
+        ("u32", u64::from(u32::MAX)),
+        ("u64", u64::MAX),
+        ("usize", usize::MAX as u64),
+    ] {
+        message = message.replace(
+            &format!("expected {rust}"),
+            &format!("expected a whole number from 0 to {max}"),
+        );
+    }
+    message
 }
 
 /// Checks one value alone (the others at their defaults): its type, then its range. The error

@@ -66,9 +66,14 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
         Kind::Int | Kind::Board if value.is_instance_of::<PyInt>() && !is_bool => {
             match value.extract::<u64>() {
                 Ok(n) => Ok(Value::from(n)),
+                // Past u64: the setting's own range is checked on the value that fits.
                 Err(_) => Err(Error::Config(ConfigError::Value {
                     key: name,
-                    reason: format!("must be a whole number from 0 to {}, not {value}", u64::MAX),
+                    reason: if value.lt(0)? {
+                        format!("must not be negative, not {value}")
+                    } else {
+                        format!("{value} is too large")
+                    },
                 })),
             }
         }
