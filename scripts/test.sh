@@ -3,8 +3,8 @@
 # among them: the model crate links its libtorch) and builds the zertz package into it, and
 # scripts/setup-browser.sh installs Debian's chromium when it is missing (root). Then formatting,
 # lints and every Rust test (unit, property, perft data, the 300 boardspace records, exported
-# models, the zertz program), the optimised build of the zertz program (profile ci: release
-# without fat LTO), and the Python checks:
+# models, the zertz program), built once in profile ci (release without fat LTO, with debug
+# assertions) by clippy's driver, which lints them in the same build; then the Python checks:
 # pytest (unit tests, doctests, training runs, the notebook, the web board in chromium), mypy's
 # stubtest and --strict check, ruff; last, the zertz wheel installed without torch into a fresh
 # virtual environment, and the environment's tests there (scripts/test-core-wheel.sh). Needs the Rust toolchain and Python >= 3.11 with pip.
@@ -33,12 +33,19 @@ export CARGO_INCREMENTAL=0
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
-echo "== cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== cargo test"
-cargo test --workspace --locked
-echo "== cargo build --profile ci --bin zertz (the program the Python tests compare the in-process engine with)"
-cargo build --profile ci --locked --bin zertz
+# Clippy and the test build are one build, in profile ci, whose dependencies the Python modules
+# above have already compiled (python/common turns on the features that the whole workspace's
+# build does, so that they match): the workspace's crates are compiled by clippy's driver
+# (scripts/clippy-rustc: rustc with clippy's lints, warnings as errors), every target of every
+# crate, as `cargo clippy --workspace --all-targets -- -D warnings` checks them. The same build
+# makes the zertz program (target/ci/zertz), which the Python tests compare the in-process
+# engine with.
+export RUSTC_WORKSPACE_WRAPPER="$(pwd)/scripts/clippy-rustc"
+echo "== cargo clippy and the test build (cargo test --no-run --all-targets, profile ci, compiled by clippy-driver)"
+cargo test --workspace --all-targets --locked --profile ci --no-run
+echo "== cargo test (profile ci: optimised, with debug assertions and overflow checks)"
+cargo test --workspace --locked --profile ci
+unset RUSTC_WORKSPACE_WRAPPER
 export ZERTZ_BIN="$(pwd)/target/ci/zertz"
 
 py="$(pwd)/.venv/bin/python"
