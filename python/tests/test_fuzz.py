@@ -1564,8 +1564,8 @@ MATCH_OUT_OF_RANGE: dict[str, list[object]] = {
 
 def test_match_fuzz_tables_cover_every_setting() -> None:
     """The tables above name every match setting: a new one needs its values here."""
-    names = {s["name"] for s in zertz._zertz.match_settings()}
-    types = {s["type"] for s in zertz._zertz.match_settings()}
+    names = {s["name"] for s in zertz.match_settings()}
+    types = {s["type"] for s in zertz.match_settings()}
     assert set(MATCH_VALID) == names and set(MATCH_OUT_OF_RANGE) == names
     assert types <= set(MATCH_WRONG_TYPE)
 
@@ -1575,7 +1575,7 @@ def match_keywords(draw: st.DrawFn) -> tuple[dict[str, object], str | None, str 
     """Keywords of ``zertz.match``: valid values, and at most one hostile one (a value of the
     wrong type or out of range, or an unknown keyword). Returns the keywords, the key expected
     in the refusal and its kind ("type", "range", "unknown"; None for a valid set)."""
-    described = {s["name"]: s["type"] for s in zertz._zertz.match_settings()}
+    described = {s["name"]: s["type"] for s in zertz.match_settings()}
     kwargs: dict[str, object] = {"games": draw(MATCH_VALID["games"])}
     for name in sorted(described):
         if name != "games" and draw(st.booleans()):
@@ -1627,11 +1627,12 @@ def test_fuzz_match_settings(
         what = f"match{players} with {kwargs}"
         if hostile is not None:
             assert key is not None
-            kinds: type[Exception] | tuple[type[Exception], ...] = {
+            expected: dict[str, type[Exception] | tuple[type[Exception], ...]] = {
                 "type": (TypeError, ValueError),
                 "range": ValueError,
                 "unknown": TypeError,
-            }[hostile]
+            }
+            kinds = expected[hostile]
             exc = refused(r, kinds, what)
             assert key in str(exc), f"{what}: {exc}"
             if hostile == "unknown":
