@@ -78,3 +78,17 @@ fn a_value_past_its_type_names_the_range_not_the_rust_type() {
     assert!(e.starts_with("opening_actions: "), "{e}");
     assert!(e.contains("a whole number from 0 to 4294967295") && !e.contains("u32"), "{e}");
 }
+
+#[test]
+fn the_selfplay_example_shows_every_setting_and_its_default() {
+    use zertz_selfplay::settings::Described;
+    let text = std::fs::read_to_string(configs_dir().join("selfplay.toml")).unwrap();
+    for field in SelfPlayConfig::FIELDS {
+        let set = format!("{} = ", field.name);
+        let table = format!("[{}]", field.name);
+        let shown = text.lines().any(|l| l.starts_with(&set) || l.starts_with(&table));
+        assert!(shown, "configs/selfplay.toml does not show {}", field.name);
+    }
+    let example = SelfPlayConfig::from_file(&configs_dir().join("selfplay.toml")).unwrap();
+    assert_eq!(example, SelfPlayConfig::default());
+}

@@ -69,16 +69,6 @@ pub fn device_name(d: zertz_model::Device) -> String {
     }
 }
 
-/// `--threads`: a count of worker threads, 0 (one per core) to
-/// [`zertz_selfplay::config::MAX_THREADS`], refused before anything starts.
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    let max = zertz_selfplay::config::MAX_THREADS;
-    match s.trim().parse::<usize>() {
-        Ok(n) if n <= max => Ok(n),
-        _ => Err(format!("must be a number of threads from 0 (one per core) to {max}")),
-    }
-}
-
 /// An error met while working (a network that fails during a match, a file that cannot be
 /// written), as opposed to bad arguments or settings: the program exits with status 1, not 2.
 #[derive(Debug)]

@@ -6,8 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
+use zertz_selfplay::config::SelfPlayConfig;
+use zertz_selfplay::settings::Layer;
 
-use crate::common::{DeviceArgs, check_regular_file, classified, parse_threads};
+use crate::common::{DeviceArgs, check_regular_file, classified};
+use crate::settings::SettingArgs;
 
 /// The arguments of `zertz selfplay`.
 #[derive(Args, Debug)]
@@ -26,15 +29,10 @@ pub struct SelfplayArgs {
     pub model: Option<PathBuf>,
     #[command(flatten)]
     pub device: DeviceArgs,
-    /// Games to play (overrides the config).
-    #[arg(long)]
-    pub games: Option<u32>,
-    /// Worker threads (overrides the config; 0: every core; at most 1024).
-    #[arg(long, value_parser = parse_threads)]
-    pub threads: Option<usize>,
-    /// Seed (overrides the config).
-    #[arg(long)]
-    pub seed: Option<u64>,
+    /// The self-play settings (`SelfPlayConfig`: one option per key of the config file but
+    /// `[search]`), over the config file's.
+    #[command(flatten)]
+    pub settings: SettingArgs<SelfPlayConfig>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -45,61 +43,41 @@ pub struct SelfplayArgs {
 
 /// Plays the self-play the options and the config file describe.
 pub fn run(args: SelfplayArgs) -> Result<ExitCode> {
-    let SelfplayArgs { config, out, evaluator, model, device, games, threads, seed, json, check } =
-        args;
-    let overrides = SelfplayOverrides { games, threads, seed, check };
+    let SelfplayArgs { config, out, evaluator, model, device, settings, json, check } = args;
     let guide = match model {
         Some(path) => zertz_engine::Guide::Network { path, inference: device.inference()? },
         None => zertz_engine::Guide::builtin(&evaluator)
             .map_err(|e| anyhow::anyhow!("{e}, or give --model"))?,
     };
-    play(config.as_deref(), &out, &guide, overrides, json)
-}
-
-/// Command-line settings of `zertz selfplay` over its config file.
-struct SelfplayOverrides {
-    games: Option<u32>,
-    threads: Option<usize>,
-    seed: Option<u64>,
-    /// Stop after checking the settings.
-    check: bool,
-}
-
-fn play(
-    config: Option<&Path>,
-    out: &Path,
-    guide: &zertz_engine::Guide,
-    overrides: SelfplayOverrides,
-    json: bool,
-) -> Result<ExitCode> {
-    use std::sync::atomic::Ordering;
-    use zertz_selfplay::config::SelfPlayConfig;
-    use zertz_selfplay::driver::Progress;
-    let mut cfg = match config {
+    let file = match &config {
         Some(path) => {
             check_regular_file(path)?;
-            SelfPlayConfig::from_file(path)?
+            let text = zertz_selfplay::config::read_text(path)?;
+            zertz_selfplay::settings::toml_layer(&text, &[])?.0
         }
-        None => SelfPlayConfig::default(),
+        None => Layer::new(),
     };
-    if let Some(g) = overrides.games {
-        cfg.games = g;
-    }
-    if let Some(t) = overrides.threads {
-        cfg.threads = t;
-    }
-    if let Some(s) = overrides.seed {
-        cfg.seed = s;
-    }
-    cfg.validate()?;
-    if overrides.check {
+    // The options over the config file.
+    let cfg: SelfPlayConfig = zertz_selfplay::settings::from_layers([file, settings.given])?;
+    if check {
         println!("settings ok");
         return Ok(ExitCode::SUCCESS);
     }
+    play(&cfg, &out, &guide, json)
+}
+
+fn play(
+    cfg: &SelfPlayConfig,
+    out: &Path,
+    guide: &zertz_engine::Guide,
+    json: bool,
+) -> Result<ExitCode> {
+    use std::sync::atomic::Ordering;
+    use zertz_selfplay::driver::Progress;
     let progress = Progress::default();
     let started = std::time::Instant::now(); // for the progress bar's rate
     let summary = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| zertz_engine::selfplay(&cfg, guide, out, &progress));
+        let worker = scope.spawn(|| zertz_engine::selfplay(cfg, guide, out, &progress));
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(cfg.games as u64).with_style(
                 indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}")

@@ -1,7 +1,8 @@
 //! Command-line options made from a settings type ([`zertz_selfplay::settings`]): one option per
 //! field (`opening_actions` is `--opening-actions N`), its help the field's doc and default, each
 //! value checked as it is parsed (a usage error naming the option). What was given becomes a
-//! layer of settings that goes over a config file's.
+//! layer of settings that goes over a config file's. A table of settings (self-play's
+//! `[search]`) has no option: a config file gives it.
 
 use std::marker::PhantomData;
 
@@ -15,6 +16,11 @@ pub struct SettingArgs<S> {
     /// The values given, by key.
     pub given: Layer,
     _settings: PhantomData<S>,
+}
+
+/// The fields that are options: all but tables (`[search]`), which only files and Python give.
+fn options<S: Settings>() -> impl Iterator<Item = &'static Field> {
+    S::FIELDS.iter().filter(|f| f.kind != Kind::Table)
 }
 
 /// The option of one field.
@@ -45,7 +51,7 @@ fn arg<S: Settings>(field: &'static Field, defaults: &Layer) -> Arg {
 impl<S: Settings + Clone + Send + Sync + 'static> FromArgMatches for SettingArgs<S> {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given = Layer::new();
-        for field in S::FIELDS {
+        for field in options::<S>() {
             if matches.value_source(field.name) != Some(ValueSource::CommandLine) {
                 continue;
             }
@@ -72,7 +78,7 @@ impl<S: Settings + Clone + Send + Sync + 'static> FromArgMatches for SettingArgs
 impl<S: Settings + Clone + Send + Sync + 'static> Args for SettingArgs<S> {
     fn augment_args(cmd: Command) -> Command {
         let defaults = settings::defaults::<S>();
-        S::FIELDS.iter().fold(cmd, |cmd, field| cmd.arg(arg::<S>(field, &defaults)))
+        options::<S>().fold(cmd, |cmd, field| cmd.arg(arg::<S>(field, &defaults)))
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {

@@ -372,6 +372,58 @@ fn selfplay_writes_shards_and_records() {
 }
 
 #[test]
+fn selfplay_takes_every_setting_as_an_option_over_its_config_file() {
+    let dir = std::env::temp_dir().join(format!("zertz-cli-selfplay-opts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("c.toml");
+    std::fs::write(&config, "games = 7\nfull_simulations = 3\n[search]\npreset = \"rollout\"\n")
+        .unwrap();
+    let out = dir.join("run");
+    let o = zertz(&[
+        "selfplay",
+        "--config",
+        config.to_str().unwrap(),
+        "--games",
+        "2",
+        "--fast-simulations",
+        "2",
+        "--full-search-probability",
+        "1",
+        "--resign-threshold",
+        "-1",
+        "--max-actions",
+        "30",
+        "--threads",
+        "1",
+        "--evaluator",
+        "uniform",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["games"], 2, "{v}");
+    // Each option is checked as it is parsed (a usage error naming it); the file's keys too.
+    for (args, needle) in [
+        (&["--temperature", "-1"][..], "'--temperature <X>': must be a finite number, 0 or more"),
+        (&["--full-search-probability", "nan"], "not a finite number"),
+        (&["--games-per-worker", "0"], "'--games-per-worker <N>': must be between 1 and 65536"),
+        (&["--threads", "1025"], "'--threads <N>': must be at most 1024"),
+        (&["--search", "{}"], "unexpected argument '--search'"),
+    ] {
+        let o = zertz(&[&["selfplay", "--check"][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+    std::fs::write(&config, "[search]\nc_puct = -1\n").unwrap();
+    let o = zertz(&["selfplay", "--check", "--config", config.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("search.c_puct"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn without_a_player_the_engine_is_the_builtin_network_where_it_plays() {
     use std::io::Write as _;
     let play = |args: &[&str]| {

@@ -33,6 +33,7 @@ use zertz_model::{Inference, ModelError, Network};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
 use zertz_selfplay::driver::{self, Progress, SelfPlayError, Summary};
+use zertz_selfplay::settings::Settings;
 
 /// Why a job could not run or did not finish.
 #[derive(Debug, thiserror::Error)]

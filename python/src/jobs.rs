@@ -9,8 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use zertz_arena::config::MatchSettings;
 use zertz_pycommon::args::BoardArg;
-use zertz_pycommon::convert::{describe_settings, selfplay_settings, to_python};
+use zertz_pycommon::convert::{describe_settings, to_python};
 use zertz_pycommon::error::Error;
+use zertz_selfplay::config::SelfPlayConfig;
 
 /// The game records of a file (`games-*.jsonl` of self-play, `zertz match --out`), one dict per
 /// line, each checked by the engine's record type and replayed: `{"game", "board", "blitz",
@@ -147,7 +148,16 @@ pub fn selfplay_config<'py>(
     py: Python<'py>,
     config: Option<&Bound<'py, PyAny>>,
 ) -> Result<Bound<'py, PyAny>, Error> {
-    to_python(py, &selfplay_settings(config)?)
+    to_python(py, &zertz_pycommon::convert::selfplay_settings(config, None)?)
+}
+
+/// The keyword settings of `zertz.selfplay` (those of `zertz selfplay` and of its config files
+/// but the `search` table: the engine's `SelfPlayConfig`), one dict per keyword in order:
+/// `{"name", "type"` (its annotation), `"default"` (without a config), `"doc"}`. The stub's
+/// keywords are generated from it, and a test holds them to it.
+#[pyfunction]
+pub fn selfplay_settings<'py>(py: Python<'py>) -> Result<Bound<'py, PyList>, Error> {
+    describe_settings::<SelfPlayConfig>(py)
 }
 
 /// The settings of `zertz.match` (those of `zertz match` and its config files, the engine's

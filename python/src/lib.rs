@@ -34,7 +34,9 @@ mod _zertz {
     #[pymodule_export]
     use crate::game::PyGame;
     #[pymodule_export]
-    use crate::jobs::{dataset, load_records, match_settings, parse_player, selfplay_config};
+    use crate::jobs::{
+        dataset, load_records, match_settings, parse_player, selfplay_config, selfplay_settings,
+    };
     #[pymodule_export]
     use crate::search::PyMcts;
     #[pymodule_export]

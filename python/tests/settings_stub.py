@@ -1,6 +1,7 @@
 """The stub's keywords of the engine's settings types, generated from the engine's own
-description of them (``_zertz.match_settings()``): a setting added in Rust is a keyword of
-``zertz.match`` at once, and its stub follows by running this.
+description of them (``_zertz.match_settings()``, ``_zertz.selfplay_settings()``): a setting
+added in Rust is a keyword of ``zertz.match`` or ``zertz.selfplay`` at once, and its stub
+follows by running this.
 
     python python/tests/settings_stub.py          # exit 1 if the stub is stale
     python python/tests/settings_stub.py --write  # rewrite the generated parts
@@ -20,15 +21,20 @@ from typing import Any
 import zertz_engine
 from zertz import _zertz as native
 
-#: The stub of ``match``: the engine module's (its settings are the environment's).
+#: The stub of ``match`` and ``selfplay``: the engine module's (their settings are described by
+#: the environment's).
 STUB = Path(zertz_engine.__file__).parent / "_engine.pyi"
 BEGIN = "# <generated: {name}>"
 END = "# </generated: {name}>"
 
 
-def parameter_lines(settings: Sequence[dict[str, Any]]) -> list[str]:
-    """One keyword-only parameter per setting: name, annotation, default."""
-    return [f"    {s['name']}: {s['type']} = {s['default']!r}," for s in settings]
+def parameter_lines(settings: Sequence[dict[str, Any]], shown: bool = True) -> list[str]:
+    """One keyword-only parameter per setting: name, annotation, default (``...`` unless
+    ``shown``: where a config's value is the default)."""
+    return [
+        f"    {s['name']}: {s['type']} = {repr(s['default']) if shown else '...'},"
+        for s in settings
+    ]
 
 
 def doc_lines(settings: Sequence[dict[str, Any]]) -> list[str]:
@@ -42,8 +48,13 @@ def doc_lines(settings: Sequence[dict[str, Any]]) -> list[str]:
 
 def parts() -> dict[str, list[str]]:
     """The generated parts of the stub, by name."""
-    settings = native.match_settings()
-    return {"match keywords": parameter_lines(settings), "match settings": doc_lines(settings)}
+    matches, selfplay = native.match_settings(), native.selfplay_settings()
+    return {
+        "match keywords": parameter_lines(matches),
+        "match settings": doc_lines(matches),
+        "selfplay keywords": parameter_lines(selfplay, shown=False),
+        "selfplay settings": doc_lines(selfplay),
+    }
 
 
 def render(text: str, generated: dict[str, list[str]]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -127,6 +128,45 @@ def test_the_match_settings_are_the_engines_in_the_stub_and_the_bindings() -> No
         zertz.match("greedy", "random", games=2.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^games: "):
         zertz.match("greedy", "random", games=-1)
+
+
+def test_the_selfplay_settings_are_the_engines_in_the_stub_and_the_bindings(
+    tmp_path: Path,
+) -> None:
+    # The engine's SelfPlayConfig owns the settings of self-play: the stub's keywords and their
+    # docs are generated from its description, each a keyword of zertz.selfplay over the config.
+    settings = native.selfplay_settings()
+    names = [s["name"] for s in settings]
+    assert {"games", "threads", "seed", "full_simulations", "temperature"} <= set(names)
+    assert "search" not in names  # a table: given in config
+    defaults = native.selfplay_config()
+    assert {s["name"]: s["default"] for s in settings} == {k: defaults[k] for k in names}
+    assert settings_stub.main([]) == 0, "the stub is stale: run python/tests/settings_stub.py"
+    summary = zertz.selfplay(
+        tmp_path / "run",
+        "uniform",
+        config={"games": 5, "search": {"preset": "rollout"}},
+        games=1,
+        threads=1,
+        full_simulations=2,
+        fast_simulations=2,
+        full_search_probability=1,
+        max_actions=20,
+    )
+    assert summary["games"] == 1 and summary["search"]["c_puct"] == 4.0, summary
+    refusals: list[tuple[dict[str, Any], type[Exception], str]] = [
+        ({"gmes": 2}, TypeError, r"unexpected keyword argument 'gmes'.*games"),
+        ({"search": {}}, TypeError, r"'search' \(search is a table: give it in config\)"),
+        ({"games": "2"}, TypeError, "games must be int, not str"),
+        ({"games": None}, TypeError, "games must be int, not NoneType"),
+        ({"temperature": math.nan}, ValueError, r"^temperature: must be a finite number"),
+        ({"temperature": -1.0}, ValueError, r"^temperature: "),
+        ({"full_simulations": 1}, ValueError, r"^full_simulations: must be at least 2"),
+    ]
+    for kwargs, error, needle in refusals:
+        with pytest.raises(error, match=needle):
+            zertz.selfplay(tmp_path / "refused", "uniform", **kwargs)
+        assert not (tmp_path / "refused").exists()
 
 
 def test_the_step_limit_of_every_rl_front_end_is_the_engines() -> None:

@@ -265,7 +265,7 @@ def test_unknown_selfplay_key_goes_to_the_engine(tmp_path: Path) -> None:
     cfg = parse_config(tiny_text().replace("[selfplay]\n", "[selfplay]\nfulll_simulations = 4\n"))
     assert cfg.selfplay.engine["fulll_simulations"] == 4
     with pytest.raises(
-        ValueError, match=r"\[selfplay\]: unknown field `fulll_simulations`, expected"
+        ValueError, match=r'\[selfplay\]: unknown key "fulll_simulations" \(the keys: board'
     ):
         train(cfg, tmp_path, log=lambda _: None)
     assert not (tmp_path / "config.toml").exists()

@@ -29,6 +29,7 @@ __all__ = [
     "ring_cells",
     "search_presets",
     "selfplay_config",
+    "selfplay_settings",
     "shard_schema",
     "symmetry_count",
     "symmetry_tables",
@@ -343,6 +344,17 @@ def selfplay_config(
     """The self-play settings ``config`` (a TOML file, a dict of the same keys, or None: the
     defaults) as the engine reads them: every key, checked. Raises ValueError naming a key that
     is unknown or out of range."""
+
+def selfplay_settings() -> list[dict[str, Any]]:
+    """The keyword settings of ``zertz.selfplay`` (those of ``zertz selfplay`` and its config
+    files but the ``search`` table: the engine's ``SelfPlayConfig``), one dict per keyword, in
+    order: ``{"name", "type"`` (its annotation), ``"default"`` (without a config), ``"doc"}``.
+    The keywords of ``selfplay`` in the engine's stub are generated from it
+    (``python/tests/settings_stub.py``).
+
+    >>> [s["default"] for s in selfplay_settings() if s["name"] == "full_simulations"]
+    [400]
+    """
 
 def match_settings() -> list[dict[str, Any]]:
     """The settings of ``match`` (those of ``zertz match`` and its config files: the engine's

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use zertz_env::{Board, MarbleSet, Variant};
-
 use zertz_search::{Preset, SearchConfig, SearchSettings, SettingError};
+
+use crate::settings::Settings;
 
 /// A config file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -70,104 +70,57 @@ pub const MAX_GAMES_PER_WORKER: usize = 1 << 16;
 /// The most samples of one shard file.
 pub const MAX_SHARD_SIZE: usize = 1 << 20;
 
-/// Self-play settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SelfPlayConfig {
-    /// The board, by its number of rings (37, 40, 43, 44, 48 or 61; checked when read).
-    pub board: Board,
-    /// Blitz marble set (5/7/9) instead of the standard one.
-    pub blitz: bool,
-    /// Games to play.
-    pub games: u32,
-    /// Worker threads (0: every core).
-    pub threads: usize,
-    /// Games searched together by one worker; their leaves are evaluated in one batch.
-    pub games_per_worker: usize,
-    /// Seed of everything random (first player, noise, temperature, playout caps).
-    pub seed: u64,
-    /// Simulations of a full search (its visits become a policy target); at least 2.
-    pub full_simulations: u32,
-    /// Simulations of a fast search (KataGo's playout-cap randomization; not a policy target); at
-    /// least 2.
-    pub fast_simulations: u32,
-    /// Probability that a move gets a full search (1 turns playout-cap randomization off).
-    pub full_search_probability: f32,
-    /// Temperature of move selection for the first `temperature_actions` actions of a game.
-    pub temperature: f32,
-    /// Number of actions played with `temperature`; later ones use `final_temperature`.
-    pub temperature_actions: u32,
-    /// Temperature after that (0: the most visited action).
-    pub final_temperature: f32,
-    /// Resign when the root value of the player to move stays below this (-1 turns it off).
-    pub resign_threshold: f32,
-    /// Share of games that never resign, to measure how often resignation would have been wrong.
-    pub resign_playout_fraction: f32,
-    /// A game is stopped as a draw after this many actions.
-    pub max_actions: u32,
-    /// Training samples per shard file.
-    pub shard_size: usize,
-    /// Search settings: a preset (`preset = "rollout"`; none: the evaluator's choice, see
-    /// [`zertz_search::config`]) and overrides of its settings.
-    pub search: SearchSettings,
-}
-
-impl Default for SelfPlayConfig {
-    fn default() -> SelfPlayConfig {
-        SelfPlayConfig {
-            board: Board::R37,
-            blitz: false,
-            games: 100,
-            threads: 0,
-            games_per_worker: 32,
-            seed: 0,
-            full_simulations: 400,
-            fast_simulations: 80,
-            full_search_probability: 0.25,
-            temperature: 1.0,
-            temperature_actions: 20,
-            final_temperature: 0.0,
-            resign_threshold: -0.95,
-            resign_playout_fraction: 0.1,
-            max_actions: 1000,
-            shard_size: 4096,
-            search: SearchSettings::default(),
-        }
+crate::settings! {
+    /// Self-play settings: a config file's keys (configs/selfplay.toml), `zertz selfplay`'s
+    /// options and the keywords of `zertz.selfplay`.
+    pub struct SelfPlayConfig {
+        /// The board, by its number of rings (37, 40, 43, 44, 48 or 61; checked when read).
+        pub board: Board = Board::R37,
+        /// Blitz marble set (5/7/9) instead of the standard one.
+        pub blitz: bool = false,
+        /// Games to play.
+        pub games: u32 = 100,
+        /// Worker threads (0: every core; at most 1024).
+        pub threads: usize = 0,
+        /// Games searched together by one worker (1 to 65536); their leaves are evaluated in
+        /// one batch.
+        pub games_per_worker: usize = 32,
+        /// Seed of everything random (first player, noise, temperature, playout caps).
+        pub seed: u64 = 0,
+        /// Simulations of a full search (its visits become a policy target); at least 2.
+        pub full_simulations: u32 = 400,
+        /// Simulations of a fast search (KataGo's playout-cap randomization; not a policy
+        /// target); at least 2.
+        pub fast_simulations: u32 = 80,
+        /// Probability that a move gets a full search, 0 to 1 (1 turns playout-cap
+        /// randomization off).
+        pub full_search_probability: f32 = 0.25,
+        /// Temperature of move selection (0 or more) for the first `temperature_actions`
+        /// actions of a game.
+        pub temperature: f32 = 1.0,
+        /// Number of actions played with `temperature`; later ones use `final_temperature`.
+        pub temperature_actions: u32 = 20,
+        /// Temperature after that (0 or more; 0: the most visited action).
+        pub final_temperature: f32 = 0.0,
+        /// Resign when the root value of the player to move stays below this, -1 to 1 (-1
+        /// turns it off).
+        pub resign_threshold: f32 = -0.95,
+        /// Share of games that never resign (0 to 1), to measure how often resignation would
+        /// have been wrong.
+        pub resign_playout_fraction: f32 = 0.1,
+        /// A game is stopped as a draw after this many actions (at least 1).
+        pub max_actions: u32 = 1000,
+        /// Training samples per shard file (1 to 1048576).
+        pub shard_size: usize = 4096,
+        /// Search settings: a preset (`preset = "rollout"`; none: the evaluator's choice) and
+        /// overrides of its settings (`c_puct`, ...; docs/search.md).
+        pub search: SearchSettings = SearchSettings::default(),
     }
 }
 
-impl SelfPlayConfig {
-    /// Reads a TOML file (missing keys take their defaults).
-    pub fn from_file(path: &Path) -> Result<SelfPlayConfig, ConfigError> {
-        let text = read_text(path)?;
-        SelfPlayConfig::from_toml(&text)
-    }
-
-    /// Parses JSON text (the same keys and tables as the TOML, from a Python dict) and checks
-    /// the values.
-    pub fn from_json(text: &str) -> Result<SelfPlayConfig, ConfigError> {
-        // The position in the JSON text means nothing to whoever wrote the dict.
-        let config: SelfPlayConfig = serde_json::from_str(text)
-            .map_err(|e| ConfigError::Parse(crate::settings::serde_message(&e)))?;
-        config.validate()?;
-        Ok(config)
-    }
-
-    /// Parses TOML text and checks the values.
-    pub fn from_toml(text: &str) -> Result<SelfPlayConfig, ConfigError> {
-        let config: SelfPlayConfig =
-            toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
-        config.validate()?;
-        Ok(config)
-    }
-
-    /// The board and marble set.
-    pub fn variant(&self) -> Variant {
-        Variant::new(self.board, if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard })
-    }
-
+impl Settings for SelfPlayConfig {
     /// Checks every value's range (NaN and infinities are refused everywhere).
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key, reason: &str| Err(ConfigError::Value { key, reason: reason.to_string() });
         if self.threads > MAX_THREADS {
             return bad("threads", "must be at most 1024 (0: every core)");
@@ -207,6 +160,37 @@ impl SelfPlayConfig {
             return bad("resign_playout_fraction", "must be between 0 and 1");
         }
         self.search_config(Preset::Default).map(|_| ())
+    }
+}
+
+impl SelfPlayConfig {
+    /// Reads a TOML file (missing keys take their defaults).
+    pub fn from_file(path: &Path) -> Result<SelfPlayConfig, ConfigError> {
+        let text = read_text(path)?;
+        SelfPlayConfig::from_toml(&text)
+    }
+
+    /// Parses JSON text (the same keys and tables as the TOML, from a Python dict) and checks
+    /// the values.
+    pub fn from_json(text: &str) -> Result<SelfPlayConfig, ConfigError> {
+        // The position in the JSON text means nothing to whoever wrote the dict.
+        let config: SelfPlayConfig = serde_json::from_str(text)
+            .map_err(|e| ConfigError::Parse(crate::settings::serde_message(&e)))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses TOML text and checks the values.
+    pub fn from_toml(text: &str) -> Result<SelfPlayConfig, ConfigError> {
+        let config: SelfPlayConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The board and marble set.
+    pub fn variant(&self) -> Variant {
+        Variant::new(self.board, if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard })
     }
 
     /// The search settings for an evaluator that suits `preset` (when the config names none),

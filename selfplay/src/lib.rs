@@ -9,6 +9,9 @@
 //!
 //! The search itself is `zertz-search`; players and matches are `zertz-arena`.
 
+// The settings! macro names this crate by its name (serde's attributes take a path as text).
+extern crate self as zertz_selfplay;
+
 pub mod config;
 pub mod dataset;
 pub mod driver;

@@ -67,6 +67,11 @@ pub enum Kind {
     Path,
     /// A board, by its number of rings.
     Board,
+    /// A number (a fraction, a temperature).
+    Number,
+    /// A table of settings of its own (`[search]` in a file, a dict in Python): no command-line
+    /// option.
+    Table,
 }
 
 impl Kind {
@@ -78,6 +83,8 @@ impl Kind {
             Kind::Seconds => "SECONDS",
             Kind::Path => "FILE",
             Kind::Board => "RINGS",
+            Kind::Number => "X",
+            Kind::Table => "TABLE",
         }
     }
 
@@ -100,7 +107,13 @@ impl Kind {
                 Ok(_) => Err(format!("{text:?} is not a finite number of seconds")),
                 Err(_) => Err(format!("{text:?} is not a number of seconds")),
             },
+            Kind::Number => match t.parse::<f64>() {
+                Ok(x) if x.is_finite() => Ok(Value::from(x)),
+                Ok(_) => Err(format!("{text:?} is not a finite number")),
+                Err(_) => Err(format!("{text:?} is not a number")),
+            },
             Kind::Path => Ok(Value::String(text.to_string())),
+            Kind::Table => serde_json::from_str(t).map_err(|e| format!("not a JSON object: {e}")),
         }
     }
 }
@@ -153,6 +166,8 @@ setting_types! {
     Seconds: Seconds;
     Path: PathBuf;
     Board: zertz_env::Board;
+    Number: f32;
+    Table: zertz_search::SearchSettings;
 }
 impl<T: SettingType> SettingType for Option<T> {
     const KIND: Kind = T::KIND;
@@ -280,12 +295,14 @@ pub fn check_value<S: Settings>(key: &str, value: &Value) -> Result<(), ConfigEr
 }
 
 /// The settings of `layers` merged in order (a later one's keys over an earlier one's; the
-/// defaults under all), each value checked alone first so that an error names its key, then
-/// the whole checked.
+/// defaults under all), each value checked alone first so that an error names its key (an
+/// unknown key first, then the fields in their declared order), then the whole checked.
 pub fn from_layers<S: Settings>(layers: impl IntoIterator<Item = Layer>) -> Result<S, ConfigError> {
     let mut merged = Map::new();
     for layer in layers {
-        for (key, value) in layer {
+        let mut entries: Vec<(String, Value)> = layer.into_iter().collect();
+        entries.sort_by_key(|(key, _)| S::FIELDS.iter().position(|f| f.name == key.as_str()));
+        for (key, value) in entries {
             check_value::<S>(&key, &value)?;
             merged.insert(key, value);
         }
@@ -336,9 +353,11 @@ fn json_value(value: &toml::Value) -> Result<Value, String> {
     })
 }
 
-/// The defaults of `S` as a JSON object (a `None` left out).
+/// The defaults of `S` as a JSON object (a `None` left out). Through text, so that an `f32`
+/// reads as it is written (`-0.95`, not the `f64` nearest to the `f32`, `-0.949999988079071`).
 pub fn defaults<S: Settings>() -> Layer {
-    match serde_json::to_value(S::default()) {
+    let text = serde_json::to_string(&S::default()).unwrap_or_default();
+    match serde_json::from_str(&text) {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
     }

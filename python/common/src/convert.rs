@@ -27,18 +27,20 @@ fn annotation(field: &Field) -> String {
     let base = match field.kind {
         Kind::Int | Kind::Board => "int",
         Kind::Bool => "bool",
-        Kind::Seconds => "float",
+        Kind::Seconds | Kind::Number => "float",
         Kind::Path => "str | PathLike[str]",
+        Kind::Table => "dict[str, Any]",
     };
     if field.optional { format!("{base} | None") } else { base.to_string() }
 }
 
-/// The fields of settings type `S` as Python data: one dict per field, in order, `{"name",
+/// The fields of settings type `S` that are keywords (all but tables, such as self-play's
+/// `search`, which a config gives) as Python data: one dict per field, in order, `{"name",
 /// "type"` (its annotation), `"default"` (None: none), `"doc"}`.
 pub fn describe_settings<'py, S: Settings>(py: Python<'py>) -> Result<Bound<'py, PyList>, Error> {
     let defaults = to_python(py, &settings::defaults::<S>())?;
     let list = PyList::empty(py);
-    for field in S::FIELDS {
+    for field in S::FIELDS.iter().filter(|f| f.kind != Kind::Table) {
         let d = PyDict::new(py);
         d.set_item("name", field.name)?;
         d.set_item("type", annotation(field))?;
@@ -77,15 +79,16 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
                 })),
             }
         }
-        Kind::Seconds
+        Kind::Seconds | Kind::Number
             if (value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>())
                 && !is_bool =>
         {
             let x: f64 = value.extract()?;
             if !x.is_finite() {
+                let what = if field.kind == Kind::Seconds { " of seconds" } else { "" };
                 return Err(Error::Config(ConfigError::Value {
                     key: name,
-                    reason: format!("must be a finite number of seconds, not {x}"),
+                    reason: format!("must be a finite number{what}, not {x}"),
                 }));
             }
             Ok(Value::from(x))
@@ -111,10 +114,15 @@ pub fn settings_layer<S: Settings>(
     let mut layer = Layer::new();
     for (key, value) in kwargs.into_iter().flat_map(|d| d.iter()) {
         let key: String = key.extract()?;
-        let Some(field) = S::field(&key) else {
+        let Some(field) = S::field(&key).filter(|f| f.kind != Kind::Table) else {
+            let keywords: Vec<&str> =
+                S::FIELDS.iter().filter(|f| f.kind != Kind::Table).map(|f| f.name).collect();
+            let table = S::field(&key).is_some_and(|f| f.kind == Kind::Table);
+            let hint =
+                if table { format!(" ({key} is a table: give it in config)") } else { "".into() };
             return Err(Error::Type(format!(
-                "{function}() got an unexpected keyword argument '{key}' (its settings: {})",
-                S::keys()
+                "{function}() got an unexpected keyword argument '{key}'{hint} (its settings: {})",
+                keywords.join(", ")
             )));
         };
         layer.insert(key, setting_value(field, &value)?);
@@ -123,29 +131,49 @@ pub fn settings_layer<S: Settings>(
 }
 
 /// Self-play settings from a TOML file, a dict (the same keys and tables: `{"games": 8,
-/// "search": {"preset": "rollout"}}`) or None (the defaults), checked by the engine's own types.
-pub fn selfplay_settings(config: Option<&Bound<'_, PyAny>>) -> Result<SelfPlayConfig, Error> {
-    let Some(obj) = config.filter(|o| !o.is_none()) else {
-        return Ok(SelfPlayConfig::default());
-    };
-    if let Ok(table) = obj.cast::<PyDict>() {
-        if let Some(key) = non_finite(table.as_any(), "")? {
-            return Err(ConfigError::Value {
-                key: "config",
-                reason: format!("{key} is not finite"),
+/// "search": {"preset": "rollout"}}`) or None (the defaults), with the keywords `settings`
+/// (`games=8`, the keys but tables) over them; checked by the engine's own types, an error
+/// naming the key.
+pub fn selfplay_settings(
+    config: Option<&Bound<'_, PyAny>>,
+    settings: Option<&Bound<'_, PyDict>>,
+) -> Result<SelfPlayConfig, Error> {
+    let keywords = settings_layer::<SelfPlayConfig>("selfplay", settings)?;
+    let file = match config.filter(|o| !o.is_none()) {
+        None => Layer::new(),
+        Some(obj) => match obj.cast::<PyDict>() {
+            Ok(table) => {
+                if let Some(key) = non_finite(table.as_any(), "")? {
+                    return Err(ConfigError::Value {
+                        key: "config",
+                        reason: format!("{key} is not finite"),
+                    }
+                    .into());
+                }
+                let text: String =
+                    obj.py().import("json")?.call_method1("dumps", (table,))?.extract()?;
+                match serde_json::from_str(&text) {
+                    Ok(Value::Object(layer)) => layer,
+                    _ => {
+                        return Err(
+                            ConfigError::Parse("config: not a table of settings".into()).into()
+                        );
+                    }
+                }
             }
-            .into());
-        }
-        let text: String = obj.py().import("json")?.call_method1("dumps", (table,))?.extract()?;
-        return Ok(SelfPlayConfig::from_json(&text)?);
-    }
-    let path: PathBuf = obj.extract().map_err(|_| {
-        Error::Type(format!(
-            "config must be a path, a dict or None, not {}",
-            obj.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
-        ))
-    })?;
-    Ok(SelfPlayConfig::from_file(&path)?)
+            Err(_) => {
+                let path: PathBuf = obj.extract().map_err(|_| {
+                    Error::Type(format!(
+                        "config must be a path, a dict or None, not {}",
+                        obj.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+                    ))
+                })?;
+                let text = zertz_selfplay::config::read_text(&path)?;
+                settings::toml_layer(&text, &[])?.0
+            }
+        },
+    };
+    Ok(settings::from_layers([file, keywords])?)
 }
 
 /// The key path of the first NaN or infinite float in nested dicts (JSON has no way to say them).

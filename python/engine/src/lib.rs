@@ -118,14 +118,19 @@ fn inference(
 /// The games are guided by `evaluator` ("uniform", "rollout" or a callable) or by the exported
 /// network `model` (on `device`: auto, cpu, cuda (every GPU), cuda:N or cuda:N,cuda:M; in `precision`: auto, fp32, bf16 or
 /// fp16, where auto is bf16 on a GPU and fp32 on the CPU). `config` is a TOML file, a dict of
-/// the same keys or None (the defaults); `games`, `threads` and `seed` override it. Ctrl-C stops
+/// the same keys or None (the defaults); the keywords `settings` override its keys (`games`,
+/// `threads`, `seed`, ...: those of `zertz selfplay`, listed by `selfplay_settings()`; an
+/// unknown one is a TypeError; `search` is a table, given in `config`). Ctrl-C stops
 /// the workers after their round of evaluations; the games finished by then are written whole,
 /// and `KeyboardInterrupt` is raised. With `cuda_graphs`, a network on a GPU runs through CUDA
 /// graphs (`zertz selfplay --cuda-graphs`).
 #[pyfunction]
-#[pyo3(signature = (out, evaluator=None, *, model=None, config=None, games=None, threads=None,
-                    seed=None, device=None, precision=None, shared_inference=false,
-                    inference_threads=None, cuda_graphs=false))]
+#[pyo3(signature = (out, evaluator=None, *, model=None, config=None, device=None,
+                    precision=None, shared_inference=false, inference_threads=None,
+                    cuda_graphs=false, **settings),
+       text_signature = "(out, evaluator=None, *, model=None, config=None, device=None, \
+                         precision=None, shared_inference=False, inference_threads=None, \
+                         cuda_graphs=False, **settings)")]
 #[allow(clippy::too_many_arguments)]
 pub fn selfplay<'py>(
     py: Python<'py>,
@@ -133,26 +138,14 @@ pub fn selfplay<'py>(
     evaluator: Option<&Bound<'py, PyAny>>,
     model: Option<PathBuf>,
     config: Option<&Bound<'py, PyAny>>,
-    games: Option<u32>,
-    threads: Option<usize>,
-    seed: Option<u64>,
     device: Option<&str>,
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<u16>,
     cuda_graphs: bool,
+    settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
-    let mut cfg = selfplay_settings(config)?;
-    if let Some(g) = games {
-        cfg.games = g;
-    }
-    if let Some(t) = threads {
-        cfg.threads = t;
-    }
-    if let Some(s) = seed {
-        cfg.seed = s;
-    }
-    cfg.validate()?;
+    let cfg = selfplay_settings(config, settings)?;
     let (guide, raised) = match model {
         Some(path) => {
             if evaluator.is_some_and(|e| !e.is_none()) {

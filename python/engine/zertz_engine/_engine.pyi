@@ -45,14 +45,29 @@ def selfplay(
     *,
     model: str | PathLike[str] | None = None,
     config: str | PathLike[str] | Mapping[str, Any] | None = None,
-    games: int | None = None,
-    threads: int | None = None,
-    seed: int | None = None,
     device: str | None = None,
     precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
     cuda_graphs: bool = False,
+    # <generated: selfplay keywords>
+    board: int = ...,
+    blitz: bool = ...,
+    games: int = ...,
+    threads: int = ...,
+    games_per_worker: int = ...,
+    seed: int = ...,
+    full_simulations: int = ...,
+    fast_simulations: int = ...,
+    full_search_probability: float = ...,
+    temperature: float = ...,
+    temperature_actions: int = ...,
+    final_temperature: float = ...,
+    resign_threshold: float = ...,
+    resign_playout_fraction: float = ...,
+    max_actions: int = ...,
+    shard_size: int = ...,
+    # </generated: selfplay keywords>
 ) -> dict[str, Any]:
     """Runs self-play in-process, writing ``.npz`` shards and ``games-*.jsonl`` records into
     ``out``; returns the summary dict (the same as ``zertz selfplay --json``: games, results,
@@ -68,12 +83,49 @@ def selfplay(
     ``"auto"``, ``"auto"`` and 4; ``cuda_graphs`` runs it through CUDA graphs on a GPU).
     ``config`` is a TOML file, a dict
     of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
-    defaults); ``games``, ``threads`` and ``seed`` override it. A folder that already holds
+    defaults); the keyword settings below override its keys (those of ``zertz selfplay``,
+    listed by ``selfplay_settings()``; ``search`` is a table, given in ``config``). A keyword
+    of the wrong type or an unknown one raises TypeError, a value out of range ValueError naming
+    it. A folder that already holds
     self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
     raises OSError, one that is not a zertz model or not for the board ValueError, one that fails
     while it plays (NaN answers, a device error) RuntimeError. Ctrl-C stops
     the workers after their round of evaluations: the games finished by then are written whole,
-    then ``KeyboardInterrupt`` is raised."""
+    then ``KeyboardInterrupt`` is raised.
+
+    The settings (each defaults to the config's value, else to the engine's default):
+
+    # <generated: selfplay settings>
+    - ``board`` (default ``37``): The board, by its number of rings (37, 40, 43, 44, 48 or 61;
+      checked when read).
+    - ``blitz`` (default ``False``): Blitz marble set (5/7/9) instead of the standard one.
+    - ``games`` (default ``100``): Games to play.
+    - ``threads`` (default ``0``): Worker threads (0: every core; at most 1024).
+    - ``games_per_worker`` (default ``32``): Games searched together by one worker (1 to 65536);
+      their leaves are evaluated in one batch.
+    - ``seed`` (default ``0``): Seed of everything random (first player, noise, temperature,
+      playout caps).
+    - ``full_simulations`` (default ``400``): Simulations of a full search (its visits become a
+      policy target); at least 2.
+    - ``fast_simulations`` (default ``80``): Simulations of a fast search (KataGo's playout-cap
+      randomization; not a policy target); at least 2.
+    - ``full_search_probability`` (default ``0.25``): Probability that a move gets a full
+      search, 0 to 1 (1 turns playout-cap randomization off).
+    - ``temperature`` (default ``1.0``): Temperature of move selection (0 or more) for the first
+      `temperature_actions` actions of a game.
+    - ``temperature_actions`` (default ``20``): Number of actions played with `temperature`;
+      later ones use `final_temperature`.
+    - ``final_temperature`` (default ``0.0``): Temperature after that (0 or more; 0: the most
+      visited action).
+    - ``resign_threshold`` (default ``-0.95``): Resign when the root value of the player to move
+      stays below this, -1 to 1 (-1 turns it off).
+    - ``resign_playout_fraction`` (default ``0.1``): Share of games that never resign (0 to 1),
+      to measure how often resignation would have been wrong.
+    - ``max_actions`` (default ``1000``): A game is stopped as a draw after this many actions
+      (at least 1).
+    - ``shard_size`` (default ``4096``): Training samples per shard file (1 to 1048576).
+    # </generated: selfplay settings>
+    """
 
 def check_device(name: str) -> None:
     """Checks a device name of the engine's grammar (``auto``, ``cpu``, ``cuda`` (every GPU),
