@@ -92,3 +92,13 @@ fn the_selfplay_example_shows_every_setting_and_its_default() {
     let example = SelfPlayConfig::from_file(&configs_dir().join("selfplay.toml")).unwrap();
     assert_eq!(example, SelfPlayConfig::default());
 }
+
+#[test]
+fn a_value_toml_has_and_json_has_not_is_refused_by_its_whole_key() {
+    let e = zertz_selfplay::settings::toml_layer("games = 2\n[search]\nc_puct = inf\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "search.c_puct: must be a finite number, not inf");
+    let e = zertz_selfplay::settings::toml_layer("temperature = nan\n", &[]).unwrap_err();
+    assert_eq!(e.to_string(), "temperature: must be a finite number, not NaN");
+}

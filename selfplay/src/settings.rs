@@ -319,8 +319,11 @@ pub fn toml_layer(text: &str, others: &[&str]) -> Result<(Layer, Layer), ConfigE
     let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
     let mut layer = Layer::new();
     for (key, value) in table {
-        let value =
-            json_value(&value).map_err(|reason| ConfigError::Parse(format!("{key}: {reason}")))?;
+        let value = json_value(&value).map_err(|(mut path, reason)| {
+            path.push(key.clone());
+            path.reverse();
+            ConfigError::Parse(format!("{}: {reason}", path.join(".")))
+        })?;
         layer.insert(key, value);
     }
     let mut taken = Map::new();
@@ -333,22 +336,30 @@ pub fn toml_layer(text: &str, others: &[&str]) -> Result<(Layer, Layer), ConfigE
 }
 
 /// A TOML value as JSON's: NaN and infinities (which TOML has and JSON has not: they would
-/// become null, which is "none") and dates are refused.
-fn json_value(value: &toml::Value) -> Result<Value, String> {
+/// become null, which is "none") and dates are refused, with the keys of the tables it is in
+/// (innermost first) and why.
+fn json_value(value: &toml::Value) -> Result<Value, (Vec<String>, String)> {
+    let refuse = |reason: String| Err((Vec::new(), reason));
     Ok(match value {
         toml::Value::String(s) => Value::String(s.clone()),
         toml::Value::Integer(i) => Value::from(*i),
         toml::Value::Float(x) if x.is_finite() => Value::from(*x),
-        toml::Value::Float(x) => return Err(format!("must be a finite number, not {x}")),
+        toml::Value::Float(x) => return refuse(format!("must be a finite number, not {x}")),
         toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Datetime(d) => return Err(format!("a date ({d}) is no setting")),
+        toml::Value::Datetime(d) => return refuse(format!("a date ({d}) is no setting")),
         toml::Value::Array(items) => {
             Value::Array(items.iter().map(json_value).collect::<Result<_, _>>()?)
         }
         toml::Value::Table(t) => Value::Object(
             t.iter()
-                .map(|(k, v)| Ok((k.clone(), json_value(v)?)))
-                .collect::<Result<_, String>>()?,
+                .map(|(k, v)| {
+                    let v = json_value(v).map_err(|(mut path, reason)| {
+                        path.push(k.clone());
+                        (path, reason)
+                    })?;
+                    Ok((k.clone(), v))
+                })
+                .collect::<Result<_, _>>()?,
         ),
     })
 }
