@@ -170,22 +170,10 @@ impl SelfPlayConfig {
         SelfPlayConfig::from_toml(&text)
     }
 
-    /// Parses JSON text (the same keys and tables as the TOML, from a Python dict) and checks
-    /// the values.
-    pub fn from_json(text: &str) -> Result<SelfPlayConfig, ConfigError> {
-        // The position in the JSON text means nothing to whoever wrote the dict.
-        let config: SelfPlayConfig = serde_json::from_str(text)
-            .map_err(|e| ConfigError::Parse(crate::settings::serde_message(&e)))?;
-        config.validate()?;
-        Ok(config)
-    }
-
-    /// Parses TOML text and checks the values.
+    /// Parses TOML text and checks the values: the settings' one reader of files
+    /// ([`crate::settings::from_layers`]), an error naming the key.
     pub fn from_toml(text: &str) -> Result<SelfPlayConfig, ConfigError> {
-        let config: SelfPlayConfig =
-            toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
-        config.validate()?;
-        Ok(config)
+        crate::settings::from_layers([crate::settings::toml_layer(text, &[])?.0])
     }
 
     /// The board and marble set.
