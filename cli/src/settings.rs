@@ -18,11 +18,6 @@ pub struct SettingArgs<S> {
     _settings: PhantomData<S>,
 }
 
-/// The fields that are options: all but tables (`[search]`), which only files and Python give.
-fn options<S: Settings>() -> impl Iterator<Item = &'static Field> {
-    S::FIELDS.iter().filter(|f| f.kind != Kind::Table)
-}
-
 /// The option of one field.
 fn arg<S: Settings>(field: &'static Field, defaults: &Layer) -> Arg {
     let mut help = field.help();
@@ -51,7 +46,7 @@ fn arg<S: Settings>(field: &'static Field, defaults: &Layer) -> Arg {
 impl<S: Settings + Clone + Send + Sync + 'static> FromArgMatches for SettingArgs<S> {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given = Layer::new();
-        for field in options::<S>() {
+        for field in S::value_fields() {
             if matches.value_source(field.name) != Some(ValueSource::CommandLine) {
                 continue;
             }
@@ -78,7 +73,7 @@ impl<S: Settings + Clone + Send + Sync + 'static> FromArgMatches for SettingArgs
 impl<S: Settings + Clone + Send + Sync + 'static> Args for SettingArgs<S> {
     fn augment_args(cmd: Command) -> Command {
         let defaults = settings::defaults::<S>();
-        options::<S>().fold(cmd, |cmd, field| cmd.arg(arg::<S>(field, &defaults)))
+        S::value_fields().fold(cmd, |cmd, field| cmd.arg(arg::<S>(field, &defaults)))
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {

@@ -113,7 +113,7 @@ impl Kind {
                 Err(_) => Err(format!("{text:?} is not a number")),
             },
             Kind::Path => Ok(Value::String(text.to_string())),
-            Kind::Table => serde_json::from_str(t).map_err(|e| format!("not a JSON object: {e}")),
+            Kind::Table => Err("a table of settings is given in a config file".into()),
         }
     }
 }
@@ -191,6 +191,12 @@ pub trait Described {
     /// The field of that key.
     fn field(name: &str) -> Option<&'static Field> {
         Self::FIELDS.iter().find(|f| f.name == name)
+    }
+
+    /// The fields that take one value: the command line's options and Python's keywords (all
+    /// but tables, such as self-play's `[search]`, which a config gives).
+    fn value_fields() -> impl Iterator<Item = &'static Field> {
+        Self::FIELDS.iter().filter(|f| f.kind != Kind::Table)
     }
 
     /// The keys, in order, for messages: `games, board, ...`.

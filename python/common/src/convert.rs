@@ -40,7 +40,7 @@ fn annotation(field: &Field) -> String {
 pub fn describe_settings<'py, S: Settings>(py: Python<'py>) -> Result<Bound<'py, PyList>, Error> {
     let defaults = to_python(py, &settings::defaults::<S>())?;
     let list = PyList::empty(py);
-    for field in S::FIELDS.iter().filter(|f| f.kind != Kind::Table) {
+    for field in S::value_fields() {
         let d = PyDict::new(py);
         d.set_item("name", field.name)?;
         d.set_item("type", annotation(field))?;
@@ -114,9 +114,8 @@ pub fn settings_layer<S: Settings>(
     let mut layer = Layer::new();
     for (key, value) in kwargs.into_iter().flat_map(|d| d.iter()) {
         let key: String = key.extract()?;
-        let Some(field) = S::field(&key).filter(|f| f.kind != Kind::Table) else {
-            let keywords: Vec<&str> =
-                S::FIELDS.iter().filter(|f| f.kind != Kind::Table).map(|f| f.name).collect();
+        let Some(field) = S::value_fields().find(|f| f.name == key) else {
+            let keywords: Vec<&str> = S::value_fields().map(|f| f.name).collect();
             let table = S::field(&key).is_some_and(|f| f.kind == Kind::Table);
             let hint =
                 if table { format!(" ({key} is a table: give it in config)") } else { "".into() };
