@@ -1,8 +1,9 @@
 """Distributed training on a real Ray cluster of three nodes on this machine (``ray start --head
 --num-cpus 1`` and two ``ray start --address ... --num-cpus 1``), driven by ``python -m zertz
 train --ray ADDRESS`` as a user runs it: a run end to end, an actor killed with SIGKILL, the
-learner killed with SIGKILL, Ctrl-C and a resumed run, a node that dies. Each test starts its own
-cluster on free ports and tears it down; every wait is bounded."""
+learner killed with SIGKILL, Ctrl-C and a resumed run, a node that dies. The tests share one
+cluster on free ports (starting one takes about 20 s here); each begins with its three nodes alive,
+a node killed before started again, and no actor of an earlier run left. Every wait is bounded."""
 
 from __future__ import annotations
 
@@ -184,15 +185,6 @@ class Cluster:
                 pass
         node.wait(10)
 
-    def stop(self, name: str) -> None:
-        node = self.nodes.pop(name)
-        node.send_signal(signal.SIGTERM)
-        try:
-            node.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(node.pid, signal.SIGKILL)
-            node.wait(10)
-
     def stop_all(self, seconds: float = 10) -> None:
         """Stops every node at once, the head last: SIGTERM to each, then SIGKILL to the
         process group of any still running after ``seconds``. (One at a time, head first, two
@@ -211,8 +203,12 @@ class Cluster:
                 node.wait(10)
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
+NODES = ("node1", "node2")
+
+
+@pytest.fixture(scope="module")
+def three_nodes() -> Iterator[Cluster]:
+    """The module's cluster: a head and two nodes."""
     # A short folder: Ray's unix sockets live under it (paths of at most 107 bytes).
     temp = Path(tempfile.mkdtemp(prefix="zr-"))
     port = free_port()
@@ -226,14 +222,33 @@ def cluster() -> Iterator[Cluster]:
             ],
         )
         wait_for("the head", lambda: _listening(port), 60)
-        # One at a time: two nodes starting together on one machine can both time out.
-        for n, name in enumerate(("node1", "node2"), 2):
-            c.start(name, ["--address", c.address])
-            wait_for(f"{n} nodes", partial(_nodes_alive, c, n), 90)
+        _start_nodes(c)
         yield c
     finally:
         c.stop_all()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _start_nodes(c: Cluster) -> None:
+    """Starts the nodes that are not running (all, or those a test killed), one at a time: two
+    nodes starting together on one machine can both time out."""
+    for name in NODES:
+        if name not in c.nodes:
+            c.start(name, ["--address", c.address])
+            alive = len(c.nodes)
+            wait_for(f"{alive} nodes", partial(_nodes_alive, c, alive), 90)
+
+
+@pytest.fixture
+def cluster(three_nodes: Cluster) -> Cluster:
+    """The shared cluster as a fresh one: three nodes alive, no actor of an earlier run."""
+    wait_for(
+        "the actors of an earlier run to go",
+        lambda: not processes("ray::SelfPlayActor") and not processes("ray::Learner"),
+        30,
+    )
+    _start_nodes(three_nodes)
+    return three_nodes
 
 
 def _listening(port: int) -> bool:
@@ -411,7 +426,14 @@ def test_the_learner_killed_resumes_from_its_checkpoint_and_ctrl_c_stops_the_run
     assert [r["step"] for r in before] == [8 * r["iteration"] for r in before]
     again = train(tmp_path, cluster, CONFIG.replace("iterations = 3", "iterations = 5"), "again")
     assert again.finish() == 0, again.text()
-    assert f"resuming after iteration {before[-1]['iteration']}" in again.text()
+    resumed = re.search(r"resuming after iteration (\d+) \(step (\d+)\)", again.text())
+    assert resumed, again.text()
+    # From the checkpoint of the last metrics line, or of the one before when Ctrl-C stopped the
+    # learner between the line and its checkpoint (the line is written first; the resumed run
+    # drops it and trains that iteration again).
+    last = before[-1]["iteration"]
+    assert int(resumed[1]) in (last, last - 1), (before, again.text())
+    assert int(resumed[2]) == 8 * int(resumed[1])
     rows = read_metrics(t.run)
     assert [r["iteration"] for r in rows] == [1, 2, 3, 4, 5]
     assert [r["step"] for r in rows] == [8, 16, 24, 32, 40]
