@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Sets up the Python side: the virtual environment .venv at the repository root (created when
-# missing), the pinned packages of python/requirements-dev.txt in it (maturin, numpy, pytest, mypy,
-# ruff; torch 2.11.0, whose libtorch the model crate links; matplotlib, tensorboard; nbclient and
-# ipykernel for the notebook test), and the packages built in release mode (`maturin develop
-# --release`): zertz from python/ (the environment, numpy alone) and zertz-engine from
-# python/engine/ (exported networks, matches, self-play: libtorch).
+# missing), the pinned packages of python/requirements-dev.txt in it (by uv, which pip installs
+# first: maturin, numpy, pytest, mypy, ruff; torch 2.11.0, whose libtorch the model crate links;
+# matplotlib, tensorboard; nbclient and ipykernel for the notebook test), and the packages built
+# in release mode (`maturin develop --release`): zertz from python/ (the environment, numpy
+# alone) and zertz-engine from python/engine/ (exported networks, matches, self-play: libtorch).
 # Safe to run again: it installs only what changed, and cargo rebuilds only what changed.
 #
 # Needs Python >= 3.11 with pip and venv, the Rust toolchain, and PyPI. $PYTHON picks the
@@ -27,8 +27,12 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 if ! cmp -s "$requirements" "$stamp"; then
-    echo "setup-python: installing $(grep -v '^#' "$requirements" | tr '\n' ' ')"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+    # uv installs them (its pin is requirements-dev.txt's): it downloads and unpacks in
+    # parallel, the 5 GB of torch and its CUDA libraries in about 25 s where pip took 150 s.
+    uv=$(grep '^uv==' "$requirements")
+    echo "setup-python: installing $uv with pip, then with it $(grep -v -e '^#' -e '^uv==' "$requirements" | tr '\n' ' ')"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$uv"
+    "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -r "$requirements"
     cp "$requirements" "$stamp"
 fi
 

@@ -3,8 +3,8 @@
 # with Python evaluators, records and datasets; numpy its only requirement), installs it into a
 # fresh virtual environment that has no torch and no engine, and runs the environment's tests
 # there (those marked `engine` are skipped), after checking that `import zertz` imports no torch.
-# Run by scripts/test.sh after scripts/setup-python.sh (whose .venv provides maturin). The wheel is
-# for this machine (`--auditwheel skip`: its liblzma is the system's, not copied in).
+# Run by scripts/test.sh after scripts/setup-python.sh, whose .venv provides maturin and uv. The
+# wheel is for this machine (`--auditwheel skip`: its liblzma is the system's, not copied in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -25,7 +25,7 @@ base=$("$dev/bin/python" -c 'import sys; print(sys._base_executable)')
 py="$work/venv/bin/python"
 # The test tools at the versions the project pins (requirements-dev.txt as constraints: torch is
 # among them, and is not installed).
-"$py" -m pip install --quiet --disable-pip-version-check -c python/requirements-dev.txt \
+"$dev/bin/uv" pip install --quiet --python "$py" -c python/requirements-dev.txt \
     "$wheel" pytest gymnasium pettingzoo
 
 if "$py" -m pip show --quiet torch >/dev/null 2>&1; then
