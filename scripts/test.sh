@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite. First scripts/setup-python.sh makes .venv (pinned packages from PyPI, torch
-# among them: the model crate links its libtorch) and builds the zertz package into it, and
-# scripts/setup-browser.sh installs Debian's chromium when it is missing (root). Then formatting,
-# lints and every Rust test (unit, property, perft data, the 300 boardspace records, exported
-# models, the zertz program), built once in profile ci (release without fat LTO, with debug
-# assertions) by clippy's driver, which lints them in the same build; then the Python checks:
-# pytest (unit tests, doctests, training runs, the notebook, the web board in chromium), mypy's
-# stubtest and --strict check, ruff; last, the zertz wheel installed without torch into a fresh
-# virtual environment, and the environment's tests there (scripts/test-core-wheel.sh). Needs the Rust toolchain and Python >= 3.11 with pip.
+# among them: the model crate links its libtorch) and builds the zertz package into it, while
+# scripts/setup-browser.sh installs Debian's chromium when it is missing (root); then the zertz
+# wheel is installed without torch into a fresh virtual environment, with the environment's
+# tests there (scripts/test-core-wheel.sh). Then formatting, lints and every Rust test (unit,
+# property, perft data, the 300 boardspace records, exported models, the zertz program), built
+# once in profile ci (release without fat LTO, with debug assertions) by clippy's driver, which
+# lints them in the same build; then the Python checks: pytest (unit tests, doctests, training
+# runs, the notebook, the web board in chromium), mypy's stubtest and --strict check, ruff.
+# Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
 set -euo pipefail
@@ -22,31 +23,45 @@ fi
 # The release builds of the tests use the ci profile (release without fat LTO: the same code,
 # compiled in a fraction of the time); see Cargo.toml.
 export ZERTZ_PROFILE=ci
-echo "== python: scripts/setup-python.sh"
-./scripts/setup-python.sh
-echo "== browser: scripts/setup-browser.sh (chromium for the web board's tests)"
-./scripts/setup-browser.sh
-. scripts/env.sh
 # One build from scratch: incremental state would only take disk (1.3 GB in CI, whose disk once
 # filled).
 export CARGO_INCREMENTAL=0
+# Every build below compiles the workspace's crates with clippy's driver (scripts/clippy-rustc:
+# rustc with clippy's lints, warnings as errors), so that the Python modules' builds, the
+# torch-free wheel's and the test build share them: each crate is linted and compiled once.
+export RUSTC_WORKSPACE_WRAPPER="$(pwd)/scripts/clippy-rustc"
+
+# Chromium comes from Debian's packages (network and disk, while the builds take the CPUs); it is
+# waited for before pytest.
+mkdir -p target
+./scripts/setup-browser.sh > target/setup-browser.log 2>&1 &
+browser=$!
+echo "== python: scripts/setup-python.sh"
+./scripts/setup-python.sh
+. scripts/env.sh
+# Here, while the modules' build is the last one: the torch-free wheel shares it (the test build
+# compiles pyo3 for tests that link libpython, not for an extension module).
+echo "== the environment without torch: scripts/test-core-wheel.sh"
+./scripts/test-core-wheel.sh
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
-# Clippy and the test build are one build, in profile ci, whose dependencies the Python modules
-# above have already compiled (python/common turns on the features that the whole workspace's
-# build does, so that they match): the workspace's crates are compiled by clippy's driver
-# (scripts/clippy-rustc: rustc with clippy's lints, warnings as errors), every target of every
-# crate, as `cargo clippy --workspace --all-targets -- -D warnings` checks them. The same build
-# makes the zertz program (target/ci/zertz), which the Python tests compare the in-process
-# engine with.
-export RUSTC_WORKSPACE_WRAPPER="$(pwd)/scripts/clippy-rustc"
+# Clippy and the test build are one build, in profile ci, whose dependencies and workspace crates
+# the Python modules above have already compiled (python/common turns on the features that the
+# whole workspace's build does, so that they match): every target of every crate, as `cargo
+# clippy --workspace --all-targets -- -D warnings` checks them. The same build makes the zertz
+# program (target/ci/zertz), which the Python tests compare the in-process engine with.
 echo "== cargo clippy and the test build (cargo test --no-run --all-targets, profile ci, compiled by clippy-driver)"
 cargo test --workspace --all-targets --locked --profile ci --no-run
 echo "== cargo test (profile ci: optimised, with debug assertions and overflow checks)"
 cargo test --workspace --locked --profile ci
-unset RUSTC_WORKSPACE_WRAPPER
 export ZERTZ_BIN="$(pwd)/target/ci/zertz"
+echo "== browser: scripts/setup-browser.sh (chromium for the web board's tests)"
+if ! wait "$browser"; then
+    cat target/setup-browser.log >&2
+    exit 1
+fi
+cat target/setup-browser.log
 
 py="$(pwd)/.venv/bin/python"
 (
@@ -61,5 +76,3 @@ py="$(pwd)/.venv/bin/python"
     "$py" -m ruff check --quiet .
     "$py" -m ruff format --check --quiet .
 )
-echo "== the environment without torch: scripts/test-core-wheel.sh"
-./scripts/test-core-wheel.sh
