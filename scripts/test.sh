@@ -66,8 +66,10 @@ cat target/setup-browser.log
 py="$(pwd)/.venv/bin/python"
 (
     cd python
-    echo "== pytest (python/tests, doctests)"
-    "$py" -m pytest -q
+    # Two processes, one per core: many tests wait on programs, clusters and browsers (505 s
+    # in one process, 355 s in two, on this machine); the Ray tests stay together, on one cluster.
+    echo "== pytest (python/tests, doctests; two processes)"
+    "$py" -m pytest -q -n 2 --dist loadgroup
     echo "== stubtest zertz zertz_engine"
     "$py" -m mypy.stubtest zertz zertz_engine
     echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests"

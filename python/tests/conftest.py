@@ -6,8 +6,10 @@ import os
 import random
 import signal
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,11 +67,31 @@ def playout(game: zertz.Game, rng: random.Random, max_actions: int = 1000) -> It
     raise AssertionError("the game did not end")
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The figures of the fuzz (``tests/test_fuzz.py``) when it ran: calls made, and how many
-    raised, by exception type."""
+def _fuzz_calls() -> dict[str, int]:
+    """The figures of the fuzz (``tests/test_fuzz.py``) in this process, if it ran here."""
     fuzz = sys.modules.get("test_fuzz") or sys.modules.get("tests.test_fuzz")
-    calls: dict[str, int] = getattr(fuzz, "CALLS", {})
+    return dict(getattr(fuzz, "CALLS", {}))
+
+
+#: The fuzz figures of pytest-xdist's workers (``pytest -n 2``), sent when each one ends.
+WORKERS_FUZZ: Counter[str] = Counter()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: its figures go to the main process
+        workeroutput["fuzz_calls"] = _fuzz_calls()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    WORKERS_FUZZ.update(getattr(node, "workeroutput", {}).get("fuzz_calls", {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The figures of the fuzz when it ran (in this process or in xdist's workers): calls made,
+    and how many raised, by exception type."""
+    calls = WORKERS_FUZZ + Counter(_fuzz_calls())
     if calls:
         raised = ", ".join(f"{k} {v}" for k, v in sorted(calls.items()) if k != "calls")
         terminalreporter.write_line(f"fuzz: {calls['calls']} calls ({raised or 'none raised'})")
