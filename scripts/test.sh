@@ -66,8 +66,8 @@ cat target/setup-browser.log
 py="$(pwd)/.venv/bin/python"
 (
     cd python
-    # Two processes, one per core: many tests wait on programs, clusters and browsers (505 s
-    # in one process, 355 s in two, on this machine); the Ray tests stay together, on one cluster.
+    # Two processes, one per core: many tests wait on programs, clusters and browsers
+    # (BENCHMARKS.md has the figures); the Ray tests stay together, on one cluster.
     echo "== pytest (python/tests, doctests; two processes)"
     "$py" -m pytest -q -n 2 --dist loadgroup
     echo "== stubtest zertz zertz_engine"
