@@ -7,7 +7,8 @@
 # property, perft data, the 300 boardspace records, exported models, the zertz program), built
 # once in profile ci (release without fat LTO, with debug assertions) by clippy's driver, which
 # lints them in the same build; then the Python checks: pytest (unit tests, doctests, training
-# runs, the notebook, the web board in chromium), mypy's stubtest and --strict check, ruff.
+# runs, the notebook, the web board in chromium) and, beside it, mypy's stubtest and --strict
+# check, ruff.
 # Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
@@ -64,17 +65,28 @@ fi
 cat target/setup-browser.log
 
 py="$(pwd)/.venv/bin/python"
+lints="$(pwd)/target/lints.log"
 (
     cd python
+    # The lints run beside pytest (one process, about 100 s): pytest's two processes leave part
+    # of the two cores idle: both together took 453 and 508 s against 520-545 s one after the
+    # other (BENCHMARKS.md). Their output follows pytest's; either failing fails the command.
+    (
+        echo "== stubtest zertz zertz_engine"
+        "$py" -m mypy.stubtest zertz zertz_engine
+        echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests"
+        "$py" -m mypy --strict zertz tests engine/zertz_engine
+        echo "== ruff"
+        "$py" -m ruff check --quiet .
+        "$py" -m ruff format --check --quiet .
+    ) > "$lints" 2>&1 &
+    linting=$!
     # Two processes, one per core: many tests wait on programs, clusters and browsers
     # (BENCHMARKS.md has the figures); the Ray tests stay together, on one cluster.
     echo "== pytest (python/tests, doctests; two processes)"
-    "$py" -m pytest -q -n 2 --dist loadgroup
-    echo "== stubtest zertz zertz_engine"
-    "$py" -m mypy.stubtest zertz zertz_engine
-    echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests"
-    "$py" -m mypy --strict zertz tests engine/zertz_engine
-    echo "== ruff"
-    "$py" -m ruff check --quiet .
-    "$py" -m ruff format --check --quiet .
+    status=0
+    "$py" -m pytest -q -n 2 --dist loadgroup || status=$?
+    wait "$linting" || status=1
+    cat "$lints"
+    exit "$status"
 )
