@@ -35,7 +35,8 @@ from zertz.training import final_table, load_config
 from zertz.training.distributed import parse_chunk_name
 
 #: One xdist worker runs them all (``pytest -n 2 --dist loadgroup``), on the module's cluster.
-pytestmark = pytest.mark.xdist_group("ray-cluster")
+GROUP = "ray-cluster"
+pytestmark = pytest.mark.xdist_group(GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).parent / "ray"
@@ -245,7 +246,7 @@ def _start_nodes(c: Cluster) -> None:
 @pytest.fixture
 def cluster(three_nodes: Cluster, request: pytest.FixtureRequest) -> Cluster:
     """The shared cluster as a fresh one: three nodes alive, no actor of an earlier run."""
-    if os.environ.get("PYTEST_XDIST_WORKER") and not request.node.nodeid.endswith("@ray-cluster"):
+    if os.environ.get("PYTEST_XDIST_WORKER") and not request.node.nodeid.endswith(f"@{GROUP}"):
         # Another process would run the other tests on a cluster of its own, and each one's
         # processes() would see the other's actors.
         pytest.fail(
