@@ -3,12 +3,12 @@
 # among them: the model crate links its libtorch) and builds the zertz package into it, while
 # scripts/setup-browser.sh installs Debian's chromium when it is missing (root); then the zertz
 # wheel is installed without torch into a fresh virtual environment, with the environment's
-# tests there (scripts/test-core-wheel.sh). Then formatting, and every Rust test (unit,
+# tests there (scripts/test-core-wheel.sh). Then formatting, lints and every Rust test (unit,
 # property, perft data, the 300 boardspace records, exported models, the zertz program), built
 # once in profile ci (release without fat LTO, with debug assertions) by clippy's driver, which
-# lints them in the same build. Then, side by side: the Rust tests; pytest (unit tests, doctests,
-# training runs, the notebook, the web board in chromium); mypy's stubtest and --strict check,
-# ruff. Their output comes in that order once all have ended; any failing fails the command.
+# lints them in the same build; then the Python checks: pytest (unit tests, doctests, training
+# runs, the notebook, the web board in chromium) and, beside it, mypy's stubtest and --strict
+# check, ruff.
 # Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
@@ -61,6 +61,8 @@ if [ -f "${pyo3_config[0]}" ]; then
 fi
 echo "== cargo clippy and the test build (cargo test --no-run --all-targets, profile ci, compiled by clippy-driver)"
 cargo test --workspace --all-targets --locked --profile ci --no-run
+echo "== cargo test (profile ci: optimised, with debug assertions and overflow checks)"
+cargo test --workspace --locked --profile ci
 export ZERTZ_BIN="$(pwd)/target/ci/zertz"
 echo "== browser: scripts/setup-browser.sh (chromium for the web board's tests)"
 if ! wait "$browser"; then
@@ -70,30 +72,28 @@ fi
 cat target/setup-browser.log
 
 py="$(pwd)/.venv/bin/python"
-logs="$(pwd)/target"
-# The Rust tests and the lints run beside pytest: pytest's two processes keep the two cores busy
-# only part of the time (many of its tests wait on programs, clusters and browsers), and the Rust
-# tests' binaries run one after another. BENCHMARKS.md has the figures.
-cargo test --workspace --locked --profile ci > "$logs/rust-tests.log" 2>&1 &
-rust_tests=$!
+lints="$(pwd)/target/lints.log"
 (
     cd python
-    echo "== stubtest zertz zertz_engine"
-    "$py" -m mypy.stubtest zertz zertz_engine
-    echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests"
-    "$py" -m mypy --strict zertz tests engine/zertz_engine
-    echo "== ruff"
-    "$py" -m ruff check --quiet .
-    "$py" -m ruff format --check --quiet .
-) > "$logs/lints.log" 2>&1 &
-linting=$!
-# Two processes, one per core; the Ray tests stay together, on one cluster.
-echo "== pytest (python/tests, doctests; two processes), beside the Rust tests and the lints"
-status=0
-(cd python && "$py" -m pytest -q -n 2 --dist loadgroup) || status=$?
-echo "== cargo test (profile ci: optimised, with debug assertions and overflow checks)"
-wait "$rust_tests" || status=1
-cat "$logs/rust-tests.log"
-wait "$linting" || status=1
-cat "$logs/lints.log"
-exit "$status"
+    # The lints run beside pytest (one process, about 100 s): pytest's two processes leave part
+    # of the two cores idle: both together took 453 and 508 s against 520-545 s one after the
+    # other (BENCHMARKS.md). Their output follows pytest's; either failing fails the command.
+    (
+        echo "== stubtest zertz zertz_engine"
+        "$py" -m mypy.stubtest zertz zertz_engine
+        echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests"
+        "$py" -m mypy --strict zertz tests engine/zertz_engine
+        echo "== ruff"
+        "$py" -m ruff check --quiet .
+        "$py" -m ruff format --check --quiet .
+    ) > "$lints" 2>&1 &
+    linting=$!
+    # Two processes, one per core: many tests wait on programs, clusters and browsers
+    # (BENCHMARKS.md has the figures); the Ray tests stay together, on one cluster.
+    echo "== pytest (python/tests, doctests; two processes)"
+    status=0
+    "$py" -m pytest -q -n 2 --dist loadgroup || status=$?
+    wait "$linting" || status=1
+    cat "$lints"
+    exit "$status"
+)
