@@ -42,9 +42,15 @@ echo "setup-python: building and installing zertz and zertz-engine (maturin deve
 # .venv's torch (tch's LIBTORCH_USE_PYTORCH, found through .venv's python).
 # $ZERTZ_PROFILE picks the cargo profile (default release; the test command's is ci).
 profile=${ZERTZ_PROFILE:-release}
-for project in python python/engine; do
+develop() {
     VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" LIBTORCH_USE_PYTORCH=1 \
         "$venv/bin/maturin" develop --profile "$profile" --locked --quiet \
-        --manifest-path "$root/$project/Cargo.toml"
-done
+        --manifest-path "$root/$1/Cargo.toml" "${@:2}"
+}
+# The engine's crates are compiled first, without installing the package (which needs zertz
+# installed): torch-sys's C++, the longest step of the build, then runs beside the crates both
+# modules share instead of alone after them. The two installs below find them compiled.
+develop python/engine --skip-install
+develop python
+develop python/engine
 "$venv/bin/python" -c 'import zertz, zertz_engine; print(f"setup-python: zertz {zertz.__version__} and its engine ready in .venv")'
