@@ -38,7 +38,7 @@ mod _zertz {
         dataset, load_records, match_settings, parse_player, selfplay_config, selfplay_settings,
     };
     #[pymodule_export]
-    use crate::search::PyMcts;
+    use crate::search::{PyMcts, mcts_settings};
     #[pymodule_export]
     use crate::vecenv::PyVecEnv;
 

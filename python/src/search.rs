@@ -4,16 +4,38 @@
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 use zertz_arena::players::MAX_SIMULATIONS;
 use zertz_env::{ActionSpace, Position};
 use zertz_search::mcts::{Finished, Noise, Scratch, Tree, search_interruptible};
 use zertz_search::{Evaluator, Preset, SearchConfig, SearchSettings};
+use zertz_selfplay::config::ConfigError;
+use zertz_selfplay::settings::from_layers;
 
-use crate::convert::to_python;
+use crate::convert::{describe_settings, settings_layer, to_python};
 use crate::error::{Error, guard};
 use crate::evaluators::Raised;
 use crate::game::PyGame;
 use crate::signals::Signals;
+
+/// The search settings that `MCTS` does not take: it searches from new roots at each call, so
+/// there is no tree to keep.
+const NOT_FOR_MCTS: [&str; 1] = ["tree_reuse"];
+
+/// The keywords of `zertz.MCTS` (the search's overrides, but those of [`NOT_FOR_MCTS`]), one
+/// dict per keyword in order: `{"name", "type"` (its annotation), `"default"` (None: the
+/// preset's), `"doc"}`. The stub's keywords are generated from it, and a test holds them to it.
+#[pyfunction]
+pub fn mcts_settings(py: Python<'_>) -> Result<Bound<'_, PyList>, Error> {
+    let list = PyList::empty(py);
+    for item in describe_settings::<SearchSettings>(py)?.iter() {
+        let name: String = item.get_item("name")?.extract()?;
+        if !NOT_FOR_MCTS.contains(&name.as_str()) {
+            list.append(item)?;
+        }
+    }
+    Ok(list)
+}
 
 /// `(policies [N, A], values [N], visits [N])` of `MCTS.search`.
 type SearchResult<'py> =
@@ -42,39 +64,24 @@ impl std::fmt::Debug for PyMcts {
 #[pymethods]
 impl PyMcts {
     #[new]
-    #[pyo3(signature = (evaluator=None, *, preset=None, c_puct=None, c_base=None,
-                        fpu_reduction=None, virtual_loss=None, leaves_per_round=None,
-                        policy_temperature=None, gumbel_actions=None, gumbel_c_visit=None,
-                        gumbel_c_scale=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (evaluator=None, *, preset=None, **settings))]
     fn new(
         evaluator: Option<&Bound<'_, PyAny>>,
         preset: Option<&str>,
-        c_puct: Option<f32>,
-        c_base: Option<f32>,
-        fpu_reduction: Option<f32>,
-        virtual_loss: Option<f32>,
-        leaves_per_round: Option<u32>,
-        policy_temperature: Option<f32>,
-        gumbel_actions: Option<u32>,
-        gumbel_c_visit: Option<f32>,
-        gumbel_c_scale: Option<f32>,
+        settings: Option<&Bound<'_, PyDict>>,
     ) -> Result<PyMcts, Error> {
         guard(|| {
             let preset = preset.map(str::parse::<Preset>).transpose().map_err(Error::Shape)?;
-            let settings = SearchSettings {
-                preset,
-                c_puct,
-                c_base,
-                fpu_reduction,
-                virtual_loss,
-                leaves_per_round,
-                policy_temperature,
-                gumbel_actions,
-                gumbel_c_visit,
-                gumbel_c_scale,
-                ..SearchSettings::default()
-            };
+            let layer = settings_layer::<SearchSettings>("MCTS", settings)?;
+            if let Some(&key) = NOT_FOR_MCTS.iter().find(|k| layer.contains_key(**k)) {
+                return Err(Error::Config(ConfigError::Value {
+                    key,
+                    reason: "MCTS searches from new roots at each call; the setting is for \
+                             players and self-play"
+                        .into(),
+                }));
+            }
+            let settings = SearchSettings { preset, ..from_layers::<SearchSettings>([layer])? };
             let (evaluator, raised) = crate::evaluators::evaluator(evaluator)?;
             // The evaluator chooses the preset when none is named (rollouts: "rollout").
             let config = settings.resolve(evaluator.preset())?;

@@ -1,7 +1,7 @@
-"""The stub's keywords of the engine's settings types, generated from the engine's own
-description of them (``_zertz.match_settings()``, ``_zertz.selfplay_settings()``): a setting
-added in Rust is a keyword of ``zertz.match`` or ``zertz.selfplay`` at once, and its stub
-follows by running this.
+"""The stubs' keywords of the engine's settings types, generated from the engine's own
+description of them (``_zertz.match_settings()``, ``_zertz.selfplay_settings()``,
+``_zertz.mcts_settings()``): a setting added in Rust is a keyword of ``zertz.match``,
+``zertz.selfplay`` or ``zertz.MCTS`` at once, and its stub follows by running this.
 
     python python/tests/settings_stub.py          # exit 1 if the stub is stale
     python python/tests/settings_stub.py --write  # rewrite the generated parts
@@ -24,15 +24,19 @@ from zertz import _zertz as native
 #: The stub of ``match`` and ``selfplay``: the engine module's (their settings are described by
 #: the environment's).
 STUB = Path(zertz_engine.__file__).parent / "_engine.pyi"
+#: The stub of ``MCTS``: the environment module's.
+CORE_STUB = Path(native.__file__).parent / "_zertz.pyi"
 BEGIN = "# <generated: {name}>"
 END = "# </generated: {name}>"
 
 
-def parameter_lines(settings: Sequence[dict[str, Any]], shown: bool = True) -> list[str]:
+def parameter_lines(
+    settings: Sequence[dict[str, Any]], shown: bool = True, indent: int = 4
+) -> list[str]:
     """One keyword-only parameter per setting: name, annotation, default (``...`` unless
-    ``shown``: where a config's value is the default)."""
+    ``shown``: where a config's value is the default), ``indent`` spaces in."""
     return [
-        f"    {s['name']}: {s['type']} = {repr(s['default']) if shown else '...'},"
+        f"{' ' * indent}{s['name']}: {s['type']} = {repr(s['default']) if shown else '...'},"
         for s in settings
     ]
 
@@ -46,18 +50,25 @@ def doc_lines(settings: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def parts() -> dict[str, list[str]]:
-    """The generated parts of the stub, by name."""
+def parts() -> dict[Path, dict[str, list[str]]]:
+    """The generated parts of each stub, by name."""
     matches, selfplay = native.match_settings(), native.selfplay_settings()
+    mcts = native.mcts_settings()
     return {
-        "match keywords": parameter_lines(matches),
-        "match settings": doc_lines(matches),
-        "selfplay keywords": parameter_lines(selfplay, shown=False),
-        "selfplay settings": doc_lines(selfplay),
+        STUB: {
+            "match keywords": parameter_lines(matches),
+            "match settings": doc_lines(matches),
+            "selfplay keywords": parameter_lines(selfplay, shown=False),
+            "selfplay settings": doc_lines(selfplay),
+        },
+        CORE_STUB: {
+            "mcts keywords": parameter_lines(mcts, indent=8),
+            "mcts settings": doc_lines(mcts),
+        },
     }
 
 
-def render(text: str, generated: dict[str, list[str]]) -> str:
+def render(text: str, generated: dict[str, list[str]], stub: Path) -> str:
     """``text`` with each generated part replaced (its markers kept)."""
     for name, lines in generated.items():
         begin, end = BEGIN.format(name=name), END.format(name=name)
@@ -67,7 +78,7 @@ def render(text: str, generated: dict[str, list[str]]) -> str:
         )
         match = pattern.search(text)
         if match is None:
-            raise ValueError(f"{STUB}: no {begin!r} … {end!r} part")
+            raise ValueError(f"{stub}: no {begin!r} … {end!r} part")
         indent = match["indent"]
         body = "\n".join([f"{indent}{begin}", *lines, f"{indent}{end}"])
         text = text[: match.start()] + body + text[match.end() :]
@@ -75,16 +86,19 @@ def render(text: str, generated: dict[str, list[str]]) -> str:
 
 
 def main(argv: Sequence[str]) -> int:
-    text = STUB.read_text()
-    fresh = render(text, parts())
-    if fresh == text:
-        return 0
-    if "--write" in argv:
-        STUB.write_text(fresh)
-        print(f"settings_stub: rewrote {STUB}")
-        return 0
-    print(f"settings_stub: {STUB} is stale: run python/tests/settings_stub.py --write")
-    return 1
+    stale = 0
+    for stub, generated in parts().items():
+        text = stub.read_text()
+        fresh = render(text, generated, stub)
+        if fresh == text:
+            continue
+        if "--write" in argv:
+            stub.write_text(fresh)
+            print(f"settings_stub: rewrote {stub}")
+        else:
+            print(f"settings_stub: {stub} is stale: run python/tests/settings_stub.py --write")
+            stale = 1
+    return stale
 
 
 if __name__ == "__main__":

@@ -1078,10 +1078,18 @@ SEARCH_KEYS = (
     "virtual_loss",
     "leaves_per_round",
     "policy_temperature",
+    "dirichlet_alpha_total",
+    "dirichlet_fraction",
     "gumbel_actions",
     "gumbel_c_visit",
     "gumbel_c_scale",
 )
+
+
+def test_mcts_fuzz_tables_cover_every_setting() -> None:
+    """The keys and the tables below name every keyword of MCTS: a new one needs its values."""
+    names = tuple(s["name"] for s in zertz.mcts_settings())
+    assert SEARCH_KEYS == names and set(VALID_SETTINGS) == set(names)
 
 
 def setting_valid(key: str, value: object) -> bool | None:
@@ -1095,8 +1103,10 @@ def setting_valid(key: str, value: object) -> bool | None:
     x = as_f32(value)
     if x is None:
         return None
-    if key in ("c_puct", "c_base", "policy_temperature", "gumbel_c_scale"):
+    if key in ("c_puct", "c_base", "policy_temperature", "gumbel_c_scale", "dirichlet_alpha_total"):
         return 0 < x < INF
+    if key == "dirichlet_fraction":
+        return 0 <= x <= 1
     if key == "fpu_reduction":
         return math.isfinite(x)
     return 0 <= x < INF  # virtual_loss, gumbel_c_visit
@@ -1115,6 +1125,8 @@ VALID_SETTINGS: dict[str, st.SearchStrategy[object]] = {
     "virtual_loss": st.one_of(st.floats(0, 3), huge_positive, st.just(0.0)),
     "leaves_per_round": st.one_of(st.integers(1, 16), st.sampled_from([1, 65536])),
     "policy_temperature": positive_setting,
+    "dirichlet_alpha_total": positive_setting,
+    "dirichlet_fraction": st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0])),
     "gumbel_actions": st.one_of(st.integers(0, 20), st.sampled_from([0, 65536])),
     "gumbel_c_visit": st.one_of(st.floats(0, 100), huge_positive, st.just(0.0)),
     "gumbel_c_scale": positive_setting,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -138,6 +139,46 @@ def test_search_presets_come_from_the_engine() -> None:
         zertz.MCTS(preset="fast")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="c_puct"):
         zertz.MCTS(c_puct=float("nan"))
+
+
+def test_the_mcts_keywords_are_the_engines_search_settings() -> None:
+    """MCTS takes every search setting the engine describes (``mcts_settings()``, from which its
+    stub is generated) but ``tree_reuse``: each is applied over the preset, numpy's numbers as
+    Python's; a value of the wrong type or an unknown keyword is a TypeError naming it."""
+    described = zertz.mcts_settings()
+    names = [s["name"] for s in described]
+    default = zertz.search_presets()["default"]
+    assert set(names) == set(default) - {"tree_reuse"}
+    assert all(s["default"] is None and s["doc"] for s in described)
+    for s in described:
+        value = default[s["name"]]
+        changed = value + 1 if s["name"] != "dirichlet_fraction" else value / 2
+        config = zertz.MCTS("uniform", **{s["name"]: changed}).config  # type: ignore[arg-type]
+        assert config == {**default, s["name"]: pytest.approx(changed)}, s["name"]
+    numpy_numbers = {"c_puct": np.float32(2.5), "leaves_per_round": np.int64(3)}
+    config = zertz.MCTS(**numpy_numbers).config  # type: ignore[arg-type]
+    assert (config["c_puct"], config["leaves_per_round"]) == (2.5, 3)
+    with pytest.raises(ValueError, match=r"^tree_reuse: MCTS searches from new roots"):
+        zertz.MCTS(tree_reuse=False)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'cpuct' .*c_puct, c_base"):
+        zertz.MCTS(cpuct=2.0)  # type: ignore[call-arg]
+    with pytest.raises(
+        TypeError, match=re.escape("leaves_per_round must be int | None, not float")
+    ):
+        zertz.MCTS(leaves_per_round=2.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=re.escape("c_puct must be float | None, not bool")):
+        zertz.MCTS(c_puct=True)
+
+
+def test_the_dirichlet_settings_are_the_noise_of_a_search() -> None:
+    """``dirichlet_alpha_total`` and ``dirichlet_fraction`` of MCTS are what ``search(noise=True)``
+    mixes in when the call names none: a fraction of 0 is no noise at all."""
+    games = [zertz.Game() for _ in range(2)]
+    plain = zertz.MCTS("uniform").search(games, 16)[0]
+    none = zertz.MCTS("uniform", dirichlet_fraction=0.0).search(games, 16, noise=True, seed=1)[0]
+    noisy = zertz.MCTS("uniform").search(games, 16, noise=True, seed=1)[0]
+    assert np.array_equal(plain, none)
+    assert not np.array_equal(plain, noisy)
 
 
 @pytest.mark.engine

@@ -24,6 +24,7 @@ __all__ = [
     "dataset",
     "load_records",
     "match_settings",
+    "mcts_settings",
     "observation_shape",
     "parse_player",
     "ring_cells",
@@ -252,9 +253,43 @@ class MCTS:
     ``evaluator(planes [B, C, H, W], globals [B, G], masks [B, A]) -> (logits [B, A], values [B])``.
     The settings are those of ``preset`` (``search_presets()``; None: the evaluator's choice,
     ``"rollout"`` for rollouts and ``"default"`` otherwise) with the keywords given on top;
-    ``config`` shows them. Settings out of range (NaN and infinities included) raise ValueError
-    naming the keyword; an exception the callable raises reaches the caller unchanged; answers
-    that are not finite (values, or logits of legal actions) raise ValueError.
+    ``config`` shows them. A keyword of the wrong type or unknown raises TypeError; settings out
+    of range (NaN and infinities included) raise ValueError naming the keyword; an exception the
+    callable raises reaches the caller unchanged; answers that are not finite (values, or logits
+    of legal actions) raise ValueError.
+
+    The settings (None: the preset's value; ``mcts_settings()`` lists them):
+
+    # <generated: mcts settings>
+    - ``c_puct`` (default ``None``): Exploration constant `c_init` of PUCT (AlphaZero: 1.25).
+    - ``c_base`` (default ``None``): Growth of exploration with visits, `c_base` (AlphaZero:
+      19652).
+    - ``fpu_reduction`` (default ``None``): First-play urgency: an unvisited child is valued at
+      the parent's value minus this times the square root of the prior mass of the children
+      already visited (KataGo).
+    - ``virtual_loss`` (default ``None``): Virtual loss added on the path of a leaf waiting for
+      evaluation.
+    - ``leaves_per_round`` (default ``None``): Leaves collected from one tree per evaluation
+      round.
+    - ``policy_temperature`` (default ``None``): Softmax temperature of the priors:
+      `softmax(logits / policy_temperature)` over the legal actions (1: the network's own
+      distribution; above 1 flattens it, as Leela Chess Zero's `PolicySoftmaxTemp`).
+    - ``dirichlet_alpha_total`` (default ``None``): Dirichlet noise at the root: total
+      concentration spread over the legal actions (alpha = this / legal actions; KataGo: 10.83).
+    - ``dirichlet_fraction`` (default ``None``): Weight of the noise in the root priors (0 turns
+      noise off; AlphaZero: 0.25).
+    - ``gumbel_actions`` (default ``None``): Gumbel root search (Danihelka et al., "Policy
+      improvement by planning with Gumbel", ICLR 2022; mctx's `gumbel_muzero_policy`): the
+      number of root actions considered, sampled without replacement by Gumbel draws plus log
+      priors and narrowed by sequential halving over the search's simulations; the policy target
+      is the completed-Q improved policy (`mcts::Tree::policy`). Below the root the search is
+      PUCT as usual. 0: PUCT at the root too (visit counts are the policy, Dirichlet noise
+      explores).
+    - ``gumbel_c_visit`` (default ``None``): `c_visit` of the Gumbel search's value transform
+      `sigma(q) = (c_visit + max visits) * c_scale * q`, `q` rescaled to 0..1 over the root's
+      children (mctx: 50).
+    - ``gumbel_c_scale`` (default ``None``): `c_scale` of the same transform (mctx: 0.1).
+    # </generated: mcts settings>
     """
 
     def __new__(
@@ -262,15 +297,19 @@ class MCTS:
         evaluator: _Evaluator | str | None = None,
         *,
         preset: Literal["default", "rollout", "network"] | None = None,
+        # <generated: mcts keywords>
         c_puct: float | None = None,
         c_base: float | None = None,
         fpu_reduction: float | None = None,
         virtual_loss: float | None = None,
         leaves_per_round: int | None = None,
         policy_temperature: float | None = None,
+        dirichlet_alpha_total: float | None = None,
+        dirichlet_fraction: float | None = None,
         gumbel_actions: int | None = None,
         gumbel_c_visit: float | None = None,
         gumbel_c_scale: float | None = None,
+        # </generated: mcts keywords>
     ) -> MCTS: ...
     @property
     def config(self) -> dict[str, float | int | bool]:
@@ -354,6 +393,16 @@ def selfplay_settings() -> list[dict[str, Any]]:
 
     >>> [s["default"] for s in selfplay_settings() if s["name"] == "full_simulations"]
     [400]
+    """
+
+def mcts_settings() -> list[dict[str, Any]]:
+    """The keywords of ``MCTS`` (the search's settings as overrides of a preset, but
+    ``tree_reuse``: MCTS searches from new roots at each call), one dict per keyword, in order:
+    ``{"name", "type"`` (its annotation), ``"default"`` (None: the preset's), ``"doc"}``. The
+    keywords of ``MCTS`` in this stub are generated from it (``python/tests/settings_stub.py``).
+
+    >>> [s["name"] for s in mcts_settings()][:3]
+    ['c_puct', 'c_base', 'fpu_reduction']
     """
 
 def match_settings() -> list[dict[str, Any]]:

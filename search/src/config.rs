@@ -18,6 +18,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use zertz_settings::{Described, Field, Kind, SettingType};
 
 use crate::mcts::Noise;
 
@@ -35,44 +36,115 @@ pub const MAX_GUMBEL_ACTIONS: u32 = 1 << 16;
 /// reason.
 pub const NEURAL_POLICY_TEMPERATURE: f32 = 3.0;
 
-/// Every search setting; the defaults follow AlphaZero and KataGo. The root noise and tree reuse
-/// are applied by whoever drives the search (self-play, players), the rest by [`crate::mcts`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SearchConfig {
+/// Declares, from one list of the search settings (each with its doc comment, type and
+/// default): [`SearchConfig`] and its `Default`; [`SearchSettings`], a preset with one optional
+/// override per setting, and the one place where they are applied
+/// ([`SearchSettings::resolve`]); and the description of those overrides that the fronts derive
+/// their keywords and docs from ([`zertz_settings::Described`]). Adding a setting is a line here
+/// and its check in [`SearchConfig::validate`].
+macro_rules! search_settings {
+    ($($(#[doc = $doc:literal])* $key:ident: $ty:ty = $default:expr,)*) => {
+        /// Every search setting; the defaults follow AlphaZero and KataGo. The root noise and
+        /// tree reuse are applied by whoever drives the search (self-play, players), the rest by
+        /// [`crate::mcts`].
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        pub struct SearchConfig {
+            $(
+                $(#[doc = $doc])*
+                pub $key: $ty,
+            )*
+        }
+
+        impl Default for SearchConfig {
+            fn default() -> SearchConfig {
+                SearchConfig { $($key: $default,)* }
+            }
+        }
+
+        /// The `[search]` table of a config (or the keywords of a Python call): a preset, and
+        /// overrides of its settings. Unknown keys are refused.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct SearchSettings {
+            /// The settings to start from (none: the evaluator's choice).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub preset: Option<Preset>,
+            $(
+                $(#[doc = $doc])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $key: Option<$ty>,
+            )*
+        }
+
+        impl SearchSettings {
+            /// The settings of the preset named here (else `default_preset`, the evaluator's
+            /// choice) with the overrides applied, checked.
+            pub fn resolve(&self, default_preset: Preset) -> Result<SearchConfig, SettingError> {
+                let mut config = self.preset.unwrap_or(default_preset).config();
+                $(
+                    if let Some(v) = self.$key {
+                        config.$key = v;
+                    }
+                )*
+                config.validate()?;
+                Ok(config)
+            }
+        }
+
+        /// The overrides (the preset is not one of them: it picks what they override).
+        impl Described for SearchSettings {
+            const FIELDS: &'static [Field] = &[$(
+                Field {
+                    name: stringify!($key),
+                    doc: concat!($($doc, "\n",)*),
+                    kind: <$ty as SettingType>::KIND,
+                    optional: true,
+                },
+            )*];
+        }
+    };
+}
+
+/// A table of its own in a config (`[search]`).
+impl SettingType for SearchSettings {
+    const KIND: Kind = Kind::Table;
+}
+
+search_settings! {
     /// Exploration constant `c_init` of PUCT (AlphaZero: 1.25).
-    pub c_puct: f32,
+    c_puct: f32 = 1.25,
     /// Growth of exploration with visits, `c_base` (AlphaZero: 19652).
-    pub c_base: f32,
+    c_base: f32 = 19652.0,
     /// First-play urgency: an unvisited child is valued at the parent's value minus this times
     /// the square root of the prior mass of the children already visited (KataGo).
-    pub fpu_reduction: f32,
+    fpu_reduction: f32 = 0.2,
     /// Virtual loss added on the path of a leaf waiting for evaluation.
-    pub virtual_loss: f32,
+    virtual_loss: f32 = 1.0,
     /// Leaves collected from one tree per evaluation round.
-    pub leaves_per_round: u32,
+    leaves_per_round: u32 = 8,
     /// Softmax temperature of the priors: `softmax(logits / policy_temperature)` over the legal
     /// actions (1: the network's own distribution; above 1 flattens it, as Leela Chess Zero's
     /// `PolicySoftmaxTemp`).
-    pub policy_temperature: f32,
+    policy_temperature: f32 = 1.0,
     /// Dirichlet noise at the root: total concentration spread over the legal actions (alpha =
     /// this / legal actions; KataGo: 10.83).
-    pub dirichlet_alpha_total: f32,
+    dirichlet_alpha_total: f32 = 10.83,
     /// Weight of the noise in the root priors (0 turns noise off; AlphaZero: 0.25).
-    pub dirichlet_fraction: f32,
+    dirichlet_fraction: f32 = 0.25,
     /// Keep the chosen child's subtree for the next move.
-    pub tree_reuse: bool,
+    tree_reuse: bool = true,
     /// Gumbel root search (Danihelka et al., "Policy improvement by planning with Gumbel", ICLR
     /// 2022; mctx's `gumbel_muzero_policy`): the number of root actions considered, sampled
     /// without replacement by Gumbel draws plus log priors and narrowed by sequential halving
     /// over the search's simulations; the policy target is the completed-Q improved policy
-    /// ([`crate::mcts::Tree::policy`]). Below the root the search is PUCT as usual. 0: PUCT at
+    /// (`mcts::Tree::policy`). Below the root the search is PUCT as usual. 0: PUCT at
     /// the root too (visit counts are the policy, Dirichlet noise explores).
-    pub gumbel_actions: u32,
+    gumbel_actions: u32 = 0,
     /// `c_visit` of the Gumbel search's value transform `sigma(q) = (c_visit + max visits) *
     /// c_scale * q`, `q` rescaled to 0..1 over the root's children (mctx: 50).
-    pub gumbel_c_visit: f32,
+    gumbel_c_visit: f32 = 50.0,
     /// `c_scale` of the same transform (mctx: 0.1).
-    pub gumbel_c_scale: f32,
+    gumbel_c_scale: f32 = 0.1,
 }
 
 /// A search setting out of its range (NaN and infinities included).
@@ -129,25 +201,6 @@ impl SearchConfig {
     /// The root noise of these settings, with `seed`.
     pub fn noise(&self, seed: u64) -> Noise {
         Noise { alpha_total: self.dirichlet_alpha_total, fraction: self.dirichlet_fraction, seed }
-    }
-}
-
-impl Default for SearchConfig {
-    fn default() -> SearchConfig {
-        SearchConfig {
-            c_puct: 1.25,
-            c_base: 19652.0,
-            fpu_reduction: 0.2,
-            virtual_loss: 1.0,
-            leaves_per_round: 8,
-            policy_temperature: 1.0,
-            dirichlet_alpha_total: 10.83,
-            dirichlet_fraction: 0.25,
-            tree_reuse: true,
-            gumbel_actions: 0,
-            gumbel_c_visit: 50.0,
-            gumbel_c_scale: 0.1,
-        }
     }
 }
 
@@ -216,72 +269,34 @@ impl FromStr for Preset {
     }
 }
 
-/// Declares [`SearchSettings`] with one optional override per setting of [`SearchConfig`], and
-/// the one place where they are applied.
-macro_rules! settings {
-    ($($(#[$doc:meta])* $key:ident: $ty:ty,)*) => {
-        /// The `[search]` table of a config (or the keywords of a Python call): a preset, and
-        /// overrides of its settings. Unknown keys are refused.
-        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct SearchSettings {
-            /// The settings to start from (none: the evaluator's choice).
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub preset: Option<Preset>,
-            $(
-                $(#[$doc])*
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub $key: Option<$ty>,
-            )*
-        }
-
-        impl SearchSettings {
-            /// The settings of the preset named here (else `default_preset`, the evaluator's
-            /// choice) with the overrides applied, checked.
-            pub fn resolve(&self, default_preset: Preset) -> Result<SearchConfig, SettingError> {
-                let mut config = self.preset.unwrap_or(default_preset).config();
-                $(
-                    if let Some(v) = self.$key {
-                        config.$key = v;
-                    }
-                )*
-                config.validate()?;
-                Ok(config)
-            }
-        }
-    };
-}
-
-settings! {
-    /// See [`SearchConfig::c_puct`].
-    c_puct: f32,
-    /// See [`SearchConfig::c_base`].
-    c_base: f32,
-    /// See [`SearchConfig::fpu_reduction`].
-    fpu_reduction: f32,
-    /// See [`SearchConfig::virtual_loss`].
-    virtual_loss: f32,
-    /// See [`SearchConfig::leaves_per_round`].
-    leaves_per_round: u32,
-    /// See [`SearchConfig::policy_temperature`].
-    policy_temperature: f32,
-    /// See [`SearchConfig::dirichlet_alpha_total`].
-    dirichlet_alpha_total: f32,
-    /// See [`SearchConfig::dirichlet_fraction`].
-    dirichlet_fraction: f32,
-    /// See [`SearchConfig::tree_reuse`].
-    tree_reuse: bool,
-    /// See [`SearchConfig::gumbel_actions`].
-    gumbel_actions: u32,
-    /// See [`SearchConfig::gumbel_c_visit`].
-    gumbel_c_visit: f32,
-    /// See [`SearchConfig::gumbel_c_scale`].
-    gumbel_c_scale: f32,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_setting_is_described_with_its_doc_and_kind() {
+        let text = toml::to_string(&SearchConfig::default()).unwrap();
+        let config: toml::Table = toml::from_str(&text).unwrap();
+        let mut keys: Vec<&str> = config.keys().map(String::as_str).collect();
+        let mut described: Vec<&str> = SearchSettings::FIELDS.iter().map(|f| f.name).collect();
+        keys.sort_unstable();
+        described.sort_unstable();
+        assert_eq!(keys, described);
+        for field in SearchSettings::FIELDS {
+            assert!(field.optional && !field.help().is_empty(), "{}", field.name);
+            let kind = match &config[field.name] {
+                toml::Value::Float(_) => Kind::Number,
+                toml::Value::Integer(_) => Kind::Int,
+                toml::Value::Boolean(_) => Kind::Bool,
+                other => panic!("{}: {other:?}", field.name),
+            };
+            assert_eq!(field.kind, kind, "{}", field.name);
+        }
+        assert_eq!(
+            SearchSettings::field("c_puct").unwrap().help(),
+            "Exploration constant `c_init` of PUCT (AlphaZero: 1.25)."
+        );
+    }
 
     #[test]
     fn presets_are_valid_and_named() {

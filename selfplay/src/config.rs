@@ -190,6 +190,16 @@ impl SelfPlayConfig {
     }
 }
 
+/// The search's overrides as settings of their own (Python's `MCTS(**settings)`), each checked by
+/// the search's ranges (every preset is in range, so resolving over any checks the overrides).
+impl Settings for SearchSettings {
+    fn validate(&self) -> Result<(), ConfigError> {
+        self.resolve(Preset::Default)
+            .map(|_| ())
+            .map_err(|e| ConfigError::Value { key: e.key, reason: e.reason.to_string() })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

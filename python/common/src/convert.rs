@@ -51,8 +51,15 @@ pub fn describe_settings<'py, S: Settings>(py: Python<'py>) -> Result<Bound<'py,
     Ok(list)
 }
 
+/// Whether `value` is a bool: Python's, or numpy's (which is no int).
+fn is_bool(value: &Bound<'_, PyAny>) -> bool {
+    value.is_instance_of::<PyBool>()
+        || value.get_type().name().is_ok_and(|n| n.to_str().is_ok_and(|n| n == "bool"))
+}
+
 /// One keyword's value as a setting's: its Python type checked against the field's kind
-/// (TypeError), a path made text, a float checked finite; its range is the settings type's.
+/// (TypeError; numpy's numbers are numbers, bools are not), a path made text, a float checked
+/// finite; its range is the settings type's.
 fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error> {
     let name = field.name;
     let wrong = || {
@@ -62,10 +69,13 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
     if value.is_none() {
         return if field.optional { Ok(Value::Null) } else { Err(wrong()) };
     }
-    let is_bool = value.is_instance_of::<PyBool>();
+    let is_bool = is_bool(value);
+    // An integer: Python's, or anything with `__index__` (numpy's).
+    let is_int = !is_bool && (value.is_instance_of::<PyInt>() || value.hasattr("__index__")?);
     match field.kind {
-        Kind::Bool if is_bool => Ok(Value::Bool(value.extract()?)),
-        Kind::Int | Kind::Board if value.is_instance_of::<PyInt>() && !is_bool => {
+        Kind::Bool if is_bool => Ok(Value::Bool(value.is_truthy()?)),
+        Kind::Int | Kind::Board if is_int => {
+            let value = value.py().import("operator")?.call_method1("index", (value,))?;
             match value.extract::<u64>() {
                 Ok(n) => Ok(Value::from(n)),
                 // Past u64: the setting's own range is checked on the value that fits.
@@ -80,10 +90,11 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
             }
         }
         Kind::Seconds | Kind::Number
-            if (value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>())
-                && !is_bool =>
+            if is_int
+                || (!is_bool && value.is_instance_of::<PyFloat>())
+                || (!is_bool && value.hasattr("__float__")?) =>
         {
-            let x: f64 = value.extract()?;
+            let x: f64 = value.extract().map_err(|_| wrong())?;
             if !x.is_finite() {
                 let what = if field.kind == Kind::Seconds { " of seconds" } else { "" };
                 return Err(Error::Config(ConfigError::Value {
