@@ -158,6 +158,8 @@ def test_the_mcts_keywords_are_the_engines_search_settings() -> None:
     numpy_numbers = {"c_puct": np.float32(2.5), "leaves_per_round": np.int64(3)}
     config = zertz.MCTS(**numpy_numbers).config  # type: ignore[arg-type]
     assert (config["c_puct"], config["leaves_per_round"]) == (2.5, 3)
+    with pytest.raises(ValueError, match=r"^c_puct: an integer beyond every float"):
+        zertz.MCTS(c_puct=10**400)
     with pytest.raises(ValueError, match=r"^tree_reuse: MCTS searches from new roots"):
         zertz.MCTS(tree_reuse=False)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'cpuct' .*c_puct, c_base"):

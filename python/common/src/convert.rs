@@ -94,7 +94,16 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
                 || (!is_bool && value.is_instance_of::<PyFloat>())
                 || (!is_bool && value.hasattr("__float__")?) =>
         {
-            let x: f64 = value.extract().map_err(|_| wrong())?;
+            let x: f64 = match value.extract() {
+                Ok(x) => x,
+                Err(_) if is_int => {
+                    return Err(Error::Config(ConfigError::Value {
+                        key: name,
+                        reason: "an integer beyond every float".into(),
+                    }));
+                }
+                Err(_) => return Err(wrong()),
+            };
             if !x.is_finite() {
                 let what = if field.kind == Kind::Seconds { " of seconds" } else { "" };
                 return Err(Error::Config(ConfigError::Value {
