@@ -28,6 +28,8 @@ the engine refuses a model for another board.
 import copy
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -434,6 +436,84 @@ class _OneBoard(nn.Module):
         return self.net.evaluate(planes, globals_, self.rings)
 
 
+def _compile_board(
+    m: ZertzNet, board: int, device: str, dtype: torch.dtype, options: dict[str, Any]
+) -> list[str]:
+    """One board of :func:`export_aoti` compiled: the files AOTInductor wrote for it (in its
+    cache folder), which the package is made of."""
+    import torch._inductor
+
+    m = m.to(device=device, dtype=dtype)
+    # One dimension object for both inputs: their batch sizes are the same.
+    batch = torch.export.Dim("batch", min=1, max=1 << 16)
+    planes, globals_ = Game(board=board).encode()
+    # Two positions, so that the batch size is not specialised to 1.
+    example = (
+        torch.from_numpy(planes)[None].repeat(2, 1, 1, 1).to(device=device, dtype=dtype),
+        torch.from_numpy(globals_)[None].repeat(2, 1).to(device=device, dtype=dtype),
+    )
+    with torch.no_grad():
+        program = torch.export.export(
+            _OneBoard(m, board), example, dynamic_shapes=({0: batch}, {0: batch})
+        )
+        files = torch._inductor.aot_compile(program.module(), example, options=options)
+    # With `aot_inductor.package`, the paths of the files written.
+    return [str(f) for f in files]  # type: ignore[union-attr]
+
+
+def _compile_boards_side_by_side(
+    m: ZertzNet, boards: list[int], device: str, precision: str, options: dict[str, Any]
+) -> dict[int, list[str]]:
+    """The boards of :func:`export_aoti` compiled in child processes, up to one per core (the
+    compiler runs on one): each a new interpreter started by the program, so that neither
+    forking torch's threads nor re-running the caller's ``__main__`` (multiprocessing's spawn)
+    comes into it. Their files, by board."""
+    jobs = max(1, min(len(boards), os.cpu_count() or 1))
+    compiled: dict[int, list[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="zertz-aoti-") as folder:
+        job = {
+            "config": m.config_json,
+            "boards": boards,
+            "state": m.state_dict(),
+            "device": device,
+            "precision": precision,
+            "options": options,
+        }
+        torch.save(job, Path(folder) / "job.pt")
+        code = "import sys; from zertz.nn import _compile_board_in_child as c; c(*sys.argv[1:])"
+        for start in range(0, len(boards), jobs):
+            running = []
+            for b in boards[start : start + jobs]:
+                log = (Path(folder) / f"board{b}.log").open("w")
+                child = subprocess.Popen(
+                    [sys.executable, "-c", code, folder, str(b)], stdout=log, stderr=log
+                )
+                running.append((b, child, log))
+            for b, child, log in running:
+                status = child.wait()
+                log.close()
+                if status != 0:
+                    for _, other, _ in running:
+                        other.kill()
+                    text = (Path(folder) / f"board{b}.log").read_text(errors="replace")
+                    tail = "\n".join(text.splitlines()[-20:])
+                    raise RuntimeError(f"compiling board {b} failed (status {status}):\n{tail}")
+                compiled[b] = json.loads((Path(folder) / f"board{b}.json").read_text())
+    return compiled
+
+
+def _compile_board_in_child(folder: str, board: str) -> None:
+    """A child of :func:`_compile_boards_side_by_side`: compiles ``board`` of the network in
+    ``folder/job.pt`` and writes the list of its files to ``folder/board<N>.json``."""
+    job = torch.load(Path(folder) / "job.pt", weights_only=True)
+    m = ZertzNet(NetConfig(**json.loads(job["config"])), boards=job["boards"])
+    m.load_state_dict(job["state"])
+    m.eval()
+    dtype = AOTI_DTYPES[job["precision"]]
+    files = _compile_board(m, int(board), job["device"], dtype, job["options"])
+    (Path(folder) / f"board{board}.json").write_text(json.dumps(files))
+
+
 def export_aoti(
     model: ZertzNet,
     path: str | os.PathLike[str],
@@ -451,11 +531,11 @@ def export_aoti(
     (``fp32``, ``bf16`` or ``fp16``: the engine runs it in that one). The metadata is
     :func:`export`'s, with ``backend``, ``device`` and ``precision`` added.
 
-    Compiling takes a C++ compiler and about half a minute per board on a CPU
+    Compiling takes a C++ compiler and about half a minute per board on a CPU core; the boards
+    are compiled side by side, one process each, up to one per core
     (``python -m zertz export CHECKPOINT OUT.pt2``); BENCHMARKS.md says where it is faster than
     TorchScript. A network with NaN or infinite weights is refused (:class:`NonFiniteError`).
     """
-    import torch._inductor
     from torch._inductor.package.package import package_aoti
 
     path = Path(path)
@@ -470,27 +550,14 @@ def export_aoti(
         raise ValueError("cannot compile for cuda: torch sees no CUDA device here")
     dtype = AOTI_DTYPES[precision]
     m, boards = _export_copy(model, path, boards)
-    m = m.to(device=device, dtype=dtype)
     meta = metadata_of(m, step=step, name=name, boards=boards)
     meta.update(backend="aoti", device=kind, precision=precision)
     options = {"aot_inductor.package": True, "aot_inductor.metadata": {"zertz": json.dumps(meta)}}
-    # One dimension object for both inputs: their batch sizes are the same.
-    batch = torch.export.Dim("batch", min=1, max=1 << 16)
-    files: dict[str, Any] = {}
-    for b in boards:
-        planes, globals_ = Game(board=b).encode()
-        # Two positions, so that the batch size is not specialised to 1.
-        example = (
-            torch.from_numpy(planes)[None].repeat(2, 1, 1, 1).to(device=device, dtype=dtype),
-            torch.from_numpy(globals_)[None].repeat(2, 1).to(device=device, dtype=dtype),
-        )
-        with torch.no_grad():
-            program = torch.export.export(
-                _OneBoard(m, b), example, dynamic_shapes=({0: batch}, {0: batch})
-            )
-            files[f"{AOTI_MODEL_PREFIX}{b}"] = torch._inductor.aot_compile(
-                program.module(), example, options=options
-            )
+    if len(boards) == 1:
+        compiled = {boards[0]: _compile_board(m, boards[0], device, dtype, options)}
+    else:
+        compiled = _compile_boards_side_by_side(m, boards, device, precision, options)
+    files: dict[str, Any] = {f"{AOTI_MODEL_PREFIX}{b}": compiled[b] for b in boards}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path, suffix=".pt2") as tmp:
         package_aoti(str(tmp), files)
