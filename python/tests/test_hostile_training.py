@@ -380,6 +380,21 @@ def test_export_as_an_aoti_package_plays_in_the_engine(tmp_path: Path) -> None:
         zertz.match(f"nn:{out}:16:bf16", "random", games=2, device="cpu")
 
 
+def test_export_aoti_of_several_boards_names_the_one_that_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The boards are compiled in child processes: one that fails (here, with nowhere to write
+    its files) is a RuntimeError naming the board, with the end of its output, and no package
+    is written."""
+    from zertz.nn import export_aoti
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/dev/null/nowhere")
+    out = tmp_path / "m.pt2"
+    with pytest.raises(RuntimeError, match=r"compiling board (37|61) failed \(status 1\)"):
+        export_aoti(ZertzNet(TINY, boards=[37, 61]), out)
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize(
     ("out", "options", "words"),
     [

@@ -483,22 +483,25 @@ def _compile_boards_side_by_side(
         code = "import sys; from zertz.nn import _compile_board_in_child as c; c(*sys.argv[1:])"
         for start in range(0, len(boards), jobs):
             running = []
-            for b in boards[start : start + jobs]:
-                log = (Path(folder) / f"board{b}.log").open("w")
-                child = subprocess.Popen(
-                    [sys.executable, "-c", code, folder, str(b)], stdout=log, stderr=log
-                )
-                running.append((b, child, log))
-            for b, child, log in running:
-                status = child.wait()
-                log.close()
-                if status != 0:
-                    for _, other, _ in running:
-                        other.kill()
-                    text = (Path(folder) / f"board{b}.log").read_text(errors="replace")
-                    tail = "\n".join(text.splitlines()[-20:])
-                    raise RuntimeError(f"compiling board {b} failed (status {status}):\n{tail}")
-                compiled[b] = json.loads((Path(folder) / f"board{b}.json").read_text())
+            try:
+                for b in boards[start : start + jobs]:
+                    log = (Path(folder) / f"board{b}.log").open("w")
+                    command = [sys.executable, "-c", code, folder, str(b)]
+                    running.append((b, subprocess.Popen(command, stdout=log, stderr=log), log))
+                for b, child, _ in running:
+                    status = child.wait()
+                    if status != 0:
+                        text = (Path(folder) / f"board{b}.log").read_text(errors="replace")
+                        tail = "\n".join(text.splitlines()[-20:])
+                        raise RuntimeError(f"compiling board {b} failed (status {status}):\n{tail}")
+                    compiled[b] = json.loads((Path(folder) / f"board{b}.json").read_text())
+            finally:
+                # After a failure or Ctrl-C: no child outlives the call.
+                for _, child, log in running:
+                    if child.poll() is None:
+                        child.kill()
+                        child.wait()
+                    log.close()
     return compiled
 
 
