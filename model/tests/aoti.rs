@@ -4,8 +4,8 @@
 //! a clear error.
 //!
 //! The packages are compiled once for all tests by the Python package (`$ZERTZ_PYTHON`, else the
-//! repository's `.venv/bin/python`); compiling takes a C++ compiler and about half a minute per
-//! board on two cores.
+//! repository's `.venv/bin/python`); compiling takes a C++ compiler and about 50 s for the two
+//! boards on two cores (they compile side by side).
 
 mod common;
 
