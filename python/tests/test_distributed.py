@@ -20,7 +20,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -150,10 +149,10 @@ class Cluster:
             "RAY_USAGE_STATS_ENABLED": "0",
             "RAY_AUTH_MODE": "token",
             "RAY_AUTH_TOKEN": secrets.token_hex(32),
-            # A node that stops answering is dead after about 3 s (Ray's default: 30 s).
+            # A node that stops answering is dead after about 5 s (Ray's default: 30 s).
             "RAY_health_check_period_ms": "1000",
             "RAY_health_check_timeout_ms": "1000",
-            "RAY_health_check_failure_threshold": "3",
+            "RAY_health_check_failure_threshold": "5",
         }
     )
     nodes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
@@ -172,6 +171,23 @@ class Cluster:
             env=env,
             start_new_session=True,
         )
+
+    def logs(self, name: str, lines: int = 20) -> str:
+        """The end of ``ray start``'s output for ``name`` and the warnings and errors of the
+        cluster's own logs (raylets, GCS), for a failure's message."""
+        out = [
+            f"== {name}.log",
+            *(self.temp / f"{name}.log").read_text(errors="replace").splitlines()[-lines:],
+        ]
+        for log in sorted((self.temp / "ray" / "session_latest" / "logs").glob("*.out")):
+            if log.name.startswith(("raylet", "gcs_server")):
+                bad = [
+                    line
+                    for line in log.read_text(errors="replace").splitlines()
+                    if re.match(r"\[[^]]* [WEF] ", line)
+                ]
+                out += [f"== {log.name}", *bad[-lines:]]
+        return "\n".join(out)
 
     def node_of(self, pid: int) -> str:
         for name, node in self.nodes.items():
@@ -238,9 +254,34 @@ def _start_nodes(c: Cluster) -> None:
     nodes starting together on one machine can both time out."""
     for name in NODES:
         if name not in c.nodes:
-            c.start(name, ["--address", c.address])
-            alive = len(c.nodes)
-            wait_for(f"{alive} nodes", partial(_nodes_alive, c, alive), 90)
+            _start_node(c, name)
+
+
+#: Tries and seconds per try for a node to join the cluster.
+NODE_TRIES, NODE_SECONDS = 3, 60
+
+
+def _start_node(c: Cluster, name: str) -> None:
+    """Starts a node and waits until the head counts it alive. A node whose ``ray start`` ends,
+    or that has not joined after ``NODE_SECONDS``, is killed and started again, up to
+    ``NODE_TRIES`` times: on a busy machine a start can fail (in CI once, a node never joined in
+    90 s, with nothing left to say why). The last failure shows the ends of the node's logs."""
+    for _ in range(NODE_TRIES):
+        c.start(name, ["--address", c.address])
+        alive = len(c.nodes)
+        deadline = time.monotonic() + NODE_SECONDS
+        while c.nodes[name].poll() is None and time.monotonic() < deadline:
+            if _nodes_alive(c, alive):
+                return
+            time.sleep(0.2)
+        status = c.nodes[name].poll()
+        logs = c.logs(name)
+        c.kill(name)
+    raise AssertionError(
+        f"{name} did not join the cluster in {NODE_TRIES} tries of {NODE_SECONDS} s "
+        f"(the last: {'still running' if status is None else f'ended with status {status}'}):"
+        f"\n{logs}"
+    )
 
 
 @pytest.fixture
