@@ -9,10 +9,10 @@
 use std::time::Duration;
 
 use rayon::prelude::*;
-use zertz_arena::AlphaBetaPlayer;
-use zertz_arena::Player;
+use zertz_arena::AlphaBetaBot;
+use zertz_arena::Bot;
 use zertz_arena::matches::{elo, play_game_from};
-use zertz_env::{Board, Game, MarbleSet, Player as Side, Position, SplitMix64, Variant};
+use zertz_env::{Board, Game, MarbleSet, Player, Position, SplitMix64, Variant};
 use zertz_search::alphabeta::Weights;
 
 fn candidates() -> Vec<(&'static str, Weights)> {
@@ -53,21 +53,21 @@ fn main() {
         .into_par_iter()
         .map(|g| {
             let mut rng = SplitMix64(0x5EED ^ (g / 2) as u64);
-            let mut game = Game::from_position(Position::new(variant, Side::P0));
+            let mut game = Game::from_position(Position::new(variant, Player::P0));
             for _ in 0..4 {
                 let pos = *game.position();
                 let a = pos.nth_legal_action(rng.below(pos.count_legal_actions())).expect("legal");
                 game.play_action(&a).expect("legal");
             }
-            let mut cand = AlphaBetaPlayer::new(None).with_weights(weights);
-            let mut base = AlphaBetaPlayer::new(None);
+            let mut cand = AlphaBetaBot::new(None).with_weights(weights);
+            let mut base = AlphaBetaBot::new(None);
             cand.set_move_time(time);
             base.set_move_time(time);
             let cand_first = g % 2 == 0;
-            let (p0, p1): (&mut dyn Player, &mut dyn Player) =
+            let (p0, p1): (&mut dyn Bot, &mut dyn Bot) =
                 if cand_first { (&mut cand, &mut base) } else { (&mut base, &mut cand) };
             let played = play_game_from(p0, p1, game, 4, 2000).expect("a game");
-            let cand_side = if cand_first { Side::P0 } else { Side::P1 };
+            let cand_side = if cand_first { Player::P0 } else { Player::P1 };
             match played.winner {
                 Some(w) if w == cand_side => 1.0,
                 Some(_) => 0.0,

@@ -1,4 +1,4 @@
-//! [`AlphaBetaPlayer`]: the classic alpha-beta searcher of [`zertz_search::alphabeta`] as a
+//! [`AlphaBetaBot`]: the classic alpha-beta searcher of [`zertz_search::alphabeta`] as a
 //! player (`alphabeta`, `alphabeta:DEPTH`, `alphabeta:time=SECONDS`).
 
 use std::time::Duration;
@@ -6,7 +6,7 @@ use std::time::Duration;
 use zertz_env::{Action, Position};
 use zertz_search::alphabeta::{AlphaBeta, DEFAULT_TABLE_BYTES, Limits, MAX_DEPTH, Report, Weights};
 
-use crate::players::{ChainPlan, DEFAULT_ALPHABETA_TIME, Player, PlayerError, WorkUnit};
+use crate::players::{Bot, BotError, ChainPlan, DEFAULT_ALPHABETA_TIME, WorkUnit};
 
 /// Searches every turn with iterative-deepening alpha-beta ([`AlphaBeta`]): to a fixed depth in
 /// whole turns, or deepening until its time per move is spent (a fixed depth under a time per
@@ -15,7 +15,7 @@ use crate::players::{ChainPlan, DEFAULT_ALPHABETA_TIME, Player, PlayerError, Wor
 /// opening), it searches the rest of the chain. The transposition table (16 MiB) lives as long as
 /// the player.
 #[derive(Debug)]
-pub struct AlphaBetaPlayer {
+pub struct AlphaBetaBot {
     name: String,
     depth: Option<u32>,
     time: Option<Duration>,
@@ -25,16 +25,16 @@ pub struct AlphaBetaPlayer {
     last: Option<Report>,
 }
 
-impl AlphaBetaPlayer {
+impl AlphaBetaBot {
     /// A player searching to `depth` whole turns (held to 1..=[`MAX_DEPTH`]), or with `None`
-    /// for [`DEFAULT_ALPHABETA_TIME`] per move until [`Player::set_move_time`] says otherwise.
-    pub fn new(depth: Option<u32>) -> AlphaBetaPlayer {
+    /// for [`DEFAULT_ALPHABETA_TIME`] per move until [`Bot::set_move_time`] says otherwise.
+    pub fn new(depth: Option<u32>) -> AlphaBetaBot {
         let depth = depth.map(|d| d.clamp(1, MAX_DEPTH));
         let name = match depth {
             Some(d) => format!("alphabeta:{d}"),
             None => "alphabeta".to_string(),
         };
-        AlphaBetaPlayer {
+        AlphaBetaBot {
             name,
             depth,
             time: None,
@@ -46,7 +46,7 @@ impl AlphaBetaPlayer {
     }
 
     /// The same player with other evaluation weights (for tuning; the name stays).
-    pub fn with_weights(mut self, weights: Weights) -> AlphaBetaPlayer {
+    pub fn with_weights(mut self, weights: Weights) -> AlphaBetaBot {
         self.searcher = self.searcher.with_weights(weights);
         self
     }
@@ -77,17 +77,17 @@ impl AlphaBetaPlayer {
     }
 }
 
-impl Player for AlphaBetaPlayer {
+impl Bot for AlphaBetaBot {
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError> {
         if let Some(a) = self.plan.next(pos) {
             return Ok(a);
         }
         let Some(report) = self.analyze(pos, None) else {
-            return Err(PlayerError::NoLegalAction {
+            return Err(BotError::NoLegalAction {
                 player: self.name.clone(),
                 position: pos.to_text(),
             });

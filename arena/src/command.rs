@@ -4,19 +4,19 @@
 //! Why one file of this size: one client of the engine protocol, whose process handling, limits and
 //! replies are only right together.
 //!
-//! A [`CommandPlayer`] starts its program with piped standard input and output (its standard error
+//! A [`CommandBot`] starts its program with piped standard input and output (its standard error
 //! goes where the caller's does), checks that it answers `name`, and then follows the game:
 //!
 //! - the first position it sees starts a game there with `newgame BOARD [blitz]`;
-//! - the opponent's actions are sent with `play ACTION` as [`Player::observe`] hears of them;
-//! - [`Player::choose`] sends `setposition TEXT` first when the program's position is not the
+//! - the opponent's actions are sent with `play ACTION` as [`Bot::observe`] hears of them;
+//! - [`Bot::choose`] sends `setposition TEXT` first when the program's position is not the
 //!   game's (a game that starts from an opening, an undo), then `genmove`; the answer is a whole
 //!   move, whose first action is returned and whose other hops (a capture chain) are returned by
 //!   the following calls without asking again. The program has played them already, so they are
 //!   not sent back when they are observed.
 //!
 //! A program that ends, breaks the protocol, refuses a command (`? ...`) or answers an illegal
-//! move fails with [`PlayerError::Engine`], with what it said. Every answer is held to
+//! move fails with [`BotError::Engine`], with what it said. Every answer is held to
 //! [`ProgramLimits`]: it must come within a time limit (30 s by default) and be at most a size
 //! (1 MiB); past either the player fails with one line saying so, and its program is ended at
 //! once. The answers are read on a thread of their own through a short queue, so that a program
@@ -36,9 +36,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use zertz_env::{Action, MarbleSet, Player as Side, Position};
+use zertz_env::{Action, MarbleSet, Player, Position};
 
-use crate::players::{Player, PlayerError, SpecError};
+use crate::players::{Bot, BotError, SpecError};
 
 /// The longest wait for one answer of a program by default.
 pub const DEFAULT_ANSWER_TIME: Duration = Duration::from_secs(30);
@@ -110,7 +110,7 @@ pub fn check_answer_time(seconds: f64) -> Result<Duration, String> {
 /// The process groups of the programs running now, by the pid of their leader (the program).
 static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
-/// Kills every program that a [`CommandPlayer`] of this process started and that has not been
+/// Kills every program that a [`CommandBot`] of this process started and that has not been
 /// ended yet, with the programs they started (their process groups). For signal handlers
 /// (Ctrl-C, SIGTERM) and the end of a process: the players that own them then fail.
 pub fn end_all_programs() {
@@ -248,7 +248,7 @@ fn write_lines(mut stdin: ChildStdin) -> std::io::Result<SyncSender<String>> {
 /// A player whose decisions come from another program over the engine protocol (see the module
 /// description). Named by its spec, `cmd:PROGRAM ARGS`.
 #[derive(Debug)]
-pub struct CommandPlayer {
+pub struct CommandBot {
     name: String,
     /// None once ended.
     child: Option<Child>,
@@ -279,15 +279,15 @@ impl std::fmt::Debug for Output {
     }
 }
 
-impl CommandPlayer {
+impl CommandBot {
     /// Starts `words[0]` with the arguments `words[1..]` and checks that it answers `name`, with
     /// the default [`ProgramLimits`]; an error names the program.
-    pub fn start(words: &[String]) -> Result<CommandPlayer, SpecError> {
-        CommandPlayer::start_with(words, ProgramLimits::default())
+    pub fn start(words: &[String]) -> Result<CommandBot, SpecError> {
+        CommandBot::start_with(words, ProgramLimits::default())
     }
 
-    /// [`CommandPlayer::start`] with other limits.
-    pub fn start_with(words: &[String], limits: ProgramLimits) -> Result<CommandPlayer, SpecError> {
+    /// [`CommandBot::start`] with other limits.
+    pub fn start_with(words: &[String], limits: ProgramLimits) -> Result<CommandBot, SpecError> {
         let program = words.first().cloned().unwrap_or_default();
         let failed = |error: String| SpecError::Command { program: program.clone(), error };
         if program.is_empty() {
@@ -312,7 +312,7 @@ impl CommandPlayer {
                 return Err(failed(e.to_string()));
             }
         };
-        let mut player = CommandPlayer {
+        let mut player = CommandBot {
             name: format!("cmd:{}", join_words(words)),
             child: Some(child),
             input: Some(input),
@@ -452,8 +452,8 @@ impl CommandPlayer {
         }
     }
 
-    fn error(&self, error: String) -> PlayerError {
-        PlayerError::Engine { player: self.name.clone(), error }
+    fn error(&self, error: String) -> BotError {
+        BotError::Engine { player: self.name.clone(), error }
     }
 
     /// Starts a game of `pos`'s variant in the program.
@@ -462,7 +462,7 @@ impl CommandPlayer {
         let blitz = if variant.marbles == MarbleSet::Blitz { " blitz" } else { "" };
         self.remote = None;
         self.ask(&format!("newgame {}{blitz}", variant.board))?;
-        self.remote = Some(Position::new(variant, Side::P0));
+        self.remote = Some(Position::new(variant, Player::P0));
         Ok(())
     }
 
@@ -481,7 +481,7 @@ impl CommandPlayer {
     }
 }
 
-impl CommandPlayer {
+impl CommandBot {
     /// Sends an action of the opponent's to the program: a new game first if it has none, then
     /// `play` when the program is at `before`. Elsewhere (a game that started from an opening)
     /// nothing is sent: `choose` sets the position.
@@ -503,17 +503,17 @@ fn one_line(text: &str) -> String {
     text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" | ")
 }
 
-impl Player for CommandPlayer {
+impl Bot for CommandBot {
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError> {
         if let Some(failure) = self.failure.take() {
             return Err(self.error(failure));
         }
         if pos.count_legal_actions() == 0 {
-            return Err(PlayerError::NoLegalAction {
+            return Err(BotError::NoLegalAction {
                 player: self.name.clone(),
                 position: pos.to_text(),
             });
@@ -562,7 +562,7 @@ impl Player for CommandPlayer {
     }
 }
 
-impl Drop for CommandPlayer {
+impl Drop for CommandBot {
     fn drop(&mut self) {
         if let Some(input) = self.input.take() {
             let _ = input.try_send("quit\n".into());
@@ -663,7 +663,7 @@ mod tests {
 
     #[test]
     fn a_program_that_does_not_exist_is_named() {
-        let e = CommandPlayer::start(&words(&["/no/such/zertz-engine"])).unwrap_err();
+        let e = CommandBot::start(&words(&["/no/such/zertz-engine"])).unwrap_err();
         assert!(e.to_string().contains("/no/such/zertz-engine"), "{e}");
     }
 }

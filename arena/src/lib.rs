@@ -3,8 +3,8 @@
 //! a thread pool, and Elo differences with their intervals; the engine protocol that other
 //! programs play through.
 //!
-//! - [`players`]: the [`Player`] trait, the players and [`PlayerSpec`], their grammar.
-//! - [`command`]: [`CommandPlayer`], a player behind another program that speaks the protocol.
+//! - [`players`]: the [`Bot`] trait, the players and [`PlayerSpec`], their grammar.
+//! - [`command`]: [`CommandBot`], a player behind another program that speaks the protocol.
 //! - [`protocol`]: the engine protocol's server side, [`EngineSession`] (`zertz engine`).
 //! - [`analysis`]: [`analyze`], a search of one position and what it thinks of every action.
 //! - [`matches`](mod@matches): one game between two players, a whole match, [`matches::elo`].
@@ -27,9 +27,8 @@ pub mod protocol;
 pub mod results;
 
 pub use analysis::{Analysis, Analyzer, MoveStats, analyze};
-pub use command::CommandPlayer;
+pub use command::CommandBot;
 pub use players::{
-    AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Models, Player, PlayerSpec, RandomPlayer,
-    parse_player,
+    AlphaBetaBot, Bot, GreedyBot, MctsBot, Models, PlayerSpec, RandomBot, parse_player,
 };
 pub use protocol::{EngineSession, Reply};

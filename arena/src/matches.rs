@@ -22,11 +22,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use zertz_env::{Game, Outcome, Player as Side, Position, SplitMix64, Variant};
+use zertz_env::{Game, Outcome, Player, Position, SplitMix64, Variant};
 
 use crate::command::ProgramLimits;
 use crate::config::MatchSettings;
-use crate::players::{Models, Player, PlayerError, PlayerSpec, SpecError};
+use crate::players::{Bot, BotError, Models, PlayerSpec, SpecError};
 pub use zertz_selfplay::records::End;
 use zertz_selfplay::records::GameRecord;
 use zertz_selfplay::settings::Settings;
@@ -58,11 +58,11 @@ pub enum MatchError {
     Settings(String),
     /// A player failed during a game (its network failed, say); the match stops.
     #[error("game {game}: {error}")]
-    Player {
+    Bot {
         /// The game's index in the match.
         game: usize,
         /// What went wrong, naming the player.
-        error: PlayerError,
+        error: BotError,
     },
     /// The stop flag of [`run_match_until`] was set (Ctrl-C); the games under way were dropped
     /// (each at its next decision; a program thinking is ended at once).
@@ -82,7 +82,7 @@ impl zertz_env::Classify for MatchError {
         use zertz_env::{Cause, ErrorClass};
         match self {
             MatchError::Spec(_) | MatchError::Settings(_) => ErrorClass::refused(Cause::Invalid),
-            MatchError::Player { .. } | MatchError::Refused(_) => ErrorClass::during(Cause::Failed),
+            MatchError::Bot { .. } | MatchError::Refused(_) => ErrorClass::during(Cause::Failed),
             MatchError::Stopped { .. } => ErrorClass::during(Cause::Stopped),
         }
     }
@@ -107,7 +107,7 @@ pub struct MatchGame {
 impl MatchGame {
     /// Score of player A: 1 for a win, ½ for a draw, 0 for a loss.
     pub fn a_score(&self) -> f64 {
-        let a = if self.a_is_p0 { Side::P0 } else { Side::P1 };
+        let a = if self.a_is_p0 { Player::P0 } else { Player::P1 };
         match self.record.winner {
             Some(w) if w == a => 1.0,
             Some(_) => 0.0,
@@ -130,7 +130,7 @@ pub struct PlayedGame {
     /// The game, with its moves.
     pub game: Game,
     /// The winner, `None` for a draw.
-    pub winner: Option<Side>,
+    pub winner: Option<Player>,
     /// How it ended.
     pub end: End,
     /// Single actions played.
@@ -144,38 +144,38 @@ pub struct PlayedGame {
 /// A player that chooses an illegal action loses; a player that cannot choose (its evaluator
 /// failed) ends the game with its error.
 pub fn play_game(
-    p0: &mut dyn Player,
-    p1: &mut dyn Player,
+    p0: &mut dyn Bot,
+    p1: &mut dyn Bot,
     variant: Variant,
     max_actions: u32,
-) -> Result<PlayedGame, PlayerError> {
-    play_game_from(p0, p1, Game::from_position(Position::new(variant, Side::P0)), 0, max_actions)
+) -> Result<PlayedGame, BotError> {
+    play_game_from(p0, p1, Game::from_position(Position::new(variant, Player::P0)), 0, max_actions)
 }
 
 /// [`play_game`] from a game already under way after `played` single actions (an opening, say),
 /// which count towards `max_actions`; the players see only what follows.
 pub fn play_game_from(
-    p0: &mut dyn Player,
-    p1: &mut dyn Player,
+    p0: &mut dyn Bot,
+    p1: &mut dyn Bot,
     game: Game,
     played: u32,
     max_actions: u32,
-) -> Result<PlayedGame, PlayerError> {
+) -> Result<PlayedGame, BotError> {
     play_game_until(p0, p1, game, played, max_actions, &|| false).map(|g| g.expect("never stopped"))
 }
 
 /// [`play_game_from`] that asks `stop` before every decision and gives `None` when it says so.
 fn play_game_until(
-    p0: &mut dyn Player,
-    p1: &mut dyn Player,
+    p0: &mut dyn Bot,
+    p1: &mut dyn Bot,
     mut game: Game,
     played: u32,
     max_actions: u32,
     stop: &dyn Fn() -> bool,
-) -> Result<Option<PlayedGame>, PlayerError> {
+) -> Result<Option<PlayedGame>, BotError> {
     let mut actions = played;
     let mut effort = [Effort::default(); 2];
-    let efforts = |effort: &mut [Effort; 2], p0: &dyn Player, p1: &dyn Player| {
+    let efforts = |effort: &mut [Effort; 2], p0: &dyn Bot, p1: &dyn Bot| {
         for (e, p) in effort.iter_mut().zip([p0, p1]) {
             if let Some((unit, work)) = p.work() {
                 e.unit = Some(unit);
@@ -189,7 +189,7 @@ fn play_game_until(
             return Ok(None);
         }
         let pos = *game.position();
-        let mover: &mut dyn Player = if pos.turn() == Side::P0 { &mut *p0 } else { &mut *p1 };
+        let mover: &mut dyn Bot = if pos.turn() == Player::P0 { &mut *p0 } else { &mut *p1 };
         let started = Instant::now();
         let a = mover.choose(&pos)?;
         let e = &mut effort[pos.turn().index()];
@@ -254,7 +254,7 @@ pub struct MatchConfig {
     /// `opening_actions` are single actions played at random before the players take over, the
     /// same for the two games of a pair (games 2k and 2k + 1, where the players swap sides):
     /// deterministic players would otherwise repeat the same few games. `move_time` is given
-    /// to every searching player without its own (`:time=`; [`Player::set_move_time`]).
+    /// to every searching player without its own (`:time=`; [`Bot::set_move_time`]).
     pub settings: MatchSettings,
 }
 
@@ -306,7 +306,7 @@ fn play_match_game_until(
     let a_is_p0 = game % 2 == 0;
     let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
     let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
-    let mut start = Game::from_position(Position::new(config.settings.variant(), Side::P0));
+    let mut start = Game::from_position(Position::new(config.settings.variant(), Player::P0));
     let mut rng = SplitMix64(player_seed(config.settings.seed, game / 2, 2));
     let mut opening = 0;
     while opening < config.settings.opening_actions && !start.is_over() {
@@ -323,7 +323,7 @@ fn play_match_game_until(
         config.settings.max_actions,
         stop,
     )
-    .map_err(|error| MatchError::Player { game, error })?
+    .map_err(|error| MatchError::Bot { game, error })?
     .ok_or(MatchError::Stopped { games: 0 })?;
     let players = Some([p0_name, p1_name]);
     let record = GameRecord::of_game(game as u64, &played.game, played.end, played.winner, players);
@@ -359,7 +359,7 @@ pub fn check_match(config: &MatchConfig) -> Result<(), MatchError> {
 /// Plays a match on a thread pool of `config.settings.threads` workers; `on_game` hears of every finished
 /// game in game order (from one worker at a time), and an error from it stops the match. The
 /// settings are checked first ([`check_match`]); a player that fails stops the match with
-/// [`MatchError::Player`].
+/// [`MatchError::Bot`].
 pub fn run_match(
     config: &MatchConfig,
     on_game: &(dyn Fn(&MatchGame) -> Result<(), MatchError> + Sync),

@@ -27,16 +27,15 @@
 use std::fmt;
 
 use zertz_env::{
-    Action, Board, Chain, Game, MAX_CHAIN, MarbleSet, Move, MoveError, Player as Side, Position,
-    Variant,
+    Action, Board, Chain, Game, MAX_CHAIN, MarbleSet, Move, MoveError, Player, Position, Variant,
 };
 use zertz_search::mcts::DEFAULT_MAX_TREE_BYTES;
 
 use zertz_search::alphabeta::{Limits, MAX_DEPTH};
 
-use crate::alphabeta::AlphaBetaPlayer;
+use crate::alphabeta::AlphaBetaBot;
 use crate::analysis::Analyzer;
-use crate::players::{MAX_SIMULATIONS, Models, Player, PlayerSpec, SpecError};
+use crate::players::{Bot, MAX_SIMULATIONS, Models, PlayerSpec, SpecError};
 
 /// The name the `name` command answers.
 pub const ENGINE_NAME: &str = "zertz";
@@ -130,10 +129,10 @@ impl Reply {
 
 /// A game played over the protocol: the game, the engine's player, and what `undo` goes back to.
 pub struct EngineSession {
-    player: Box<dyn Player>,
+    player: Box<dyn Bot>,
     analyzer: Analyzer,
     /// An alpha-beta player's searcher for `analyze` (its own table), in place of `analyzer`.
-    alphabeta: Option<AlphaBetaPlayer>,
+    alphabeta: Option<AlphaBetaBot>,
     /// The memory budget of every search tree (`genmove`'s and `analyze`'s).
     max_tree_bytes: usize,
     game: Game,
@@ -168,7 +167,7 @@ impl EngineSession {
     ) -> Result<EngineSession, SpecError> {
         let alphabeta = match spec.untimed() {
             PlayerSpec::AlphaBeta(depth) => {
-                let mut p = AlphaBetaPlayer::new(*depth);
+                let mut p = AlphaBetaBot::new(*depth);
                 p.set_move_time(spec.own_time());
                 Some(p)
             }
@@ -179,7 +178,7 @@ impl EngineSession {
             analyzer: spec.analyzer(seed, models)?,
             alphabeta,
             max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
-            game: Game::new(variant, Side::P0),
+            game: Game::new(variant, Player::P0),
             turns: Vec::new(),
         })
     }
@@ -297,7 +296,7 @@ impl EngineSession {
         variant.board = board.unwrap_or(variant.board);
         variant.marbles =
             set.unwrap_or(if board.is_some() { MarbleSet::Standard } else { variant.marbles });
-        self.game = Game::new(variant, Side::P0);
+        self.game = Game::new(variant, Player::P0);
         self.turns.clear();
         Ok(String::new())
     }

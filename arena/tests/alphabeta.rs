@@ -1,4 +1,4 @@
-//! The alpha-beta player (`AlphaBetaPlayer`, spec `alphabeta`): its specs and their errors, a
+//! The alpha-beta player (`AlphaBetaBot`, spec `alphabeta`): its specs and their errors, a
 //! capture chain played on hop by hop, whole legal games against `random` on 37 and 61 rings
 //! and in blitz, wins at depth 2, and the work it reports.
 
@@ -9,17 +9,16 @@ use std::time::Duration;
 
 use zertz_arena::matches::{End, play_game};
 use zertz_arena::players::{
-    AlphaBetaPlayer, DEFAULT_ALPHABETA_TIME, Models, Player, PlayerSpec, RandomPlayer, SpecError,
-    WorkUnit,
+    AlphaBetaBot, Bot, DEFAULT_ALPHABETA_TIME, Models, PlayerSpec, RandomBot, SpecError, WorkUnit,
 };
-use zertz_env::{Action, Board, MarbleSet, Outcome, Player as Side, Position, Variant};
+use zertz_env::{Action, Board, MarbleSet, Outcome, Player, Position, Variant};
 use zertz_search::alphabeta::{Limits, MAX_DEPTH};
 
 fn spec(text: &str) -> PlayerSpec {
     text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
-fn build(text: &str, seed: u64) -> Box<dyn Player> {
+fn build(text: &str, seed: u64) -> Box<dyn Bot> {
     spec(text).build(seed, &Models::new()).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
@@ -119,21 +118,21 @@ fn bad_specs_are_one_line_errors_naming_the_problem() {
 
 #[test]
 fn the_limits_follow_the_spec_and_the_move_time() {
-    assert_eq!(AlphaBetaPlayer::new(Some(3)).limits(), Limits::depth(3));
+    assert_eq!(AlphaBetaBot::new(Some(3)).limits(), Limits::depth(3));
     assert_eq!(
-        AlphaBetaPlayer::new(None).limits(),
+        AlphaBetaBot::new(None).limits(),
         Limits { max_depth: MAX_DEPTH, time: Some(DEFAULT_ALPHABETA_TIME) }
     );
     // Held to 1..=MAX_DEPTH.
-    assert_eq!(AlphaBetaPlayer::new(Some(0)).limits(), Limits::depth(1));
-    assert_eq!(AlphaBetaPlayer::new(Some(1000)).limits(), Limits::depth(MAX_DEPTH));
+    assert_eq!(AlphaBetaBot::new(Some(0)).limits(), Limits::depth(1));
+    assert_eq!(AlphaBetaBot::new(Some(1000)).limits(), Limits::depth(MAX_DEPTH));
     // A time per move stops a fixed depth sooner, and sets the time of `alphabeta`.
-    let mut p = AlphaBetaPlayer::new(Some(2));
+    let mut p = AlphaBetaBot::new(Some(2));
     p.set_move_time(Some(Duration::from_millis(250)));
     assert_eq!(p.limits(), Limits { max_depth: 2, time: Some(Duration::from_millis(250)) });
     p.set_move_time(None);
     assert_eq!(p.limits(), Limits::depth(2));
-    let mut p = AlphaBetaPlayer::new(None);
+    let mut p = AlphaBetaBot::new(None);
     p.set_move_time(Some(Duration::from_millis(50)));
     assert_eq!(p.limits(), Limits::time(Duration::from_millis(50)));
 }
@@ -152,7 +151,7 @@ const CHAIN_ROOT: &str =
 
 /// Lets `player` choose in `pos` until the turn passes or the game ends: the actions, each
 /// checked to be a legal hop of the chain marble when a chain is under way.
-fn play_out_turn(player: &mut dyn Player, pos: &Position) -> (Position, Vec<Action>) {
+fn play_out_turn(player: &mut dyn Bot, pos: &Position) -> (Position, Vec<Action>) {
     let mover = pos.turn();
     let mut p = *pos;
     let mut actions = Vec::new();
@@ -180,27 +179,27 @@ fn in_the_middle_of_a_chain_it_plays_on_along_legal_hops() {
         let mut player = build(text, 0);
         let (end, actions) = play_out_turn(player.as_mut(), &pos(CHAIN_ROOT));
         assert_eq!(actions.len(), 2, "{text}");
-        assert_eq!(end.outcome(), Some(Outcome::Win(Side::P0)), "{text}");
+        assert_eq!(end.outcome(), Some(Outcome::Win(Player::P0)), "{text}");
     }
     // Its own chain, planned whole and played hop by hop.
-    let mut player = AlphaBetaPlayer::new(Some(2));
+    let mut player = AlphaBetaBot::new(Some(2));
     let start = pos(CHAIN_WIN);
     let (end, actions) = play_out_turn(&mut player, &start);
     assert_eq!(start.action_to_string(&actions[0]), "d2xd4");
     assert_eq!(actions.len(), 2);
-    assert_eq!(end.outcome(), Some(Outcome::Win(Side::P0)));
+    assert_eq!(end.outcome(), Some(Outcome::Win(Player::P0)));
     let report = player.last_search().expect("a search");
     assert_eq!(report.mate_in(), Some(1));
     assert_eq!(start.move_to_string(&report.best), "d2xd4xd6");
     // Chains under way in random games of every variant: the player ends each turn legally.
     let mut chains = 0;
     for (i, variant) in Variant::all().enumerate() {
-        let mut random = RandomPlayer::new(i as u64);
-        let mut p = Position::new(variant, Side::P0);
+        let mut random = RandomBot::new(i as u64);
+        let mut p = Position::new(variant, Player::P0);
         while !p.is_over() {
             if p.chain().is_some() {
                 chains += 1;
-                let mut player = AlphaBetaPlayer::new(Some(1 + chains % 2));
+                let mut player = AlphaBetaBot::new(Some(1 + chains % 2));
                 let (end, _) = play_out_turn(&mut player, &p);
                 assert!(end.turn() != p.turn() || end.is_over());
             }
@@ -225,7 +224,7 @@ fn whole_games_against_random_are_legal() {
             let seed = (i * 2 + j) as u64;
             let mut ab = Checked(build(text, seed));
             let mut random = Checked(build("random", seed));
-            let (p0, p1): (&mut dyn Player, &mut dyn Player) =
+            let (p0, p1): (&mut dyn Bot, &mut dyn Bot) =
                 if j == 0 { (&mut ab, &mut random) } else { (&mut random, &mut ab) };
             let g = play_game(p0, p1, variant, 2000).unwrap();
             assert!(matches!(g.end, End::Win | End::Draw), "{variant} {text}: {:?}", g.end);
@@ -250,10 +249,10 @@ fn depth_two_beats_random_every_game() {
             let seed = 10 + i as u64 * 2 + u64::from(ab_first);
             let mut ab = Checked(build("alphabeta:2", seed));
             let mut random = Checked(build("random", seed));
-            let (p0, p1): (&mut dyn Player, &mut dyn Player) =
+            let (p0, p1): (&mut dyn Bot, &mut dyn Bot) =
                 if ab_first { (&mut ab, &mut random) } else { (&mut random, &mut ab) };
             let g = play_game(p0, p1, variant, 2000).unwrap();
-            let side = if ab_first { Side::P0 } else { Side::P1 };
+            let side = if ab_first { Player::P0 } else { Player::P1 };
             assert_eq!(g.end, End::Win, "{variant}, seed {seed}");
             assert_eq!(g.winner, Some(side), "{variant}, seed {seed}: {:?}", g.game.notation());
         }
@@ -262,7 +261,7 @@ fn depth_two_beats_random_every_game() {
 
 #[test]
 fn work_is_counted_in_nodes_and_grows() {
-    let start = Position::new(Variant::new(Board::R37, MarbleSet::Blitz), Side::P0);
+    let start = Position::new(Variant::new(Board::R37, MarbleSet::Blitz), Player::P0);
     for text in ["alphabeta:1", "alphabeta:2", "alphabeta:time=0.01"] {
         let mut p = build(text, 0);
         assert_eq!(p.work(), Some((WorkUnit::Nodes, 0)), "{text}");
@@ -278,10 +277,10 @@ fn work_is_counted_in_nodes_and_grows() {
         }
     }
     // Quiescence nodes count too: the search's nodes and qnodes.
-    let mut p = AlphaBetaPlayer::new(Some(2));
+    let mut p = AlphaBetaBot::new(Some(2));
     p.choose(&start).unwrap();
     let r = p.last_search().unwrap();
     assert_eq!(p.work(), Some((WorkUnit::Nodes, r.nodes + r.qnodes)));
     // Random plays without searching.
-    assert_eq!(RandomPlayer::new(0).work(), None);
+    assert_eq!(RandomBot::new(0).work(), None);
 }

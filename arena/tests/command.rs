@@ -1,4 +1,4 @@
-//! `cmd:` players: their specs, and programs that fail in every way a [`CommandPlayer`] must
+//! `cmd:` players: their specs, and programs that fail in every way a [`CommandBot`] must
 //! report (shell scripts stand in for broken engines; the real engine is played in the `zertz`
 //! command's tests).
 
@@ -7,11 +7,11 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use zertz_arena::command::{CommandPlayer, ProgramLimits};
+use zertz_arena::command::{CommandBot, ProgramLimits};
 use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::{MatchConfig, MatchError, run_match, run_match_until};
-use zertz_arena::players::{Models, PlayerError, PlayerSpec, SpecError};
-use zertz_env::{Player as Side, Position, Variant};
+use zertz_arena::players::{BotError, Models, PlayerSpec, SpecError};
+use zertz_env::{Player, Position, Variant};
 use zertz_selfplay::settings::Seconds;
 
 /// The error of a player that must not build.
@@ -66,7 +66,7 @@ mod broken_engines {
     }
 
     fn start() -> Position {
-        Position::new(Variant::default(), Side::P0)
+        Position::new(Variant::default(), Player::P0)
     }
 
     /// Answers `name`, then everything with `answer`, and `genmove` with `genmove`.
@@ -80,7 +80,7 @@ mod broken_engines {
     fn choose_error(spec: &PlayerSpec) -> String {
         let mut p = spec.build(0, &Models::new()).unwrap();
         match p.choose(&start()) {
-            Err(e @ PlayerError::Engine { .. }) => e.to_string(),
+            Err(e @ BotError::Engine { .. }) => e.to_string(),
             other => panic!("{other:?}"),
         }
     }
@@ -133,7 +133,7 @@ mod broken_engines {
             MatchSettings { games: 2, threads: 1, max_actions: 100, ..MatchSettings::default() };
         let config = MatchConfig::with(engine("? broken", "= pass"), spec("random"), settings);
         match run_match(&config, &|_| Ok(())) {
-            Err(MatchError::Player { error: PlayerError::Engine { error, .. }, .. }) => {
+            Err(MatchError::Bot { error: BotError::Engine { error, .. }, .. }) => {
                 assert!(error.contains("? broken"), "{error}");
             }
             other => panic!("{other:?}"),
@@ -152,7 +152,7 @@ mod broken_engines {
             ["sh", "-c", &format!("sleep 1000 & echo $! > '{}'; wait", file.display())]
                 .map(String::from)
                 .to_vec();
-        let e = CommandPlayer::start_with(&mute, limits(0.3)).unwrap_err().to_string();
+        let e = CommandBot::start_with(&mute, limits(0.3)).unwrap_err().to_string();
         assert!(e.contains("it did not answer 'name' within 0.3 s"), "{e}");
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         assert!(ended(&file), "the program's own child is ended with it");
@@ -171,7 +171,7 @@ mod broken_engines {
         let config = MatchConfig::with(hanging(&file, "sleep 1000"), spec("random"), settings);
         let started = Instant::now();
         match run_match(&config, &|_| Ok(())) {
-            Err(MatchError::Player { error: PlayerError::Engine { error, .. }, .. }) => {
+            Err(MatchError::Bot { error: BotError::Engine { error, .. }, .. }) => {
                 assert!(error.contains("did not answer 'genmove' within 0.3 s"), "{error}");
             }
             other => panic!("{other:?}"),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{ended, hanging, pidfile};
 use zertz_arena::command::end_all_programs;
 use zertz_arena::players::Models;
-use zertz_env::{Player as Side, Position, Variant};
+use zertz_env::{Player, Position, Variant};
 
 #[test]
 fn every_program_can_be_ended_from_elsewhere() {
@@ -21,7 +21,7 @@ fn every_program_can_be_ended_from_elsewhere() {
             std::thread::sleep(Duration::from_millis(300));
             end_all_programs();
         });
-        let e = p.choose(&Position::new(Variant::default(), Side::P0)).unwrap_err().to_string();
+        let e = p.choose(&Position::new(Variant::default(), Player::P0)).unwrap_err().to_string();
         assert!(e.contains("ended before it answered 'genmove'"), "{e}");
     });
     assert!(ended(&file), "the program's own child is ended too");

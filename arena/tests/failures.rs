@@ -6,10 +6,9 @@ use std::sync::Arc;
 use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::{MAX_GAMES, MatchConfig, MatchError, run_match};
 use zertz_arena::players::{
-    GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError, PlayerSpec,
-    RandomPlayer, SpecError,
+    Bot, BotError, GreedyBot, MAX_SIMULATIONS, MctsBot, Models, PlayerSpec, RandomBot, SpecError,
 };
-use zertz_env::{Player as Side, Position, Variant};
+use zertz_env::{Player, Position, Variant};
 use zertz_search::{Batch, EvalError, Evaluator, Output};
 use zertz_selfplay::config::MAX_THREADS;
 
@@ -29,10 +28,10 @@ fn match_config(a: PlayerSpec, b: PlayerSpec, models: Models) -> MatchConfig {
 
 #[test]
 fn a_failing_evaluator_is_an_error_naming_the_player() {
-    let pos = Position::new(Variant::default(), Side::P0);
-    let mut p = MctsPlayer::neural("nn:broken.pt:8", Arc::new(Broken), 8, 0);
+    let pos = Position::new(Variant::default(), Player::P0);
+    let mut p = MctsBot::neural("nn:broken.pt:8", Arc::new(Broken), 8, 0);
     let e = p.choose(&pos).unwrap_err();
-    assert!(matches!(e, PlayerError::Evaluator { .. }), "{e:?}");
+    assert!(matches!(e, BotError::Evaluator { .. }), "{e:?}");
     let text = e.to_string();
     assert!(text.contains("nn:broken.pt:8") && text.contains("NaN"), "{text}");
     // The player stays usable (and fails the same way) rather than poisoned.
@@ -47,7 +46,7 @@ fn a_failing_player_stops_the_match_with_an_error() {
     let config = match_config(PlayerSpec::Greedy, spec, models);
     let e = run_match(&config, &|_| Ok(())).unwrap_err();
     match &e {
-        MatchError::Player { error: PlayerError::Evaluator { player, .. }, .. } => {
+        MatchError::Bot { error: BotError::Evaluator { player, .. }, .. } => {
             assert_eq!(player, "nn:broken.pt:8")
         }
         other => panic!("{other:?}"),
@@ -63,15 +62,15 @@ fn finished_games_have_no_action_to_choose() {
     let text = "37 standard ..../...../....../......./....../...../.... 2/8/10 0/0/0 4/0/0 P0 - 0";
     let pos = Position::from_text(text).unwrap();
     assert!(pos.is_over());
-    let players: Vec<Box<dyn Player>> = vec![
-        Box::new(RandomPlayer::new(0)),
-        Box::new(GreedyPlayer::new(0)),
-        Box::new(MctsPlayer::rollout(8, 0)),
-        Box::new(MctsPlayer::uniform(8, 0)),
+    let players: Vec<Box<dyn Bot>> = vec![
+        Box::new(RandomBot::new(0)),
+        Box::new(GreedyBot::new(0)),
+        Box::new(MctsBot::rollout(8, 0)),
+        Box::new(MctsBot::uniform(8, 0)),
     ];
     for mut p in players {
         let e = p.choose(&pos).unwrap_err();
-        assert!(matches!(e, PlayerError::NoLegalAction { .. }), "{}: {e:?}", p.name());
+        assert!(matches!(e, BotError::NoLegalAction { .. }), "{}: {e:?}", p.name());
     }
 }
 

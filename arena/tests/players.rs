@@ -7,10 +7,10 @@ use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::MatchConfig;
 use zertz_arena::matches::{End, elo, elo_from_score, play_game, play_match};
 use zertz_arena::players::{
-    GUMBEL_PLAN_HEADROOM, GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Models, Player, PlayerError,
-    PlayerSpec, RandomPlayer, SpecError, WorkUnit, gumbel_plan, parse_player,
+    Bot, BotError, GUMBEL_PLAN_HEADROOM, GreedyBot, MAX_SIMULATIONS, MctsBot, Models, PlayerSpec,
+    RandomBot, SpecError, WorkUnit, gumbel_plan, parse_player,
 };
-use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player as Side, Position, Variant};
+use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player, Position, Variant};
 use zertz_search::Precision;
 
 #[test]
@@ -40,8 +40,8 @@ fn games_between_baselines_finish_legally() {
     // Whole games (greedy plays chains hop by hop from its plan).
     for seed in 0..6 {
         let variant = Variant::new(Board::R37, MarbleSet::ALL[seed % 2]);
-        let mut p0 = Checked(Box::new(GreedyPlayer::new(seed as u64)));
-        let mut p1 = Checked(Box::new(RandomPlayer::new(seed as u64)));
+        let mut p0 = Checked(Box::new(GreedyBot::new(seed as u64)));
+        let mut p1 = Checked(Box::new(RandomBot::new(seed as u64)));
         let g = play_game(&mut p0, &mut p1, variant, 2000).unwrap();
         assert_ne!(g.end, End::Illegal);
         assert_ne!(g.end, End::Limit);
@@ -58,13 +58,13 @@ fn greedy_takes_an_immediate_capture_win() {
     let pos = Position::from_text(WHITE_WIN).unwrap();
     assert_eq!(pos.count_legal_actions(), 2);
     for seed in 0..20 {
-        let a = GreedyPlayer::new(seed).choose(&pos).unwrap();
+        let a = GreedyBot::new(seed).choose(&pos).unwrap();
         let after = pos.play_action(&a).unwrap();
-        assert_eq!(after.outcome(), Some(Outcome::Win(Side::P0)), "seed {seed}: {a:?}");
+        assert_eq!(after.outcome(), Some(Outcome::Win(Player::P0)), "seed {seed}: {a:?}");
     }
     // Search finds it too.
-    let a = MctsPlayer::rollout(50, 1).choose(&pos).unwrap();
-    assert_eq!(pos.play_action(&a).unwrap().outcome(), Some(Outcome::Win(Side::P0)));
+    let a = MctsBot::rollout(50, 1).choose(&pos).unwrap();
+    assert_eq!(pos.play_action(&a).unwrap().outcome(), Some(Outcome::Win(Player::P0)));
 }
 
 #[test]
@@ -74,11 +74,11 @@ fn greedy_avoids_handing_over_a_win() {
     let text = "37 standard ..../...../....../...w.../....../...../.... 2/8/10 0/0/0 3/0/0 P0 - 0";
     let pos = Position::from_text(text).unwrap();
     for seed in 0..5 {
-        let a = GreedyPlayer::new(seed).choose(&pos).unwrap();
+        let a = GreedyBot::new(seed).choose(&pos).unwrap();
         let after = pos.play_action(&a).unwrap();
         for r in after.legal_moves() {
             let next = after.play(&r).unwrap();
-            assert_ne!(next.outcome(), Some(Outcome::Win(Side::P1)), "seed {seed}: {a:?}");
+            assert_ne!(next.outcome(), Some(Outcome::Win(Player::P1)), "seed {seed}: {a:?}");
         }
     }
 }
@@ -90,20 +90,20 @@ fn mcts_skips_search_when_forced_and_reuses_its_tree() {
         "37 standard gw../...../....../......./....../...../.... 2/7/10 3/0/0 0/0/0 P0 - 0";
     let pos = Position::from_text(forced).unwrap();
     assert_eq!(pos.count_legal_actions(), 1);
-    let mut p = MctsPlayer::rollout(100, 0);
+    let mut p = MctsBot::rollout(100, 0);
     let a = p.choose(&pos).unwrap();
     assert!(pos.is_legal_action(&a));
     assert!(p.tree().is_none());
 
     // The chosen child keeps its subtree, and the tree follows the opponent's action.
-    let start = Position::new(Variant::default(), Side::P0);
-    let mut p = MctsPlayer::rollout(200, 0);
+    let start = Position::new(Variant::default(), Player::P0);
+    let mut p = MctsBot::rollout(200, 0);
     let a = p.choose(&start).unwrap();
     let after = start.play_action(&a).unwrap();
     let tree = p.tree().unwrap();
     assert_eq!(tree.position(), &after);
     assert!(tree.root_visits() > 0);
-    let reply = RandomPlayer::new(3).choose(&after).unwrap();
+    let reply = RandomBot::new(3).choose(&after).unwrap();
     p.observe(&after, &reply);
     let next = after.play_action(&reply).unwrap();
     assert_eq!(p.tree().unwrap().position(), &next);
@@ -188,7 +188,7 @@ fn specs_parse_and_name_players() {
         std::sync::Arc::new(zertz_search::UniformEvaluator),
     );
     assert_eq!(bf16.build(1, &models).unwrap().name(), "nn:model.pt:16:bf16");
-    let pos = Position::new(Variant::default(), Side::P0);
+    let pos = Position::new(Variant::default(), Player::P0);
     assert!(pos.is_legal_action(&p.choose(&pos).unwrap()));
 }
 
@@ -198,7 +198,7 @@ fn a_gumbel_root_under_a_time_per_move_plans_its_simulations_from_the_time() {
     models.insert("m.pt", std::sync::Arc::new(zertz_search::UniformEvaluator));
     let spec: PlayerSpec = "nn:m.pt:50:gumbel=4:time=0.5".parse().unwrap();
     let mut p = spec.build(1, &models).unwrap();
-    let mut game = Game::from_position(Position::new(Variant::default(), Side::P0));
+    let mut game = Game::from_position(Position::new(Variant::default(), Player::P0));
     // The first search knows no rate yet: it plans the spec's count and stops there, long
     // before its time is spent (a PUCT root would search until then).
     let a = p.choose(game.position()).unwrap();
@@ -350,7 +350,7 @@ fn records_are_json_lines_that_replay() {
         let (p0, p1) = if i % 2 == 0 { ("greedy", "random") } else { ("random", "greedy") };
         assert_eq!(line["players"], serde_json::json!([p0, p1]));
         assert_eq!((line["board"].as_u64(), line["blitz"].as_bool()), (Some(37), Some(false)));
-        let mut game = Game::new(Variant::default(), Side::P0);
+        let mut game = Game::new(Variant::default(), Player::P0);
         for m in line["moves"].as_array().unwrap() {
             game.play_str(m.as_str().unwrap()).unwrap();
         }
@@ -367,24 +367,24 @@ fn records_are_json_lines_that_replay() {
 /// Always passes, legal or not.
 struct Passer;
 
-impl Player for Passer {
+impl Bot for Passer {
     fn name(&self) -> &str {
         "passer"
     }
 
-    fn choose(&mut self, _pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, _pos: &Position) -> Result<Action, BotError> {
         Ok(Action::Pass)
     }
 }
 
 #[test]
 fn illegal_actions_lose_and_long_games_are_drawn() {
-    let g = play_game(&mut Passer, &mut RandomPlayer::new(0), Variant::default(), 100).unwrap();
-    assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Side::P1), 0));
-    let g = play_game(&mut RandomPlayer::new(0), &mut Passer, Variant::default(), 100).unwrap();
-    assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Side::P0), 1));
-    let mut a = RandomPlayer::new(1);
-    let mut b = RandomPlayer::new(2);
+    let g = play_game(&mut Passer, &mut RandomBot::new(0), Variant::default(), 100).unwrap();
+    assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Player::P1), 0));
+    let g = play_game(&mut RandomBot::new(0), &mut Passer, Variant::default(), 100).unwrap();
+    assert_eq!((g.end, g.winner, g.actions), (End::Illegal, Some(Player::P0), 1));
+    let mut a = RandomBot::new(1);
+    let mut b = RandomBot::new(2);
     let g = play_game(&mut a, &mut b, Variant::default(), 3).unwrap();
     assert_eq!((g.end, g.winner, g.actions), (End::Limit, None, 3));
 }
@@ -423,9 +423,9 @@ const ONE_SAFE_OF_25: &str =
 
 /// A search player guided by nothing (uniform priors, value 0) with `simulations`, with or
 /// without the look ahead.
-fn blind(simulations: u32, seed: u64, tactics: bool) -> MctsPlayer {
+fn blind(simulations: u32, seed: u64, tactics: bool) -> MctsBot {
     let eval = std::sync::Arc::new(zertz_search::UniformEvaluator);
-    MctsPlayer::new("blind", eval, simulations, seed).with_tactics(tactics)
+    MctsBot::new("blind", eval, simulations, seed).with_tactics(tactics)
 }
 
 #[test]
@@ -439,8 +439,9 @@ fn with_the_look_ahead_a_win_is_taken_and_a_loss_at_once_avoided() {
         for seed in 0..20 {
             // One simulation: the search alone knows nothing.
             let a = blind(1, seed, true).choose(&win).unwrap();
-            took +=
-                usize::from(win.play_action(&a).unwrap().outcome() == Some(Outcome::Win(Side::P0)));
+            took += usize::from(
+                win.play_action(&a).unwrap().outcome() == Some(Outcome::Win(Player::P0)),
+            );
             let a = blind(2, seed, true).choose(&p).unwrap();
             avoided += usize::from(a == p.move_actions(&safe)[0]);
             let a = blind(2, seed, false).choose(&p).unwrap();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use zertz_arena::analysis::analyze;
 use zertz_arena::protocol::{COMMANDS, EngineSession, Reply};
 use zertz_arena::{Models, PlayerSpec};
-use zertz_env::{Board, MarbleSet, Player as Side, Position, Variant};
+use zertz_env::{Board, MarbleSet, Player, Position, Variant};
 use zertz_search::{Batch, EvalError, Evaluator, Output, Preset, RolloutEvaluator};
 
 /// P0 holds 2/0/0. The black on d2 jumps the white on d3 into d4 and must go on: over the white
@@ -136,7 +136,7 @@ fn newgame_sets_the_board_and_marble_set() {
     ok(&mut s, "play Wd4,a1");
     ok(&mut s, "newgame 48 blitz");
     let pos = *s.game().position();
-    assert_eq!(pos, Position::new(Variant::new(Board::R48, MarbleSet::Blitz), Side::P0));
+    assert_eq!(pos, Position::new(Variant::new(Board::R48, MarbleSet::Blitz), Player::P0));
     ok(&mut s, "newgame");
     assert_eq!(s.game().position().variant(), Variant::new(Board::R48, MarbleSet::Blitz));
     ok(&mut s, "newgame 61");
@@ -144,7 +144,7 @@ fn newgame_sets_the_board_and_marble_set() {
     ok(&mut s, "newgame blitz");
     assert_eq!(s.game().position().variant(), Variant::new(Board::R61, MarbleSet::Blitz));
     ok(&mut s, "newgame standard 37");
-    assert_eq!(*s.game().position(), Position::new(Variant::default(), Side::P0));
+    assert_eq!(*s.game().position(), Position::new(Variant::default(), Player::P0));
     assert!(err(&mut s, "newgame 38").contains("38"));
     assert!(err(&mut s, "newgame 37 fast").contains("bad newgame argument 'fast'"));
     assert!(err(&mut s, "newgame 37 40").contains("'40'"));
@@ -157,18 +157,18 @@ fn play_takes_whole_moves_and_single_hops() {
     ok(&mut s, "play Wd4,a1");
     ok(&mut s, "play gD5,A2");
     assert_eq!(s.game().moves().len(), 2);
-    assert_eq!(s.game().position().turn(), Side::P0);
+    assert_eq!(s.game().position().turn(), Player::P0);
     ok(&mut s, &format!("setposition {CHAIN_WIN}"));
     ok(&mut s, "play d2xd4");
     let pos = *s.game().position();
-    assert_eq!(pos.turn(), Side::P0);
+    assert_eq!(pos.turn(), Player::P0);
     assert!(pos.chain().is_some(), "the chain goes on");
     let mut legal: Vec<String> = ok(&mut s, "legal").split(' ').map(String::from).collect();
     legal.sort();
     assert_eq!(legal, ["d4xb4", "d4xd6"]);
     ok(&mut s, "play d4xd6");
     assert!(s.game().is_over());
-    assert_eq!(s.game().outcome().and_then(|o| o.winner()), Some(Side::P0));
+    assert_eq!(s.game().outcome().and_then(|o| o.winner()), Some(Player::P0));
     assert_eq!(ok(&mut s, "legal"), "");
 }
 
@@ -218,7 +218,7 @@ fn undo_takes_back_turns_and_partial_chains() {
     assert_eq!(text(&s), CHAIN_WIN);
     ok(&mut s, "play d2xd4");
     ok(&mut s, "play d4xb4");
-    assert_eq!(s.game().position().turn(), Side::P1);
+    assert_eq!(s.game().position().turn(), Player::P1);
     ok(&mut s, "undo");
     assert_eq!(text(&s), CHAIN_WIN, "the whole chain is one turn");
     assert_eq!(err(&mut s, "undo"), "nothing to undo", "setposition starts afresh");
@@ -252,7 +252,7 @@ fn genmove_answers_the_whole_chain() {
 fn position_and_setposition_round_trip() {
     let mut s = session("random");
     let start = ok(&mut s, "position");
-    assert_eq!(start, Position::new(Variant::default(), Side::P0).to_text());
+    assert_eq!(start, Position::new(Variant::default(), Player::P0).to_text());
     ok(&mut s, "play Wd4,a1");
     let after = ok(&mut s, "position");
     ok(&mut s, "newgame");
@@ -484,7 +484,7 @@ fn a_searching_engine_moves_on_every_board() {
         let blitz = if variant.marbles == MarbleSet::Blitz { " blitz" } else { "" };
         ok(&mut s, &format!("newgame {}{blitz}", variant.board));
         let answer = ok(&mut s, "genmove");
-        let start = Position::new(variant, Side::P0);
+        let start = Position::new(variant, Player::P0);
         assert!(start.parse_legal_move(&answer).is_ok(), "{variant}: {answer}");
         ok(&mut s, "analyze 5");
     }

@@ -13,7 +13,7 @@
 //! metadata (naming both sides when they differ), copies the inputs into a reused host buffer
 //! (pinned on a GPU's host, one asynchronous transfer), runs the network without gradients and
 //! copies logits `[B, A]` and values `[B]` back in its precision into the caller's buffers
-//! ([`Model::forward_timed`] says where the time went; [`bench`] measures it per batch size). Answers of the wrong shape, NaN or
+//! ([`Model::forward_timed`] says where the time went; [`bench`](mod@bench) measures it per batch size). Answers of the wrong shape, NaN or
 //! infinite values, and NaN or infinite logits of legal actions are errors naming the model
 //! ([`ModelError::Forward`], [`ModelError::NonFinite`]), never a panic further on. Put it behind
 //! [`zertz_search::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference

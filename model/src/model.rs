@@ -359,7 +359,7 @@ impl Model {
     }
 
     /// Runs forward passes on this model's CUDA device through CUDA graphs (see
-    /// [`graphs`](crate::graphs)): `--cuda-graphs`. One pass is captured now, so that a network
+    /// `graphs`): `--cuda-graphs`. One pass is captured now, so that a network
     /// that cannot be captured is refused here.
     pub fn enable_cuda_graphs(&mut self) -> Result<(), ModelError> {
         let Device::Cuda(i) = self.device else {

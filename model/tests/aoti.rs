@@ -15,7 +15,7 @@ use std::process::Command;
 use common::{encode, max_diff, max_legal_diff, python};
 use std::sync::{Arc, OnceLock};
 
-use zertz_arena::players::{MctsPlayer, Player as _};
+use zertz_arena::players::{Bot as _, MctsBot};
 
 use zertz_env::{ActionSpace, Board, Player, Position, Variant};
 use zertz_model::{DeviceChoice, Model, ModelError, Precision};
@@ -162,7 +162,7 @@ fn a_package_serves_many_threads_and_guides_search() {
     });
     // Search with the package picks legal actions.
     let evaluator: Arc<dyn Evaluator> = m;
-    let mut player = MctsPlayer::neural("nn:m.pt2", evaluator, 32, 7);
+    let mut player = MctsBot::neural("nn:m.pt2", evaluator, 32, 7);
     let mut p = Position::new(Variant::default(), Player::P0);
     for _ in 0..6 {
         if p.outcome().is_some() {

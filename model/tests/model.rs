@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use zertz_arena::players::{MctsPlayer, Player as _};
+use zertz_arena::players::{Bot as _, MctsBot};
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Player, Position, Variant};
 use zertz_model::{DeviceChoice, Model, ModelError, Precision};
@@ -278,7 +278,7 @@ fn batching_evaluator_serves_many_threads() {
 #[test]
 fn a_network_guides_search_to_legal_moves() {
     let m: Arc<dyn Evaluator> = Arc::new(load("m37.pt").unwrap());
-    let mut player = MctsPlayer::neural("nn:m37", m, 32, 3);
+    let mut player = MctsBot::neural("nn:m37", m, 32, 3);
     let mut pos = Position::new(Variant::default(), Player::P0);
     for _ in 0..6 {
         if pos.outcome().is_some() {
@@ -313,7 +313,7 @@ fn non_finite_answers_are_errors_naming_the_model() {
     let e = nan.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap_err();
     assert!(e.0.contains("nan.pt") && e.0.contains("NaN/non-finite"), "{e}");
     // A search guided by it fails with an error naming it, not a panic.
-    let mut player = MctsPlayer::neural("nn:nan.pt", Arc::new(nan), 16, 0);
+    let mut player = MctsBot::neural("nn:nan.pt", Arc::new(nan), 16, 0);
     let e = player.choose(&positions[0]).unwrap_err();
     assert!(e.to_string().contains("nan.pt"), "{e}");
     // -inf is fine for illegal actions, not for legal ones.

@@ -2,7 +2,7 @@
 //! its settings, the shards (`.npz`) and the game records.
 //!
 //! - [`config`]: [`config::SelfPlayConfig`], read from TOML; every key documented and checked.
-//! - [`settings`]: settings types that describe themselves ([`settings!`]), for every front.
+//! - [`settings`](mod@settings): settings types that describe themselves ([`settings!`]), for every front.
 //! - [`driver`]: [`driver::run`] plays the games on worker threads and writes the output.
 //! - [`shard`]: the format of the shards (the training data), [`npz`] their writer; [`records`]:
 //!   game records (JSON lines, boardspace SGF).

@@ -24,7 +24,7 @@
 //! ```
 
 use zertz_arena::command::ProgramLimits;
-use zertz_arena::players::{PlayerError, SpecError};
+use zertz_arena::players::{BotError, SpecError};
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Action, Game, Outcome, Player, Position, Variant};
 use zertz_search::mcts::DEFAULT_MAX_TREE_BYTES;
@@ -55,7 +55,7 @@ pub enum SessionError {
     Spec(#[from] SpecError),
     /// An engine that failed to choose (a network that failed, a program that died).
     #[error(transparent)]
-    Engine(#[from] PlayerError),
+    Engine(#[from] BotError),
 }
 
 /// Who plays each side: `None` is the person at the browser.
@@ -106,7 +106,7 @@ impl Default for EngineSettings {
 /// A game in progress at the web board.
 pub struct GameSession {
     seats: Seats,
-    engines: [Option<Box<dyn zertz_arena::Player>>; 2],
+    engines: [Option<Box<dyn zertz_arena::Bot>>; 2],
     settings: EngineSettings,
     seed: u64,
     game: Game,

@@ -1,9 +1,9 @@
-//! [`GreedyPlayer`], the one-ply heuristic player, and [`ChainPlan`], a capture chain chosen whole
+//! [`GreedyBot`], the one-ply heuristic player, and [`ChainPlan`], a capture chain chosen whole
 //! and played hop by hop.
 
 use zertz_env::{Action, ByMarble, Hop, MarbleSet, Move, Outcome, Position, SplitMix64};
 
-use super::{Player, PlayerError};
+use super::{Bot, BotError};
 
 /// The value of a finished game for the greedy scores: far above any capture gain.
 const WIN: f64 = 1000.0;
@@ -70,7 +70,7 @@ impl ChainPlan {
 /// set minus the best gain of the opponent's reply, ties broken at random. A capture chain is
 /// planned whole and played hop by hop over the next decisions.
 #[derive(Clone, Debug)]
-pub struct GreedyPlayer {
+pub struct GreedyBot {
     rng: SplitMix64,
     plan: ChainPlan,
     moves: Vec<Move>,
@@ -78,10 +78,10 @@ pub struct GreedyPlayer {
     best: Vec<usize>,
 }
 
-impl GreedyPlayer {
+impl GreedyBot {
     /// A greedy player; the seed breaks ties.
-    pub fn new(seed: u64) -> GreedyPlayer {
-        GreedyPlayer {
+    pub fn new(seed: u64) -> GreedyBot {
+        GreedyBot {
             rng: SplitMix64(seed),
             plan: ChainPlan::default(),
             moves: Vec::new(),
@@ -129,12 +129,12 @@ impl GreedyPlayer {
     }
 }
 
-impl Player for GreedyPlayer {
+impl Bot for GreedyBot {
     fn name(&self) -> &str {
         "greedy"
     }
 
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError> {
         if let Some(a) = self.plan.next(pos) {
             return Ok(a);
         }
@@ -143,7 +143,7 @@ impl Player for GreedyPlayer {
         pos.legal_moves_into(&mut moves);
         if moves.is_empty() {
             self.moves = moves;
-            return Err(PlayerError::no_legal_action(self.name(), pos));
+            return Err(BotError::no_legal_action(self.name(), pos));
         }
         let full = moves.len() <= FULL_REPLY_LIMIT;
         let mut best_score = f64::NEG_INFINITY;

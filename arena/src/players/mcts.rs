@@ -1,4 +1,4 @@
-//! [`MctsPlayer`], Monte Carlo tree search with any evaluator, and [`gumbel_plan`], the simulations
+//! [`MctsBot`], Monte Carlo tree search with any evaluator, and [`gumbel_plan`], the simulations
 //! a Gumbel root plans for under a time per move.
 
 use std::fmt;
@@ -12,19 +12,19 @@ use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search_interrupt
 use zertz_search::{Preset, SearchConfig};
 
 use super::{
-    MAX_SIMULATIONS, Player, PlayerError, WorkUnit, forced_action, hands_a_win, winning_move,
+    Bot, BotError, MAX_SIMULATIONS, WorkUnit, forced_action, hands_a_win, winning_move,
     without_handed_wins,
 };
 
-/// Searches every decision with [`search`]: a fixed number of new simulations per decision, no
+/// Searches every decision with [`search`](zertz_search::mcts::search): a fixed number of new simulations per decision, no
 /// root noise, the most visited root action (ties at random) among [`Tree::root_candidates`] (a
 /// proven win when the search found one, never an avoidable proven loss); with a Gumbel root
 /// ([`SearchConfig::gumbel_actions`]), [`Tree::gumbel_action`]. The tree follows the game through
-/// [`Player::observe`] (or from its own actions) and keeps the subtree of the position reached;
+/// [`Bot::observe`] (or from its own actions) and keeps the subtree of the position reached;
 /// a forced action is played without searching. The tree has a memory budget
-/// ([`DEFAULT_MAX_TREE_BYTES`] unless [`Player::set_max_tree_bytes`] says otherwise): a decision
+/// ([`DEFAULT_MAX_TREE_BYTES`] unless [`Bot::set_max_tree_bytes`] says otherwise): a decision
 /// whose simulations would pass it gets fewer.
-pub struct MctsPlayer {
+pub struct MctsBot {
     name: String,
     evaluator: Arc<dyn Evaluator>,
     simulations: u32,
@@ -40,16 +40,16 @@ pub struct MctsPlayer {
     move_time: Option<Duration>,
     /// Simulations run by every search so far.
     simulations_run: u64,
-    /// Look one turn ahead at the root ([`MctsPlayer::with_tactics`]).
+    /// Look one turn ahead at the root ([`MctsBot::with_tactics`]).
     tactics: bool,
     /// Simulations per second of the searches under a time per move so far (a running mean),
     /// which sizes a Gumbel root's schedule.
     rate: Option<f64>,
 }
 
-impl fmt::Debug for MctsPlayer {
+impl fmt::Debug for MctsBot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MctsPlayer")
+        f.debug_struct("MctsBot")
             .field("name", &self.name)
             .field("simulations", &self.simulations)
             .field("config", &self.config)
@@ -57,16 +57,16 @@ impl fmt::Debug for MctsPlayer {
     }
 }
 
-impl MctsPlayer {
+impl MctsBot {
     /// A search player with any evaluator and `simulations` new simulations per decision.
     pub fn new(
         name: impl Into<String>,
         evaluator: Arc<dyn Evaluator>,
         simulations: u32,
         seed: u64,
-    ) -> MctsPlayer {
+    ) -> MctsBot {
         let simulations = simulations.max(1);
-        MctsPlayer {
+        MctsBot {
             name: name.into(),
             evaluator,
             simulations,
@@ -87,17 +87,17 @@ impl MctsPlayer {
 
     /// Classic Monte Carlo tree search: uniform priors, one random playout per leaf, one leaf per
     /// round (no virtual loss in the way): [`Preset::Rollout`]. Named `mcts:SIMS`.
-    pub fn rollout(simulations: u32, seed: u64) -> MctsPlayer {
+    pub fn rollout(simulations: u32, seed: u64) -> MctsBot {
         let eval = Arc::new(RolloutEvaluator { rollouts: 1, seed });
-        MctsPlayer::new(format!("mcts:{simulations}"), eval, simulations, seed)
+        MctsBot::new(format!("mcts:{simulations}"), eval, simulations, seed)
             .with_config(Preset::Rollout.config())
     }
 
     /// Search with uniform priors and value 0 everywhere: only terminal positions count,
     /// [`Preset::Rollout`]. Named `uniform:SIMS`.
-    pub fn uniform(simulations: u32, seed: u64) -> MctsPlayer {
+    pub fn uniform(simulations: u32, seed: u64) -> MctsBot {
         let eval = Arc::new(UniformEvaluator);
-        MctsPlayer::new(format!("uniform:{simulations}"), eval, simulations, seed)
+        MctsBot::new(format!("uniform:{simulations}"), eval, simulations, seed)
             .with_config(Preset::Rollout.config())
     }
 
@@ -109,8 +109,8 @@ impl MctsPlayer {
         evaluator: Arc<dyn Evaluator>,
         simulations: u32,
         seed: u64,
-    ) -> MctsPlayer {
-        MctsPlayer::new(name, evaluator, simulations, seed)
+    ) -> MctsBot {
+        MctsBot::new(name, evaluator, simulations, seed)
             .with_config(Preset::Network.config())
             .with_tactics(true)
     }
@@ -118,15 +118,15 @@ impl MctsPlayer {
     /// The same player with (or without) a look one turn ahead at the root: a move that wins at
     /// once is played without a search, and of the searched moves the most visited one that does
     /// not hand the opponent a win on its next turn is chosen (when there is one, among every
-    /// legal action). A network's player ([`MctsPlayer::neural`]) has it; the rollout and uniform
+    /// legal action). A network's player ([`MctsBot::neural`]) has it; the rollout and uniform
     /// players, yardsticks of earlier figures, do not.
-    pub fn with_tactics(mut self, tactics: bool) -> MctsPlayer {
+    pub fn with_tactics(mut self, tactics: bool) -> MctsBot {
         self.tactics = tactics;
         self
     }
 
     /// The same player with other search settings.
-    pub fn with_config(mut self, config: SearchConfig) -> MctsPlayer {
+    pub fn with_config(mut self, config: SearchConfig) -> MctsBot {
         self.config = config;
         self
     }
@@ -159,15 +159,15 @@ pub fn gumbel_plan(rate: Option<f64>, simulations: u32, move_time: Duration) -> 
     })
 }
 
-impl Player for MctsPlayer {
+impl Bot for MctsBot {
     fn name(&self) -> &str {
         &self.name
     }
 
     /// An error names this player when its evaluator fails (or `pos` has no legal action).
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError> {
         if pos.count_legal_actions() == 0 {
-            return Err(PlayerError::no_legal_action(&self.name, pos));
+            return Err(BotError::no_legal_action(&self.name, pos));
         }
         let forced = forced_action(pos);
         // (Looked for only where there is a choice.)
@@ -215,7 +215,7 @@ impl Player for MctsPlayer {
                 if let Err(error) = searched {
                     // The tree may hold half-finished statistics: start afresh next time.
                     self.tree = None;
-                    return Err(PlayerError::Evaluator { player: self.name.clone(), error });
+                    return Err(BotError::Evaluator { player: self.name.clone(), error });
                 }
                 // A Gumbel root's own choice, unless it hands the opponent a win.
                 let gumbel = tree.gumbel_action(&self.config);
@@ -234,7 +234,7 @@ impl Player for MctsPlayer {
                 match best.len() {
                     0 => pos
                         .nth_legal_action(self.rng.below(pos.count_legal_actions()))
-                        .ok_or_else(|| PlayerError::no_legal_action(&self.name, pos))?,
+                        .ok_or_else(|| BotError::no_legal_action(&self.name, pos))?,
                     n => best[self.rng.below(n)],
                 }
             }

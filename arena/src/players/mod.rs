@@ -1,12 +1,14 @@
-//! Players that pick single actions: baselines for matches and evaluation.
+//! Bots that pick single actions: baselines for matches and evaluation.
 //!
-//! - [`RandomPlayer`]: a uniformly random legal action.
-//! - [`GreedyPlayer`]: the whole-turn move that gains the most towards a win set, minus the best
+//! The words: a [`Bot`] chooses actions; a player is one of a match's two sides, played by the
+//! bot its [`PlayerSpec`] names; the side to move is a [`zertz_env::Player`] (`P0`, `P1`).
+//!
+//! - [`RandomBot`]: a uniformly random legal action.
+//! - [`GreedyBot`]: the whole-turn move that gains the most towards a win set, minus the best
 //!   gain it leaves the opponent one ply later; capture chains are played hop by hop as planned.
-//! - [`MctsPlayer`]: [`search`] with any [`Evaluator`] and a fixed number of simulations per
+//! - [`MctsBot`]: [`search`](zertz_search::mcts::search) with any [`Evaluator`] and a fixed number of simulations per
 //!   decision, no root noise, the most visited action, tree reuse between decisions.
-//!
-//! - [`AlphaBetaPlayer`]: the classic alpha-beta searcher ([`zertz_search::alphabeta`]) to a
+//! - [`AlphaBetaBot`]: the classic alpha-beta searcher ([`zertz_search::alphabeta`]) to a
 //!   fixed depth or for a time per move.
 //!
 //! [`PlayerSpec`] names them in text (`random`, `greedy`, `mcts:1000`, `uniform:800`,
@@ -14,12 +16,12 @@
 //! speaks the engine protocol, [`crate::command`]) for the command line and [`crate::matches`].
 //! A searching player's spec may end with its own time per move, `:time=SECONDS`
 //! (`alphabeta:time=0.5`, `mcts:time=2`, `nn:MODEL:time=1`): it then searches until that time is
-//! spent ([`Player::set_move_time`]).
+//! spent ([`Bot::set_move_time`]).
 //!
 //! ```
-//! use zertz_env::{Player as Side, Position, Variant};
-//! use zertz_arena::players::{parse_player, Player};
-//! let pos = Position::new(Variant::default(), Side::P0);
+//! use zertz_env::{Player, Position, Variant};
+//! use zertz_arena::players::{parse_player, Bot};
+//! let pos = Position::new(Variant::default(), Player::P0);
 //! let mut greedy = parse_player("greedy").unwrap();
 //! let a = greedy.choose(&pos).unwrap();
 //! assert!(pos.is_legal_action(&a));
@@ -43,11 +45,11 @@ use zertz_search::evaluator::EvalError;
 use zertz_search::evaluator::Evaluator;
 use zertz_search::mcts::Tree;
 
-pub use crate::alphabeta::AlphaBetaPlayer;
+pub use crate::alphabeta::AlphaBetaBot;
 pub(crate) use greedy::ChainPlan;
-pub use greedy::GreedyPlayer;
-pub use mcts::{GUMBEL_PLAN_HEADROOM, MctsPlayer, gumbel_plan};
-pub use random::RandomPlayer;
+pub use greedy::GreedyBot;
+pub use mcts::{GUMBEL_PLAN_HEADROOM, MctsBot, gumbel_plan};
+pub use random::RandomBot;
 pub use spec::{
     DEFAULT_ALPHABETA_TIME, DEFAULT_NEURAL_SIMULATIONS, DEFAULT_SIMULATIONS, ModelKey, Models,
     PlayerSpec, parse_player,
@@ -56,7 +58,7 @@ pub use spec::{
 /// Why a player could not choose an action. The message names the player (for a network's
 /// player, `nn:MODEL:SIMS`, so the model file).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PlayerError {
+pub enum BotError {
     /// The evaluator behind a search failed (a network that fails or answers NaN, say).
     #[error("player {player}: {error}")]
     Evaluator {
@@ -84,9 +86,9 @@ pub enum PlayerError {
     },
 }
 
-impl PlayerError {
-    fn no_legal_action(player: &str, pos: &Position) -> PlayerError {
-        PlayerError::NoLegalAction { player: player.to_string(), position: pos.to_text() }
+impl BotError {
+    fn no_legal_action(player: &str, pos: &Position) -> BotError {
+        BotError::NoLegalAction { player: player.to_string(), position: pos.to_text() }
     }
 }
 
@@ -198,13 +200,13 @@ impl WorkUnit {
 
 /// Something that plays ZÈRTZ one single action at a time (a placement, one hop of a capture
 /// chain, or a pass).
-pub trait Player: Send {
+pub trait Bot: Send {
     /// A short name for reports, such as `greedy` or `mcts:1000`.
     fn name(&self) -> &str;
 
     /// A legal action in `pos`, whose game is not over and where this player is to move; an error
     /// when the player cannot choose (its evaluator failed, or `pos` has no legal action).
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError>;
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError>;
 
     /// Told about every action played in the game, its own and the opponent's, with the position
     /// it was played in. Players that keep state between decisions (a search tree) follow the game

@@ -1,33 +1,33 @@
-//! [`RandomPlayer`]: a uniformly random legal action.
+//! [`RandomBot`]: a uniformly random legal action.
 
 use zertz_env::{Action, Position, SplitMix64};
 
-use super::{Player, PlayerError};
+use super::{Bot, BotError};
 
 /// Plays a uniformly random legal action.
 #[derive(Clone, Debug)]
-pub struct RandomPlayer {
+pub struct RandomBot {
     rng: SplitMix64,
 }
 
-impl RandomPlayer {
+impl RandomBot {
     /// A random player with its own seed.
-    pub fn new(seed: u64) -> RandomPlayer {
-        RandomPlayer { rng: SplitMix64(seed) }
+    pub fn new(seed: u64) -> RandomBot {
+        RandomBot { rng: SplitMix64(seed) }
     }
 }
 
-impl Player for RandomPlayer {
+impl Bot for RandomBot {
     fn name(&self) -> &str {
         "random"
     }
 
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError> {
         let n = pos.count_legal_actions();
         if n == 0 {
-            return Err(PlayerError::no_legal_action(self.name(), pos));
+            return Err(BotError::no_legal_action(self.name(), pos));
         }
         pos.nth_legal_action(self.rng.below(n))
-            .ok_or_else(|| PlayerError::no_legal_action(self.name(), pos))
+            .ok_or_else(|| BotError::no_legal_action(self.name(), pos))
     }
 }

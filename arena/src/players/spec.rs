@@ -12,33 +12,32 @@ use zertz_search::config::MAX_GUMBEL_ACTIONS;
 use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_search::{Precision, Preset, SearchConfig};
 
-use super::timed::TimedPlayer;
+use super::timed::TimedBot;
 use super::{
-    AlphaBetaPlayer, GreedyPlayer, MAX_SIMULATIONS, MctsPlayer, Player, RandomPlayer, SpecError,
-    check_move_time,
+    AlphaBetaBot, Bot, GreedyBot, MAX_SIMULATIONS, MctsBot, RandomBot, SpecError, check_move_time,
 };
 use crate::analysis::Analyzer;
-use crate::command::{self, CommandPlayer, ProgramLimits};
+use crate::command::{self, CommandBot, ProgramLimits};
 
 /// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
 /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (search guided by an exported network, in its own
 /// precision `fp32`, `bf16`, `fp16` or `auto` when one is named, else in the job's; with a Gumbel
 /// root that considers K actions when `gumbel=K` is given, else PUCT's; the evaluator of each
 /// model comes from the caller through [`Models`], since this crate does not load networks), or
-/// `cmd:PROGRAM ARGS` (another program that speaks the engine protocol, [`CommandPlayer`]; the
+/// `cmd:PROGRAM ARGS` (another program that speaks the engine protocol, [`CommandBot`]; the
 /// words are split on whitespace, and a word in double quotes may hold spaces: `cmd:"my
 /// engine" --player nn:"runs/a b/model.pt"`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
-    /// [`RandomPlayer`].
+    /// [`RandomBot`].
     Random,
-    /// [`GreedyPlayer`].
+    /// [`GreedyBot`].
     Greedy,
-    /// [`MctsPlayer::rollout`] with this many simulations.
+    /// [`MctsBot::rollout`] with this many simulations.
     Mcts(u32),
-    /// [`MctsPlayer::uniform`] with this many simulations.
+    /// [`MctsBot::uniform`] with this many simulations.
     Uniform(u32),
-    /// [`MctsPlayer::neural`]: a model file and simulations per decision.
+    /// [`MctsBot::neural`]: a model file and simulations per decision.
     Neural {
         /// The model file, as written in the spec.
         model: String,
@@ -50,9 +49,9 @@ pub enum PlayerSpec {
         /// None: a PUCT root.
         gumbel: Option<u32>,
     },
-    /// [`CommandPlayer`]: a program and its arguments (at least the program).
+    /// [`CommandBot`]: a program and its arguments (at least the program).
     Command(Vec<String>),
-    /// [`AlphaBetaPlayer`] to a fixed depth in whole turns (`alphabeta:DEPTH`), or deepening
+    /// [`AlphaBetaBot`] to a fixed depth in whole turns (`alphabeta:DEPTH`), or deepening
     /// for its time per move (`alphabeta`: [`DEFAULT_ALPHABETA_TIME`] unless a match or
     /// `:time=` sets one).
     AlphaBeta(Option<u32>),
@@ -178,8 +177,8 @@ impl PlayerSpec {
 
     /// A fresh player; `seed` drives its random choices (and playouts). A neural player takes its
     /// evaluator from `models`; an error names a missing one. A `cmd:` player starts its program
-    /// (one process per player built; see [`CommandPlayer::start`]).
-    pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Player>, SpecError> {
+    /// (one process per player built; see [`CommandBot::start`]).
+    pub fn build(&self, seed: u64, models: &Models) -> Result<Box<dyn Bot>, SpecError> {
         self.build_with(seed, models, &ProgramLimits::default())
     }
 
@@ -189,12 +188,12 @@ impl PlayerSpec {
         seed: u64,
         models: &Models,
         limits: &ProgramLimits,
-    ) -> Result<Box<dyn Player>, SpecError> {
+    ) -> Result<Box<dyn Bot>, SpecError> {
         Ok(match self {
-            PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
-            PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
-            PlayerSpec::Mcts(n) => Box::new(MctsPlayer::rollout(*n, seed)),
-            PlayerSpec::Uniform(n) => Box::new(MctsPlayer::uniform(*n, seed)),
+            PlayerSpec::Random => Box::new(RandomBot::new(seed)),
+            PlayerSpec::Greedy => Box::new(GreedyBot::new(seed)),
+            PlayerSpec::Mcts(n) => Box::new(MctsBot::rollout(*n, seed)),
+            PlayerSpec::Uniform(n) => Box::new(MctsBot::uniform(*n, seed)),
             PlayerSpec::Neural { simulations, gumbel, .. } => {
                 let eval = self.network_evaluator(models)?.expect("a neural player's network");
                 // A Gumbel root when the spec asks for one (0: PUCT's, the preset's own).
@@ -203,18 +202,15 @@ impl PlayerSpec {
                     ..Preset::Network.config()
                 };
                 Box::new(
-                    MctsPlayer::neural(self.to_string(), eval, *simulations, seed)
-                        .with_config(config),
+                    MctsBot::neural(self.to_string(), eval, *simulations, seed).with_config(config),
                 )
             }
-            PlayerSpec::Command(words) => {
-                Box::new(CommandPlayer::start_with(words, limits.clone())?)
-            }
-            PlayerSpec::AlphaBeta(depth) => Box::new(AlphaBetaPlayer::new(*depth)),
+            PlayerSpec::Command(words) => Box::new(CommandBot::start_with(words, limits.clone())?),
+            PlayerSpec::AlphaBeta(depth) => Box::new(AlphaBetaBot::new(*depth)),
             PlayerSpec::Timed { spec, time } => {
                 let mut inner = spec.build_with(seed, models, limits)?;
                 inner.set_move_time(Some(*time));
-                Box::new(TimedPlayer { name: self.to_string(), inner })
+                Box::new(TimedBot { name: self.to_string(), inner })
             }
         })
     }
@@ -227,7 +223,7 @@ impl PlayerSpec {
         models: &Models,
         limits: &ProgramLimits,
         move_time: Option<Duration>,
-    ) -> Result<Box<dyn Player>, SpecError> {
+    ) -> Result<Box<dyn Bot>, SpecError> {
         let mut player = self.build_with(seed, models, limits)?;
         if move_time.is_some() && self.own_time().is_none() {
             player.set_move_time(move_time);
@@ -397,6 +393,6 @@ impl FromStr for PlayerSpec {
 }
 
 /// A fresh non-neural player from its text spec (seed 0); see [`PlayerSpec`].
-pub fn parse_player(spec: &str) -> Result<Box<dyn Player>, SpecError> {
+pub fn parse_player(spec: &str) -> Result<Box<dyn Bot>, SpecError> {
     spec.parse::<PlayerSpec>()?.build(0, &Models::new())
 }

@@ -1,25 +1,25 @@
-//! `TimedPlayer`: a searching player with its own time per move (`SPEC:time=SECONDS`).
+//! `TimedBot`: a searching player with its own time per move (`SPEC:time=SECONDS`).
 
 use zertz_env::{Action, Position};
 
-use super::{Player, PlayerError, WorkUnit};
+use super::{Bot, BotError, WorkUnit};
 
 /// A searching player with its own time per move (`SPEC:time=SECONDS`), named by its whole spec;
 /// a match's time per move does not replace its own.
-pub(super) struct TimedPlayer {
+pub(super) struct TimedBot {
     pub(super) name: String,
-    pub(super) inner: Box<dyn Player>,
+    pub(super) inner: Box<dyn Bot>,
 }
 
-impl Player for TimedPlayer {
+impl Bot for TimedBot {
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError> {
         self.inner.choose(pos).map_err(|e| match e {
-            PlayerError::Evaluator { error, .. } => {
-                PlayerError::Evaluator { player: self.name.clone(), error }
+            BotError::Evaluator { error, .. } => {
+                BotError::Evaluator { player: self.name.clone(), error }
             }
             other => other,
         })

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use zertz_arena::players::{Player, PlayerError, PlayerSpec, WorkUnit};
+use zertz_arena::players::{Bot, BotError, PlayerSpec, WorkUnit};
 use zertz_env::{Action, Position};
 
 /// A program that answers `name` and `newgame`, then runs `genmove` as given (`sleep 1000`: it
@@ -45,14 +45,14 @@ pub fn ended(pidfile: &Path) -> bool {
 }
 
 /// Wraps a player and checks every action it chooses.
-pub struct Checked(pub Box<dyn Player>);
+pub struct Checked(pub Box<dyn Bot>);
 
-impl Player for Checked {
+impl Bot for Checked {
     fn name(&self) -> &str {
         self.0.name()
     }
 
-    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+    fn choose(&mut self, pos: &Position) -> Result<Action, BotError> {
         let a = self.0.choose(pos)?;
         assert!(pos.is_legal_action(&a), "{} chose {a:?} in {}", self.name(), pos.to_text());
         Ok(a)
