@@ -32,8 +32,9 @@ import torch
 
 from zertz import action_space_size
 from zertz.data import load_shards
+from zertz.exported import export
 from zertz.human import benchmark
-from zertz.nn import NetConfig, ZertzNet, export
+from zertz.nn import NetConfig, ZertzNet
 from zertz.training.fitting import Augmenter, sgd_step
 
 

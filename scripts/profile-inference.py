@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import zertz
 from torch.profiler import ProfilerActivity, profile
-from zertz.nn import AOTI_DTYPES, load_exported
+from zertz.exported import AOTI_DTYPES, load_exported
 
 
 def positions(board: int, n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

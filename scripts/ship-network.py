@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from zertz.nn import average_networks, export
+from zertz.exported import average_networks, export
 from zertz.training import export_checkpoint
 
 FIELDS = ("games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high", "move_time")

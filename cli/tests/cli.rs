@@ -576,7 +576,8 @@ fn broken_models() -> &'static Path {
         let dir = temp_dir("models");
         let script = r#"
 import sys, torch
-from zertz.nn import NetConfig, ZertzNet, export
+from zertz.nn import NetConfig, ZertzNet
+from zertz.exported import export
 d = sys.argv[1]
 net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
                boards=[37])

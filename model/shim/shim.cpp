@@ -1,6 +1,6 @@
 // The model crate's C++ shim: what tch does not wrap, against the same libtorch.
 //
-// AOTInductor packages (`zertz.nn.export_aoti`): libtorch's AOTIModelPackageLoader, one model of
+// AOTInductor packages (`zertz.exported.export_aoti`): libtorch's AOTIModelPackageLoader, one model of
 // a package per handle. Every function catches C++ exceptions and hands their message back in
 // `*err` (a string to free with zertz_string_free), so that nothing throws into Rust.
 //

@@ -1,4 +1,4 @@
-//! AOTInductor packages (`.pt2` files written by `zertz.nn.export_aoti`): the network compiled
+//! AOTInductor packages (`.pt2` files written by `zertz.exported.export_aoti`): the network compiled
 //! ahead of time into native code, one model per board, run through libtorch's
 //! `AOTIModelPackageLoader` by the crate's C++ shim (`shim/shim.cpp`).
 //!

@@ -1,4 +1,4 @@
-//! AOTInductor packages (`.pt2`, `zertz.nn.export_aoti`) in the engine: they load wherever a
+//! AOTInductor packages (`.pt2`, `zertz.exported.export_aoti`) in the engine: they load wherever a
 //! TorchScript file does, answer as the TorchScript export of the same weights does, keep the
 //! metadata checks, and refuse what they cannot do (another board, device or number format) with
 //! a clear error.
@@ -190,7 +190,8 @@ fn a_cuda_package_answers_as_torchscript_on_the_gpu() {
         let code = format!(
             r#"
 import json, torch
-from zertz.nn import NetConfig, ZertzNet, export_aoti, read_metadata
+from zertz.nn import NetConfig, ZertzNet
+from zertz.exported import export_aoti, read_metadata
 meta = read_metadata("{pt}")
 net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"])
 net.load_state_dict(torch.load("{state}"))

@@ -1,6 +1,6 @@
 //! Loading exported models: metadata, board and file checks, batched inference, search.
 //!
-//! The models are written by the Python package (`zertz.nn.export`) with the interpreter of
+//! The models are written by the Python package (`zertz.exported.export`) with the interpreter of
 //! `$ZERTZ_PYTHON`, else the repository's `.venv/bin/python` (scripts/setup-python.sh makes it).
 
 mod common;

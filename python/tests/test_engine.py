@@ -19,7 +19,8 @@ import pytest
 import torch
 
 import zertz
-from zertz.nn import NetConfig, ZertzNet, export
+from zertz.exported import export
+from zertz.nn import NetConfig, ZertzNet
 
 TINY = NetConfig.preset("tiny")
 SMALL_SELFPLAY = {
@@ -466,7 +467,7 @@ def test_random_model_command_writes_a_model_of_the_preset(tmp_path: Path) -> No
     """``python -m zertz random-model`` exports a random network of a preset size for
     benchmarks; the engine loads it."""
     from zertz.__main__ import main
-    from zertz.nn import read_metadata
+    from zertz.exported import read_metadata
 
     out = tmp_path / "small.pt"
     assert main(["random-model", str(out), "--network", "small", "--boards", "37,61"]) == 0

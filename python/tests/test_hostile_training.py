@@ -25,14 +25,8 @@ from test_training import tiny_text
 
 import zertz
 import zertz.training
-from zertz.nn import (
-    NetConfig,
-    NonFiniteError,
-    ZertzNet,
-    load_exported,
-    non_finite,
-    read_metadata,
-)
+from zertz.exported import load_exported, read_metadata
+from zertz.nn import NetConfig, NonFiniteError, ZertzNet, non_finite
 from zertz.training import (
     EvalSection,
     Run,
@@ -386,7 +380,7 @@ def test_export_aoti_of_several_boards_names_the_one_that_failed(
     """The boards are compiled in child processes: one that fails (here, with nowhere to write
     its files) is a RuntimeError naming the board, with the end of its output, and no package
     is written."""
-    from zertz.nn import export_aoti
+    from zertz.exported import export_aoti
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/dev/null/nowhere")
     out = tmp_path / "m.pt2"
@@ -406,7 +400,7 @@ def test_export_aoti_of_several_boards_names_the_one_that_failed(
 def test_export_aoti_refuses_what_it_cannot_write(
     tmp_path: Path, out: str, options: dict[str, str], words: str
 ) -> None:
-    from zertz.nn import export_aoti
+    from zertz.exported import export_aoti
 
     with pytest.raises(ValueError, match=re.escape(words)):
         export_aoti(

@@ -175,7 +175,7 @@ def test_a_run_pretrains_on_records_and_logs_the_benchmark(dataset: Path, tmp_pa
     assert pre["pretrain"] and pre["pretrain_steps"] == 30
     assert set(pre["human"]) == {"37", "61"}
     assert stats[1]["human"] and set(stats[1]["human"]) == {"37", "61"}
-    meta = zertz.nn.read_metadata(run / "models" / "iter-0000.pt")
+    meta = zertz.exported.read_metadata(run / "models" / "iter-0000.pt")
     assert meta["boards"] == [37, 61]
     assert "human moves" in final_table(run) and "61 rings: top-1" in final_table(run)
     # Resuming does not pretrain again.

@@ -1,5 +1,5 @@
-"""The reference network (zertz.nn), its export, and the engine's loader of exported models
-(``zertz model``, ``nn:`` players, ``zertz selfplay --model``)."""
+"""The reference network (zertz.nn), its export (zertz.exported), and the engine's loader of
+exported models (``zertz model``, ``nn:`` players, ``zertz selfplay --model``)."""
 
 from __future__ import annotations
 
@@ -19,15 +19,8 @@ import pytest
 import torch
 
 import zertz
-from zertz.nn import (
-    NetConfig,
-    NonFiniteError,
-    ZertzNet,
-    export,
-    load_exported,
-    non_finite,
-    read_metadata,
-)
+from zertz.exported import export, load_exported, read_metadata
+from zertz.nn import NetConfig, NonFiniteError, ZertzNet, non_finite
 
 from conftest import zertz_bin
 

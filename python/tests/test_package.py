@@ -23,7 +23,7 @@ def test_public_names() -> None:
     # Pure Python: shards in zertz.data; the training side (torch) imported on first use.
     python_side = {
         "load_shards": "zertz.data",
-        "export": "zertz.nn",
+        "export": "zertz.exported",
         "train": "zertz.training.loop",
         "plot": "zertz.plots",
     }

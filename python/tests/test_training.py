@@ -29,15 +29,8 @@ import pytest
 import torch
 
 import zertz
-from zertz.nn import (
-    AUX_PREFIX,
-    NetConfig,
-    ZertzNet,
-    average_networks,
-    export,
-    load_exported,
-    read_metadata,
-)
+from zertz.exported import average_networks, export, load_exported, read_metadata
+from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet
 from zertz.training import (
     Run,
     TrainConfig,

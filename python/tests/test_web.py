@@ -451,7 +451,8 @@ def post_error(url: str, body: dict[str, Any]) -> tuple[int, str]:
 def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_path: Path) -> None:
     import torch
 
-    from zertz.nn import NetConfig, ZertzNet, export
+    from zertz.exported import export
+    from zertz.nn import NetConfig, ZertzNet
 
     torch.manual_seed(0)
     model = export(

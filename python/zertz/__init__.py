@@ -50,7 +50,7 @@ from zertz._zertz import (
 from zertz.data import load_shards
 
 if TYPE_CHECKING:
-    from zertz.nn import export
+    from zertz.exported import export
     from zertz.plots import plot
     from zertz.training import train
     from zertz_engine import (
@@ -98,7 +98,7 @@ def __getattr__(name: str) -> Any:
     if name in ENGINE_NAMES:
         return getattr(engine(), name)
     if name == "export":
-        from zertz.nn import export
+        from zertz.exported import export
 
         return export
     if name == "train":

@@ -40,7 +40,8 @@ def random_model(
     import torch
 
     import zertz
-    from zertz.nn import NetConfig, ZertzNet, export, export_aoti
+    from zertz.exported import export, export_aoti
+    from zertz.nn import NetConfig, ZertzNet
 
     if boards.strip() == "all":
         rings = list(zertz.BOARDS)
@@ -87,8 +88,8 @@ def human_moves(
     model: str, dataset: str, boards: str | None, max_games: int | None, as_json: bool
 ) -> None:
     """Prints the human-move benchmark of an exported model (see ``zertz.human``)."""
+    from zertz.exported import load_exported
     from zertz.human import benchmark
-    from zertz.nn import load_exported
 
     result = benchmark(
         load_exported(model), dataset, boards=_ring_counts(boards), max_games=max_games

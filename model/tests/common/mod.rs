@@ -44,7 +44,8 @@ pub fn small_net(boards: &str) -> String {
     format!(
         r#"
 import sys, zipfile, torch, zertz
-from zertz.nn import NetConfig, ZertzNet, export, export_aoti
+from zertz.nn import NetConfig, ZertzNet
+from zertz.exported import export, export_aoti
 d = sys.argv[1]
 torch.manual_seed(0)
 net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),

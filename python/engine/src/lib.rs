@@ -244,7 +244,7 @@ mod _engine {
     const MODEL_FORMAT_VERSION: u32 = zertz_model::MODEL_FORMAT_VERSION;
 
     /// The name of a board's model inside an AOTInductor package: this prefix and the ring count
-    /// (`zertz.nn.export_aoti` writes them, the engine reads them).
+    /// (`zertz.exported.export_aoti` writes them, the engine reads them).
     #[pymodule_export]
     const AOTI_MODEL_PREFIX: &str = zertz_model::AOTI_MODEL_PREFIX;
 

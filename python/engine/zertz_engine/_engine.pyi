@@ -1,5 +1,5 @@
 """The engine with exported networks: native module of the ``zertz-engine`` package (private:
-``zertz.match``, ``zertz.selfplay`` and ``zertz.nn`` use it)."""
+``zertz.match``, ``zertz.selfplay`` and ``zertz.exported`` use it)."""
 
 from collections.abc import Callable, Mapping
 from os import PathLike

@@ -17,7 +17,8 @@ from typing import Any
 import torch
 
 from zertz._zertz import BOARDS
-from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, atomic_path, export, export_aoti
+from zertz.exported import atomic_path, export, export_aoti
+from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet
 from zertz.training.config import TrainConfig
 from zertz.training.layout import RunLayout
 from zertz_engine import devices
@@ -240,8 +241,8 @@ def export_checkpoint(
 ) -> Path:
     """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file:
     TorchScript, or an AOTInductor package for ``device`` in ``precision`` when ``out`` ends in
-    ``.pt2`` (:func:`zertz.nn.export_aoti`); a TorchScript file carries ``provenance`` in its
-    metadata (:func:`zertz.nn.export`). ValueError for a file that is not one (it is read with
+    ``.pt2`` (:func:`zertz.exported.export_aoti`); a TorchScript file carries ``provenance`` in its
+    metadata (:func:`zertz.exported.export`). ValueError for a file that is not one (it is read with
     ``weights_only=True``: objects, whose unpickling could run code, are refused), for NaN or
     infinite weights, and for ``provenance`` with a package."""
     ck = load_checkpoint(checkpoint)

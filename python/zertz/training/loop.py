@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from zertz._zertz import action_space_size
-from zertz.nn import NonFiniteError, ZertzNet, average_networks, check_finite, export
+from zertz.exported import average_networks, export
+from zertz.nn import NonFiniteError, ZertzNet, check_finite
 from zertz.training import evaluation, fitting, pretraining, selfplay
 from zertz.training.config import TrainConfig, check_opponents, load_config, parse_config, same_run
 from zertz.training.folder import (
