@@ -51,15 +51,15 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
     };
     // The options over the config file.
     let settings = zertz_selfplay::settings::from_layers([layer, settings.given])?;
-    let job = zertz_engine::MatchJob {
+    let job = zertz_jobs::MatchJob {
         inference: device.inference()?,
-        ..zertz_engine::MatchJob::with(a.clone(), b.clone(), settings)
+        ..zertz_jobs::MatchJob::with(a.clone(), b.clone(), settings)
     };
     play(&job, json)
 }
 
 /// Plays `job` with a progress bar and prints its result.
-fn play(job: &zertz_engine::MatchJob, json: bool) -> Result<ExitCode> {
+fn play(job: &zertz_jobs::MatchJob, json: bool) -> Result<ExitCode> {
     let (games, seed) = (job.settings.games, job.settings.seed);
     let bar = if std::io::stderr().is_terminal() && games > 1 {
         indicatif::ProgressBar::new(games as u64).with_style(
@@ -69,7 +69,7 @@ fn play(job: &zertz_engine::MatchJob, json: bool) -> Result<ExitCode> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let result = zertz_engine::play_match(job, &|_| bar.inc(1), &crate::STOP).map_err(classified);
+    let result = zertz_jobs::play_match(job, &|_| bar.inc(1), &crate::STOP).map_err(classified);
     bar.finish_and_clear();
     let result = result?;
     let mut stdout = std::io::stdout().lock();

@@ -45,8 +45,8 @@ pub struct SelfplayArgs {
 pub fn run(args: SelfplayArgs) -> Result<ExitCode> {
     let SelfplayArgs { config, out, evaluator, model, device, settings, json, check } = args;
     let guide = match model {
-        Some(path) => zertz_engine::Guide::Network { path, inference: device.inference()? },
-        None => zertz_engine::Guide::builtin(&evaluator)
+        Some(path) => zertz_jobs::Guide::Network { path, inference: device.inference()? },
+        None => zertz_jobs::Guide::builtin(&evaluator)
             .map_err(|e| anyhow::anyhow!("{e}, or give --model"))?,
     };
     let file = match &config {
@@ -69,7 +69,7 @@ pub fn run(args: SelfplayArgs) -> Result<ExitCode> {
 fn play(
     cfg: &SelfPlayConfig,
     out: &Path,
-    guide: &zertz_engine::Guide,
+    guide: &zertz_jobs::Guide,
     json: bool,
 ) -> Result<ExitCode> {
     use std::sync::atomic::Ordering;
@@ -77,7 +77,7 @@ fn play(
     let progress = Progress::default();
     let started = std::time::Instant::now(); // for the progress bar's rate
     let summary = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| zertz_engine::selfplay(cfg, guide, out, &progress));
+        let worker = scope.spawn(|| zertz_jobs::selfplay(cfg, guide, out, &progress));
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(cfg.games as u64).with_style(
                 indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}")

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zertz_arena::config::MatchSettings;
-use zertz_engine::{EngineError, Guide, MatchJob};
 use zertz_env::Classify;
+use zertz_jobs::{Guide, JobError, MatchJob};
 use zertz_model::{DeviceChoice, Inference, ModelError, Precision};
 use zertz_pycommon::convert::{selfplay_settings, settings_layer, to_python};
 use zertz_pycommon::error::Error;
@@ -29,13 +29,13 @@ fn model_error(e: ModelError) -> Error {
 }
 
 /// A job's error as the bindings'.
-fn engine_error(e: EngineError) -> Error {
+fn engine_error(e: JobError) -> Error {
     match e {
-        EngineError::Model(e) => model_error(e),
-        EngineError::Config(e) => Error::Config(e),
-        EngineError::SelfPlay(e) => Error::SelfPlay(e),
-        EngineError::Match(e) => Error::Match(e),
-        EngineError::Output { path, source } | EngineError::Records { path, source } => {
+        JobError::Model(e) => model_error(e),
+        JobError::Config(e) => Error::Config(e),
+        JobError::SelfPlay(e) => Error::SelfPlay(e),
+        JobError::Match(e) => Error::Match(e),
+        JobError::Output { path, source } | JobError::Records { path, source } => {
             Error::Write { path, source }
         }
     }
@@ -159,17 +159,17 @@ pub fn selfplay<'py>(
     };
     let progress = Progress::default();
     let (result, signal) = run_detached(py, &progress.stop, || {
-        Ok(zertz_engine::selfplay(&cfg, &guide, &out, &progress))
+        Ok(zertz_jobs::selfplay(&cfg, &guide, &out, &progress))
     });
     let network = matches!(guide, Guide::Network { .. });
     let summary = match result? {
         Ok(summary) => summary,
-        Err(EngineError::SelfPlay(SelfPlayError::Stopped { .. })) if signal.is_some() => {
+        Err(JobError::SelfPlay(SelfPlayError::Stopped { .. })) if signal.is_some() => {
             return Err(Error::Python(signal.expect("checked")));
         }
         // A network's failure is the work's; the caller's evaluator's is a bad answer (or the
         // exception it raised, passed on).
-        Err(EngineError::SelfPlay(SelfPlayError::Eval(e))) => {
+        Err(JobError::SelfPlay(SelfPlayError::Eval(e))) => {
             return Err(raised.or(if network { Error::Network(e) } else { Error::Eval(e) }));
         }
         Err(e) => return Err(raised.or(engine_error(e))),
@@ -213,10 +213,10 @@ pub fn play_match<'py>(
     };
     let stop = AtomicBool::new(false);
     let (result, signal) =
-        run_detached(py, &stop, || Ok(zertz_engine::play_match(&job, &|_| {}, &stop)));
+        run_detached(py, &stop, || Ok(zertz_jobs::play_match(&job, &|_| {}, &stop)));
     match result? {
         Ok(summary) => Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?),
-        Err(EngineError::Match(zertz_arena::matches::MatchError::Stopped { .. }))
+        Err(JobError::Match(zertz_arena::matches::MatchError::Stopped { .. }))
             if signal.is_some() && stop.load(Ordering::Relaxed) =>
         {
             Err(Error::Python(signal.expect("checked")))

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::MatchError;
-use zertz_engine::{EngineError, Guide, MatchJob, play_match, selfplay};
 use zertz_env::{Cause, Classify, ErrorClass};
+use zertz_jobs::{Guide, JobError, MatchJob, play_match, selfplay};
 use zertz_search::Preset;
 use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::driver::Progress;
@@ -48,7 +48,7 @@ fn a_missing_model_is_refused_before_anything_is_written() {
     let dir = temp_dir("missing-model");
     let guide = Guide::Network { path: "no-such-model.pt".into(), inference: Default::default() };
     let e = selfplay(&small(), &guide, &dir, &Progress::default()).unwrap_err();
-    assert!(matches!(e, EngineError::Model(_)), "{e:?}");
+    assert!(matches!(e, JobError::Model(_)), "{e:?}");
     assert!(!e.class().while_working);
     assert!(e.to_string().contains("no-such-model.pt"), "{e}");
     assert!(!dir.exists());
@@ -98,7 +98,7 @@ fn a_match_never_replaces_a_file_and_never_opens_a_fifo() {
     );
     let never = AtomicBool::new(false);
     let e = play_match(&job, &|_| panic!("no game may be played"), &never).unwrap_err();
-    assert!(matches!(e, EngineError::Output { .. }) && !e.class().while_working, "{e:?}");
+    assert!(matches!(e, JobError::Output { .. }) && !e.class().while_working, "{e:?}");
     assert!(e.to_string().contains("nothing is ever replaced"), "{e}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious\n");
     #[cfg(unix)]
@@ -142,7 +142,7 @@ fn a_stopped_match_keeps_the_games_it_finished() {
         &stop,
     )
     .unwrap_err();
-    assert!(matches!(&e, EngineError::Match(MatchError::Stopped { .. })), "{e:?}");
+    assert!(matches!(&e, JobError::Match(MatchError::Stopped { .. })), "{e:?}");
     let text = std::fs::read_to_string(&out).unwrap();
     let games: Vec<u64> = text
         .lines()

@@ -1,4 +1,4 @@
-//! The jobs of the engine, in one place for both of its fronts: the `zertz` program (`cli/`) and
+//! The jobs, in one place for both fronts: the `zertz` program (`cli/`) and
 //! the Python module (`python/`). Each front turns its arguments into these types, calls a job,
 //! and shows the typed result its own way (a `--json` line, a Python dict).
 //!
@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use std::sync::atomic::AtomicBool;
-//! use zertz_engine::{MatchJob, play_match};
+//! use zertz_jobs::{MatchJob, play_match};
 //! use zertz_arena::config::MatchSettings;
 //! let settings = MatchSettings { games: 2, threads: 1, ..MatchSettings::default() };
 //! let job = MatchJob::with("greedy", "random", settings);
@@ -37,7 +37,7 @@ use zertz_selfplay::settings::Settings;
 
 /// Why a job could not run or did not finish.
 #[derive(Debug, thiserror::Error)]
-pub enum EngineError {
+pub enum JobError {
     /// A network could not be loaded or failed to start.
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -69,16 +69,16 @@ pub enum EngineError {
     },
 }
 
-impl zertz_env::Classify for EngineError {
+impl zertz_env::Classify for JobError {
     fn class(&self) -> zertz_env::ErrorClass {
         use zertz_env::{Cause, ErrorClass};
         match self {
-            EngineError::Model(e) => e.class(),
-            EngineError::Config(e) => e.class(),
-            EngineError::SelfPlay(e) => e.class(),
-            EngineError::Match(e) => e.class(),
-            EngineError::Output { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
-            EngineError::Records { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
+            JobError::Model(e) => e.class(),
+            JobError::Config(e) => e.class(),
+            JobError::SelfPlay(e) => e.class(),
+            JobError::Match(e) => e.class(),
+            JobError::Output { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
+            JobError::Records { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
         }
     }
 }
@@ -152,7 +152,7 @@ pub fn selfplay(
     guide: &Guide,
     out: &Path,
     progress: &Progress,
-) -> Result<Summary, EngineError> {
+) -> Result<Summary, JobError> {
     config.validate()?;
     let _threads = CpuThreads::keep();
     let network = match guide {
@@ -256,8 +256,8 @@ pub fn play_match(
     job: &MatchJob,
     on_game: &(dyn Fn(&MatchGame) + Sync),
     stop: &AtomicBool,
-) -> Result<MatchSummary, EngineError> {
-    let spec = |e: zertz_arena::players::SpecError| EngineError::Match(MatchError::Spec(e));
+) -> Result<MatchSummary, JobError> {
+    let spec = |e: zertz_arena::players::SpecError| JobError::Match(MatchError::Spec(e));
     let a: PlayerSpec = job.a.parse().map_err(spec)?;
     let b: PlayerSpec = job.b.parse().map_err(spec)?;
     let mut config = MatchConfig::with(a, b, job.settings.clone());
@@ -265,8 +265,7 @@ pub fn play_match(
     // Sizes first: nothing loads or starts for a match that cannot be played.
     zertz_arena::matches::check_sizes(&config)?;
     if let Some(path) = out {
-        check_new_file(path)
-            .map_err(|source| EngineError::Output { path: path.clone(), source })?;
+        check_new_file(path).map_err(|source| JobError::Output { path: path.clone(), source })?;
     }
     let _threads = CpuThreads::keep();
     let networks = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::network);
@@ -281,7 +280,7 @@ pub fn play_match(
     let writer = match out {
         Some(path) => Some(RecordWriter::new(std::io::BufWriter::new(
             create_new_file(path)
-                .map_err(|source| EngineError::Output { path: path.clone(), source })?,
+                .map_err(|source| JobError::Output { path: path.clone(), source })?,
         ))),
         None => None,
     };
@@ -306,10 +305,10 @@ pub fn play_match(
     let finished = writer.map(RecordWriter::finish).transpose();
     let out_path = || out.clone().unwrap_or_default();
     if let Some(source) = write_failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
-        return Err(EngineError::Records { path: out_path(), source });
+        return Err(JobError::Records { path: out_path(), source });
     }
     let result = result?;
-    finished.map_err(|source| EngineError::Records { path: out_path(), source })?;
+    finished.map_err(|source| JobError::Records { path: out_path(), source })?;
     let elo = result.elo();
     Ok(MatchSummary {
         a: result.a.clone(),
