@@ -9,7 +9,6 @@ use zertz_arena::players::MAX_SIMULATIONS;
 use zertz_env::{ActionSpace, Position};
 use zertz_search::mcts::{Finished, Noise, Scratch, Tree, search_interruptible};
 use zertz_search::{Evaluator, Preset, SearchConfig, SearchSettings};
-use zertz_selfplay::config::ConfigError;
 use zertz_selfplay::settings::from_layers;
 
 use crate::convert::{describe_settings, settings_layer, to_python};
@@ -18,9 +17,11 @@ use crate::evaluators::Raised;
 use crate::game::PyGame;
 use crate::signals::Signals;
 
-/// The search settings that `MCTS` does not take: it searches from new roots at each call, so
-/// there is no tree to keep.
-const NOT_FOR_MCTS: [&str; 1] = ["tree_reuse"];
+/// The search settings that `MCTS` does not take, with the reason.
+const NOT_FOR_MCTS: [(&str, &str); 1] = [(
+    "tree_reuse",
+    "MCTS searches from new roots at each call; the setting is for players and self-play",
+)];
 
 /// The keywords of `zertz.MCTS` (the search's overrides, but those of [`NOT_FOR_MCTS`]), one
 /// dict per keyword in order: `{"name", "type"` (its annotation), `"default"` (None: the
@@ -30,7 +31,7 @@ pub fn mcts_settings(py: Python<'_>) -> Result<Bound<'_, PyList>, Error> {
     let list = PyList::empty(py);
     for item in describe_settings::<SearchSettings>(py)?.iter() {
         let name: String = item.get_item("name")?.extract()?;
-        if !NOT_FOR_MCTS.contains(&name.as_str()) {
+        if NOT_FOR_MCTS.iter().all(|(k, _)| *k != name) {
             list.append(item)?;
         }
     }
@@ -72,15 +73,7 @@ impl PyMcts {
     ) -> Result<PyMcts, Error> {
         guard(|| {
             let preset = preset.map(str::parse::<Preset>).transpose().map_err(Error::Shape)?;
-            let layer = settings_layer::<SearchSettings>("MCTS", settings)?;
-            if let Some(&key) = NOT_FOR_MCTS.iter().find(|k| layer.contains_key(**k)) {
-                return Err(Error::Config(ConfigError::Value {
-                    key,
-                    reason: "MCTS searches from new roots at each call; the setting is for \
-                             players and self-play"
-                        .into(),
-                }));
-            }
+            let layer = settings_layer::<SearchSettings>("MCTS", settings, &NOT_FOR_MCTS)?;
             let settings = SearchSettings { preset, ..from_layers::<SearchSettings>([layer])? };
             let (evaluator, raised) = crate::evaluators::evaluator(evaluator)?;
             // The evaluator chooses the preset when none is named (rollouts: "rollout").

@@ -162,8 +162,13 @@ def test_the_mcts_keywords_are_the_engines_search_settings() -> None:
         zertz.MCTS(c_puct=10**400)
     with pytest.raises(ValueError, match=r"^tree_reuse: MCTS searches from new roots"):
         zertz.MCTS(tree_reuse=False)  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match=r"unexpected keyword argument 'cpuct' .*c_puct, c_base"):
+    with pytest.raises(
+        TypeError, match=r"unexpected keyword argument 'cpuct' .*c_puct, c_base"
+    ) as e:
         zertz.MCTS(cpuct=2.0)  # type: ignore[call-arg]
+    # The keywords listed are those of the stub: the one withheld is not among them.
+    listed = str(e.value).split("(its settings: ", 1)[1].rstrip(")").split(", ")
+    assert listed == names
     with pytest.raises(
         TypeError, match=re.escape("leaves_per_round must be int | None, not float")
     ):

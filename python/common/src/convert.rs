@@ -126,16 +126,25 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
 
 /// The keywords of `function` as a layer of settings of type `S`: an unknown keyword is a
 /// TypeError (as Python's own), a value of the wrong type too. Their ranges are checked where
-/// the layer is read ([`settings::from_layers`]: ValueError naming the key).
+/// the layer is read ([`settings::from_layers`]: ValueError naming the key). `withheld` are
+/// settings of `S` that `function` does not take, each with the reason: a ValueError giving it,
+/// and left out of the keywords an unknown one lists.
 pub fn settings_layer<S: Settings>(
     function: &str,
     kwargs: Option<&Bound<'_, PyDict>>,
+    withheld: &[(&'static str, &str)],
 ) -> Result<Layer, Error> {
     let mut layer = Layer::new();
     for (key, value) in kwargs.into_iter().flat_map(|d| d.iter()) {
         let key: String = key.extract()?;
+        if let Some(&(key, reason)) = withheld.iter().find(|(k, _)| *k == key) {
+            return Err(Error::Config(ConfigError::Value { key, reason: reason.into() }));
+        }
         let Some(field) = S::value_fields().find(|f| f.name == key) else {
-            let keywords: Vec<&str> = S::value_fields().map(|f| f.name).collect();
+            let keywords: Vec<&str> = S::value_fields()
+                .map(|f| f.name)
+                .filter(|name| withheld.iter().all(|(k, _)| k != name))
+                .collect();
             let table = S::field(&key).is_some_and(|f| f.kind == Kind::Table);
             let hint =
                 if table { format!(" ({key} is a table: give it in config)") } else { "".into() };
@@ -157,7 +166,7 @@ pub fn selfplay_settings(
     config: Option<&Bound<'_, PyAny>>,
     settings: Option<&Bound<'_, PyDict>>,
 ) -> Result<SelfPlayConfig, Error> {
-    let keywords = settings_layer::<SelfPlayConfig>("selfplay", settings)?;
+    let keywords = settings_layer::<SelfPlayConfig>("selfplay", settings, &[])?;
     let file = match config.filter(|o| !o.is_none()) {
         None => Layer::new(),
         Some(obj) => match obj.cast::<PyDict>() {

@@ -206,7 +206,7 @@ pub fn play_match<'py>(
     cuda_graphs: bool,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
-    let layer = settings_layer::<MatchSettings>("match", settings)?;
+    let layer = settings_layer::<MatchSettings>("match", settings, &[])?;
     let job = MatchJob {
         inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
         ..MatchJob::with(a, b, zertz_selfplay::settings::from_layers([layer])?)
