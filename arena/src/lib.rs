@@ -3,7 +3,7 @@
 //! a thread pool, and Elo differences with their intervals; the engine protocol that other
 //! programs play through.
 //!
-//! - [`players`]: the [`Bot`] trait, the players and [`PlayerSpec`], their grammar.
+//! - [`players`]: the [`Bot`] trait, the bots and [`PlayerSpec`], their grammar.
 //! - [`command`]: [`CommandBot`], a player behind another program that speaks the protocol.
 //! - [`protocol`]: the engine protocol's server side, [`EngineSession`] (`zertz engine`).
 //! - [`analysis`]: [`analyze`], a search of one position and what it thinks of every action.

@@ -56,7 +56,7 @@ pub enum MatchError {
     /// played, a thread pool that cannot start); nothing was played.
     #[error("{0}")]
     Settings(String),
-    /// A player failed during a game (its network failed, say); the match stops.
+    /// A player's bot failed during a game (its network failed, say); the match stops.
     #[error("game {game}: {error}")]
     Bot {
         /// The game's index in the match.
