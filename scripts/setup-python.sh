@@ -27,8 +27,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 if ! cmp -s "$requirements" "$stamp"; then
-    # uv installs them (its pin is requirements-dev.txt's): it downloads and unpacks in
-    # parallel, the 5 GB of torch and its CUDA libraries in about 25 s where pip took 150 s.
+    # uv installs them (its pin is requirements-dev.txt's): it downloads and unpacks the 5 GB
+    # of torch and its CUDA libraries in parallel, several times faster than pip (BENCHMARKS.md).
     uv=$(grep '^uv==' "$requirements")
     echo "setup-python: installing $uv with pip, then with it $(grep -v -e '^#' -e '^uv==' "$requirements" | tr '\n' ' ')"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$uv"

@@ -75,9 +75,9 @@ py="$(pwd)/.venv/bin/python"
 lints="$(pwd)/target/lints.log"
 (
     cd python
-    # The lints run beside pytest (one process, about 100 s): pytest's two processes leave part
-    # of the two cores idle: both together took 453 and 508 s against 520-545 s one after the
-    # other (BENCHMARKS.md). Their output follows pytest's; either failing fails the command.
+    # The lints run beside pytest (one process): pytest's two processes leave part of the two
+    # cores idle, and both together end sooner than one after the other (BENCHMARKS.md). Their
+    # output follows pytest's; either failing fails the command.
     (
         echo "== stubtest zertz zertz_engine"
         "$py" -m mypy.stubtest zertz zertz_engine
