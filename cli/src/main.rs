@@ -1,6 +1,10 @@
 //! `zertz`: the command-line program of the zertz workspace. One module per command (its
 //! arguments and what it does), and [`common`] for what they share.
 
+// The doc comments of the argument types are clap's help text, where `nn:MODEL[:SIMS]` is the
+// grammar of a player, not a link.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 mod bench;
 mod common;
 mod dataset;

@@ -1,5 +1,6 @@
-//! Command-line options made from a settings type ([`zertz_selfplay::settings`]): one option per
-//! field (`opening_actions` is `--opening-actions N`), its help the field's doc and default, each
+//! Command-line options made from a settings type
+//! ([`zertz_selfplay::settings`](mod@zertz_selfplay::settings)): one option per field
+//! (`opening_actions` is `--opening-actions N`), its help the field's doc and default, each
 //! value checked as it is parsed (a usage error naming the option). What was given becomes a
 //! layer of settings that goes over a config file's. A table of settings (self-play's
 //! `[search]`) has no option: a config file gives it.

@@ -8,7 +8,7 @@
 //! `zertz_pycommon::Error`. The Python package `zertz` (python/zertz/) re-exports the public
 //! API, and `python/zertz/_zertz.pyi` describes it for type checkers.
 //!
-//! - [`game::PyGame`] (`zertz.Game`): a game with its history, moves in notation or as action
+//! - `game::PyGame` (`zertz.Game`): a game with its history, moves in notation or as action
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
 //! - Module functions and constants: the boards, the encoding version and shapes, the action
 //!   space size and the number of symmetries of each board.
