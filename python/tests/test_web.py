@@ -366,7 +366,7 @@ def test_a_page_of_another_site_cannot_act_on_a_game(browser: Any, server: str) 
     evil = (
         "<!doctype html><script>"
         f"fetch('{resign}', {{method: 'POST', mode: 'no-cors', body: '{{}}',"
-        " headers: {'content-type': 'text/plain'}}).then(() => document.title = 'sent1');"
+        " headers: {'content-type': 'text/plain'}}).then(() => document.title += 'sent1');"
         f"fetch('{resign}', {{method: 'POST', body: '{{}}',"
         " headers: {'content-type': 'application/json'}}).catch(() => document.title += 'sent2');"
         "</script>"
