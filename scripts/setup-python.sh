@@ -32,10 +32,10 @@ if ! cmp -s "$requirements" "$stamp"; then
     uv=$(grep '^uv==' "$requirements")
     echo "setup-python: installing $uv with pip, then with it $(grep -v -e '^#' -e '^uv==' "$requirements" | tr '\n' ' ')"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$uv"
-    # --compile-bytecode: the packages' .pyc files are written here, in parallel, once. Python
-    # writes them at first import only where it may: with PYTHONDONTWRITEBYTECODE set, as on
-    # the machines the tests run on, every process that imports torch compiled about 1,600 of
-    # its source files again (4.7 s), and every Ray worker Ray's (BENCHMARKS.md).
+    # --compile-bytecode: the packages' .pyc files are written once, here. Python writes them
+    # at first import only where it may: where PYTHONDONTWRITEBYTECODE is set (it is on this
+    # project's machines), every process that imports torch, and every Ray worker, compiled
+    # their sources again (BENCHMARKS.md, "The packages' bytecode written at install").
     "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" -r "$requirements"
     cp "$requirements" "$stamp"
 fi
