@@ -104,4 +104,8 @@ def main(a: Path, b: Path) -> int:
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    folders = [Path(arg) for arg in sys.argv[1:]]
+    for folder in folders:
+        if not folder.is_dir():
+            raise SystemExit(f"error: {folder} is not a folder")
+    sys.exit(main(*folders))
