@@ -37,12 +37,13 @@ cd "$work"
 import sys, zertz
 assert 'torch' not in sys.modules, 'import zertz imported torch'
 assert zertz.__file__.startswith('$work/venv/'), zertz.__file__
-try:
-    zertz.match
-except ImportError as e:
-    assert 'zertz[train]' in str(e), e
-else:
-    raise AssertionError('zertz.match without the engine')
+for name in ('match', 'export', 'train'):
+    try:
+        getattr(zertz, name)
+    except ImportError as e:
+        assert 'zertz[train]' in str(e), e
+    else:
+        raise AssertionError(f'zertz.{name} without the engine')
 print('test-core-wheel: import zertz imports no torch; the engine\'s names say what to install')
 "
 tests="$root/python/tests"

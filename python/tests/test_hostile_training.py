@@ -39,6 +39,7 @@ from zertz.training import (
     parse_config,
     train,
 )
+from zertz.training.config import check_opponents, most_match_games
 from zertz.training.distributed import Learner
 from zertz.training.metrics import Metrics
 
@@ -211,6 +212,73 @@ def test_a_missing_cuda_device_is_refused_before_the_config(tmp_path: Path, name
     with pytest.raises(ValueError, match=r"cuda:\d+ is not available \(\d+ CUDA devices found\)"):
         zertz.training.Run(cfg, tmp_path)
     assert not (tmp_path / "config.toml").exists()
+
+
+def test_games_of_a_match_over_the_engines_bound_are_refused_when_the_config_is_read() -> None:
+    """``[evaluate] games = 16777217`` was taken, and the run failed after its first iteration
+    (``final_games``: after the whole run). The bound is the engine's, from its description of
+    its match settings."""
+    most = most_match_games()
+    with pytest.raises(ValueError, match=r"^games: "):
+        zertz.match("random", "random", games=most + 1)
+    for key in ("games", "final_games"):
+        assert getattr(parse_config(f"[evaluate]\n{key} = {most}\n").evaluate, key) == most
+        with pytest.raises(
+            ValueError, match=rf"^evaluate\.{key} must be in 1\.\.{most} .*not {most + 1}$"
+        ):
+            parse_config(f"[evaluate]\n{key} = {most + 1}\n")
+
+
+def test_opponents_are_checked_when_the_run_takes_the_config(tmp_path: Path) -> None:
+    """A ``cmd:`` program that does not exist, and two opponents that are one player (the
+    second match's games replaced the first's file), are refused before the first iteration,
+    in one line naming them; the built-in network is an opponent like any network."""
+    python = sys.executable
+    check_opponents(EvalSection(opponents=["nn:builtin", f"cmd:{python} -c pass"]))
+    check_opponents(EvalSection(final_opponents=["nn:builtin:50", "mcts:10", "mcts:20"]))
+    check_opponents(EvalSection(opponents=["random"], final_opponents=["random"]))
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"opponents": ["cmd:/nonexistent"]}, "opponent 'cmd:/nonexistent': no program"),
+        (
+            {"final_opponents": ["cmd:zertz-no-such-program --x"]},
+            "opponent 'cmd:zertz-no-such-program --x': no program 'zertz-no-such-program'",
+        ),
+        (
+            {"opponents": [f'cmd:"{tmp_path}/no such" engine']},
+            f"no program '{tmp_path}/no such'",
+        ),
+        ({"opponents": ["nn:missing.pt"]}, "opponent 'nn:missing.pt': no model file missing.pt"),
+        (
+            {"opponents": ["mcts:10", "random", "mcts: 10"]},
+            "evaluate.opponents names one player twice: 'mcts:10' and 'mcts: 10'",
+        ),
+        (
+            {"final_opponents": ["greedy", "greedy"]},
+            "evaluate.final_opponents names one player twice: 'greedy' and 'greedy'",
+        ),
+        (
+            {"final_opponents": ["nn:builtin", "nn:builtin:400"]},
+            "'nn:builtin' and 'nn:builtin:400' (both nn:builtin:400)",
+        ),
+        (
+            {"opponents": [f"cmd:{python} a_b", f"cmd:{python} a b"]},
+            "would write their games to one file",
+        ),
+    ]
+    for lists, words in refused:
+        with pytest.raises(ValueError, match=re.escape(words)) as e:
+            check_opponents(EvalSection(**lists))
+        assert "\n" not in str(e.value)
+    # Before the run folder takes the config, and from the command line in one line.
+    text = tiny_text(evaluate__opponents='["random", "cmd:/nonexistent"]')
+    with pytest.raises(ValueError, match="cmd:/nonexistent"):
+        train(parse_config(text), tmp_path / "run", log=lambda _: None)
+    assert not (tmp_path / "run" / "config.toml").exists()
+    config = tmp_path / "twice.toml"
+    config.write_text(tiny_text(evaluate__opponents='["mcts:10", "mcts: 10"]'))
+    proc = cli("train", "--config", config, "--run", tmp_path / "run")
+    assert_one_line_error(proc, "'mcts:10' and 'mcts: 10'")
+    assert not (tmp_path / "run" / "config.toml").exists()
 
 
 # ---------------------------------------------------------------------------------- divergence

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +92,115 @@ def test_import_zertz_needs_no_torch_and_the_engine_comes_on_first_use() -> None
         "    raise AssertionError('no ImportError')\n"
     )
     subprocess.run([sys.executable, "-c", missing], check=True, timeout=60)
+
+
+#: Runs the Python code that follows as a process without torch and the engine (the torch-free
+#: wheel's environment): importing either raises ModuleNotFoundError, as where neither is
+#: installed.
+WITHOUT_TORCH = "import sys\nsys.modules['torch'] = sys.modules['zertz_engine'] = None\n"
+
+
+def without_torch(code: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a process without torch and the engine, ``args`` its ``sys.argv[1:]``
+    (in python/, matplotlib drawing into files)."""
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_TORCH + code, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).parents[1],
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+
+
+#: ``python -m zertz`` in such a process.
+CLI = "import runpy\nrunpy.run_module('zertz', run_name='__main__', alter_sys=True)\n"
+
+
+def test_without_torch_the_training_side_says_what_to_install(tmp_path: Path) -> None:
+    # zertz.export, zertz.train and zertz.training ended with "No module named 'torch'" and no
+    # word of what to install, unlike zertz.match: each says it in one line, the same one.
+    code = (
+        "import zertz, zertz.training\n"
+        "for name, get in [\n"
+        "    ('zertz.match', lambda: zertz.match),\n"
+        "    ('zertz.export', lambda: zertz.export),\n"
+        "    ('zertz.train', lambda: zertz.train),\n"
+        "    ('zertz.training', lambda: zertz.training.iterate),\n"
+        "    ('zertz.training.loop', lambda: zertz.training.loop),\n"
+        "]:\n"
+        "    try:\n"
+        "        get()\n"
+        "    except ImportError as e:\n"
+        "        print(e)\n"
+        "    else:\n"
+        "        raise AssertionError(name)\n"
+        "try:\n"
+        "    from zertz.training import train\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    proc = without_torch(code)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    whats = ["match", "export", "train", "training", "training.loop", "training"]
+    assert len(lines) == len(whats), lines
+    for line, what in zip(lines, whats, strict=True):
+        assert line.startswith(f"zertz.{what}"), line
+        assert "needs the engine, which links torch, and it is not installed" in line, line
+        assert line.endswith("pip install 'zertz[train]' (scripts/setup-python.sh installs it)")
+    # The commands that train or export say it too, in one line (status 2).
+    commands: list[list[str | Path]] = [
+        ["train", "--config", "../configs/train/tiny.toml", "--run", tmp_path / "run"],
+        ["export", tmp_path / "checkpoint.pt", tmp_path / "model.pt"],
+        ["random-model", tmp_path / "model.pt"],
+    ]
+    for args in commands:
+        proc = without_torch(CLI, *args)
+        assert proc.returncode == 2, proc
+        assert proc.stderr.splitlines() == [
+            f"error: python -m zertz {args[0]} needs the engine, which links torch, and it is "
+            "not installed: pip install 'zertz[train]' (scripts/setup-python.sh installs it)"
+        ]
+    assert not (tmp_path / "run").exists()
+
+
+def test_plot_table_and_human_ceiling_need_no_torch(games: Path, tmp_path: Path) -> None:
+    # Reading a run folder and a dataset needs neither torch nor the engine.
+    run = tmp_path / "run"
+    run.mkdir()
+    result = {"wins": 3, "draws": 0, "losses": 1, "score": 0.75, "elo": 190.8}
+    row = {
+        "iteration": 1,
+        "step": 4,
+        "policy_loss": 3.0,
+        "value_loss": 0.5,
+        "elo": 10.0,
+        "evaluation": {
+            "best": {**result, "elo_low": -100.0, "elo_high": 120.0},
+            "random": {**result, "elo_low": -90.0, "elo_high": 500.0},
+        },
+    }
+    (run / "metrics.jsonl").write_text(json.dumps(row) + "\n")
+    data = tmp_path / "data"
+    zertz.dataset([games], data, boards=[37], max_games=20)
+    commands: list[list[str | Path]] = [
+        ["table", run],
+        ["plot", run, "--out", tmp_path / "curves.png"],
+        ["human-ceiling", "--dataset", data, "--plies", "2", "--min-count", "2"],
+    ]
+    for args in commands:
+        proc = without_torch(CLI, *args)
+        assert proc.returncode == 0, proc.stderr
+        if args[0] == "table":
+            assert "network after iteration 1 (step 4)" in proc.stdout, proc.stdout
+            assert "random" in proc.stdout
+        elif args[0] == "plot":
+            assert proc.stdout.strip() == str(tmp_path / "curves.png")
+            assert (tmp_path / "curves.png").stat().st_size > 0
+        else:
+            assert proc.stdout.startswith("37 rings (20 games)"), proc.stdout
 
 
 def stub_defaults(name: str, method: str | None = None, stub: Path | None = None) -> dict[str, Any]:

@@ -68,3 +68,20 @@ def test_a_pipe_gets_no_bar() -> None:
     p.advance()
     p.close()
     assert lines == ["iteration 1/3"] and out.getvalue() == ""
+
+
+def test_the_pretraining_is_no_iteration() -> None:
+    """The main job pretrains for minutes before its first iteration: the ETA once counted that
+    as the first iteration's time (``iteration 2/12 (ETA 8:06:10, 44:12 an iteration)``)."""
+    clock = Clock()
+    lines: list[str] = []
+    p = RunProgress(12, 0, log=lines.append, mode="plain", clock=clock)
+    clock.now += 2532  # pretraining
+    p.begin_iterations()
+    assert p.eta_note() == ""
+    clock.now += 120  # the first iteration
+    p.advance()
+    assert p.per_iteration() == 120
+    assert p.eta_note() == " (ETA 22:00, 2:00 an iteration)"
+    # The time elapsed is the whole process's, pretraining included.
+    assert "44:12 elapsed" in p.text() and "ETA 22:00" in p.text()

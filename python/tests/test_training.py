@@ -9,6 +9,7 @@ both must end in the same state.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import json
 import math
@@ -17,7 +18,8 @@ import pickle
 import random
 import re
 import shutil
-from collections.abc import Generator
+import time
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -310,7 +312,8 @@ def test_int_is_a_float() -> None:
         ("[evaluate]\nsimulations = 0\n", "evaluate.simulations"),
         ("[evaluate]\nfinal_simulations = 0\n", "evaluate.final_simulations"),
         ("[evaluate]\ngating_score = 1.5\n", "evaluate.gating_score"),
-        ("[evaluate]\nopponents = []\ngames = 0\n", "evaluate games"),
+        ("[evaluate]\nopponents = []\ngames = 0\n", "evaluate.games"),
+        ("[evaluate]\nfinal_games = 0\n", "evaluate.final_games"),
         ("[train]\nq_weight = 2.0\n", "train.q_weight"),
         ('[train]\nschedule = "linear"\n', "train.schedule"),
         ("[train]\nfinal_learning_rate = -1.0\n", "train.final_learning_rate"),
@@ -905,3 +908,36 @@ def test_the_learner_files_a_chunk_once(cfg: TrainConfig, tmp_path: Path) -> Non
     again = Learner(cfg.source, str(tmp_path))
     assert again.chunks == {"c-a001-000003": record}
     assert not again._file(played, files)
+
+
+def test_the_eta_of_a_run_counts_its_iterations_not_its_pretraining(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line that starts iteration 2 gives the time of iteration 1, not of the pretraining
+    before it plus iteration 1 (a fake pretraining of a day here, on a clock that it moves)."""
+    import zertz.training.loop as loop
+    from zertz.training.progress import RunProgress
+
+    offset = [0.0]
+
+    def clock() -> float:
+        return time.monotonic() + offset[0]
+
+    def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
+        offset[0] += 86_400.0
+        run.state.pretrained = True
+        return {"iteration": 0, "pretrain": True}
+
+    monkeypatch.setattr(loop, "RunProgress", functools.partial(RunProgress, clock=clock))
+    monkeypatch.setattr(loop, "pretrain", pretrain)
+    cfg = parse_config(
+        tiny_text() + '\n[pretrain]\ndataset = "unused"\nsteps = 1\nbenchmark_games = 0\n'
+    )
+    lines: list[str] = []
+    stats = train(cfg, tmp_path, log=lines.append, progress=False)
+    assert [s["iteration"] for s in stats] == [0, 1, 2]
+    (line,) = [x for x in lines if x.startswith("iteration 2/2")]
+    m = re.fullmatch(r"iteration 2/2 \(ETA (\S+), (\S+) an iteration\)", line)
+    assert m is not None, line
+    seconds = sum(int(x) * 60**i for i, x in enumerate(reversed(m[2].split(":"))))
+    assert seconds < 3600, line

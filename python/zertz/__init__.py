@@ -17,6 +17,8 @@ Moves are written ``Wd4,a1`` (a white marble on d4, ring a1 removed), ``Wd4`` (n
 removed), ``b4xd6xf6`` (a capture chain; one hop ``b4xd6`` is a single action) or ``pass``.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 # The environment's native module needs numpy alone; the engine with exported networks
@@ -77,18 +79,39 @@ ENGINE_NAMES = frozenset(
 )
 
 
+def missing_engine(what: str, error: ImportError) -> ImportError | None:
+    """Where ``error`` is the import of the engine (``zertz_engine``) or torch failing, an
+    ImportError saying, in one line, that ``what`` needs them and what to install (else None):
+    the one wording of every such error (``zertz.match``, ``zertz.train``, ``zertz.export``,
+    ``zertz.training``, ``python -m zertz``). It keeps the missing module's ``name``, so that a
+    caller further out may name its own ``what`` instead."""
+    if (error.name or "").partition(".")[0] not in ("zertz_engine", "torch"):
+        return None
+    return ImportError(
+        f"{what} needs the engine, which links torch, and it is not installed: "
+        "pip install 'zertz[train]' (scripts/setup-python.sh installs it)",
+        name=error.name,
+    )
+
+
+@contextmanager
+def needs_engine(what: str) -> Iterator[None]:
+    """The block's import of the engine or torch failing raises :func:`missing_engine`'s
+    ImportError."""
+    try:
+        yield
+    except ImportError as e:
+        worded = missing_engine(what, e)
+        if worded is None:
+            raise
+        raise worded from e
+
+
 def engine() -> Any:
     """The engine module ``zertz_engine`` (exported networks, matches, self-play), imported on
     first use; ImportError saying what to install where it is missing."""
-    try:
+    with needs_engine("zertz.match, zertz.selfplay or a network"):
         import zertz_engine
-    except ImportError as e:
-        if e.name not in ("zertz_engine", "torch"):
-            raise
-        raise ImportError(
-            "zertz.match, zertz.selfplay and the networks need the engine, which links torch: "
-            "pip install 'zertz[train]' (scripts/setup-python.sh installs it)"
-        ) from e
     return zertz_engine
 
 
@@ -98,12 +121,12 @@ def __getattr__(name: str) -> Any:
     if name in ENGINE_NAMES:
         return getattr(engine(), name)
     if name == "export":
-        from zertz.exported import export
-
+        with needs_engine("zertz.export"):
+            from zertz.exported import export
         return export
     if name == "train":
-        from zertz.training import train
-
+        with needs_engine("zertz.train"):
+            from zertz.training import train
         return train
     if name == "plot":
         from zertz.plots import plot

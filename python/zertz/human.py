@@ -29,16 +29,19 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from zertz._zertz import DATASET_FORMAT, DATASET_MANIFEST, DATASET_VERSION, Game, symmetry_count
 
+# torch is imported where a network runs (benchmark): the ceiling and the datasets need none.
+if TYPE_CHECKING:
+    import torch
+
 #: A network: ``(planes [B, C, H, W], globals [B, G]) -> (logits [B, A], values [B])`` (a
 #: ``ZertzNet`` or an exported model).
-Network = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+Network = Callable[["torch.Tensor", "torch.Tensor"], tuple["torch.Tensor", "torch.Tensor"]]
 
 
 @dataclass
@@ -211,6 +214,8 @@ class _Evaluator:
         p = self.pending.pop(board, None)
         if p is None or not p.games:
             return
+        import torch
+
         encoded = [g.encode() for g in p.games]
         planes = torch.from_numpy(np.stack([e[0] for e in encoded])).to(self.device)
         globals_ = torch.from_numpy(np.stack([e[1] for e in encoded])).to(self.device)
@@ -286,6 +291,8 @@ def benchmark(
     """The human-move benchmark of ``net`` on the validation games of ``dataset`` (see the module
     docs): ``{board: {"games", "decisions", "top1", "top5", "value"}}``, at most ``max_games``
     games per board."""
+    import torch
+
     if isinstance(net, torch.nn.Module):
         net.eval()
     ev = _Evaluator(net, torch.device(device), batch)

@@ -37,7 +37,14 @@ def plot(run_dir: str | os.PathLike[str]) -> Any:
     (each evaluated network against the best before it, chained; the untrained network is 0) with
     95% intervals, and the score against each baseline; a fourth with the human-move benchmark's
     top-1 and top-5 per board when the run has a [pretrain] dataset."""
-    import matplotlib.pyplot as plt
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        if e.name != "matplotlib":
+            raise
+        raise ImportError(
+            "zertz.plot needs matplotlib: pip install matplotlib (or 'zertz[train]')"
+        ) from e
 
     rows = read_metrics(run_dir)
     human = [r for r in rows if r.get("human")]

@@ -41,24 +41,79 @@ and checkpoints), :mod:`~zertz.training.selfplay` (self-play in the engine),
 ``python -m zertz train --ray ADDRESS``; Ray is the optional extra ``zertz[ray]``; in
 :mod:`~zertz.training.actor`, :mod:`~zertz.training.learner`, :mod:`~zertz.training.driver` and
 :mod:`~zertz.training.bench`).
+
+The package's names are imported on first use. Training needs torch and the engine (``pip
+install 'zertz[train]'``): without them (the torch-free wheel) the names raise ImportError saying
+so, while reading a run folder (:func:`final_table`, ``zertz.plot``, the layout) needs neither.
 """
 
-from zertz.training.config import (
-    MAX_SEED,
-    DistributedSection,
-    EvalSection,
-    RunSection,
-    SelfPlaySection,
-    TrainConfig,
-    TrainSection,
-    WarmupSection,
-    load_config,
-    parse_config,
-)
-from zertz.training.evaluation import final_table
-from zertz.training.fitting import Augmenter, learning_rate, losses
-from zertz.training.folder import State, export_checkpoint, load_checkpoint
-from zertz.training.loop import Run, iterate, train
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zertz.training.config import (
+        MAX_SEED,
+        DistributedSection,
+        EvalSection,
+        RunSection,
+        SelfPlaySection,
+        TrainConfig,
+        TrainSection,
+        WarmupSection,
+        load_config,
+        parse_config,
+    )
+    from zertz.training.evaluation import final_table
+    from zertz.training.fitting import Augmenter, learning_rate, losses
+    from zertz.training.folder import State, export_checkpoint, load_checkpoint
+    from zertz.training.loop import Run, iterate, train
+
+#: The module of each name of the package. They are imported on first use: the loop needs torch
+#: and the engine, and where they are missing its names raise ImportError saying what to install
+#: (``zertz.needs_engine``), while what only reads a run folder (its layout, metrics and
+#: progress, ``final_table``, ``zertz.plot``) works without them.
+_MODULES = {
+    "MAX_SEED": "config",
+    "DistributedSection": "config",
+    "EvalSection": "config",
+    "RunSection": "config",
+    "SelfPlaySection": "config",
+    "TrainConfig": "config",
+    "TrainSection": "config",
+    "WarmupSection": "config",
+    "load_config": "config",
+    "parse_config": "config",
+    "final_table": "evaluation",
+    "Augmenter": "fitting",
+    "learning_rate": "fitting",
+    "losses": "fitting",
+    "State": "folder",
+    "export_checkpoint": "folder",
+    "load_checkpoint": "folder",
+    "Run": "loop",
+    "iterate": "loop",
+    "train": "loop",
+}
+
+
+def __getattr__(name: str) -> Any:
+    from zertz import needs_engine
+
+    module = _MODULES.get(name)
+    if module is None:
+        # A submodule not imported yet (``zertz.training.loop``).
+        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
+            with needs_engine(f"zertz.training.{name}"):
+                return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with needs_engine("zertz.training"):
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MAX_SEED",

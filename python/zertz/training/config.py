@@ -5,16 +5,20 @@ run folder takes the config, see :mod:`zertz.training.selfplay`)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
+import re
+import shutil
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zertz._zertz import BOARDS, parse_player
+from zertz._zertz import BOARDS, match_settings, parse_player
 from zertz.nn import NetConfig
+from zertz.training.layout import opponent_tag
 from zertz_engine import BUILTIN_MODEL, check_device
 
 #: The largest seed ([run] seed): torch takes it, and the engine's u64 seeds take it plus the
@@ -24,6 +28,17 @@ MAX_SEED = 2**63 - 1
 
 #: The largest count the engine takes (games, simulations, opening actions: u32).
 U32 = 2**32 - 1
+
+
+@functools.cache
+def most_match_games() -> int:
+    """The most games of one match: the engine's bound, as its match settings describe
+    ``games`` (``zertz.match_settings()``: "... (at most N) ...")."""
+    (doc,) = [s["doc"] for s in match_settings() if s["name"] == "games"]
+    found = re.search(r"\bat most (\d+)\b", doc)
+    if found is None:
+        raise RuntimeError(f"the engine's match settings give no bound of games: {doc!r}")
+    return int(found.group(1))
 
 
 @dataclass(frozen=True)
@@ -333,7 +348,16 @@ def parse_config(text: str) -> TrainConfig:
         (tr.value_weight >= 0, "train.value_weight must be at least 0"),
         (tr.captures_weight >= 0, "train.captures_weight must be at least 0"),
         (ev.every >= 0, "evaluate.every must be at least 0"),
-        (ev.games >= 1 and ev.final_games >= 1, "evaluate games: at least 1"),
+        (
+            1 <= ev.games <= most_match_games(),
+            f"evaluate.games must be in 1..{most_match_games()} (the most games of a match), "
+            f"not {ev.games}",
+        ),
+        (
+            1 <= ev.final_games <= most_match_games(),
+            f"evaluate.final_games must be in 1..{most_match_games()} (the most games of a "
+            f"match), not {ev.final_games}",
+        ),
         (0.0 <= ev.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
         (0 <= ev.opening_actions <= U32, f"evaluate.opening_actions must be in 0..{U32}"),
         (1 <= d.actors <= 10_000, "distributed.actors must be in 1..10000"),
@@ -397,12 +421,62 @@ def same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
     return core(saved) == core(cfg)
 
 
+def command_program(name: str) -> str:
+    r"""The program of a ``cmd:`` player from its canonical spec (``parse_player``'s ``name``:
+    its words joined as the engine writes them back, one space apart, a word that holds
+    whitespace or a quote in double quotes with ``\"`` and ``\\``).
+
+    >>> command_program('cmd:zertz engine --player "nn:a b.pt"')
+    'zertz'
+    >>> command_program(r'cmd:"/opt/my \"engine\"" engine')
+    '/opt/my "engine"'
+    """
+    text = name.removeprefix("cmd:")
+    if not text.startswith('"'):
+        return text.split(" ", 1)[0]
+    program: list[str] = []
+    i = 1
+    while i < len(text) and text[i] != '"':
+        if text[i] == "\\":
+            i += 1
+        program.append(text[i : i + 1])
+        i += 1
+    return "".join(program)
+
+
 def check_opponents(e: EvalSection) -> None:
-    """Every opponent is a player spec of the engine's grammar, and a network's file exists."""
-    for opp in [*e.opponents, *e.final_opponents]:
-        try:
-            model = parse_player(opp)["model"]
-        except ValueError as err:
-            raise ValueError(f"evaluate: unknown opponent {opp!r}: {err}") from None
-        if model is not None and not Path(model).exists():
-            raise ValueError(f"evaluate: opponent {opp!r}: no model file {model}")
+    """Every opponent is a player spec of the engine's grammar, a network's file exists (or it
+    is the built-in network, ``nn:builtin``), a ``cmd:`` player's program can be started (on
+    the PATH, or an executable file), and no evaluation names one player twice (two spellings
+    of one, ``mcts:10`` and ``mcts: 10``, or two that would write one match file): checked
+    when a run folder takes the config, not when the first evaluation plays."""
+    for key in ("opponents", "final_opponents"):
+        players: dict[str, str] = {}  # canonical spec: as written
+        tags: dict[str, str] = {}  # match file's tag: as written
+        for opp in getattr(e, key):
+            try:
+                player = parse_player(opp)
+            except ValueError as err:
+                raise ValueError(f"evaluate: unknown opponent {opp!r}: {err}") from None
+            name, model = player["name"], player["model"]
+            if model is not None and model != BUILTIN_MODEL and not Path(model).exists():
+                raise ValueError(f"evaluate: opponent {opp!r}: no model file {model}")
+            if name.startswith("cmd:"):
+                program = command_program(name)
+                if shutil.which(program) is None:
+                    raise ValueError(
+                        f"evaluate: opponent {opp!r}: no program {program!r} (neither on the "
+                        "PATH nor an executable file)"
+                    )
+            if name in players:
+                raise ValueError(
+                    f"evaluate.{key} names one player twice: {players[name]!r} and {opp!r} "
+                    f"(both {name}); their matches would write one file"
+                )
+            tag = opponent_tag(opp)
+            if tag in tags:
+                raise ValueError(
+                    f"evaluate.{key}: {tags[tag]!r} and {opp!r} would write their games to one "
+                    f"file (matches/iter-N-{tag}.jsonl): spell one otherwise"
+                )
+            players[name], tags[tag] = opp, opp

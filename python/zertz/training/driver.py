@@ -198,6 +198,9 @@ class Driver:
         if reply.pretrain:
             self.log("pretraining in the learner")
             reply = self._call("pretrain")
+        # The ETA counts the iterations' time alone, not the pretraining's.
+        if self.bar is not None:
+            self.bar.begin_iterations()
         self.next_seq = {int(a): s for a, s in reply.next_seq.items()}
         self._check_nodes()
         final = reply.last

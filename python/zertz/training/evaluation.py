@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zertz.training.folder import atomic_copy
-from zertz_engine import match as engine_match
+from zertz.training.layout import opponent_tag
+
+# The engine and torch (zertz_engine, zertz.training.folder) are imported where the matches are
+# played: final_table reads a run folder without them (python -m zertz table).
 
 if TYPE_CHECKING:
     from zertz.training.loop import Run
@@ -30,6 +31,8 @@ def match(
     written to ``RUN/matches/iter-N-TAG.jsonl``; the engine's summary. The games go to a
     ``.partial`` file first (the engine never replaces a file), renamed once the match is over:
     an iteration that is played again after a kill plays its matches again."""
+    from zertz_engine import match as engine_match
+
     out = run.layout.match_games(iteration, tag)
     partial = out.with_name(out.name + ".partial")
     partial.unlink(missing_ok=True)
@@ -56,6 +59,8 @@ def evaluate(
     """The network after ``iteration`` iterations (``model``, by default that iteration's
     export) against the best one and the baselines; it becomes the best (``models/best.pt``)
     unless gating keeps the one before."""
+    from zertz.training.folder import atomic_copy
+
     e = run.cfg.evaluate
     model = model or run.model_path(iteration)
     games = e.final_games if final else e.games
@@ -84,8 +89,7 @@ def evaluate(
         run.state.best = iteration
         atomic_copy(model, run.layout.best)
     for opp in opponents:
-        tag = re.sub(r"[^A-Za-z0-9.-]+", "_", opp)
-        r = match(run, iteration, model, opp, games, sims, tag)
+        r = match(run, iteration, model, opp, games, sims, opponent_tag(opp))
         results[opp] = r
         log(
             f"  vs {opp}: {r['wins']}-{r['draws']}-{r['losses']} (score {r['score']:.2f}, "

@@ -26,6 +26,7 @@ These names are those of every run written so far: a run folder resumes only if 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,16 @@ SUMMARY_FILE = "summary.json"
 
 #: The distributed learner's record of a chunk, in its folder.
 RECORD_FILE = "chunk.json"
+
+
+def opponent_tag(opponent: str) -> str:
+    """The TAG of ``matches/iter-N-TAG.jsonl`` for a match against ``opponent`` (a player spec as
+    the config spells it); two opponents of one evaluation must not share one.
+
+    >>> opponent_tag("mcts:1000")
+    'mcts_1000'
+    """
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", opponent)
 
 
 def local_chunk_name(chunk: int) -> str:

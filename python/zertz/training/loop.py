@@ -276,6 +276,8 @@ def iterate(
             log(note)
         if cfg.pretrain.steps and not run.state.pretrained:
             yield pretrain(run, log)
+        # The ETA counts the iterations' time alone, not the pretraining's.
+        bar.begin_iterations()
         while run.state.iteration < cfg.run.iterations:
             i = run.state.iteration
             started = time.perf_counter()

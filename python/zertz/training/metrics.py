@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from zertz.training.folder import atomic_write_text
 from zertz.training.layout import RunLayout
 
 
@@ -52,6 +51,9 @@ class Metrics:
                 kept[it] = line
         new = "".join(kept[i] + "\n" for i in sorted(kept))
         if new != text:
+            # Imported here: reading metrics (iteration_of, zertz.plot) needs no torch.
+            from zertz.training.folder import atomic_write_text
+
             atomic_write_text(self.path, new)
         return len(lines) - len(kept)
 

@@ -3,11 +3,13 @@ notebook a bar updated in place, and everywhere the ETA in the line that starts 
 pipe or a log file gets no bar, only those lines).
 
 The ETA is the mean time of the iterations this process has run, times the iterations left
-(pretraining aside: it comes before the first iteration and is not counted).
+(pretraining aside: it comes before the first iteration, and :meth:`RunProgress.begin_iterations`
+starts the iterations' clock after it).
 
->>> ticks = iter([0.0, 60.0])
+>>> ticks = iter([0.0, 600.0, 660.0])
 >>> lines: list[str] = []
 >>> p = RunProgress(4, 1, log=lines.append, mode="plain", clock=lambda: next(ticks))
+>>> p.begin_iterations()  # after 10 minutes of pretraining
 >>> p.eta_note()
 ''
 >>> p.advance()
@@ -78,15 +80,23 @@ class RunProgress:
         self.mode = mode or detect(self.stream)
         self.clock = clock
         self.started = clock()
+        #: When the iterations began: what :meth:`per_iteration` counts from.
+        self.iterations_started = self.started
         #: The last log line, shown beside the bar (what the run is doing).
         self.phase = ""
         self._handle: Any = None
         self._drawn = False
 
+    def begin_iterations(self) -> None:
+        """The iterations start now: what this process did before them (pretraining) counts in
+        the time elapsed, not in the time of an iteration."""
+        self.iterations_started = self.clock()
+
     def per_iteration(self) -> float | None:
-        """Mean seconds of the iterations run by this process; None before the first ends."""
+        """Mean seconds of the iterations run by this process (since :meth:`begin_iterations`);
+        None before the first ends."""
         ran = self.done - self.first
-        return (self.clock() - self.started) / ran if ran > 0 else None
+        return (self.clock() - self.iterations_started) / ran if ran > 0 else None
 
     def eta(self) -> float | None:
         """Seconds left, from :meth:`per_iteration`; None while it is unknown."""
