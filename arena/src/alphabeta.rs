@@ -1,6 +1,8 @@
 //! [`AlphaBetaBot`]: the classic alpha-beta searcher of [`zertz_search::alphabeta`] as a
 //! player (`alphabeta`, `alphabeta:DEPTH`, `alphabeta:time=SECONDS`).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use zertz_env::{Action, Position};
@@ -23,6 +25,8 @@ pub struct AlphaBetaBot {
     plan: ChainPlan,
     nodes: u64,
     last: Option<Report>,
+    /// Ends a search under way when set ([`Bot::set_stop`]).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl AlphaBetaBot {
@@ -42,6 +46,7 @@ impl AlphaBetaBot {
             plan: ChainPlan::default(),
             nodes: 0,
             last: None,
+            stop: None,
         }
     }
 
@@ -68,10 +73,13 @@ impl AlphaBetaBot {
     }
 
     /// Searches `pos` within this player's limits (or `limits`), without playing: the report of
-    /// the search, `None` in a finished game.
+    /// the search, `None` in a finished game. A stop ([`Bot::set_stop`]) ends it within a few
+    /// hundred nodes with its last whole iteration.
     pub fn analyze(&mut self, pos: &Position, limits: Option<Limits>) -> Option<Report> {
         let limits = limits.unwrap_or_else(|| self.limits());
-        let report = self.searcher.search(pos, &limits, &|| false)?;
+        let stop = self.stop.clone();
+        let stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        let report = self.searcher.search(pos, &limits, &stopped)?;
         self.nodes += report.nodes + report.qnodes;
         Some(report)
     }
@@ -111,5 +119,9 @@ impl Bot for AlphaBetaBot {
 
     fn work(&self) -> Option<(WorkUnit, u64)> {
         Some((WorkUnit::Nodes, self.nodes))
+    }
+
+    fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = Some(stop);
     }
 }

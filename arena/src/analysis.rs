@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use zertz_env::{Action, Position};
-use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search};
+use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search_interruptible};
 use zertz_search::{EvalError, Evaluator, SearchConfig};
 
 use crate::players::MAX_SIMULATIONS;
@@ -95,6 +95,19 @@ pub fn analyze_within(
     simulations: u32,
     max_tree_bytes: usize,
 ) -> Result<Analysis, EvalError> {
+    analyze_until(evaluator, config, pos, simulations, max_tree_bytes, &mut || false)
+}
+
+/// [`analyze_within`] that asks `stop` between simulations and reports the simulations run
+/// when it says so.
+pub fn analyze_until(
+    evaluator: &dyn Evaluator,
+    config: &SearchConfig,
+    pos: &Position,
+    simulations: u32,
+    max_tree_bytes: usize,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Analysis, EvalError> {
     if let Some(outcome) = pos.outcome() {
         let value = f32::from(outcome.score(pos.turn()));
         let proven = Some(outcome.score(pos.turn()));
@@ -102,12 +115,13 @@ pub fn analyze_within(
     }
     let mut tree = Tree::with_max_bytes(*pos, max_tree_bytes);
     let simulations = simulations.min(MAX_SIMULATIONS);
-    search(
+    search_interruptible(
         std::slice::from_mut(&mut tree),
         &[simulations],
         config,
         evaluator,
         &mut Scratch::default(),
+        stop,
     )?;
     let info = tree.root_info();
     let mut moves: Vec<MoveStats> = tree
@@ -165,5 +179,16 @@ impl Analyzer {
         max_tree_bytes: usize,
     ) -> Result<Analysis, EvalError> {
         analyze_within(self.evaluator.as_ref(), &self.config, pos, simulations, max_tree_bytes)
+    }
+
+    /// [`analyze_until`] with this evaluator and these settings.
+    pub fn analyze_until(
+        &self,
+        pos: &Position,
+        simulations: u32,
+        max_tree_bytes: usize,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<Analysis, EvalError> {
+        analyze_until(self.evaluator.as_ref(), &self.config, pos, simulations, max_tree_bytes, stop)
     }
 }

@@ -164,7 +164,8 @@ pub fn play_game_from(
     play_game_until(p0, p1, game, played, max_actions, &|| false).map(|g| g.expect("never stopped"))
 }
 
-/// [`play_game_from`] that asks `stop` before every decision and gives `None` when it says so.
+/// [`play_game_from`] that asks `stop` before and after every decision and gives `None` when it
+/// says so (a decision its stop cut short is not played).
 fn play_game_until(
     p0: &mut dyn Bot,
     p1: &mut dyn Bot,
@@ -192,6 +193,10 @@ fn play_game_until(
         let mover: &mut dyn Bot = if pos.turn() == Player::P0 { &mut *p0 } else { &mut *p1 };
         let started = Instant::now();
         let a = mover.choose(&pos)?;
+        // A decision cut short by the stop is not played: the game did not finish.
+        if stop() {
+            return Ok(None);
+        }
         let e = &mut effort[pos.turn().index()];
         e.seconds += started.elapsed().as_secs_f64();
         e.moves += u64::from(pos.chain().is_none());
@@ -227,10 +232,15 @@ impl<W: Write> RecordWriter<W> {
         RecordWriter { out: Mutex::new(out) }
     }
 
-    /// Writes a game's record as one line.
+    /// Writes a game's record as one line, and flushes it: a record is in the file as its game
+    /// ends, whatever ends the program next (a second Ctrl-C's exit, a kill). The line goes to `out`
+    /// with one `write_all` (one system call to an unbuffered file).
     pub fn add(&self, game: &MatchGame) -> std::io::Result<()> {
+        let mut line = game.record.to_json();
+        line.push('\n');
         let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
-        writeln!(out, "{}", game.record.to_json())
+        out.write_all(line.as_bytes())?;
+        out.flush()
     }
 
     /// Flushes and gives the writer back.

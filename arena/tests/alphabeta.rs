@@ -98,6 +98,10 @@ fn bad_specs_are_one_line_errors_naming_the_problem() {
         ("greedy:time=1", "greedy does not search, so it takes no time per move"),
         ("alphabeta:time=1:time=2", "one time per move at most"),
         ("alphabeta:3:time=1:time=2", "one time per move at most"),
+        // A part that belongs nowhere is named (it was read as part of a model's file name).
+        ("nn:builtin:fp8", "'fp8' is not a simulation count, a precision (auto, fp32"),
+        ("nn:builtin:time=0.01:gumbel=4", "'time=0.01' must end the spec"),
+        ("alphabeta:time=1:3", "'time=1' must end the spec"),
     ];
     // A bad player under a good time: the error names the player.
     let inner = [("alphabeta:0:time=1", "alphabeta:0", depth)];
@@ -110,6 +114,7 @@ fn bad_specs_are_one_line_errors_naming_the_problem() {
         assert!(shown.contains(reason), "{text}: {shown}");
         match e {
             SpecError::Depth(_) => assert_eq!(reason, depth, "{text}"),
+            SpecError::Part { .. } => {}
             SpecError::Time { .. } => assert_ne!(reason, depth, "{text}"),
             other => panic!("{text}: {other:?}"),
         }
@@ -283,4 +288,39 @@ fn work_is_counted_in_nodes_and_grows() {
     assert_eq!(p.work(), Some((WorkUnit::Nodes, r.nodes + r.qnodes)));
     // Random plays without searching.
     assert_eq!(RandomBot::new(0).work(), None);
+}
+
+// ------------------------------------------------------------------------------------------ stops
+
+/// A match of a player whose every decision takes far longer than a stop may wait, stopped half
+/// a second in: it ends within two seconds, with no game finished.
+fn stopped_within_two_seconds(a: &str, board: Board) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+    use zertz_arena::config::MatchSettings;
+    use zertz_arena::matches::{MatchConfig, MatchError, run_match_until};
+
+    let settings = MatchSettings { games: 2, threads: 2, board, ..MatchSettings::default() };
+    let config = MatchConfig::with(spec(a), spec("random"), settings);
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let result = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            stop.store(true, Ordering::Relaxed);
+        });
+        run_match_until(&config, &|_| Ok(()), &stop)
+    });
+    let took = started.elapsed();
+    assert!(matches!(result, Err(MatchError::Stopped { games: 0 })), "{a}: {result:?}");
+    assert!(took < Duration::from_millis(2500), "{a} on {board}: the match took {took:?}");
+}
+
+#[test]
+fn a_stop_reaches_a_search_under_way() {
+    // Before the stop reached the searches, these ran on for their 30 s, or for minutes.
+    stopped_within_two_seconds("alphabeta:time=30", Board::R37);
+    stopped_within_two_seconds("alphabeta:20", Board::R61);
+    stopped_within_two_seconds("mcts:time=30", Board::R37);
+    stopped_within_two_seconds("mcts:1048576", Board::R61);
 }

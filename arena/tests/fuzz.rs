@@ -1,7 +1,9 @@
 //! Fuzz targets that stay: seeded mutations of valid settings, fed to the match config file
-//! ([`MatchFileConfig::from_file`]) and the player-spec grammar ([`PlayerSpec`]), and of engine
-//! protocol sessions, fed line by line to an [`EngineSession`], for a bounded time in the test
-//! suite. The corpora: the files of `configs/` and the default settings written
+//! ([`MatchFileConfig::from_file`]) and the player-spec grammar ([`PlayerSpec`]) with time
+//! controls and alpha-beta depths, and of engine protocol sessions (of a random and of an
+//! alpha-beta engine), fed line by line to an [`EngineSession`], for a bounded time in the test
+//! suite; and matches of every searching player stopped at a drawn moment of a search. The
+//! corpora: the files of `configs/` and the default settings written
 //! as TOML, and player specs of every kind, mutated by [`zertz_fuzzkit::fuzz`]; what a parser
 //! accepts must read back the same after being written out. `cmd:` players are never built (that
 //! would start the program a mutation names).
@@ -60,7 +62,13 @@ const SPEC_TOKENS: &[&str] = &[
     "time=",
     "time=0.5",
     "bf16",
+    "fp8",
     "alphabeta",
+    "alphabeta:",
+    "time=0.01",
+    "time=1e9",
+    "gumbel=1",
+    "builtin",
     "=",
 ];
 
@@ -230,8 +238,14 @@ fn check_player_spec(bytes: &[u8]) -> bool {
 /// simulations (fewer past the tree budget) and refuses any other argument. Accepted: some
 /// command succeeded.
 fn check_session(bytes: &[u8]) -> bool {
+    check_session_of("random", bytes)
+}
+
+/// [`check_session`] of an engine playing `player`.
+fn check_session_of(player: &str, bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
-    let spec: PlayerSpec = "random".parse().unwrap();
+    let spec: PlayerSpec = player.parse().unwrap();
+    let alphabeta = matches!(spec.untimed(), PlayerSpec::AlphaBeta(_));
     let mut session = EngineSession::new(&spec, &Models::new(), 3, Variant::default())
         .unwrap()
         .with_max_tree_bytes(TREE_BYTES);
@@ -266,8 +280,11 @@ fn check_session(bytes: &[u8]) -> bool {
             if NO_ARGUMENTS.contains(&name.as_str()) && !args.is_empty() {
                 assert!(matches!(reply, Reply::Error { .. }), "{line:?}: {out:?}");
             }
-            if name == "analyze" {
+            if name == "analyze" && !alphabeta {
                 check_analyze(args, &reply, line);
+            }
+            if name == "analyze" && alphabeta {
+                check_analyze_alphabeta(args, &reply, line);
             }
         }
         if let Reply::Error { text, .. } = &reply {
@@ -298,6 +315,39 @@ fn check_analyze(args: &[&str], reply: &Reply, line: &str) {
         }
         (_, other) => panic!("{line:?}: {other:?}"),
     }
+}
+
+/// `analyze ARGS` of an alpha-beta engine answered `reply`: a depth from 1 to [`MAX_DEPTH`] gets
+/// a score, the depth reached (at most that) and a principal variation; anything else an error.
+fn check_analyze_alphabeta(args: &[&str], reply: &Reply, line: &str) {
+    let depth = match args {
+        [n] => n.parse::<u32>().ok().filter(|n| (1..=MAX_DEPTH).contains(n)),
+        _ => None,
+    };
+    match (depth, reply) {
+        (_, Reply::Error { .. }) => {}
+        (Some(n), Reply::Answer { text, .. }) => {
+            let head: Vec<&str> = text.lines().next().unwrap_or("").split(' ').collect();
+            assert_eq!((head[0], head.get(2)), ("score", Some(&"depth")), "{line:?}: {text:?}");
+            let reached: u32 = head[3].parse().unwrap();
+            assert!(reached <= n, "{line:?}: depth {reached} of {n}");
+            assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("pv")), "{text:?}");
+        }
+        (_, other) => panic!("{line:?}: {other:?}"),
+    }
+}
+
+#[test]
+fn fuzz_engine_session_of_alphabeta() {
+    // Deep analyses and moves of an alpha-beta engine, held to a short time per move.
+    let scripts = [
+        "analyze 1\nanalyze 64\nanalyze 65\ngenmove\nnewgame 61\nanalyze 3\ngenmove\n",
+        "newgame 48 blitz\ngenmove\ngenmove\nanalyze 2\nundo\nposition\n",
+    ];
+    let corpus = scripts.iter().map(|s| s.as_bytes().to_vec()).collect();
+    fuzz("engine-session-alphabeta", corpus, SESSION_TOKENS, |bytes| {
+        check_session_of("alphabeta:time=0.02", bytes)
+    });
 }
 
 #[test]
@@ -341,10 +391,75 @@ fn fuzz_player_spec() {
         "nn:builtin:400:gumbel=16",
         "nn:m.pt:8:bf16:gumbel=4:time=0.5",
         "mcts:1048576",
+        "alphabeta",
+        "alphabeta:7",
+        "alphabeta:3:time=0.5",
+        "mcts:time=2",
+        "uniform:50:time=0.01",
+        "nn:builtin:time=10",
         "cmd:zertz engine --player random",
         "CMD: \"my engine\"  --player \"nn:a b.pt\" \"\"",
         "cmd:\"say \\\"hi\\\"\" C:\\m\\x",
     ];
     let corpus = specs.iter().map(|s| s.as_bytes().to_vec()).collect();
     fuzz("player-spec", corpus, SPEC_TOKENS, check_player_spec);
+}
+
+/// Matches of every kind of searching player, on the smallest and the largest board, stopped at
+/// a drawn moment of a search: each ends within 2 s of the stop, with no game cut short
+/// recorded. (The stop of `zertz match`'s Ctrl-C and SIGTERM; `cli/tests/hostile.rs` sends the
+/// signals themselves.)
+#[test]
+fn fuzz_stops_during_searches() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    use zertz_arena::config::MatchSettings;
+    use zertz_arena::matches::{MatchConfig, MatchError, run_match_until};
+    use zertz_env::{Board, SplitMix64};
+
+    let players = [
+        "alphabeta",
+        "alphabeta:12",
+        "alphabeta:2:time=30",
+        "mcts:1048576",
+        "mcts:time=30",
+        "uniform:1048576",
+        "nn:fake.pt:1048576",
+        "nn:fake.pt:10:gumbel=16:time=30",
+    ];
+    let mut models = Models::new();
+    models.insert("fake.pt", Arc::new(zertz_search::UniformEvaluator));
+    let seed = std::env::var("ZERTZ_FUZZ_SEED").ok().and_then(|s| s.parse().ok());
+    let mut rng = SplitMix64(seed.unwrap_or(7));
+    for player in players {
+        for board in [Board::R37, Board::R61] {
+            let settings = MatchSettings {
+                games: 2,
+                threads: 2,
+                board,
+                move_time: None,
+                ..MatchSettings::default()
+            };
+            let mut config =
+                MatchConfig::with(player.parse().unwrap(), "random".parse().unwrap(), settings);
+            config.models = models.clone();
+            let stop = AtomicBool::new(false);
+            let delay = Duration::from_millis(rng.below(400) as u64);
+            let started = Instant::now();
+            let result = std::thread::scope(|s| {
+                s.spawn(|| {
+                    std::thread::sleep(delay);
+                    stop.store(true, Ordering::Relaxed);
+                });
+                run_match_until(&config, &|_| Ok(()), &stop)
+            });
+            let late = started.elapsed().saturating_sub(delay);
+            assert!(
+                matches!(result, Err(MatchError::Stopped { games: 0 })),
+                "{player} on {board} after {delay:?}: {result:?}"
+            );
+            assert!(late < Duration::from_secs(2), "{player} on {board}: {late:?} after the stop");
+        }
+    }
 }

@@ -130,6 +130,14 @@ fn specs_parse_and_name_players() {
         let simulations = bad.starts_with("mcts");
         assert_eq!(matches!(e, SpecError::Simulations(_)), simulations, "{bad}: {e:?}");
     }
+    // Not a precision, nor any part of a file's name (no '/', '\\' or '.'): named as the bad part
+    // (it was read as part of the model's file name: "cannot read model m.pt:bf17").
+    for (spec, part) in
+        [("nn:m.pt:bf17", "bf17"), ("nn:builtin:fp8", "fp8"), ("nn:m.pt:8:fast", "fast")]
+    {
+        let e = spec.parse::<PlayerSpec>().unwrap_err();
+        assert!(matches!(&e, SpecError::Part { part: p, .. } if p == part), "{spec}: {e:?}");
+    }
     for (spec, model, sims, precision, gumbel) in [
         ("nn:model.pt", "model.pt", 400, None, None),
         ("nn:runs/a:b/m.pt:64", "runs/a:b/m.pt", 64, None, None),
@@ -138,8 +146,6 @@ fn specs_parse_and_name_players() {
         ("nn:m.pt:FP16", "m.pt", 400, Some(Precision::Fp16), None),
         ("nn:a:b.pt:8:fp32", "a:b.pt", 8, Some(Precision::Fp32), None),
         ("nn:m.pt:9:auto", "m.pt", 9, Some(Precision::Auto), None),
-        // Not a precision: part of the file name.
-        ("nn:m.pt:bf17", "m.pt:bf17", 400, None, None),
         // A Gumbel root, last.
         ("nn:m.pt:64:gumbel=16", "m.pt", 64, None, Some(16)),
         ("nn:m.pt:GUMBEL= 2", "m.pt", 400, None, Some(2)),
@@ -330,6 +336,25 @@ fn matches_are_reproducible_and_independent_of_threads() {
     }
     let (_, other) = match_games(&config("greedy", "mcts:30", 6, v, 6, 2));
     assert_ne!(one_games, other);
+}
+
+#[test]
+fn each_record_is_in_the_file_as_its_game_ends() {
+    // Through a buffered writer: each record is flushed when added, so that a second Ctrl-C's
+    // exit or a kill loses no finished game (two Ctrl-C left the file empty).
+    use zertz_arena::matches::RecordWriter;
+    let (_, games) = match_games(&config("greedy", "random", 3, Variant::default(), 9, 1));
+    let path = std::env::temp_dir().join(format!("zertz-records-{}.jsonl", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let writer = RecordWriter::new(std::io::BufWriter::new(file));
+    for (i, game) in games.iter().enumerate() {
+        writer.add(game).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), i + 1, "{text}");
+        assert!(text.ends_with('\n'));
+    }
+    drop(writer);
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]

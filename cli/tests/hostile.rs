@@ -184,3 +184,72 @@ fn errors_say_each_reason_once() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Starts `zertz match ARGS --out OUT`, waits until `games` records are in OUT and 0.7 s more,
+/// sends `signals` (`-INT`, `-TERM`, `-KILL`) at once, one after the other, and gives the output (killed past 5 s) with OUT's lines.
+fn signalled_match(args: &[&str], games: usize, signals: &[&str]) -> (Output, Vec<String>, f64) {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = temp_dir(&format!("signalled-{call}"));
+    let out = dir.join("games.jsonl");
+    let child = Command::new(env!("CARGO_BIN_EXE_zertz"))
+        .args(["match", "--out", out.to_str().unwrap()])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = || std::fs::read_to_string(&out).map_or(0, |s| s.lines().count());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lines() < games {
+        assert!(Instant::now() < deadline, "{games} games never ended: {args:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The games under way are well into a decision.
+    std::thread::sleep(Duration::from_millis(700));
+    let signalled = Instant::now();
+    for signal in signals {
+        let id = child.id().to_string();
+        assert!(Command::new("kill").args([*signal, id.as_str()]).status().unwrap().success());
+    }
+    let o = wait_within(child, 5, "match");
+    let took = signalled.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.is_empty() || text.ends_with('\n'), "a torn last record: {text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    (o, text.lines().map(str::to_string).collect(), took)
+}
+
+#[test]
+fn a_signal_stops_an_alphabeta_search_and_every_finished_game_is_kept() {
+    // alphabeta:time=30 thinks 30 s a move: the stop reaches its search (it ran on for its 30 s
+    // before), and the game it cut short is not recorded.
+    let args = ["--player", "random", "--player", "alphabeta:time=30", "--games", "4"];
+    let args = [&args[..], &["--threads", "1", "--opening-actions", "0"]].concat();
+    for signals in [&["-INT"][..], &["-TERM"]] {
+        let (o, lines, took) = signalled_match(&args, 0, signals);
+        assert_eq!(o.status.code(), Some(1), "{signals:?}: {}", stderr(&o));
+        assert!(took < 2.0, "{signals:?}: {took} s");
+        assert!(lines.is_empty(), "{lines:?}");
+    }
+}
+
+#[test]
+fn a_second_signal_or_a_kill_keeps_the_records_of_the_finished_games() {
+    // Games of random against greedy end in milliseconds; once 5 are in the file, two Ctrl-C at
+    // once (the second exits at once, if the first has not ended the match yet) or a kill -9.
+    // Every record is whole: each was written as its game ended (they were buffered 8 KiB at a
+    // time, and two Ctrl-C left the file empty).
+    let args = ["--player", "random", "--player", "greedy", "--games", "100000", "--threads", "1"];
+    for signals in [&["-INT", "-INT"][..], &["-KILL"]] {
+        let (o, lines, _) = signalled_match(&args, 5, signals);
+        let ended = o.status.code();
+        assert!(matches!(ended, Some(1 | 130) | None), "{signals:?}: {ended:?} {}", stderr(&o));
+        assert!(lines.len() >= 5, "{signals:?}: {} records", lines.len());
+        for line in &lines {
+            let record: serde_json::Value = serde_json::from_str(line).expect("whole JSON lines");
+            assert!(record["moves"].is_array(), "{record}");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use zertz_env::{Action, Position, SplitMix64};
@@ -45,6 +46,8 @@ pub struct MctsBot {
     /// Simulations per second of the searches under a time per move so far (a running mean),
     /// which sizes a Gumbel root's schedule.
     rate: Option<f64>,
+    /// Ends a search under way when set ([`Bot::set_stop`]).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl fmt::Debug for MctsBot {
@@ -82,6 +85,7 @@ impl MctsBot {
             simulations_run: 0,
             tactics: false,
             rate: None,
+            stop: None,
         }
     }
 
@@ -190,6 +194,7 @@ impl Bot for MctsBot {
                 // budget) allow. A Gumbel root halves its candidates on a schedule of the
                 // search's simulations, so it plans for somewhat more than the time gave before
                 // (the spec's count at first), and the time stops it.
+                let stop = self.stop.clone();
                 let (simulations, deadline) = match self.move_time {
                     Some(t) if self.config.gumbel_actions > 0 => {
                         (gumbel_plan(self.rate, self.simulations, t), Some(started + t))
@@ -203,7 +208,10 @@ impl Bot for MctsBot {
                     &self.config,
                     self.evaluator.as_ref(),
                     &mut self.scratch,
-                    &mut || deadline.is_some_and(|d| Instant::now() >= d),
+                    &mut || {
+                        deadline.is_some_and(|d| Instant::now() >= d)
+                            || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+                    },
                 );
                 let ran = tree.root_visits().saturating_sub(before);
                 self.simulations_run += u64::from(ran);
@@ -284,5 +292,9 @@ impl Bot for MctsBot {
 
     fn work(&self) -> Option<(WorkUnit, u64)> {
         Some((WorkUnit::Simulations, self.simulations_run))
+    }
+
+    fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = Some(stop);
     }
 }

@@ -34,6 +34,8 @@ mod random;
 mod spec;
 mod timed;
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use zertz_env::{Action, Move, Outcome, Position};
@@ -125,6 +127,17 @@ pub enum SpecError {
          {MAX_GUMBEL_ACTIONS}"
     )]
     Gumbel(String),
+    /// A part of a spec that belongs nowhere: a `:time=` before the end, or a word after a
+    /// network's model that is no simulation count, precision or `gumbel=K`.
+    #[error("bad player '{player}': '{part}' {reason}")]
+    Part {
+        /// The spec.
+        player: String,
+        /// The part.
+        part: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// `nn:` without a model file.
     #[error("bad player '{0}': name a model file, nn:MODEL[:SIMS]")]
     NoModel(String),
@@ -242,6 +255,16 @@ pub trait Bot: Send {
     /// that do not search here.
     fn work(&self) -> Option<(WorkUnit, u64)> {
         None
+    }
+
+    /// Ends every search of this player soon after `stop` is set (a match stopped by Ctrl-C or
+    /// SIGTERM, an engine whose reader has gone): the search answers with what it found by then
+    /// (alpha-beta its last whole iteration, MCTS the simulations it ran). Players that do not
+    /// search here ignore it (a `cmd:` player's program is ended through its [`ProgramLimits`]).
+    ///
+    /// [`ProgramLimits`]: crate::command::ProgramLimits
+    fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+        let _ = stop;
     }
 }
 

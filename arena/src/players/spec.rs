@@ -182,14 +182,15 @@ impl PlayerSpec {
         self.build_with(seed, models, &ProgramLimits::default())
     }
 
-    /// [`PlayerSpec::build`] whose `cmd:` player holds its program to `limits`.
+    /// [`PlayerSpec::build`] whose `cmd:` player holds its program to `limits`, and whose
+    /// searches end when `limits.stop` is set ([`Bot::set_stop`]).
     pub fn build_with(
         &self,
         seed: u64,
         models: &Models,
         limits: &ProgramLimits,
     ) -> Result<Box<dyn Bot>, SpecError> {
-        Ok(match self {
+        let mut player: Box<dyn Bot> = match self {
             PlayerSpec::Random => Box::new(RandomBot::new(seed)),
             PlayerSpec::Greedy => Box::new(GreedyBot::new(seed)),
             PlayerSpec::Mcts(n) => Box::new(MctsBot::rollout(*n, seed)),
@@ -212,7 +213,12 @@ impl PlayerSpec {
                 inner.set_move_time(Some(*time));
                 Box::new(TimedBot { name: self.to_string(), inner })
             }
-        })
+        };
+        // The stop that ends a program's wait ends a search too.
+        if let Some(stop) = &limits.stop {
+            player.set_stop(stop.clone());
+        }
+        Ok(player)
     }
 
     /// [`PlayerSpec::build_with`] for a game at `move_time` per move (`None`: each player's own
@@ -293,6 +299,21 @@ impl FromStr for PlayerSpec {
         // A searching player's own time per move: SPEC:time=SECONDS (not inside a program's
         // words).
         let is_cmd = spec.get(..4).is_some_and(|k| k.eq_ignore_ascii_case("cmd:"));
+        // A time per move ends the spec: anything after it would be read as part of a model's
+        // name.
+        let is_time = |p: &str| p.trim().get(..5).is_some_and(|k| k.eq_ignore_ascii_case("time="));
+        let parts: Vec<&str> = spec.split(':').skip(1).collect();
+        let times = parts.iter().filter(|p| is_time(p)).count();
+        let last_is_time = parts.last().is_some_and(|p| is_time(p));
+        if let Some(early) =
+            parts.iter().find(|p| is_time(p)).filter(|_| !is_cmd && times == 1 && !last_is_time)
+        {
+            return Err(SpecError::Part {
+                player: spec.to_string(),
+                part: early.trim().to_string(),
+                reason: "must end the spec (SPEC:time=SECONDS)".into(),
+            });
+        }
         if let Some((inner, tail)) = spec.rsplit_once(':') {
             let tail = tail.trim();
             let is_time = tail.get(..5).is_some_and(|k| k.eq_ignore_ascii_case("time="));
@@ -379,6 +400,22 @@ impl FromStr for PlayerSpec {
                 };
                 if model.trim().is_empty() {
                     return Err(SpecError::NoModel(spec.to_string()));
+                }
+                // A word after the model that names no file (no '/', '\\' or '.'), such as
+                // `fp8` in nn:builtin:fp8: a misspelt option, not part of the model's name.
+                if let Some((_, word)) = model.rsplit_once(':') {
+                    let word = word.trim();
+                    if !word.is_empty() && !word.contains(['/', '\\', '.']) {
+                        let names: Vec<&str> = Precision::ALL.iter().map(|p| p.name()).collect();
+                        return Err(SpecError::Part {
+                            player: spec.to_string(),
+                            part: word.to_string(),
+                            reason: format!(
+                                "is not a simulation count, a precision ({}) or gumbel=K",
+                                names.join(", ")
+                            ),
+                        });
+                    }
                 }
                 Ok(PlayerSpec::Neural {
                     model: model.trim().to_string(),

@@ -1,5 +1,8 @@
 //! `TimedBot`: a searching player with its own time per move (`SPEC:time=SECONDS`).
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
 use zertz_env::{Action, Position};
 
 use super::{Bot, BotError, WorkUnit};
@@ -43,5 +46,9 @@ impl Bot for TimedBot {
 
     fn work(&self) -> Option<(WorkUnit, u64)> {
         self.inner.work()
+    }
+
+    fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.inner.set_stop(stop);
     }
 }
