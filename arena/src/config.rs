@@ -24,7 +24,9 @@ zertz_selfplay::settings! {
         pub blitz: bool = false,
         /// Seed of the match (players and games are seeded from it).
         pub seed: u64 = 0,
-        /// Worker threads (0: one per core; at most 1024).
+        /// Worker threads (0: one per core; at most 1024). Each plays one game at a time and
+        /// keeps its two players' memory: 32 MiB for two alpha-beta players (a 16 MiB table
+        /// each), a search tree for an MCTS or network player (up to 1 GiB on long searches).
         pub threads: usize = 0,
         /// Random single actions played before the players take over, the same for both games
         /// of a pair (A on each side once): varied games between deterministic players.
@@ -77,7 +79,7 @@ impl Settings for MatchSettings {
 impl MatchSettings {
     /// The board and marble set.
     pub fn variant(&self) -> Variant {
-        let set = if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+        let set = MarbleSet::of_blitz(self.blitz);
         Variant::new(self.board, set)
     }
 

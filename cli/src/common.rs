@@ -145,7 +145,7 @@ impl PositionArgs {
         let mut pos = match &self.position {
             Some(text) => Position::from_text(text).context("bad --position")?,
             None => {
-                let set = if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+                let set = MarbleSet::of_blitz(self.blitz);
                 Position::new(Variant::new(self.board, set), Player::P0)
             }
         };

@@ -69,18 +69,18 @@ fn play(
     use std::io::BufRead;
     use zertz_arena::players::PlayerSpec;
     let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
+    let variant = Variant::new(board, MarbleSet::of_blitz(blitz));
     let mut models = zertz_arena::Models::new();
     let inference = device.inference()?;
     for (key, network) in
-        zertz_model::inference::load_networks(spec.network(), Some(board), &inference, 1)?
+        zertz_model::inference::load_networks(spec.network(), Some(variant), &inference, 1)?
     {
         models.insert_key(key, network.evaluator);
     }
     let mut engine = spec.build(seed, &models).map_err(anyhow::Error::msg)?;
-    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
     let (you, them) =
         if engine_first { (Player::P1, Player::P0) } else { (Player::P0, Player::P1) };
-    let mut game = zertz_env::Game::new(Variant::new(board, set), Player::P0);
+    let mut game = zertz_env::Game::new(variant, Player::P0);
     // Positions before each of your turns, for undo.
     let mut history: Vec<zertz_env::Game> = Vec::new();
     let stdin = std::io::stdin();

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use zertz_arena::{Models, PlayerSpec};
+use zertz_env::MarbleSet;
 use zertz_search::mcts::MAX_TREE_BYTES;
-use zertz_serve::Limits;
+use zertz_serve::{Limits, NetworkPlays};
 
 use crate::common::DeviceArgs;
 
@@ -64,14 +65,16 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         .map(|p| p.parse::<PlayerSpec>().map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
     let mut models = Models::new();
-    let mut boards = BTreeMap::new();
+    let mut plays = BTreeMap::new();
     let networks = specs.iter().filter_map(PlayerSpec::network);
-    // Loaded for any board: a game or an analysis on a board the network does not list is
-    // refused by the server.
+    // Loaded for any board: a game or an analysis of a board or marble set the network does not
+    // list is refused by the server.
     for ((path, precision), network) in
         zertz_model::inference::load_networks(networks, None, &device.inference()?, 1)?
     {
-        boards.insert(path.clone(), network.model.metadata().boards.clone());
+        let meta = network.model.metadata();
+        let marbles = MarbleSet::ALL.into_iter().filter(|&m| meta.plays_marbles(m)).collect();
+        plays.insert(path.clone(), NetworkPlays { boards: meta.boards.clone(), marbles });
         models.insert_key((path, precision), network.evaluator);
     }
     let limits = Limits {
@@ -82,7 +85,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     let settings = zertz_serve::ServeSettings {
         players: specs,
         models,
-        model_boards: boards,
+        model_plays: plays,
         seed,
         limits,
         ..zertz_serve::ServeSettings::default()

@@ -173,6 +173,12 @@ impl MarbleSet {
     /// Both sets.
     pub const ALL: [MarbleSet; 2] = [MarbleSet::Standard, MarbleSet::Blitz];
 
+    /// The set of a `blitz` flag (`--blitz`, `blitz = true`): [`MarbleSet::Blitz`] when set,
+    /// else [`MarbleSet::Standard`].
+    pub const fn of_blitz(blitz: bool) -> MarbleSet {
+        if blitz { MarbleSet::Blitz } else { MarbleSet::Standard }
+    }
+
     /// Marbles of each colour in the set (the pool at the start).
     pub const fn counts(self) -> ByMarble<u8> {
         match self {

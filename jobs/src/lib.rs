@@ -157,7 +157,7 @@ pub fn selfplay(
     let _threads = CpuThreads::keep();
     let network = match guide {
         Guide::Network { path, inference } => {
-            Some(Network::load(path, config.variant().board, inference, config.threads)?)
+            Some(Network::load(path, config.variant(), inference, config.threads)?)
         }
         _ => None,
     };
@@ -271,17 +271,18 @@ pub fn play_match(
     let networks = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::network);
     for (key, network) in zertz_model::inference::load_networks(
         networks,
-        Some(variant.board),
+        Some(variant),
         &job.inference,
         job.settings.threads,
     )? {
         config.models.insert_key(key, network.evaluator);
     }
     let writer = match out {
-        Some(path) => Some(RecordWriter::new(std::io::BufWriter::new(
+        // Unbuffered: each record reaches the file with one write as its game ends.
+        Some(path) => Some(RecordWriter::new(
             create_new_file(path)
                 .map_err(|source| JobError::Output { path: path.clone(), source })?,
-        ))),
+        )),
         None => None,
     };
     // The first write that failed: it stops the match.

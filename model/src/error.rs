@@ -48,6 +48,20 @@ pub enum ModelError {
         /// The game's board (ring count).
         board: usize,
     },
+    /// The game's marble set is not among the model's.
+    #[error(
+        "model {path} was trained for the {} marbles, but the game is played with the {marbles} \
+         marbles",
+        .accepts.join(" and ")
+    )]
+    WrongMarbles {
+        /// The file.
+        path: PathBuf,
+        /// Marble sets in the model's metadata.
+        accepts: Vec<String>,
+        /// The game's marble set.
+        marbles: &'static str,
+    },
     /// A device that cannot be used.
     #[error("device {0}")]
     Device(String),
@@ -95,6 +109,7 @@ impl zertz_env::Classify for ModelError {
             ModelError::NotAModel { .. }
             | ModelError::Version { .. }
             | ModelError::WrongBoard { .. }
+            | ModelError::WrongMarbles { .. }
             | ModelError::Device(_)
             | ModelError::Precision(_)
             | ModelError::Unsupported { .. } => ErrorClass::refused(Cause::Invalid),

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zertz_env::Board;
+use zertz_env::Variant;
 use zertz_search::Evaluator;
 use zertz_search::batching::Spread;
 
@@ -105,20 +105,21 @@ impl std::fmt::Debug for Network {
 
 impl Network {
     /// Loads the model at `path` on `inference.device` in `inference.precision`, checks that it
-    /// plays `board`, and puts it in front of `searchers` search threads (0: one per core).
+    /// plays `variant` (its board and marble set), and puts it in front of `searchers` search
+    /// threads (0: one per core).
     pub fn load(
         path: &Path,
-        board: Board,
+        variant: Variant,
         inference: &Inference,
         searchers: usize,
     ) -> Result<Network, ModelError> {
         let network = Network::load_any_board(path, inference, searchers)?;
-        network.model.check_board(board)?;
+        network.model.check_variant(variant)?;
         Ok(network)
     }
 
-    /// [`Network::load`] without the board check, for callers that play whichever boards the
-    /// model's metadata lists (`network.model.metadata().boards`).
+    /// [`Network::load`] without the variant check, for callers that play whichever boards and
+    /// marble sets the model's metadata lists (`network.model.metadata().plays(variant)`).
     pub fn load_any_board(
         path: &Path,
         inference: &Inference,
@@ -210,10 +211,10 @@ pub type NetworkKey = (String, Option<Precision>);
 
 /// Networks for the `nn:MODEL` players of a match, each loaded once: by model path and precision
 /// (a player's own, else `inference.precision`), in the order first named. Each is checked to
-/// play `board`; with `None`, it plays the boards its metadata lists.
+/// play `variant` (board and marble set); with `None`, it plays what its metadata lists.
 pub fn load_networks<'a>(
     models: impl IntoIterator<Item = (&'a str, Option<Precision>)>,
-    board: Option<Board>,
+    variant: Option<Variant>,
     inference: &Inference,
     searchers: usize,
 ) -> Result<Vec<(NetworkKey, Network)>, ModelError> {
@@ -222,8 +223,8 @@ pub fn load_networks<'a>(
         if !out.iter().any(|((p, q), _)| p == path && *q == precision) {
             let own =
                 Inference { precision: precision.unwrap_or(inference.precision), ..*inference };
-            let network = match board {
-                Some(board) => Network::load(Path::new(path), board, &own, searchers)?,
+            let network = match variant {
+                Some(variant) => Network::load(Path::new(path), variant, &own, searchers)?,
                 None => Network::load_any_board(Path::new(path), &own, searchers)?,
             };
             out.push(((path.to_string(), precision), network));

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use zertz_env::encode::ENCODING_VERSION;
-use zertz_env::{ActionSpace, Board};
+use zertz_env::{ActionSpace, Board, MarbleSet, Variant};
 
 use crate::{DeviceChoice, Model, ModelError};
 
@@ -43,7 +43,21 @@ pub(crate) fn check_metadata(path: &Path, json: &str) -> Result<Metadata, ModelE
             )));
         }
     }
+    for name in &metadata.marbles {
+        if MarbleSet::from_name(name).is_none() {
+            return Err(not_a_model(format!("unknown marble set {name:?} in its metadata")));
+        }
+    }
+    if metadata.marbles.is_empty() {
+        return Err(not_a_model("its metadata names no marble set".into()));
+    }
     Ok(metadata)
+}
+
+/// The marble sets of a model whose metadata names none: files exported before the field was
+/// written were trained with the standard marbles (the built-in network among them).
+fn standard_marbles() -> Vec<String> {
+    vec![MarbleSet::Standard.name().to_string()]
 }
 
 /// The metadata of an exported model (the JSON of its `metadata()` method). Unknown fields are
@@ -60,6 +74,10 @@ pub struct Metadata {
     pub encoding_version: u32,
     /// Boards (ring counts) the weights were trained for.
     pub boards: Vec<usize>,
+    /// Marble sets the weights were trained for (`standard`, `blitz`: [`MarbleSet::name`]);
+    /// `["standard"]` in files exported before the field was written.
+    #[serde(default = "standard_marbles")]
+    pub marbles: Vec<String>,
     /// Action-space size per board (keys are ring counts).
     pub action_space: std::collections::BTreeMap<String, usize>,
     /// Training step of the weights.
@@ -78,6 +96,18 @@ pub struct Metadata {
     /// --provenance`): the built-in network's training config, commit and figures.
     #[serde(default)]
     pub provenance: Option<serde_json::Value>,
+}
+
+impl Metadata {
+    /// Whether the weights were trained for `marbles` ([`Metadata::marbles`]).
+    pub fn plays_marbles(&self, marbles: MarbleSet) -> bool {
+        self.marbles.iter().any(|m| MarbleSet::from_name(m) == Some(marbles))
+    }
+
+    /// Whether the weights were trained for `variant`: its board and its marble set.
+    pub fn plays(&self, variant: Variant) -> bool {
+        self.boards.contains(&variant.board.rings()) && self.plays_marbles(variant.marbles)
+    }
 }
 
 /// The name of the network built into the engine: `nn:builtin` wherever a model can be named

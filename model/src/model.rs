@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tch::{CModule, Device, IValue};
 use zertz_env::encode::{GLOBALS, Shape};
-use zertz_env::{ActionSpace, Board};
+use zertz_env::{ActionSpace, Board, Variant};
 use zertz_search::batching::BatchingEvaluator;
 use zertz_search::{Batch, EvalError, Evaluator, Output, Precision};
 
@@ -291,6 +291,21 @@ impl Model {
                 path: self.path.clone(),
                 accepts: self.metadata.boards.clone(),
                 board: board.rings(),
+            })
+        }
+    }
+
+    /// Whether the model was trained for `variant`: its board ([`Model::check_board`]) and its
+    /// marble set; the error names both sides.
+    pub fn check_variant(&self, variant: Variant) -> Result<(), ModelError> {
+        self.check_board(variant.board)?;
+        if self.metadata.plays_marbles(variant.marbles) {
+            Ok(())
+        } else {
+            Err(ModelError::WrongMarbles {
+                path: self.path.clone(),
+                accepts: self.metadata.marbles.clone(),
+                marbles: variant.marbles.name(),
             })
         }
     }

@@ -101,7 +101,7 @@ impl PyGame {
     )]
     fn new(board: BoardArg, blitz: bool, first: &str) -> Result<PyGame, Error> {
         guard(|| {
-            let marbles = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+            let marbles = MarbleSet::of_blitz(blitz);
             let variant = Variant::new(board.0, marbles);
             Ok(PyGame { game: Game::new(variant, parse_player(first)?) })
         })

@@ -52,6 +52,11 @@ mod _zertz {
     #[pymodule_export]
     const DEFAULT_MAX_ACTIONS: u32 = zertz_arena::matches::DEFAULT_MAX_ACTIONS;
 
+    /// The most games of one match (`zertz.match(games=)`, `[evaluate] games` of a training
+    /// config).
+    #[pymodule_export]
+    const MAX_MATCH_GAMES: usize = zertz_arena::matches::MAX_GAMES;
+
     /// Single actions after which a game of the RL environments is truncated, by default
     /// (`VecEnv`, `zertz.gymnasium`, `zertz.pettingzoo`: their `max_steps`).
     #[pymodule_export]
@@ -86,6 +91,14 @@ mod _zertz {
     const BOARDS: (usize, usize, usize, usize, usize, usize) = {
         let b = zertz_env::Board::ALL;
         (b[0].rings(), b[1].rings(), b[2].rings(), b[3].rings(), b[4].rings(), b[5].rings())
+    };
+
+    /// The marble sets, by the names the engine reads (`blitz = true`, an exported network's
+    /// `"marbles"`): the standard one (6/8/10), then blitz (5/7/9).
+    #[pymodule_export]
+    const MARBLE_SETS: (&str, &str) = {
+        let m = zertz_env::MarbleSet::ALL;
+        (m[0].name(), m[1].name())
     };
 
     /// The named search presets and their settings: `{name: {setting: value}}` (`MCTS(preset=)`,

@@ -215,7 +215,7 @@ impl PyVecEnv {
         let config = Config {
             num_envs,
             board: board.0,
-            marbles: if blitz { MarbleSet::Blitz } else { MarbleSet::Standard },
+            marbles: MarbleSet::of_blitz(blitz),
             threads,
             max_steps,
             first_player,

@@ -39,7 +39,7 @@ from zertz.training import (
     parse_config,
     train,
 )
-from zertz.training.config import check_opponents, most_match_games
+from zertz.training.config import check_opponents
 from zertz.training.distributed import Learner
 from zertz.training.metrics import Metrics
 
@@ -217,8 +217,8 @@ def test_a_missing_cuda_device_is_refused_before_the_config(tmp_path: Path, name
 def test_games_of_a_match_over_the_engines_bound_are_refused_when_the_config_is_read() -> None:
     """``[evaluate] games = 16777217`` was taken, and the run failed after its first iteration
     (``final_games``: after the whole run). The bound is the engine's, from its description of
-    its match settings."""
-    most = most_match_games()
+    its match settings (``zertz.MAX_MATCH_GAMES``)."""
+    most = zertz.MAX_MATCH_GAMES
     with pytest.raises(ValueError, match=r"^games: "):
         zertz.match("random", "random", games=most + 1)
     for key in ("games", "final_games"):
@@ -269,6 +269,16 @@ def test_opponents_are_checked_when_the_run_takes_the_config(tmp_path: Path) -> 
         with pytest.raises(ValueError, match=re.escape(words)) as e:
             check_opponents(EvalSection(**lists))
         assert "\n" not in str(e.value)
+    # A network that does not play the run's board or marble set (the built-in one plays 37
+    # rings with the standard marbles): refused before the first evaluation, not at it.
+    builtin = EvalSection(opponents=["nn:builtin"])
+    check_opponents(builtin, RunSection(board=37))
+    for run, words in [
+        (RunSection(board=61), "not this run's 61 rings with the standard marbles"),
+        (RunSection(blitz=True), "plays 37 rings with the standard marbles, not this run's 37"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            check_opponents(builtin, run)
     # Before the run folder takes the config, and from the command line in one line.
     text = tiny_text(evaluate__opponents='["random", "cmd:/nonexistent"]')
     with pytest.raises(ValueError, match="cmd:/nonexistent"):

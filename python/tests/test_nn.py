@@ -19,8 +19,9 @@ import pytest
 import torch
 
 import zertz
-from zertz.exported import export, load_exported, read_metadata
-from zertz.nn import NetConfig, NonFiniteError, ZertzNet, non_finite
+from zertz import MARBLE_SETS
+from zertz.exported import average_networks, export, load_exported, metadata_of, read_metadata
+from zertz.nn import NetConfig, NonFiniteError, ZertzNet, marbles_of, non_finite
 
 from conftest import zertz_bin
 
@@ -151,6 +152,21 @@ def test_net_rejects_unknown_boards(boards: list[int]) -> None:
         ZertzNet(TINY, boards=boards)
 
 
+def test_net_plays_the_standard_marbles_unless_told() -> None:
+    assert ZertzNet(TINY, boards=[37]).marbles == ["standard"]
+    assert ZertzNet(TINY, boards=[37], marbles=["blitz"]).marbles == ["blitz"]
+    # Sorted and without repeats, as the boards.
+    both = ZertzNet(TINY, boards=[37], marbles=["standard", "blitz", "standard"])
+    assert both.marbles == ["blitz", "standard"] == sorted(MARBLE_SETS)
+    assert marbles_of(True) == ["blitz"] and marbles_of(False) == ["standard"]
+
+
+@pytest.mark.parametrize("marbles", [[], ["fast"], ["standard", "Blitz"], "blitz"])
+def test_net_rejects_unknown_marble_sets(marbles: Any) -> None:
+    with pytest.raises(ValueError, match="marbles must be a non-empty list"):
+        ZertzNet(TINY, boards=[37], marbles=marbles)
+
+
 # ------------------------------------------------------------------------------------- forward
 
 
@@ -236,6 +252,7 @@ def test_export_round_trip(tmp_path: Path, net_all: ZertzNet) -> None:
     assert meta["name"] == "test-net"
     assert meta["step"] == 123
     assert meta["boards"] == list(zertz.BOARDS)
+    assert meta["marbles"] == ["standard"]
     assert meta["action_space"] == {str(b): zertz.action_space_size(b) for b in zertz.BOARDS}
     assert meta["network"] == asdict(TINY)
     assert meta["globals"] == zertz.observation_shape(37)[1]
@@ -252,6 +269,38 @@ def test_export_of_some_boards(tmp_path: Path, net_all: ZertzNet) -> None:
     planes, globals_ = encode(positions(48, 2, seed=0))
     with pytest.raises(torch.jit.Error, match=r"\[37, 61\].*48"):
         module(planes, globals_)
+
+
+def test_export_says_which_marble_sets_the_network_plays(tmp_path: Path) -> None:
+    blitz = ZertzNet(TINY, boards=[37], marbles=["blitz"])
+    meta = read_metadata(export(blitz, tmp_path / "blitz.pt", boards=[37]))
+    assert meta["marbles"] == ["blitz"]
+    assert json.loads(load_exported(tmp_path / "blitz.pt").metadata())["marbles"] == ["blitz"]
+    both = ZertzNet(TINY, boards=[37], marbles=["blitz", "standard"])
+    assert read_metadata(export(both, tmp_path / "both.pt"))["marbles"] == ["blitz", "standard"]
+    # A file exported before the field: the standard marbles, as the engine reads it.
+    net = ZertzNet(TINY, boards=[37]).eval()
+    meta = metadata_of(net, step=0, name="old", boards=[37])
+    del meta["marbles"]
+    net.metadata_json = json.dumps(meta)
+    torch.jit.save(torch.jit.script(net), str(tmp_path / "old.pt"))
+    assert "marbles" not in json.loads(load_exported(tmp_path / "old.pt").metadata())
+    assert read_metadata(tmp_path / "old.pt")["marbles"] == ["standard"]
+
+
+def test_only_networks_of_one_marble_set_average(tmp_path: Path) -> None:
+    standard = export(ZertzNet(TINY, boards=[37]), tmp_path / "standard.pt")
+    blitz = [
+        export(ZertzNet(TINY, boards=[37], marbles=["blitz"]), tmp_path / f"blitz{i}.pt")
+        for i in range(2)
+    ]
+    net, meta = average_networks(blitz)
+    assert net.marbles == meta["marbles"] == ["blitz"]
+    assert read_metadata(export(net, tmp_path / "mean.pt"))["marbles"] == ["blitz"]
+    with pytest.raises(ValueError, match="only networks of one marble set average"):
+        average_networks([standard, blitz[0]])
+    with pytest.raises(ValueError, match="only networks of one marble set average"):
+        average_networks([blitz[1], standard])
 
 
 def test_exported_model_refuses_another_board(tmp_path: Path) -> None:

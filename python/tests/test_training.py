@@ -424,7 +424,7 @@ def test_metrics_and_checkpoint(run_a: Path, cfg: TrainConfig) -> None:
     assert ck["state"]["iteration"] == 2 and ck["state"]["step"] == 2 * cfg.train.steps
     assert ck["state"]["best"] == 2  # no gating: always the latest
     assert set(ck["state"]["ladder"]) == {0, 1, 2}
-    assert ck["board"] == 37
+    assert ck["board"] == 37 and ck["marbles"] == ["standard"]
     # The exported networks carry their training step; best.pt is the last one.
     assert [read_metadata(run_a / "models" / f"iter-{i:04d}.pt")["step"] for i in range(3)] == [
         0,
@@ -679,7 +679,7 @@ def test_export_checkpoint(run_a: Path, tmp_path: Path, cfg: TrainConfig) -> Non
     out = export_checkpoint(run_a / "checkpoint.pt", tmp_path / "exported.pt")
     meta = read_metadata(out)
     assert meta["step"] == checkpoint(run_a)["state"]["step"] == 2 * cfg.train.steps
-    assert meta["boards"] == [37]
+    assert meta["boards"] == [37] and meta["marbles"] == ["standard"]
     assert meta["network"]["channels"] == cfg.network.channels
     # The same weights as the network the run exported after its last iteration.
     game = zertz.Game()
@@ -689,6 +689,44 @@ def test_export_checkpoint(run_a: Path, tmp_path: Path, cfg: TrainConfig) -> Non
     got = load_exported(out)(planes, globals_)
     for w, g in zip(want, got, strict=True):
         torch.testing.assert_close(g, w, rtol=0, atol=1e-6)
+
+
+def test_the_networks_of_a_blitz_run_play_blitz(tmp_path: Path) -> None:
+    """A run.blitz run's network, checkpoint and exported networks say they play the blitz
+    marbles; a checkpoint written before the marble sets were saved is of the run's own (its
+    config beside it says which; without it, the standard ones, as the engine reads an older
+    export), and one of another set is refused."""
+    cfg = parse_config(tiny_text(run__blitz="true"))
+    run = Run(cfg, tmp_path)
+    assert run.net.marbles == ["blitz"]
+    run.start()
+    run.save()
+    for name in ("iter-0000.pt", "best.pt"):
+        assert read_metadata(tmp_path / "models" / name)["marbles"] == ["blitz"]
+    ck = checkpoint(tmp_path)
+    assert ck["marbles"] == ["blitz"]
+    out = export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "exported.pt")
+    assert read_metadata(out)["marbles"] == ["blitz"]
+    del ck["marbles"]
+    torch.save(ck, tmp_path / "checkpoint.pt")
+    del run
+    gc.collect()  # its run folder's lock goes with it
+    again = Run(cfg, tmp_path)
+    again.start()
+    assert again.net.marbles == ["blitz"]
+    del again
+    gc.collect()
+    out = export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "exported.pt")
+    assert read_metadata(out)["marbles"] == ["blitz"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(tmp_path / "checkpoint.pt", elsewhere / "checkpoint.pt")
+    out = export_checkpoint(elsewhere / "checkpoint.pt", tmp_path / "exported.pt")
+    assert read_metadata(out)["marbles"] == ["standard"]
+    ck["marbles"] = ["standard"]
+    torch.save(ck, tmp_path / "checkpoint.pt")
+    with pytest.raises(ValueError, match=r"not a usable checkpoint.*marble sets \['standard'\]"):
+        Run(cfg, tmp_path).start()
 
 
 def test_export_checkpoint_refuses_other_files(tmp_path: Path) -> None:

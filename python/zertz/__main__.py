@@ -3,7 +3,7 @@
 python -m zertz train --config configs/train/default.toml --run runs/default
 python -m zertz export runs/default/checkpoint.pt model.pt
 python -m zertz export runs/default/checkpoint.pt model.pt2 --device cpu --precision fp32
-python -m zertz random-model medium.pt --network medium --boards 37
+python -m zertz random-model medium.pt --network medium --boards 37 --marbles blitz
 python -m zertz human-moves --model runs/human/models/best.pt --dataset data/human
 python -m zertz human-ceiling --dataset data/human
 python -m zertz plot runs/default --out curves.png
@@ -32,10 +32,17 @@ def _program() -> str:
 
 
 def random_model(
-    out: str, network: str, boards: str, seed: int, device: str = "cpu", precision: str = "fp32"
+    out: str,
+    network: str,
+    boards: str,
+    seed: int,
+    device: str = "cpu",
+    precision: str = "fp32",
+    marbles: str = "standard",
 ) -> Path:
     """Exports a network of the preset size ``network`` with random weights (seeded) for
-    ``boards`` ("37,48" or "all"): TorchScript, or an AOTInductor package for ``device`` in
+    ``boards`` ("37,48" or "all") and the marble sets ``marbles`` ("standard", "blitz",
+    "standard,blitz" or "all"): TorchScript, or an AOTInductor package for ``device`` in
     ``precision`` when ``out`` ends in ``.pt2``."""
     import torch
 
@@ -53,7 +60,8 @@ def random_model(
                 f"--boards must be ring counts like 37,48 or all, not {boards!r}"
             ) from None
     torch.manual_seed(seed)
-    net = ZertzNet(NetConfig.preset(network), boards=rings).eval()
+    sets = list(zertz.MARBLE_SETS) if marbles.strip() == "all" else marbles.split(",")
+    net = ZertzNet(NetConfig.preset(network), boards=rings, marbles=sets).eval()
     if Path(out).suffix == ".pt2":
         return export_aoti(net, out, name=f"random-{network}", device=device, precision=precision)
     return export(net, out, name=f"random-{network}")
@@ -182,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument(
         "--boards", default="37", help="ring counts, comma separated (default 37), or all"
     )
+    r.add_argument(
+        "--marbles",
+        default="standard",
+        help="marble sets, comma separated: standard (the default), blitz, or all",
+    )
     r.add_argument("--seed", type=int, default=0)
     _package_options(r)
     h = sub.add_parser(
@@ -277,7 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "random-model":
             print(
                 random_model(
-                    args.out, args.network, args.boards, args.seed, args.device, args.precision
+                    args.out,
+                    args.network,
+                    args.boards,
+                    args.seed,
+                    args.device,
+                    args.precision,
+                    args.marbles,
                 )
             )
         elif args.command == "human-moves":

@@ -15,6 +15,8 @@ __all__ = [
     "DEFAULT_MAX_ACTIONS",
     "DEFAULT_MAX_STEPS",
     "ENCODING_VERSION",
+    "MARBLE_SETS",
+    "MAX_MATCH_GAMES",
     "MCTS",
     "SHARD_FORMAT_VERSION",
     "Game",
@@ -45,6 +47,8 @@ DATASET_MANIFEST: Final[str]
 DEFAULT_MAX_ACTIONS: Final[int]
 DEFAULT_MAX_STEPS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
+MARBLE_SETS: Final[tuple[str, str]]
+MAX_MATCH_GAMES: Final[int]
 
 def shard_schema() -> list[dict[str, str]]:
     """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),
@@ -346,7 +350,8 @@ def parse_player(spec: str) -> dict[str, Any]:
     by the engine's grammar: ``{"name": the canonical spec, "model": the model file or None,
     "simulations": the count or None, "precision": the precision it names or None, "gumbel": the
     actions its Gumbel root considers or None, "depth": an alpha-beta depth or None, "time": its
-    own time per move in seconds or None}``. Raises ValueError otherwise."""
+    own time per move in seconds or None, "program": a ``cmd:`` player's program or None}``.
+    Raises ValueError otherwise."""
 
 def dataset(
     sources: Sequence[str | PathLike[str]],

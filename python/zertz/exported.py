@@ -1,8 +1,8 @@
 """Exported networks: what the engine loads. :func:`export` writes a network as one TorchScript
 file, :func:`export_aoti` as an AOTInductor package (``.pt2``) compiled ahead of time;
-:func:`read_metadata` reads either's metadata (the engine's format, version, boards, network size,
-training step), :func:`load_exported` loads a TorchScript file back into Python, and
-:func:`average_networks` averages exported networks of one size.
+:func:`read_metadata` reads either's metadata (the engine's format, version, boards, marble
+sets, network size, training step), :func:`load_exported` loads a TorchScript file back into
+Python, and :func:`average_networks` averages exported networks of one size.
 
 >>> import tempfile, zertz
 >>> from zertz.nn import NetConfig, ZertzNet
@@ -34,7 +34,13 @@ from zertz.nn import NetConfig, ZertzNet, check_finite
 
 # The engine's: the file format and version of exported models (inputs, outputs, metadata),
 # which the engine checks when it loads one.
-from zertz_engine import AOTI_MODEL_PREFIX, MODEL_FORMAT, MODEL_FORMAT_VERSION
+from zertz_engine import (
+    AOTI_MODEL_PREFIX,
+    BUILTIN_MODEL,
+    MODEL_FORMAT,
+    MODEL_FORMAT_VERSION,
+    builtin_model,
+)
 
 
 @contextmanager
@@ -69,13 +75,14 @@ def metadata_of(
     boards: list[int],
     provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The metadata an export writes (see :func:`export`)."""
+    """The metadata an export writes (see :func:`export`); the marble sets are the model's."""
     meta = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
         "name": name,
         "encoding_version": ENCODING_VERSION,
         "boards": boards,
+        "marbles": model.marbles,
         "action_space": {str(b): action_space_size(b) for b in boards},
         "observation": {str(b): list(observation_shape(b)[0]) for b in boards},
         "globals": observation_shape(boards[0])[1],
@@ -113,7 +120,8 @@ def export(
     """Writes ``model`` as one TorchScript file (atomically) that the engine loads
     (``zertz play --model``, ``nn:PATH`` players, ``zertz selfplay --model``). Its ``metadata()``
     method returns JSON: format and version, network name and size, encoding version, the boards
-    it accepts (default: those it was built for) with their action-space sizes, training step,
+    it accepts (default: those it was built for) with their action-space sizes, the marble sets
+    it was trained for (``marbles``: the network's, ``["standard"]`` by default), training step,
     and ``provenance`` when given (where the weights come from: the training config, the commit,
     figures; JSON values, as the engine's built-in network has them).
 
@@ -123,8 +131,8 @@ def export(
     >>> net = ZertzNet(NetConfig.preset("tiny"), boards=[37])
     >>> with tempfile.TemporaryDirectory() as d:
     ...     meta = read_metadata(export(net, f"{d}/m.pt", step=7))
-    >>> meta["boards"], meta["step"], meta["action_space"]
-    ([37], 7, {'37': 4441})
+    >>> meta["boards"], meta["marbles"], meta["step"], meta["action_space"]
+    ([37], ['standard'], 7, {'37': 4441})
 
     A network with NaN or infinite weights is refused (:class:`NonFiniteError`); nothing is
     written.
@@ -196,6 +204,7 @@ def _compile_boards_side_by_side(
         job = {
             "config": m.config_json,
             "boards": boards,
+            "marbles": m.marbles,
             "state": m.state_dict(),
             "device": device,
             "precision": precision,
@@ -233,7 +242,9 @@ def _compile_board_in_child(folder: str, board: str) -> None:
     """A child of :func:`_compile_boards_side_by_side`: compiles ``board`` of the network in
     ``folder/job.pt`` and writes the list of its files to ``folder/board<N>.json``."""
     job = torch.load(Path(folder) / "job.pt", weights_only=True)
-    m = ZertzNet(NetConfig(**json.loads(job["config"])), boards=job["boards"])
+    m = ZertzNet(
+        NetConfig(**json.loads(job["config"])), boards=job["boards"], marbles=job["marbles"]
+    )
     m.load_state_dict(job["state"])
     m.eval()
     dtype = AOTI_DTYPES[job["precision"]]
@@ -308,10 +319,11 @@ def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.ji
 
 
 def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet, dict[str, Any]]:
-    """The network whose weights are the mean of those of exported networks of one size and
-    boards (stochastic weight averaging, as KataGo's released networks: snapshots a few training
-    steps apart average into a network stronger than each), BatchNorm statistics included; and
-    the last one's metadata. Networks of different sizes or boards raise ValueError.
+    """The network whose weights are the mean of those of exported networks of one size, boards
+    and marble sets (stochastic weight averaging, as KataGo's released networks: snapshots a few
+    training steps apart average into a network stronger than each), BatchNorm statistics
+    included; and the last one's metadata. Networks of different sizes, boards or marble sets
+    raise ValueError.
 
     >>> import tempfile, torch
     >>> from zertz.nn import NetConfig, ZertzNet
@@ -320,8 +332,8 @@ def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet,
     >>> with tempfile.TemporaryDirectory() as d:
     ...     net, meta = average_networks([export(n, f"{d}/{i}.pt") for i, n in enumerate(nets)])
     >>> mean = (nets[0].stem.weight + nets[1].stem.weight) / 2
-    >>> bool(torch.allclose(net.stem.weight, mean)), meta["boards"]
-    (True, [37])
+    >>> bool(torch.allclose(net.stem.weight, mean)), meta["boards"], net.marbles
+    (True, [37], ['standard'])
     """
     if not paths:
         raise ValueError("no networks to average")
@@ -333,7 +345,12 @@ def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet,
                 f"{p} is not of the size and boards of {paths[-1]}: only networks of one size "
                 "average"
             )
-    net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"])
+        if m["marbles"] != meta["marbles"]:
+            raise ValueError(
+                f"{p} is trained for the marble sets {m['marbles']} and {paths[-1]} for "
+                f"{meta['marbles']}: only networks of one marble set average"
+            )
+    net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"], marbles=meta["marbles"])
     states = [load_exported(p).state_dict() for p in paths]
     mean: dict[str, Tensor] = {}
     # What the network saves (an exported one holds its non-persistent buffers too).
@@ -348,9 +365,17 @@ def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet,
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The metadata of an exported model file (TorchScript, or an AOTInductor ``.pt2``
-    package); ValueError when it is not one."""
+    package), or of the built-in network (``"builtin"``, as ``nn:builtin`` names it); ValueError
+    when it is not one. ``marbles`` is ``["standard"]`` in a file exported before it was written
+    (as the engine reads it: the built-in network is one)."""
     try:
-        if Path(path).suffix == ".pt2":
+        if str(path) == BUILTIN_MODEL:
+            import io
+
+            with _torchscript():
+                module = torch.jit.load(io.BytesIO(builtin_model()), map_location="cpu")  # type: ignore[no-untyped-call]
+            meta = json.loads(module.metadata())
+        elif Path(path).suffix == ".pt2":
             from torch._inductor.package.package import load_package
 
             first = f"{AOTI_MODEL_PREFIX}{_aoti_boards(path)[0]}"
@@ -363,6 +388,7 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{path} is not an exported zertz model: {e}") from e
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         raise ValueError(f"{path} is not an exported zertz model (no zertz metadata)")
+    meta.setdefault("marbles", ["standard"])
     return meta
 
 

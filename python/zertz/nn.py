@@ -13,8 +13,9 @@ names, gathered with :func:`zertz.ring_cells`:
 
 The board is read from the input itself (plane 0 counts the board's cells, which differ for every
 shape), so ``forward(planes, globals)`` takes any batch of one board. Trained weights are only
-meaningful on the boards they were trained on: :func:`zertz.exported.export` records those in
-the metadata, and the engine refuses a model for another board.
+meaningful on the boards and marble sets they were trained on (``boards``, ``marbles``):
+:func:`zertz.exported.export` records those in the metadata, and the engine refuses a model for
+another board or marble set.
 
 >>> import torch, zertz
 >>> from zertz.nn import NetConfig, ZertzNet
@@ -34,7 +35,31 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from zertz._zertz import BOARDS, observation_shape, ring_cells
+from zertz._zertz import BOARDS, MARBLE_SETS, observation_shape, ring_cells
+
+
+def marbles_of(blitz: bool) -> list[str]:
+    """The marble sets of a network trained on games of one set (``blitz`` or not).
+
+    >>> marbles_of(True), marbles_of(False)
+    (['blitz'], ['standard'])
+    """
+    standard, blitz_set = MARBLE_SETS
+    return [blitz_set] if blitz else [standard]
+
+
+def check_marbles(marbles: list[str]) -> list[str]:
+    """``marbles`` checked, sorted and without repeats (as a network's boards): ValueError unless
+    it is a non-empty list of names of :data:`MARBLE_SETS`.
+
+    >>> check_marbles(["standard", "blitz", "blitz"])
+    ['blitz', 'standard']
+    """
+    if not marbles or isinstance(marbles, str) or any(m not in MARBLE_SETS for m in marbles):
+        raise ValueError(
+            f"marbles must be a non-empty list of {list(MARBLE_SETS)}, not {marbles!r}"
+        )
+    return sorted(set(marbles))
 
 
 class NonFiniteError(ValueError):
@@ -143,22 +168,29 @@ class _Block(nn.Module):
 class ZertzNet(nn.Module):
     """Residual policy/value network: ``forward(planes [B, 8, H, W], globals [B, 20])`` →
     ``(logits [B, A], value [B])``; logits over the board's whole action space (the engine and
-    the losses mask illegal actions), value in ``-1..1`` for the player to move."""
+    the losses mask illegal actions), value in ``-1..1`` for the player to move. ``boards`` and
+    ``marbles`` (names of :data:`MARBLE_SETS`, default ``["standard"]``) are what it is trained
+    for: the export writes them in the metadata."""
 
     boards: list[int]
+    marbles: list[str]
     cells: Tensor
     config_json: str
     metadata_json: str
 
-    def __init__(self, config: NetConfig, boards: list[int]) -> None:
+    def __init__(
+        self, config: NetConfig, boards: list[int], marbles: list[str] | None = None
+    ) -> None:
         super().__init__()
         bad = [b for b in boards if b not in BOARDS]
         if not boards or bad:
             raise ValueError(f"boards must be a non-empty list of {BOARDS}, not {boards}")
+        marbles = ["standard"] if marbles is None else check_marbles(marbles)
         (planes, _, _), globals_ = observation_shape(boards[0])
         c = config.channels
         self.config_json = json.dumps(asdict(config), sort_keys=True)
         self.boards = sorted(set(boards))
+        self.marbles = marbles
         # cells[R, :R] is the grid cell of every ring of the R-ring board.
         cells = torch.zeros(max(BOARDS) + 1, max(BOARDS), dtype=torch.long)
         for b in BOARDS:

@@ -178,7 +178,7 @@ impl SelfPlayConfig {
 
     /// The board and marble set.
     pub fn variant(&self) -> Variant {
-        Variant::new(self.board, if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard })
+        Variant::new(self.board, MarbleSet::of_blitz(self.blitz))
     }
 
     /// The search settings for an evaluator that suits `preset` (when the config names none),

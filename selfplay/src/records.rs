@@ -109,7 +109,7 @@ impl GameRecord {
 
     /// The game its moves replay to, from the start of its board and marble set.
     pub fn replay(&self) -> Result<Game, RecordError> {
-        let set = if self.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
+        let set = MarbleSet::of_blitz(self.blitz);
         let mut game = Game::new(Variant::new(self.board, set), self.first);
         for (i, text) in self.moves.iter().enumerate() {
             game.play_str(text).map_err(|e| RecordError::Move {

@@ -38,7 +38,7 @@ use std::sync::atomic::Ordering;
 
 pub use guard::Site;
 pub use server::router;
-pub use settings::{Limits, ServeSettings};
+pub use settings::{Limits, NetworkPlays, ServeSettings};
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]

@@ -31,6 +31,7 @@ use axum::{Extension, Router};
 use serde::{Deserialize, Serialize};
 use zertz_arena::PlayerSpec;
 use zertz_arena::analysis::Analysis;
+use zertz_arena::players::DEFAULT_SIMULATIONS;
 use zertz_env::{Board, MarbleSet, Player, Position, Variant};
 
 use crate::games::{Games, Locked};
@@ -111,6 +112,10 @@ impl App {
                     MAX_PAGE_MOVE_TIME.as_secs()
                 )));
             }
+            // A built-in search, or an offered player, at a time of the page's.
+            if self.settings.players.contains(spec.untimed()) {
+                return Ok(spec);
+            }
             return match spec.untimed() {
                 PlayerSpec::Mcts(_) | PlayerSpec::Uniform(_) | PlayerSpec::AlphaBeta(_) => Ok(spec),
                 other => Err(ApiError::bad(format!(
@@ -135,14 +140,22 @@ impl App {
         }
     }
 
-    /// Refuses a network's player on a board its network was not trained for.
-    fn check_board(&self, spec: &PlayerSpec, board: Board) -> Result<(), ApiError> {
-        let Some(model) = spec.model() else { return Ok(()) };
-        match self.settings.model_boards.get(model) {
-            Some(boards) if !boards.contains(&board.rings()) => Err(ApiError::bad(format!(
-                "player {spec}: the network plays the {} boards, not {}",
-                boards.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
-                board.rings()
+    /// Whether `spec` plays `variant`: a network's player where its network was trained for the
+    /// board and marble set, every other player everywhere.
+    fn plays(&self, spec: &PlayerSpec, variant: Variant) -> bool {
+        let Some(model) = spec.model() else { return true };
+        self.settings.model_plays.get(model).is_none_or(|p| p.plays(variant))
+    }
+
+    /// Refuses a network's player on a board or marble set its network was not trained for.
+    fn check_variant(&self, spec: &PlayerSpec, variant: Variant) -> Result<(), ApiError> {
+        let plays = spec.model().and_then(|m| self.settings.model_plays.get(m));
+        match plays {
+            Some(p) if !p.plays(variant) => Err(ApiError::bad(format!(
+                "player {spec}: the network plays {}, not {} rings with the {} marbles",
+                p.describe(),
+                variant.board.rings(),
+                variant.marbles.name()
             ))),
             _ => Ok(()),
         }
@@ -246,8 +259,15 @@ async fn new_game(
     let board = Board::from_rings(req.board).ok_or_else(|| {
         ApiError::bad(format!("no {}-ring board: 37, 40, 43, 44, 48 or 61", req.board))
     })?;
-    let set = if req.blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
-    let default = app.settings.players.first().cloned().unwrap_or(PlayerSpec::Random);
+    let variant = Variant::new(board, MarbleSet::of_blitz(req.blitz));
+    // The first offered player that plays this board and marble set, else rollout MCTS.
+    let default = app
+        .settings
+        .players
+        .iter()
+        .find(|s| app.plays(s, variant))
+        .cloned()
+        .unwrap_or(PlayerSpec::Mcts(DEFAULT_SIMULATIONS));
     let opponent = match &req.opponent {
         Some(t) if !t.trim().is_empty() => app.spec(t)?,
         _ => default,
@@ -265,7 +285,7 @@ async fn new_game(
         other => return Err(ApiError::bad(format!("colour {other:?}: P0, P1 or watch"))),
     };
     for spec in seats.0.iter().flatten() {
-        app.check_board(spec, board)?;
+        app.check_variant(spec, variant)?;
     }
     app.games.check_room(&client)?;
     let programs = seats.0.iter().flatten().filter(|s| s.command().is_some()).count();
@@ -275,7 +295,7 @@ async fn new_game(
     // Building a player may start a program (cmd:): off the async threads, and kept from there,
     // so that a game whose request went away is kept (or dropped) all the same.
     blocking("starting the game", move || {
-        let session = GameSession::new(Variant::new(board, set), seats, seed, &shared.engines)?;
+        let session = GameSession::new(variant, seats, seed, &shared.engines)?;
         let v = session.view();
         match shared.games.insert(&client, session, reserved) {
             Ok((id, dropped)) => {
@@ -354,18 +374,19 @@ async fn analyze(State(app): State<Arc<App>>, bytes: Bytes) -> Answer<Analysis> 
     if req.simulations == 0 || req.simulations > MAX_PAGE_SIMULATIONS {
         return Err(ApiError::bad(format!("simulations must be from 1 to {MAX_PAGE_SIMULATIONS}")));
     }
-    // The named player's search, else the first offered network's, else rollouts.
+    // The named player's search, else that of the first offered network that plays this board
+    // and marble set, else rollouts.
     let spec = match &req.player {
         Some(t) if !t.trim().is_empty() => app.spec(t)?,
         _ => app
             .settings
             .players
             .iter()
-            .find(|s| s.network().is_some())
+            .find(|s| s.network().is_some() && app.plays(s, pos.variant()))
             .cloned()
             .unwrap_or(PlayerSpec::Mcts(req.simulations)),
     };
-    app.check_board(&spec, pos.board())?;
+    app.check_variant(&spec, pos.variant())?;
     let models = app.settings.models.clone();
     let (sims, tree_bytes) = (req.simulations, app.settings.limits.tree_bytes);
     let seed = app.next_seed();

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use zertz_arena::command::ProgramLimits;
 use zertz_arena::{Models, PlayerSpec};
+use zertz_env::{MarbleSet, Variant};
 
 /// Most simulations the page may ask of a search (`mcts:N`, `uniform:N`, analysis) that was not
 /// offered on the command line: a browser cannot tie up the machine for minutes.
@@ -27,6 +28,29 @@ pub const MAX_PAGE_DEPTH: u32 = 2;
 /// Largest request body (a record file).
 pub const MAX_BODY_BYTES: usize = 4 << 20;
 
+/// What a network plays: the boards (ring counts) and marble sets of its metadata.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NetworkPlays {
+    /// Ring counts.
+    pub boards: Vec<usize>,
+    /// Marble sets.
+    pub marbles: Vec<MarbleSet>,
+}
+
+impl NetworkPlays {
+    /// Whether it plays `variant`.
+    pub fn plays(&self, variant: Variant) -> bool {
+        self.boards.contains(&variant.board.rings()) && self.marbles.contains(&variant.marbles)
+    }
+
+    /// `the 37 boards with the standard marbles`.
+    pub fn describe(&self) -> String {
+        let boards: Vec<String> = self.boards.iter().map(ToString::to_string).collect();
+        let marbles: Vec<&str> = self.marbles.iter().map(|m| m.name()).collect();
+        format!("the {} boards with the {} marbles", boards.join(", "), marbles.join(" or "))
+    }
+}
+
 /// What the server offers.
 #[derive(Clone, Debug, Default)]
 pub struct ServeSettings {
@@ -36,9 +60,9 @@ pub struct ServeSettings {
     pub players: Vec<PlayerSpec>,
     /// Their networks, loaded.
     pub models: Models,
-    /// The boards each network plays (its metadata's), by model file: a game or an analysis on
-    /// another board is refused with a message. A network missing here plays every board.
-    pub model_boards: BTreeMap<String, Vec<usize>>,
+    /// The boards and marble sets each network plays (its metadata's), by model file: a game or
+    /// an analysis of another is refused with a message. A network missing here plays every one.
+    pub model_plays: BTreeMap<String, NetworkPlays>,
     /// Seed of the engines (each game gets its own from it).
     pub seed: u64,
     /// The limits the server keeps.

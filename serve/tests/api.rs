@@ -7,7 +7,8 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use zertz_arena::Models;
-use zertz_serve::{ServeSettings, Site, router};
+use zertz_env::MarbleSet;
+use zertz_serve::{NetworkPlays, ServeSettings, Site, router};
 
 /// The address the test servers answer for.
 const HOST: &str = "127.0.0.1:8000";
@@ -28,7 +29,12 @@ fn app_with_network() -> axum::Router {
     let settings = ServeSettings {
         players: vec!["nn:fake.pt:50".parse().unwrap()],
         models,
-        model_boards: [("fake.pt".to_string(), vec![37])].into_iter().collect(),
+        model_plays: [(
+            "fake.pt".to_string(),
+            NetworkPlays { boards: vec![37], marbles: vec![MarbleSet::Standard] },
+        )]
+        .into_iter()
+        .collect(),
         seed: 5,
         ..ServeSettings::default()
     };
@@ -379,9 +385,24 @@ async fn offered_networks_play_and_analyse_on_their_boards_only() {
     let (s, g) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
     assert_eq!(s, StatusCode::OK, "{g}");
     assert_eq!(g["moves"].as_array().unwrap().len(), 1);
-    let (s, e) = call(&app, "POST", "/api/games", Some(r#"{"board": 48}"#)).await;
-    assert_eq!(s, StatusCode::BAD_REQUEST);
-    assert!(e["error"].as_str().unwrap().contains("plays the 37 boards, not 48"), "{e}");
+    // On another board, or with the blitz marbles, the network is refused by name; a game
+    // that names no opponent there gets rollout MCTS.
+    for body in [
+        r#"{"board": 48, "opponent": "nn:fake.pt:50"}"#,
+        r#"{"blitz": true, "opponent": "nn:fake.pt:50"}"#,
+    ] {
+        let (s, e) = call(&app, "POST", "/api/games", Some(body)).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {e}");
+        let text = e["error"].as_str().unwrap();
+        assert!(text.contains("plays the 37 boards with the standard marbles, not"), "{e}");
+    }
+    for body in [r#"{"board": 48, "colour": "P1"}"#, r#"{"blitz": true, "colour": "P1"}"#] {
+        let g = new_game(&app, serde_json::from_str(body).unwrap()).await;
+        assert_eq!(g["players"], json!(["mcts:1000", "you"]), "{body}");
+    }
+    // The offered network at a time per move of the page's.
+    let g = new_game(&app, json!({"colour": "P1", "opponent": "nn:fake.pt:50:time=1"})).await;
+    assert_eq!(g["players"], json!(["nn:fake.pt:50:time=1", "you"]));
     // Another simulation count of the same network is not offered.
     let (s, e) = call(&app, "POST", "/api/games", Some(r#"{"opponent": "nn:fake.pt:51"}"#)).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
@@ -394,9 +415,16 @@ async fn offered_networks_play_and_analyse_on_their_boards_only() {
         zertz_env::Variant::new(zertz_env::Board::R48, zertz_env::MarbleSet::Standard),
         zertz_env::Player::P0,
     );
+    // A position the network does not play is analysed with rollouts unless the network is
+    // named.
     let body = json!({"position": r48.to_text(), "simulations": 10}).to_string();
-    let (s, e) = call(&app, "POST", "/api/analyze", Some(&body)).await;
+    let (s, a) = call(&app, "POST", "/api/analyze", Some(&body)).await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    assert_eq!(a["simulations"], 10, "{a}");
+    let body = json!({"position": r48.to_text(), "simulations": 10, "player": "nn:fake.pt:50"});
+    let (s, e) = call(&app, "POST", "/api/analyze", Some(&body.to_string())).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("not 48 rings with the standard"), "{e}");
 }
 
 /// A program that answers every command of the engine protocol with `= x` (enough to start).

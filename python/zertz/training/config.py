@@ -5,10 +5,8 @@ run folder takes the config, see :mod:`zertz.training.selfplay`)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
-import re
 import shutil
 import tomllib
 from collections.abc import Mapping
@@ -16,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zertz._zertz import BOARDS, match_settings, parse_player
+from zertz._zertz import BOARDS, MAX_MATCH_GAMES, parse_player
 from zertz.nn import NetConfig
 from zertz.training.layout import opponent_tag
 from zertz_engine import BUILTIN_MODEL, check_device
@@ -28,17 +26,6 @@ MAX_SEED = 2**63 - 1
 
 #: The largest count the engine takes (games, simulations, opening actions: u32).
 U32 = 2**32 - 1
-
-
-@functools.cache
-def most_match_games() -> int:
-    """The most games of one match: the engine's bound, as its match settings describe
-    ``games`` (``zertz.match_settings()``: "... (at most N) ...")."""
-    (doc,) = [s["doc"] for s in match_settings() if s["name"] == "games"]
-    found = re.search(r"\bat most (\d+)\b", doc)
-    if found is None:
-        raise RuntimeError(f"the engine's match settings give no bound of games: {doc!r}")
-    return int(found.group(1))
 
 
 @dataclass(frozen=True)
@@ -349,13 +336,13 @@ def parse_config(text: str) -> TrainConfig:
         (tr.captures_weight >= 0, "train.captures_weight must be at least 0"),
         (ev.every >= 0, "evaluate.every must be at least 0"),
         (
-            1 <= ev.games <= most_match_games(),
-            f"evaluate.games must be in 1..{most_match_games()} (the most games of a match), "
+            1 <= ev.games <= MAX_MATCH_GAMES,
+            f"evaluate.games must be in 1..{MAX_MATCH_GAMES} (the most games of a match), "
             f"not {ev.games}",
         ),
         (
-            1 <= ev.final_games <= most_match_games(),
-            f"evaluate.final_games must be in 1..{most_match_games()} (the most games of a "
+            1 <= ev.final_games <= MAX_MATCH_GAMES,
+            f"evaluate.final_games must be in 1..{MAX_MATCH_GAMES} (the most games of a "
             f"match), not {ev.final_games}",
         ),
         (0.0 <= ev.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
@@ -421,32 +408,27 @@ def same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
     return core(saved) == core(cfg)
 
 
-def command_program(name: str) -> str:
-    r"""The program of a ``cmd:`` player from its canonical spec (``parse_player``'s ``name``:
-    its words joined as the engine writes them back, one space apart, a word that holds
-    whitespace or a quote in double quotes with ``\"`` and ``\\``).
+def check_plays(opp: str, model: str, run: RunSection) -> None:
+    """The network ``model`` of the opponent ``opp`` plays the run's board and marble set (its
+    metadata's ``boards`` and ``marbles``), as the engine will check when the match starts."""
+    from zertz.exported import read_metadata
+    from zertz.nn import marbles_of
 
-    >>> command_program('cmd:zertz engine --player "nn:a b.pt"')
-    'zertz'
-    >>> command_program(r'cmd:"/opt/my \"engine\"" engine')
-    '/opt/my "engine"'
-    """
-    text = name.removeprefix("cmd:")
-    if not text.startswith('"'):
-        return text.split(" ", 1)[0]
-    program: list[str] = []
-    i = 1
-    while i < len(text) and text[i] != '"':
-        if text[i] == "\\":
-            i += 1
-        program.append(text[i : i + 1])
-        i += 1
-    return "".join(program)
+    meta = read_metadata(model)
+    (marbles,) = marbles_of(run.blitz)
+    if run.board not in meta["boards"] or marbles not in meta["marbles"]:
+        boards = ", ".join(str(b) for b in meta["boards"])
+        raise ValueError(
+            f"evaluate: opponent {opp!r}: its network plays {boards} rings with the "
+            f"{' or '.join(meta['marbles'])} marbles, not this run's {run.board} rings with the "
+            f"{marbles} marbles"
+        )
 
 
-def check_opponents(e: EvalSection) -> None:
+def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
     """Every opponent is a player spec of the engine's grammar, a network's file exists (or it
-    is the built-in network, ``nn:builtin``), a ``cmd:`` player's program can be started (on
+    is the built-in network, ``nn:builtin``) and plays the ``run``'s board and marble set (when
+    one is given), a ``cmd:`` player's program can be started (on
     the PATH, or an executable file), and no evaluation names one player twice (two spellings
     of one, ``mcts:10`` and ``mcts: 10``, or two that would write one match file): checked
     when a run folder takes the config, not when the first evaluation plays."""
@@ -461,8 +443,10 @@ def check_opponents(e: EvalSection) -> None:
             name, model = player["name"], player["model"]
             if model is not None and model != BUILTIN_MODEL and not Path(model).exists():
                 raise ValueError(f"evaluate: opponent {opp!r}: no model file {model}")
-            if name.startswith("cmd:"):
-                program = command_program(name)
+            if model is not None and run is not None:
+                check_plays(opp, model, run)
+            program = player["program"]
+            if program is not None:
                 if shutil.which(program) is None:
                     raise ValueError(
                         f"evaluate: opponent {opp!r}: no program {program!r} (neither on the "

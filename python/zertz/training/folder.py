@@ -18,8 +18,8 @@ import torch
 
 from zertz._zertz import BOARDS
 from zertz.exported import atomic_path, export, export_aoti
-from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet
-from zertz.training.config import TrainConfig
+from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, marbles_of
+from zertz.training.config import TrainConfig, load_config
 from zertz.training.layout import RunLayout
 from zertz_engine import devices
 
@@ -197,9 +197,21 @@ def read_state(run_dir: str | os.PathLike[str]) -> State | None:
     return State.read(load_checkpoint(path)["state"], path)
 
 
+def _marbles_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> list[str]:
+    """The marble sets of a checkpoint's network. One written before they were saved is of its
+    run's set: the ``run.blitz`` of the run's ``config.toml`` beside it, else (a checkpoint
+    without its run folder) the standard one, as the engine reads an older export."""
+    if "marbles" in ck:
+        marbles: list[str] = ck["marbles"]
+        return marbles
+    config = RunLayout(Path(path).parent).config
+    return marbles_of(load_config(config).run.blitz if config.is_file() else False)
+
+
 def net_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> ZertzNet:
     """The network of a checkpoint read by :func:`load_checkpoint`, with its weights; its sizes
     are checked against the tensors of the file before any memory is taken for it."""
+    marbles = _marbles_of_checkpoint(ck, path)
     try:
         if not isinstance(ck["network"], dict) or not isinstance(ck["model"], dict):
             raise ValueError("no network sizes and weights")
@@ -223,7 +235,7 @@ def net_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> Ze
         if got != shapes:
             bad = sorted(k for k in set(got) | set(shapes) if got.get(k) != shapes.get(k))
             raise ValueError(f"weights that do not fit the sizes ({', '.join(bad[:3])})")
-        net = ZertzNet(config, boards=[board])
+        net = ZertzNet(config, boards=[board], marbles=marbles)
         net.load_weights(state)
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
         raise ValueError(

@@ -17,7 +17,7 @@ import torch
 
 from zertz._zertz import action_space_size
 from zertz.exported import average_networks, export
-from zertz.nn import NonFiniteError, ZertzNet, check_finite
+from zertz.nn import NonFiniteError, ZertzNet, check_finite, marbles_of
 from zertz.training import evaluation, fitting, pretraining, selfplay
 from zertz.training.config import TrainConfig, check_opponents, load_config, parse_config, same_run
 from zertz.training.folder import (
@@ -72,14 +72,16 @@ class Run:
         # tie the folder to a config that cannot run: the device, the opponents, and (by the
         # engine) the self-play settings.
         self.device = device(cfg.run.device)
-        check_opponents(cfg.evaluate)
+        check_opponents(cfg.evaluate, cfg.run)
         self.board = cfg.run.board
         self.selfplay_settings, self.warmup_settings = selfplay.selfplay_settings(cfg)
         self.actions = action_space_size(self.board)
         seed_globals(cfg.run.seed)
-        # One network for the run's board and every board it pretrains on.
+        # One network for the run's board and every board it pretrains on, and for the run's
+        # marble set (what its exported networks say they play).
         boards = sorted({self.board, *cfg.pretrain.boards})
-        self.net = ZertzNet(cfg.network, boards=boards).to(self.device)
+        marbles = marbles_of(cfg.run.blitz)
+        self.net = ZertzNet(cfg.network, boards=boards, marbles=marbles).to(self.device)
         self.opt = torch.optim.AdamW(
             self.net.parameters(), lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay
         )
@@ -111,6 +113,12 @@ class Run:
             state = State.read(ck["state"], self.checkpoint)
             state.check_run(self.checkpoint, self.cfg, self.dir)
             try:
+                # A checkpoint written before the marble sets were saved is of the run's own.
+                marbles = ck.get("marbles", self.net.marbles)
+                if marbles != self.net.marbles:
+                    raise ValueError(
+                        f"a network of the marble sets {marbles}, not {self.net.marbles}"
+                    )
                 optimizer = ck["optimizer"]
                 if self.net.load_weights(ck["model"]):
                     # A run begun before the auxiliary head: the head's parameters, registered
@@ -183,6 +191,7 @@ class Run:
                 },
                 "network": dataclasses.asdict(self.cfg.network),
                 "board": self.board,
+                "marbles": self.net.marbles,
             },
             self.checkpoint,
         )
