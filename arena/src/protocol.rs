@@ -25,6 +25,8 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use zertz_env::{
     Action, Board, Chain, Game, MAX_CHAIN, MarbleSet, Move, MoveError, Player, Position, Variant,
@@ -35,6 +37,7 @@ use zertz_search::alphabeta::{Limits, MAX_DEPTH};
 
 use crate::alphabeta::AlphaBetaBot;
 use crate::analysis::Analyzer;
+use crate::command::ProgramLimits;
 use crate::players::{Bot, MAX_SIMULATIONS, Models, PlayerSpec, SpecError};
 
 /// The name the `name` command answers.
@@ -127,9 +130,21 @@ impl Reply {
     }
 }
 
+/// What an engine does when a game of another board or marble set begins (`newgame`,
+/// `setposition`): keeps its player (`Ok(None)`), takes another (`Ok(Some((spec, models)))`,
+/// such as the built-in network where it plays and rollout MCTS elsewhere), or refuses the game
+/// with a one-line reason (`Err`: its network was not trained for it).
+pub type VariantHook =
+    Box<dyn FnMut(Variant) -> Result<Option<(PlayerSpec, Models)>, String> + Send>;
+
 /// A game played over the protocol: the game, the engine's player, and what `undo` goes back to.
 pub struct EngineSession {
     player: Box<dyn Bot>,
+    seed: u64,
+    /// Ends every search under way when set ([`EngineSession::with_stop`]).
+    stop: Option<Arc<AtomicBool>>,
+    /// Asked when the variant changes ([`EngineSession::with_variant_hook`]).
+    hook: Option<VariantHook>,
     analyzer: Analyzer,
     /// An alpha-beta player's searcher for `analyze` (its own table), in place of `analyzer`.
     alphabeta: Option<AlphaBetaBot>,
@@ -165,22 +180,40 @@ impl EngineSession {
         seed: u64,
         variant: Variant,
     ) -> Result<EngineSession, SpecError> {
-        let alphabeta = match spec.untimed() {
+        let mut session = EngineSession {
+            player: Box::new(crate::players::RandomBot::new(seed)),
+            seed,
+            stop: None,
+            hook: None,
+            analyzer: spec.analyzer(seed, models)?,
+            alphabeta: None,
+            max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
+            game: Game::new(variant, Player::P0),
+            turns: Vec::new(),
+        };
+        session.take_player(spec, models)?;
+        Ok(session)
+    }
+
+    /// Plays as `spec` from now on (its searches held to the session's stop and tree budget).
+    fn take_player(&mut self, spec: &PlayerSpec, models: &Models) -> Result<(), SpecError> {
+        let limits = ProgramLimits { stop: self.stop.clone(), ..ProgramLimits::default() };
+        let mut player = spec.build_with(self.seed, models, &limits)?;
+        player.set_max_tree_bytes(self.max_tree_bytes);
+        let analyzer = spec.analyzer(self.seed, models)?;
+        self.alphabeta = match spec.untimed() {
             PlayerSpec::AlphaBeta(depth) => {
                 let mut p = AlphaBetaBot::new(*depth);
                 p.set_move_time(spec.own_time());
+                if let Some(stop) = &self.stop {
+                    p.set_stop(stop.clone());
+                }
                 Some(p)
             }
             _ => None,
         };
-        Ok(EngineSession {
-            player: spec.build(seed, models)?,
-            analyzer: spec.analyzer(seed, models)?,
-            alphabeta,
-            max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
-            game: Game::new(variant, Player::P0),
-            turns: Vec::new(),
-        })
+        (self.player, self.analyzer) = (player, analyzer);
+        Ok(())
     }
 
     /// The same session whose search trees (`genmove`'s and `analyze`'s) hold at most `bytes`
@@ -190,6 +223,38 @@ impl EngineSession {
         self.max_tree_bytes = bytes;
         self.player.set_max_tree_bytes(bytes);
         self
+    }
+
+    /// The same session whose searches (`genmove`'s, `analyze`'s) end soon after `stop` is set,
+    /// answering with what they found by then ([`Bot::set_stop`]); a `cmd:` player's program is
+    /// ended. Set it before the first command.
+    pub fn with_stop(mut self, stop: Arc<AtomicBool>) -> EngineSession {
+        self.player.set_stop(stop.clone());
+        if let Some(p) = &mut self.alphabeta {
+            p.set_stop(stop.clone());
+        }
+        self.stop = Some(stop);
+        self
+    }
+
+    /// The same session that asks `hook` whenever a game of another board or marble set begins
+    /// (`newgame`, `setposition`), and plays, switches player or refuses as it says
+    /// ([`VariantHook`]).
+    pub fn with_variant_hook(mut self, hook: VariantHook) -> EngineSession {
+        self.hook = Some(hook);
+        self
+    }
+
+    /// Readies the player for a game of `variant` (see [`VariantHook`]); an error refuses it.
+    fn enter_variant(&mut self, variant: Variant) -> Result<(), String> {
+        if variant == self.game.position().variant() {
+            return Ok(());
+        }
+        let Some(hook) = &mut self.hook else { return Ok(()) };
+        if let Some((spec, models)) = hook(variant)? {
+            self.take_player(&spec, &models).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// The game so far.
@@ -296,6 +361,7 @@ impl EngineSession {
         variant.board = board.unwrap_or(variant.board);
         variant.marbles =
             set.unwrap_or(if board.is_some() { MarbleSet::Standard } else { variant.marbles });
+        self.enter_variant(variant)?;
         self.game = Game::new(variant, Player::P0);
         self.turns.clear();
         Ok(String::new())
@@ -307,6 +373,7 @@ impl EngineSession {
             return Err("setposition needs a position in the text format".into());
         }
         let pos = Position::from_text(text).map_err(|e| format!("bad position: {e}"))?;
+        self.enter_variant(pos.variant())?;
         self.game = Game::from_position(pos);
         self.turns.clear();
         Ok(String::new())
@@ -451,9 +518,12 @@ impl EngineSession {
         if self.game.is_over() {
             return Err("the game is over".into());
         }
+        let stop = self.stop.clone();
         let analysis = self
             .analyzer
-            .analyze_within(self.game.position(), sims, self.max_tree_bytes)
+            .analyze_until(self.game.position(), sims, self.max_tree_bytes, &mut || {
+                stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+            })
             .map_err(|e| format!("the analysis failed: {e}"))?;
         let proven = |p: Option<i8>| match p {
             Some(1) => " proven win",

@@ -541,3 +541,44 @@ fn alphabeta_analyze_gives_the_score_and_principal_variation() {
         assert!(e.contains("depth"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_variant_hook_keeps_switches_or_refuses_the_player() {
+    let hook: zertz_arena::protocol::VariantHook = Box::new(|v: Variant| match v {
+        v if v.board == Board::R61 => Err("this engine plays no 61 rings".into()),
+        v if v.marbles == MarbleSet::Blitz => Ok(Some(("greedy".parse().unwrap(), Models::new()))),
+        _ => Ok(None),
+    });
+    let mut s = session("random").with_variant_hook(hook);
+    assert_eq!(s.player_name(), "random");
+    assert_eq!(err(&mut s, "newgame 61"), "this engine plays no 61 rings");
+    assert_eq!(s.game().position().board(), Board::R37, "a refused game changes nothing");
+    let blitz = Position::new(Variant::new(Board::R61, MarbleSet::Blitz), Player::P0).to_text();
+    assert_eq!(err(&mut s, &format!("setposition {blitz}")), "this engine plays no 61 rings");
+    ok(&mut s, "newgame 48 blitz");
+    assert_eq!(s.player_name(), "greedy");
+    ok(&mut s, "genmove");
+    ok(&mut s, "newgame 48");
+    assert_eq!(s.player_name(), "greedy", "kept where the hook says so");
+}
+
+#[test]
+fn a_stop_ends_an_analysis_and_a_move_under_way() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    for (player, command) in [("alphabeta:2", "analyze 64"), ("mcts:1048576", "genmove")] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut s = session(player).with_stop(stop.clone());
+        ok(&mut s, "newgame 61");
+        let started = Instant::now();
+        let answer = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                stop.store(true, Ordering::Relaxed);
+            });
+            ok(&mut s, command)
+        });
+        assert!(started.elapsed() < Duration::from_secs(2), "{player}: {:?}", started.elapsed());
+        assert!(!answer.is_empty(), "{player}: an answer with what it found");
+    }
+}

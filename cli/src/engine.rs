@@ -1,14 +1,21 @@
 //! `zertz engine`: the engine protocol on standard input and output (docs/engine-protocol.md),
 //! for other programs: GUIs, tournament managers, `zertz match --player "cmd:zertz engine ..."`.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use zertz_arena::protocol::EngineSession;
+use zertz_arena::players::SpecError;
+use zertz_arena::protocol::{EngineSession, VariantHook};
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Board, MarbleSet, Variant};
+use zertz_model::inference::Inference;
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, MAX_TREE_BYTES};
 
 use crate::common::{DeviceArgs, default_player};
@@ -50,51 +57,176 @@ pub struct EngineArgs {
     pub tree_mib: u64,
 }
 
-/// Answers the protocol on standard input and output until `quit` or the end of the input.
-pub fn run(args: EngineArgs) -> Result<ExitCode> {
-    let EngineArgs { player, device, board, blitz, seed, tree_mib } = args;
-    let player = player.unwrap_or_else(|| default_player(board, blitz));
-    let spec: PlayerSpec = player.parse().map_err(anyhow::Error::msg)?;
+/// How long the engine's searches may still run once its input has ended: it answers the
+/// commands read before the end, then exits, and a search under way then, or begun after it,
+/// ends within this (with what it found). Keep the input open for longer searches.
+pub const EOF_GRACE: Duration = Duration::from_secs(10);
+
+/// How often the engine looks whether its input's grace is over or its output has gone.
+const WATCH_POLL: Duration = Duration::from_millis(50);
+
+/// A line of input, as the reader thread hands it over.
+enum Input {
+    Line(Vec<u8>),
+    /// A line longer than [`MAX_LINE`] (read and dropped).
+    TooLong,
+}
+
+/// The networks of `spec`, loaded once for a game of `variant` (an error when a network was not
+/// trained for it).
+fn load_models(spec: &PlayerSpec, variant: Variant, inference: &Inference) -> Result<Models> {
     let mut models = Models::new();
-    let inference = device.inference()?;
     for (key, network) in
-        zertz_model::inference::load_networks(spec.network(), Some(board), &inference, 1)?
+        zertz_model::inference::load_networks(spec.network(), Some(variant), inference, 1)?
     {
         models.insert_key(key, network.evaluator);
     }
-    let set = if blitz { MarbleSet::Blitz } else { MarbleSet::Standard };
-    let mut session = EngineSession::new(&spec, &models, seed, Variant::new(board, set))
-        .map_err(anyhow::Error::msg)?
-        .with_max_tree_bytes(usize::try_from(tree_mib << 20)?);
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let mut stdout = std::io::stdout().lock();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = (&mut input).take(MAX_LINE as u64).read_until(b'\n', &mut line)?;
-        if n == 0 {
-            return Ok(ExitCode::SUCCESS);
+    Ok(models)
+}
+
+/// What the engine does when a game of another board or marble set begins. Without `--player`
+/// it plays the default player of that game (the built-in network where it plays, else
+/// `mcts:1000`: [`default_player`]); a network named with `--player` plays only the boards and
+/// marble sets it was trained for, and the others are refused.
+fn variant_hook(
+    named: bool,
+    spec: &PlayerSpec,
+    variant: Variant,
+    inference: Inference,
+) -> Result<(Models, VariantHook)> {
+    if named {
+        let (mut models, mut checks) = (Models::new(), Vec::new());
+        for (key, network) in
+            zertz_model::inference::load_networks(spec.network(), Some(variant), &inference, 1)?
+        {
+            checks.push(network.model.clone());
+            models.insert_key(key, network.evaluator);
         }
-        let too_long = n >= MAX_LINE && line.last() != Some(&b'\n');
-        if too_long {
-            // Drop the rest of the line.
-            let mut rest = Vec::new();
-            loop {
-                rest.clear();
-                let m = (&mut input).take(MAX_LINE as u64).read_until(b'\n', &mut rest)?;
-                if m == 0 || rest.last() == Some(&b'\n') {
-                    break;
+        let hook: VariantHook = Box::new(move |v: Variant| {
+            for model in &checks {
+                model.check_variant(v).map_err(|e| e.to_string())?;
+            }
+            Ok(None)
+        });
+        return Ok((models, hook));
+    }
+    let models = load_models(spec, variant, &inference)?;
+    let mut current = spec.to_string();
+    let mut cache: BTreeMap<String, (PlayerSpec, Models)> = BTreeMap::new();
+    cache.insert(current.clone(), (spec.clone(), models.clone()));
+    let hook: VariantHook = Box::new(move |v: Variant| {
+        let text = default_player(v.board, v.marbles == MarbleSet::Blitz);
+        let spec: PlayerSpec = text.parse().map_err(|e: SpecError| e.to_string())?;
+        if spec.to_string() == current {
+            return Ok(None);
+        }
+        let chosen = match cache.get(&spec.to_string()) {
+            Some(c) => c.clone(),
+            None => {
+                let models = load_models(&spec, v, &inference).map_err(|e| format!("{e:#}"))?;
+                cache.insert(spec.to_string(), (spec.clone(), models.clone()));
+                (spec, models)
+            }
+        };
+        current = chosen.0.to_string();
+        Ok(Some(chosen))
+    });
+    Ok((models, hook))
+}
+
+/// Whether nobody reads standard output any more (a pipe whose reader has gone).
+#[cfg(unix)]
+fn output_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    let now = Timespec { tv_sec: 0, tv_nsec: 0 };
+    poll(&mut fds, Some(&now)).is_ok_and(|_| {
+        fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL)
+    })
+}
+
+#[cfg(not(unix))]
+fn output_gone() -> bool {
+    false
+}
+
+/// Reads standard input on a thread of its own, line by line, into a short queue (a line longer
+/// than [`MAX_LINE`] is dropped as [`Input::TooLong`]); at its end it notes the time in `ended`.
+fn read_input(ended: Arc<OnceLock<Instant>>) -> Receiver<Input> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(16);
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        loop {
+            let mut line = Vec::new();
+            // An input that cannot be read ends as the end of the input does.
+            let n = (&mut input).take(MAX_LINE as u64).read_until(b'\n', &mut line).unwrap_or(0);
+            if n == 0 {
+                let _ = ended.set(Instant::now());
+                return;
+            }
+            let too_long = n >= MAX_LINE && line.last() != Some(&b'\n');
+            if too_long {
+                // Drop the rest of the line.
+                let mut rest = Vec::new();
+                loop {
+                    rest.clear();
+                    let m = (&mut input)
+                        .take(MAX_LINE as u64)
+                        .read_until(b'\n', &mut rest)
+                        .unwrap_or(0);
+                    if m == 0 || rest.last() == Some(&b'\n') {
+                        break;
+                    }
                 }
             }
+            let item = if too_long { Input::TooLong } else { Input::Line(line) };
+            if tx.send(item).is_err() {
+                return;
+            }
         }
-        let reply = if too_long {
-            zertz_arena::Reply::Error {
+    });
+    rx
+}
+
+/// Answers the protocol on standard input and output until `quit` or the end of the input
+/// (see [`EOF_GRACE`]); a search stops at once when nobody reads the answers any more.
+pub fn run(args: EngineArgs) -> Result<ExitCode> {
+    let EngineArgs { player, device, board, blitz, seed, tree_mib } = args;
+    let variant = Variant::new(board, MarbleSet::of_blitz(blitz));
+    let named = player.is_some();
+    let player = player.unwrap_or_else(|| default_player(board, blitz));
+    let spec: PlayerSpec = player.parse().map_err(anyhow::Error::msg)?;
+    let inference = device.inference()?;
+    let (models, hook) = variant_hook(named, &spec, variant, inference)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut session = EngineSession::new(&spec, &models, seed, variant)
+        .map_err(anyhow::Error::msg)?
+        .with_max_tree_bytes(usize::try_from(tree_mib << 20)?)
+        .with_stop(stop.clone())
+        .with_variant_hook(hook);
+    let ended = Arc::new(OnceLock::new());
+    let lines = read_input(ended.clone());
+    std::thread::spawn(move || {
+        loop {
+            let late = ended.get().is_some_and(|t: &Instant| t.elapsed() >= EOF_GRACE);
+            if late || output_gone() {
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+            std::thread::sleep(WATCH_POLL);
+        }
+    });
+    let mut stdout = std::io::stdout().lock();
+    // The sender goes when the input ends: every line read before is answered first.
+    for input in lines {
+        let reply = match input {
+            Input::TooLong => zertz_arena::Reply::Error {
                 id: None,
                 text: format!("line longer than {MAX_LINE} bytes"),
-            }
-        } else {
-            session.handle(&String::from_utf8_lossy(&line))
+            },
+            Input::Line(line) => session.handle(&String::from_utf8_lossy(&line)),
         };
         let out = reply.format();
         // A reader that has gone away ends the session.
@@ -105,4 +237,5 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
+    Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use common::{ZERTZ, stderr};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use zertz_env::{Player, Position, Variant};
+use zertz_env::{Board, MarbleSet, Player, Position, Variant};
 
 /// Runs `zertz ARGS` with `input` on its standard input.
 fn run_with_input(args: &[&str], input: &[u8]) -> Output {
@@ -288,4 +288,82 @@ fn analyze_of_the_largest_count_stays_within_the_tree_budget() {
     assert!(peak < before + (64 << 20) + (48 << 20), "{before} bytes, then a peak of {peak}");
     assert!(ask("quit").starts_with('='));
     assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn the_default_player_follows_the_game_and_a_network_is_held_to_what_it_plays() {
+    // Without --player: the built-in network on 37 rings, rollout MCTS on 61 or with blitz
+    // marbles; every genmove answers a move.
+    let input = b"newgame 61\ngenmove\nnewgame 37 blitz\ngenmove\nnewgame 37\ngenmove\n";
+    let out = run_with_input(&["engine"], input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = replies(&out);
+    assert_eq!(r.len(), 6, "{r:?}");
+    assert!(r.iter().all(|x| x.starts_with('=')), "{r:?}");
+    // A network named with --player: refused where it was not trained, one line each.
+    let blitz = Position::new(Variant::new(Board::R37, MarbleSet::Blitz), Player::P0).to_text();
+    let input = format!("newgame 61\nnewgame 37 blitz\nsetposition {blitz}\nname\n");
+    let out = run_with_input(&["engine", "--player", "nn:builtin:10"], input.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = replies(&out);
+    assert!(r[0].starts_with("? ") && r[0].contains("trained for 37 rings"), "{r:?}");
+    for refused in &r[1..3] {
+        assert!(refused.starts_with("? ") && refused.contains("blitz marbles"), "{r:?}");
+    }
+    assert_eq!(r[3], "= zertz");
+    // --blitz with the built-in network named: refused at the start.
+    let out = run_with_input(&["engine", "--player", "nn:builtin", "--blitz"], b"name\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("trained for the standard marbles"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_match_on_61_rings_against_the_default_engine() {
+    // The engine behind cmd: starts on 37 rings, where it takes the built-in network; the
+    // match's newgame 61 gives it rollout MCTS.
+    let a = engine_spec("--player mcts:20");
+    let b = engine_spec("");
+    let summary = match_json(&["--player", &a, "--player", &b, "--games", "2", "--board", "61"]);
+    assert_eq!(summary["games"], 2);
+}
+
+/// Starts `zertz engine ARGS`, writes `input`, and closes its input.
+fn engine_fed(args: &[&str], input: &str) -> std::process::Child {
+    let mut child = Command::new(ZERTZ)
+        .arg("engine")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+}
+
+#[test]
+fn a_search_ends_when_nobody_reads_its_answer() {
+    // An analysis to depth 64 on 61 rings runs for days; the reader goes away.
+    let mut child = engine_fed(&["--player", "alphabeta:2"], "newgame 61\nanalyze 64\n");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop(child.stdout.take());
+    let started = std::time::Instant::now();
+    let o = common::wait_within(child, 5, "engine");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(started.elapsed().as_secs_f64() < 2.0, "{:?}", started.elapsed());
+}
+
+#[test]
+fn after_the_end_of_its_input_a_search_ends_within_the_grace() {
+    // The reader stays; the analysis answers with what it found by the end of the grace.
+    let child = engine_fed(&["--player", "alphabeta:2"], "newgame 61\nanalyze 64\nname\n");
+    let started = std::time::Instant::now();
+    let o = common::wait_within(child, 20, "engine");
+    let took = started.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!((10.0..14.0).contains(&took), "{took} s");
+    let r = replies(&o);
+    assert_eq!(r.len(), 3, "{r:?}");
+    assert!(r[1].starts_with("= score ") && r[1].contains("\npv "), "{r:?}");
+    assert_eq!(r[2], "= zertz");
 }
