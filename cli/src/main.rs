@@ -138,6 +138,28 @@ fn catch_signals(stops_cleanly: bool) {
     }
 }
 
+/// Ends a command line that clap refused: help and version as clap prints them (status 0), every
+/// error as one line with status 2, clap's first (`error: ...`) with any tip it gives after it
+/// on the same line (`--help` shows the usage).
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: bad arguments").to_string();
+    let tips: Vec<&str> = lines.filter(|l| l.starts_with("tip:")).collect();
+    let line = std::iter::once(first.as_str()).chain(tips).collect::<Vec<_>>().join("; ");
+    eprintln!("{line}");
+    ExitCode::from(2)
+}
+
 /// Where the last panic happened, recorded by the panic hook for the one-line report.
 static PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
@@ -160,7 +182,10 @@ fn main() -> ExitCode {
             slot.get_or_insert_with(|| format!("{}:{}", at.file(), at.line()));
         }
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     match &cli.command {
         Command::Match(_) => catch_signals(true),
         Command::Play(_) | Command::Engine(_) => catch_signals(false),

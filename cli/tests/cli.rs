@@ -285,6 +285,12 @@ fn a_time_per_move_out_of_range_is_refused_in_one_line() {
     // A negative number as a separate word is no value for clap: refused all the same.
     let o = zertz_within(&[&base[..], &["--move-time", "-1"]].concat(), 10);
     usage_error(&o);
+    // The answer time the same (it took clap's three lines).
+    for bad in ["0", "x", "1e9"] {
+        let o = zertz_within(&[&base[..], &[&format!("--answer-time={bad}")]].concat(), 10);
+        let line = usage_error(&o);
+        assert!(line.contains("--answer-time"), "{bad}: {line}");
+    }
     // The bounds themselves are accepted (checked without playing: a bad player follows).
     for edge in ["0.001", "3600"] {
         let o = zertz_within(
