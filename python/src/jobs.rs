@@ -40,8 +40,8 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
 /// player's may end with `:time=SECONDS`) read by the engine's grammar: `{"name": canonical spec,
 /// "model": the model file or None, "simulations": the count or None, "precision": the precision
 /// it names or None, "gumbel": the actions its Gumbel root considers or None, "depth": an
-/// alpha-beta depth or None, "time": its own time per move in seconds or None}`.
-/// Raises ValueError for anything else.
+/// alpha-beta depth or None, "time": its own time per move in seconds or None, "program": a
+/// `cmd:` player's program or None}`. Raises ValueError for anything else.
 #[pyfunction]
 pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDict>, Error> {
     use zertz_arena::PlayerSpec;
@@ -72,6 +72,7 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
         _ => None,
     };
     d.set_item("gumbel", gumbel)?;
+    d.set_item("program", parsed.command().and_then(|words| words.first()))?;
     Ok(d)
 }
 

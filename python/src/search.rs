@@ -111,9 +111,10 @@ impl PyMcts {
         seed: u64,
     ) -> Result<SearchResult<'py>, Error> {
         // The players' maximum: a search keeps a few nodes per simulation.
-        if simulations > MAX_SIMULATIONS {
+        // (None would be searched: every policy zero.)
+        if !(1..=MAX_SIMULATIONS).contains(&simulations) {
             return Err(Error::Shape(format!(
-                "simulations must be at most {MAX_SIMULATIONS}, not {simulations}"
+                "simulations must be from 1 to {MAX_SIMULATIONS}, not {simulations}"
             )));
         }
         let noise = noise.then_some(Noise {

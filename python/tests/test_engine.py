@@ -128,6 +128,14 @@ def test_engine_errors_are_the_right_exceptions(model: Path, tmp_path: Path) -> 
         zertz.selfplay(tmp_path / "d", model=model, device="tpu")
     with pytest.raises(ValueError, match="inference threads"):
         zertz.selfplay(tmp_path / "d", model=model, inference_threads=0)
+    # Out of any thread count's range: named, not an OverflowError.
+    for threads in (-1, 2**40):
+        with pytest.raises(
+            ValueError, match=f"inference_threads must be between 1 and 64, not {threads}"
+        ):
+            zertz.selfplay(tmp_path / "d", model=model, inference_threads=threads)
+        with pytest.raises(ValueError, match="inference_threads"):
+            zertz.match("random", "random", games=2, inference_threads=threads)
     with pytest.raises(ValueError, match="alphazero"):
         zertz.match("alphazero", "random")
     with pytest.raises(FileNotFoundError, match=r"no-such\.pt"):
@@ -180,6 +188,7 @@ def test_settings_come_from_the_engine(tmp_path: Path) -> None:
         "gumbel": None,
         "depth": None,
         "time": None,
+        "program": None,
     }
     assert zertz.parse_player("nn:m.pt:8:BF16:gumbel=16") == {
         "name": "nn:m.pt:8:bf16:gumbel=16",
@@ -189,8 +198,15 @@ def test_settings_come_from_the_engine(tmp_path: Path) -> None:
         "gumbel": 16,
         "depth": None,
         "time": None,
+        "program": None,
     }
     assert zertz.parse_player("nn:a:b/m.pt:7")["model"] == "a:b/m.pt"
+    assert zertz.parse_player('cmd:"my engine" --x "a b"')["program"] == "my engine"
+    # A part that belongs nowhere is named, not read as part of the model's file name.
+    with pytest.raises(ValueError, match="'fp8' is not a simulation count"):
+        zertz.parse_player("nn:builtin:fp8")
+    with pytest.raises(ValueError, match=r"'time=0\.01' must end the spec"):
+        zertz.parse_player("nn:builtin:time=0.01:gumbel=4")
     assert zertz.parse_player("greedy")["simulations"] is None
     with pytest.raises(ValueError, match="bad player"):
         zertz.parse_player("mcts:0")
@@ -285,6 +301,7 @@ def test_parse_player_reads_alphabeta_and_a_time_per_move() -> None:
         "gumbel": None,
         "depth": 3,
         "time": None,
+        "program": None,
     }
     assert zertz.parse_player("alphabeta")["depth"] is None
     timed = zertz.parse_player("mcts:time=0.5")
@@ -473,9 +490,15 @@ def test_random_model_command_writes_a_model_of_the_preset(tmp_path: Path) -> No
     assert main(["random-model", str(out), "--network", "small", "--boards", "37,61"]) == 0
     meta = read_metadata(out)
     assert meta["boards"] == [37, 61] and meta["network"]["channels"] == 64
-    assert meta["name"] == "random-small"
+    assert meta["name"] == "random-small" and meta["marbles"] == ["standard"]
+    blitz = tmp_path / "blitz.pt"
+    assert main(["random-model", str(blitz), "--marbles", "blitz"]) == 0
+    assert read_metadata(blitz)["marbles"] == ["blitz"]
+    assert main(["random-model", str(blitz), "--marbles", "all"]) == 0
+    assert read_metadata(blitz)["marbles"] == ["blitz", "standard"]
     assert main(["random-model", str(tmp_path / "x.pt"), "--network", "huge"]) == 2
     assert main(["random-model", str(tmp_path / "x.pt"), "--boards", "37,x"]) == 2
+    assert main(["random-model", str(tmp_path / "x.pt"), "--marbles", "fast"]) == 2
     assert not (tmp_path / "x.pt").exists()
 
 
@@ -493,8 +516,12 @@ def test_the_builtin_network_is_named_nn_builtin_and_readable_by_torch() -> None
         warnings.simplefilter("ignore", DeprecationWarning)
         module = torch.jit.load(io.BytesIO(zertz.builtin_model()))  # type: ignore[no-untyped-call]
     meta = json.loads(module.metadata())
-    assert meta["boards"] == [37]
+    # Exported before the metadata named marble sets: it plays the standard ones.
+    assert meta["boards"] == [37] and "marbles" not in meta
     assert "[run]" in meta["provenance"]["config"] and len(meta["provenance"]["commit"]) == 40
-    # Another board than its own is refused, naming it.
+    # Another board than its own is refused, naming it; so are the blitz marbles (it played
+    # them silently).
     with pytest.raises(ValueError, match="builtin"):
         zertz.match(spec, "random", games=2, board=61, threads=1, device="cpu")
+    with pytest.raises(ValueError, match=r"trained for the standard marbles.*blitz"):
+        zertz.match(spec, "random", games=2, blitz=True, threads=1, device="cpu")

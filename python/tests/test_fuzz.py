@@ -1098,8 +1098,12 @@ def setting_valid(key: str, value: object) -> bool | None:
     if key in ("leaves_per_round", "gumbel_actions"):
         i = plain_int(value)
         # Beyond u32, OverflowError is as good as ValueError.
-        low = 1 if key == "leaves_per_round" else 0
-        return None if i is None or not 0 <= i < 2**32 else low <= i <= 65536
+        if i is None or not 0 <= i < 2**32:
+            return None
+        if key == "gumbel_actions":
+            # 0: a PUCT root; a Gumbel root chooses among 2 or more.
+            return i == 0 or 2 <= i <= 65536
+        return 1 <= i <= 65536
     x = as_f32(value)
     if x is None:
         return None
@@ -1127,7 +1131,7 @@ VALID_SETTINGS: dict[str, st.SearchStrategy[object]] = {
     "policy_temperature": positive_setting,
     "dirichlet_alpha_total": positive_setting,
     "dirichlet_fraction": st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0])),
-    "gumbel_actions": st.one_of(st.integers(0, 20), st.sampled_from([0, 65536])),
+    "gumbel_actions": st.one_of(st.integers(2, 20), st.sampled_from([0, 65536])),
     "gumbel_c_visit": st.one_of(st.floats(0, 100), huge_positive, st.just(0.0)),
     "gumbel_c_scale": positive_setting,
 }
@@ -1321,7 +1325,7 @@ VALID_CONFIG: dict[str, st.SearchStrategy[object]] = {
     "search.dirichlet_alpha_total": st.one_of(f32_positive, tiny_positive, huge_positive),
     "search.dirichlet_fraction": st.floats(0, 1),
     "search.tree_reuse": st.booleans(),
-    "search.gumbel_actions": st.integers(0, 20),
+    "search.gumbel_actions": st.one_of(st.just(0), st.integers(2, 20)),
     "search.gumbel_c_visit": st.one_of(st.floats(0, 100), huge_positive),
     "search.gumbel_c_scale": st.one_of(f32_positive, tiny_positive, huge_positive),
 }
@@ -1359,7 +1363,7 @@ HOSTILE_CONFIG: dict[str, list[object]] = {
     "search.dirichlet_alpha_total": [0.0, -1.0, NAN, INF, 1e-50],
     "search.dirichlet_fraction": [-0.1, 1.5, NAN],
     "search.tree_reuse": [1, "no"],
-    "search.gumbel_actions": [-1, 65537, 1.5],
+    "search.gumbel_actions": [-1, 1, 65537, 1.5],
     "search.gumbel_c_visit": [-1.0, NAN, INF],
     "search.gumbel_c_scale": [0.0, -1.0, NAN, INF],
     "gmaes": [3],

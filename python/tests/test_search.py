@@ -388,8 +388,21 @@ def test_search_settings_out_of_range_are_refused(keyword: str, value: float) ->
 def test_noise_settings_out_of_range_are_refused(keyword: str, value: float) -> None:
     with pytest.raises(ValueError, match=f"^{keyword}: must be"):
         zertz.MCTS("uniform").search([zertz.Game()], 10, noise=True, **{keyword: value})  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="simulations must be at most"):
+    with pytest.raises(ValueError, match="simulations must be from 1 to"):
         zertz.MCTS("uniform").search([zertz.Game()], 2**30)
+
+
+def test_a_search_of_no_simulations_is_refused() -> None:
+    # It answered all-zero policies.
+    with pytest.raises(ValueError, match="simulations must be from 1 to 1048576, not 0"):
+        zertz.MCTS("uniform").search([zertz.Game()], 0)
+
+
+def test_a_gumbel_root_of_one_action_is_refused() -> None:
+    # The player grammar's gumbel=K wants at least 2; one action is no choice.
+    with pytest.raises(ValueError, match="gumbel_actions: must be 0"):
+        zertz.MCTS("uniform", gumbel_actions=1)
+    assert zertz.MCTS("uniform", gumbel_actions=2).config["gumbel_actions"] == 2
 
 
 def _interrupt_after(seconds: float) -> threading.Timer:

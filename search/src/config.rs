@@ -184,10 +184,12 @@ impl SearchConfig {
             "policy_temperature",
             "must be a positive finite number",
         )?;
+        // One action is no choice: a Gumbel root needs two or more (the player grammar's
+        // `gumbel=K` the same).
         check(
-            self.gumbel_actions <= MAX_GUMBEL_ACTIONS,
+            self.gumbel_actions != 1 && self.gumbel_actions <= MAX_GUMBEL_ACTIONS,
             "gumbel_actions",
-            "must be between 0 and 65536",
+            "must be 0 (a PUCT root) or between 2 and 65536",
         )?;
         check(
             self.gumbel_c_visit >= 0.0 && self.gumbel_c_visit.is_finite(),

@@ -16,6 +16,7 @@ use pyo3::types::PyDict;
 use zertz_arena::config::MatchSettings;
 use zertz_env::Classify;
 use zertz_jobs::{Guide, JobError, MatchJob};
+use zertz_model::inference::MAX_INFERENCE_THREADS;
 use zertz_model::{DeviceChoice, Inference, ModelError, Precision};
 use zertz_pycommon::convert::{selfplay_settings, settings_layer, to_python};
 use zertz_pycommon::error::Error;
@@ -89,7 +90,7 @@ fn inference(
     device: Option<&str>,
     precision: Option<&str>,
     shared_inference: bool,
-    inference_threads: Option<u16>,
+    inference_threads: Option<i64>,
     cuda_graphs: bool,
 ) -> Result<Inference, Error> {
     let default = Inference::default();
@@ -104,7 +105,15 @@ fn inference(
             None => default.precision,
         },
         shared: shared_inference,
-        threads: inference_threads.unwrap_or(default.threads),
+        // Any Python int: one out of range is refused by its keyword's name, not an overflow.
+        threads: match inference_threads {
+            None => default.threads,
+            Some(t) => u16::try_from(t).map_err(|_| {
+                Error::Shape(format!(
+                    "inference_threads must be between 1 and {MAX_INFERENCE_THREADS}, not {t}"
+                ))
+            })?,
+        },
         cuda_graphs,
     };
     inference.validate().map_err(model_error)?;
@@ -141,7 +150,7 @@ pub fn selfplay<'py>(
     device: Option<&str>,
     precision: Option<&str>,
     shared_inference: bool,
-    inference_threads: Option<u16>,
+    inference_threads: Option<i64>,
     cuda_graphs: bool,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
@@ -202,7 +211,7 @@ pub fn play_match<'py>(
     device: Option<&str>,
     precision: Option<&str>,
     shared_inference: bool,
-    inference_threads: Option<u16>,
+    inference_threads: Option<i64>,
     cuda_graphs: bool,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {

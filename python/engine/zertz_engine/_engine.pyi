@@ -185,7 +185,10 @@ def match(
     - ``blitz`` (default ``False``): The blitz marble set (5/7/9) instead of the standard one
       (6/8/10).
     - ``seed`` (default ``0``): Seed of the match (players and games are seeded from it).
-    - ``threads`` (default ``0``): Worker threads (0: one per core; at most 1024).
+    - ``threads`` (default ``0``): Worker threads (0: one per core; at most 1024). Each plays
+      one game at a time and keeps its two players' memory: 32 MiB for two alpha-beta players (a
+      16 MiB table each), a search tree for an MCTS or network player (up to 1 GiB on long
+      searches).
     - ``opening_actions`` (default ``0``): Random single actions played before the players take
       over, the same for both games of a pair (A on each side once): varied games between
       deterministic players.
