@@ -295,21 +295,15 @@ fn work_is_counted_in_nodes_and_grows() {
 /// A match of a player whose every decision takes far longer than a stop may wait, stopped half
 /// a second in: it ends within two seconds, with no game finished.
 fn stopped_within_two_seconds(a: &str, board: Board) {
-    use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Instant;
     use zertz_arena::config::MatchSettings;
     use zertz_arena::matches::{MatchConfig, MatchError, run_match_until};
 
     let settings = MatchSettings { games: 2, threads: 2, board, ..MatchSettings::default() };
     let config = MatchConfig::with(spec(a), spec("random"), settings);
-    let stop = AtomicBool::new(false);
     let started = Instant::now();
-    let result = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(500));
-            stop.store(true, Ordering::Relaxed);
-        });
-        run_match_until(&config, &|_| Ok(()), &stop)
+    let result = common::stopped_after(Duration::from_millis(500), |stop| {
+        run_match_until(&config, &|_| Ok(()), stop)
     });
     let took = started.elapsed();
     assert!(matches!(result, Err(MatchError::Stopped { games: 0 })), "{a}: {result:?}");

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use zertz_arena::command::{CommandBot, ProgramLimits};
@@ -201,14 +200,9 @@ mod broken_engines {
         let file = pidfile("stop");
         let settings = MatchSettings { games: 4, threads: 2, ..MatchSettings::default() };
         let config = MatchConfig::with(hanging(&file, "sleep 1000"), spec("random"), settings);
-        let stop = AtomicBool::new(false);
         let started = Instant::now();
-        let result = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(500));
-                stop.store(true, Ordering::Relaxed);
-            });
-            run_match_until(&config, &|_| Ok(()), &stop)
+        let result = common::stopped_after(Duration::from_millis(500), |stop| {
+            run_match_until(&config, &|_| Ok(()), stop)
         });
         assert!(matches!(result, Err(MatchError::Stopped { games: 0 })), "{result:?}");
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());

@@ -189,7 +189,7 @@ def test_a_failure_after_the_checks_leaves_no_config(
     """RUN/config.toml is written after everything else that can fail (here building the
     network, as a huge [network] would fail)."""
 
-    def broken(config: NetConfig, boards: list[int]) -> ZertzNet:
+    def broken(config: NetConfig, boards: list[int], marbles: list[str]) -> ZertzNet:
         raise RuntimeError("cannot allocate memory")
 
     cfg = parse_config(tiny_text())

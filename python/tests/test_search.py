@@ -152,7 +152,9 @@ def test_the_mcts_keywords_are_the_engines_search_settings() -> None:
     assert all(s["default"] is None and s["doc"] for s in described)
     for s in described:
         value = default[s["name"]]
-        changed = value + 1 if s["name"] != "dirichlet_fraction" else value / 2
+        # (gumbel_actions: 2, a Gumbel root's fewest actions, from 0.)
+        step = 2 if s["name"] == "gumbel_actions" else 1
+        changed = value + step if s["name"] != "dirichlet_fraction" else value / 2
         config = zertz.MCTS("uniform", **{s["name"]: changed}).config  # type: ignore[arg-type]
         assert config == {**default, s["name"]: pytest.approx(changed)}, s["name"]
     numpy_numbers = {"c_puct": np.float32(2.5), "leaves_per_round": np.int64(3)}

@@ -471,8 +471,11 @@ def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_
         assert game["players"] == [nn, "you"] and game["engine_to_move"]
         game = post(f"{url}/api/games/{game['id']}/engine")
         assert len(game["moves"]) == 1 and not game["engine_to_move"]
-        code, message = post_error(f"{url}/api/games", {"board": 48})
+        code, message = post_error(f"{url}/api/games", {"board": 48, "opponent": nn})
         assert code == 400 and "not 48" in message, message
+        # A game of 48 rings that names no opponent: the first offered player that plays it.
+        game48 = post(f"{url}/api/games", {"board": 48, "colour": "P1"})
+        assert game48["players"] == [cmd, "you"], game48
         # Its analysis: priors from the network (not uniform), values in -1..1.
         analysis = post(f"{url}/api/analyze", {"position": game["position"], "simulations": 32})
         priors = [m["prior"] for m in analysis["moves"]]

@@ -1,6 +1,6 @@
 //! What the tests of players share: programs (shell scripts) that hang as broken engines do, a
-//! check that a process they started has ended, and a player that checks every action it
-//! chooses.
+//! check that a process they started has ended, a player that checks every action it chooses,
+//! and a stop set part-way through a match.
 
 #![allow(dead_code)] // each test binary uses its own part
 
@@ -65,4 +65,20 @@ impl Bot for Checked {
     fn work(&self) -> Option<(WorkUnit, u64)> {
         self.0.work()
     }
+}
+
+/// Runs `run` with a stop flag that is set `delay` after it starts (on a thread of its own), as
+/// Ctrl-C sets a match's.
+pub fn stopped_after<T>(
+    delay: Duration,
+    run: impl FnOnce(&std::sync::atomic::AtomicBool) -> T,
+) -> T {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(delay);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        run(&stop)
+    })
 }
