@@ -15,6 +15,7 @@ use zertz_arena::players::SpecError;
 use zertz_arena::protocol::{EngineSession, VariantHook};
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Board, MarbleSet, Variant};
+use zertz_model::Model;
 use zertz_model::inference::Inference;
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, MAX_TREE_BYTES};
 
@@ -73,63 +74,63 @@ enum Input {
 }
 
 /// The networks of `spec`, loaded once for a game of `variant` (an error when a network was not
-/// trained for it).
-fn load_models(spec: &PlayerSpec, variant: Variant, inference: &Inference) -> Result<Models> {
-    let mut models = Models::new();
+/// trained for it), and their models (for their metadata).
+fn load_models(
+    spec: &PlayerSpec,
+    variant: Variant,
+    inference: &Inference,
+) -> Result<(Models, Vec<Arc<Model>>)> {
+    let (mut models, mut loaded) = (Models::new(), Vec::new());
     for (key, network) in
         zertz_model::inference::load_networks(spec.network(), Some(variant), inference, 1)?
     {
+        loaded.push(network.model.clone());
         models.insert_key(key, network.evaluator);
     }
-    Ok(models)
+    Ok((models, loaded))
 }
 
-/// What the engine does when a game of another board or marble set begins. Without `--player`
-/// it plays the default player of that game (the built-in network where it plays, else
-/// `mcts:1000`: [`default_player`]); a network named with `--player` plays only the boards and
-/// marble sets it was trained for, and the others are refused.
+/// What the engine does when a game of another board or marble set begins. A player named with
+/// `--player` stays, and its networks play only the boards and marble sets they were trained for
+/// (the others are refused). Without one (`player` is [`default_player`]'s), the engine plays the
+/// default player of each game: the built-in network where it plays, else `mcts:1000`.
 fn variant_hook(
     named: bool,
+    player: &str,
     spec: &PlayerSpec,
     variant: Variant,
     inference: Inference,
 ) -> Result<(Models, VariantHook)> {
+    let (models, networks) = load_models(spec, variant, &inference)?;
     if named {
-        let (mut models, mut checks) = (Models::new(), Vec::new());
-        for (key, network) in
-            zertz_model::inference::load_networks(spec.network(), Some(variant), &inference, 1)?
-        {
-            checks.push(network.model.clone());
-            models.insert_key(key, network.evaluator);
-        }
         let hook: VariantHook = Box::new(move |v: Variant| {
-            for model in &checks {
+            for model in &networks {
                 model.check_variant(v).map_err(|e| e.to_string())?;
             }
             Ok(None)
         });
         return Ok((models, hook));
     }
-    let models = load_models(spec, variant, &inference)?;
-    let mut current = spec.to_string();
-    let mut cache: BTreeMap<String, (PlayerSpec, Models)> = BTreeMap::new();
-    cache.insert(current.clone(), (spec.clone(), models.clone()));
+    // The default players' networks, loaded once each, by their specs' text.
+    let mut current = player.to_string();
+    let mut loaded = BTreeMap::from([(current.clone(), models.clone())]);
     let hook: VariantHook = Box::new(move |v: Variant| {
         let text = default_player(v.board, v.marbles == MarbleSet::Blitz);
-        let spec: PlayerSpec = text.parse().map_err(|e: SpecError| e.to_string())?;
-        if spec.to_string() == current {
+        if text == current {
             return Ok(None);
         }
-        let chosen = match cache.get(&spec.to_string()) {
-            Some(c) => c.clone(),
+        let spec: PlayerSpec = text.parse().map_err(|e: SpecError| e.to_string())?;
+        let models = match loaded.get(&text) {
+            Some(models) => models.clone(),
             None => {
-                let models = load_models(&spec, v, &inference).map_err(|e| format!("{e:#}"))?;
-                cache.insert(spec.to_string(), (spec.clone(), models.clone()));
-                (spec, models)
+                let (models, _) =
+                    load_models(&spec, v, &inference).map_err(|e| format!("{e:#}"))?;
+                loaded.insert(text.clone(), models.clone());
+                models
             }
         };
-        current = chosen.0.to_string();
-        Ok(Some(chosen))
+        current = text;
+        Ok(Some((spec, models)))
     });
     Ok((models, hook))
 }
@@ -199,7 +200,7 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
     let player = player.unwrap_or_else(|| default_player(board, blitz));
     let spec: PlayerSpec = player.parse().map_err(anyhow::Error::msg)?;
     let inference = device.inference()?;
-    let (models, hook) = variant_hook(named, &spec, variant, inference)?;
+    let (models, hook) = variant_hook(named, &player, &spec, variant, inference)?;
     let stop = Arc::new(AtomicBool::new(false));
     let mut session = EngineSession::new(&spec, &models, seed, variant)
         .map_err(anyhow::Error::msg)?
