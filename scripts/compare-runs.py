@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 from zertz.exported import load_exported
-from zertz.training.folder import first_line, load_checkpoint
+from zertz.training.folder import first_line, load_checkpoint, printable
 from zertz.training.layout import RunLayout
 
 #: The run folder's names, relative to it.
@@ -67,13 +67,6 @@ AFTER = r"""(?=[/\s:,;'")]|$)"""
 
 class Unreadable(Exception):
     """A file that cannot be read as its kind: the message names it and says why (one line)."""
-
-
-def printable(text: str) -> str:
-    """``text`` with control, invisible and undecodable characters escaped (``\\x1b``,
-    ``\\u202e``, ``\\udcff``), so that a name can neither retitle the terminal nor break the
-    output's encoding."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 
 from zertz.exported import average_networks, export
 from zertz.training import export_checkpoint
-from zertz.training.folder import first_line
+from zertz.training.folder import first_line, printable
 from zertz.training.layout import RunLayout
 
 FIELDS = ("games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high", "move_time")
@@ -37,11 +37,6 @@ FIELDS = ("games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_hi
 
 class Refused(Exception):
     """Why the network is not shipped, in one line that names the file."""
-
-
-def printable(text: str) -> str:
-    """``text`` with control, invisible and undecodable characters escaped."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def why(e: OSError) -> str:

@@ -68,6 +68,17 @@ def first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
 
 
+def printable(text: str) -> str:
+    r"""``text`` with control, invisible and undecodable characters escaped (``\x1b``,
+    ``\u202e``, ``\udcff``), so that a name can neither retitle the terminal nor break the
+    output's encoding (the run tools' messages, as ``zertz_archive::printable`` the engine's).
+
+    >>> printable("a\x1b]0;title\x07b")
+    'a\\x1b]0;title\\x07b'
+    """
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def _is_count(value: object) -> bool:
     """Whether ``value`` is an int of at least 0 (a bool is not one)."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
