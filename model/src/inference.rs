@@ -119,7 +119,7 @@ impl Network {
     }
 
     /// [`Network::load`] without the variant check, for callers that play whichever boards and
-    /// marble sets the model's metadata lists (`network.model.metadata().plays(variant)`).
+    /// marble sets the model's metadata lists ([`Model::check_variant`] checks one).
     pub fn load_any_board(
         path: &Path,
         inference: &Inference,

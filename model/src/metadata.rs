@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use zertz_env::encode::ENCODING_VERSION;
-use zertz_env::{ActionSpace, Board, MarbleSet, Variant};
+use zertz_env::{ActionSpace, Board, MarbleSet};
 
 use crate::{DeviceChoice, Model, ModelError};
 
@@ -102,11 +102,6 @@ impl Metadata {
     /// Whether the weights were trained for `marbles` ([`Metadata::marbles`]).
     pub fn plays_marbles(&self, marbles: MarbleSet) -> bool {
         self.marbles.iter().any(|m| MarbleSet::from_name(m) == Some(marbles))
-    }
-
-    /// Whether the weights were trained for `variant`: its board and its marble set.
-    pub fn plays(&self, variant: Variant) -> bool {
-        self.boards.contains(&variant.board.rings()) && self.plays_marbles(variant.marbles)
     }
 }
 
