@@ -3,10 +3,10 @@
 //! given up at its answer time, and SIGTERM ends a match with the programs it started.
 
 mod common;
-use common::{stderr, stdout, temp_dir, wait_within, zertz_within};
+use common::{spawn, stderr, stdout, temp_dir, wait_within, zertz_within};
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// The one line of an error, with status 2 (a refusal) or 1 (a failure while working).
@@ -126,13 +126,7 @@ fn sigterm_stops_a_match_and_ends_its_programs() {
     let pid = dir.join("sleep.pid");
     let player = program(&pid, "sleep 1000");
     let args = ["match", "--player", &player, "--player", "random", "--games", "2"];
-    let child = Command::new(env!("CARGO_BIN_EXE_zertz"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(&args);
     // Once the program runs (it writes its pid first), the match is under way.
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::fs::read_to_string(&pid).map_or(true, |s| s.trim().is_empty()) {
@@ -192,14 +186,7 @@ fn signalled_match(args: &[&str], games: usize, signals: &[&str]) -> (Output, Ve
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = temp_dir(&format!("signalled-{call}"));
     let out = dir.join("games.jsonl");
-    let child = Command::new(env!("CARGO_BIN_EXE_zertz"))
-        .args(["match", "--out", out.to_str().unwrap()])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(&[&["match", "--out", out.to_str().unwrap()], args].concat());
     let lines = || std::fs::read_to_string(&out).map_or(0, |s| s.lines().count());
     let deadline = Instant::now() + Duration::from_secs(60);
     while lines() < games {

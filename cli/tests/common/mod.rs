@@ -19,14 +19,18 @@ pub fn zertz<S: AsRef<OsStr>>(args: &[S]) -> Output {
 /// Runs `zertz` with a deadline: a command that blocks (opening a FIFO, say) is killed and fails
 /// the test instead of hanging it.
 pub fn zertz_within<S: AsRef<OsStr> + std::fmt::Debug>(args: &[S], secs: u64) -> Output {
-    let child = Command::new(ZERTZ)
+    wait_within(spawn(args), secs, &format!("{args:?}"))
+}
+
+/// Starts `zertz ARGS` without input, its output piped.
+pub fn spawn<S: AsRef<OsStr>>(args: &[S]) -> Child {
+    Command::new(ZERTZ)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("zertz runs");
-    wait_within(child, secs, &format!("{args:?}"))
+        .expect("zertz runs")
 }
 
 /// Waits for `child` (`what` runs in it), killed (and the test failed) past `secs` seconds.
