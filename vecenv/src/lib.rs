@@ -32,6 +32,11 @@
 //!   classic games, instead of stopping every game of the batch);
 //! - an index outside the action space is no action: an error, and then no game is played.
 //!
+//! With [`VecEnv::set_opponents`], the batch is a single-agent environment: every game has an
+//! [`Opponent`] that plays the other side, its whole turn (a capture chain included) inside the
+//! step, so that the observations, masks and `to_play` are always the learner's, and a step's
+//! rewards hold the result of the game whoever's action ended it.
+//!
 //! Every game has its own random generator seeded from the configured seed and its index, so runs
 //! are reproducible whatever the number of threads.
 //!
@@ -55,7 +60,18 @@ use std::fmt;
 
 use rayon::prelude::*;
 use zertz_env::encode::{GLOBALS, Shape};
-use zertz_env::{ActionSpace, Board, MarbleSet, Outcome, Player, Position, SplitMix64, Variant};
+use zertz_env::{
+    Action, ActionSpace, Board, MarbleSet, Outcome, Player, Position, SplitMix64, Variant,
+};
+
+/// The player of the other side of a single-agent batch ([`VecEnv::set_opponents`]): one per game,
+/// asked for each of its actions. This crate knows no players; the caller adapts its own (the
+/// engine's bots, say).
+pub trait Opponent: Send {
+    /// A legal action in `pos`, a game in progress where this opponent is to move; an error (a
+    /// player that failed) ends the step with [`Error::Opponent`].
+    fn act(&mut self, pos: &Position) -> Result<Action, String>;
+}
 
 /// Who moves first in a new game.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -144,13 +160,22 @@ pub enum Error {
     /// The thread pool could not be built.
     #[error("cannot start the thread pool: {0}")]
     Threads(String),
+    /// An opponent failed, or answered an action that is not legal. The games of that step may
+    /// have moved on: reset the batch.
+    #[error("game {env}: the opponent {message}")]
+    Opponent {
+        /// Game index.
+        env: usize,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl zertz_env::Classify for Error {
     fn class(&self) -> zertz_env::ErrorClass {
         use zertz_env::{Cause, ErrorClass};
         match self {
-            Error::Threads(_) => ErrorClass::refused(Cause::Failed),
+            Error::Threads(_) | Error::Opponent { .. } => ErrorClass::refused(Cause::Failed),
             Error::Config(_) | Error::Length { .. } | Error::OutOfRange { .. } => {
                 ErrorClass::refused(Cause::Invalid)
             }
@@ -258,6 +283,11 @@ pub struct VecEnv {
     space: ActionSpace,
     shape: Shape,
     games: Vec<GameState>,
+    /// The opponent of every game and the side the learner plays, when the batch is a
+    /// single-agent environment; `None` entries otherwise. (In a mutex only so that the batch
+    /// is `Sync`, as Python's objects must be: every access is through `&mut`.)
+    opponents: Vec<Option<std::sync::Mutex<Box<dyn Opponent>>>>,
+    learner: Player,
     pool: rayon::ThreadPool,
     pool_pid: u32,
 }
@@ -267,6 +297,7 @@ impl fmt::Debug for VecEnv {
         f.debug_struct("VecEnv")
             .field("config", &self.config)
             .field("threads", &self.pool.current_num_threads())
+            .field("opponents", &self.has_opponents())
             .finish_non_exhaustive()
     }
 }
@@ -304,6 +335,8 @@ impl VecEnv {
             space: ActionSpace::new(config.board),
             shape: Shape::of(config.board),
             games,
+            opponents: Vec::new(),
+            learner: Player::P0,
             variant,
             pool,
             pool_pid: std::process::id(),
@@ -322,8 +355,38 @@ impl VecEnv {
             seed_game(&mut g, env.config.seed, i);
             new_game(&env.config, variant, &mut g);
             env.games.push(g);
+            env.opponents.push(None);
         }
         Ok(env)
+    }
+
+    /// Makes the batch a single-agent environment: `opponents[i]` plays game `i` on the side
+    /// that is not `learner`'s, its whole turn inside each step (and the first turn of a game it
+    /// begins, at [`VecEnv::reset`] and at every restart). Observations, masks and `to_play` are
+    /// then always the learner's, and a step's rewards hold the result of a game that the
+    /// opponent's action ended. The games are started again (call [`VecEnv::reset`]).
+    pub fn set_opponents(
+        &mut self,
+        opponents: Vec<Box<dyn Opponent>>,
+        learner: Player,
+    ) -> Result<(), Error> {
+        let n = self.games.len();
+        if opponents.len() != n {
+            return Err(Error::Length { name: "opponents", expected: n, found: opponents.len() });
+        }
+        self.opponents = opponents.into_iter().map(|o| Some(std::sync::Mutex::new(o))).collect();
+        self.learner = learner;
+        Ok(())
+    }
+
+    /// Whether the games have opponents ([`VecEnv::set_opponents`]).
+    pub fn has_opponents(&self) -> bool {
+        self.opponents.first().is_some_and(Option::is_some)
+    }
+
+    /// The side the learner plays against the opponents (P0 when there are none).
+    pub fn learner(&self) -> Player {
+        self.learner
     }
 
     /// The settings.
@@ -418,20 +481,23 @@ impl VecEnv {
         Ok(())
     }
 
-    /// Runs `f` on every game with its slot of the buffers, in parallel.
+    /// Runs `f` on every game with its opponent (if any) and its slot of the buffers, in
+    /// parallel; the first error of a game is returned once every game is done.
     fn for_each_game<F>(&mut self, out: &mut Buffers<'_>, f: F) -> Result<(), Error>
     where
-        F: Fn(usize, &mut GameState, Slot<'_>) + Sync,
+        F: Fn(usize, &mut GameState, Option<&mut dyn Opponent>, Slot<'_>) -> Result<(), Error>
+            + Sync,
     {
         self.check(out)?;
         self.ensure_pool()?;
         let n = self.games.len();
         let chunk = n.div_ceil(self.pool.current_num_threads() * 4).max(1);
         let (p, a) = (self.shape.planes_len(), self.space.len());
-        let games = &mut self.games;
+        let (games, opponents) = (&mut self.games, &mut self.opponents);
+        let failed: std::sync::Mutex<Option<(usize, Error)>> = std::sync::Mutex::new(None);
         self.pool.install(|| {
             (
-                games.par_chunks_mut(chunk),
+                (games.par_chunks_mut(chunk), opponents.par_chunks_mut(chunk)),
                 out.planes.par_chunks_mut(chunk * p),
                 out.globals.par_chunks_mut(chunk * GLOBALS),
                 out.mask.par_chunks_mut(chunk * a),
@@ -443,7 +509,7 @@ impl VecEnv {
                 .into_par_iter()
                 .enumerate()
                 .for_each(
-                    |(c, (gs, planes, globals, mask, to_play, rewards, term, trunc))| {
+                    |(c, ((gs, opps), planes, globals, mask, to_play, rewards, term, trunc))| {
                         let slots = planes
                             .chunks_exact_mut(p)
                             .zip(globals.chunks_exact_mut(GLOBALS))
@@ -451,8 +517,8 @@ impl VecEnv {
                             .zip(to_play.iter_mut())
                             .zip(rewards.chunks_exact_mut(2))
                             .zip(term.iter_mut().zip(trunc.iter_mut()));
-                        for (j, (g, (((((pl, gl), m), tp), r), (te, tr)))) in
-                            gs.iter_mut().zip(slots).enumerate()
+                        for (j, ((g, opp), (((((pl, gl), m), tp), r), (te, tr)))) in
+                            gs.iter_mut().zip(opps.iter_mut()).zip(slots).enumerate()
                         {
                             let slot = Slot {
                                 planes: pl,
@@ -463,33 +529,49 @@ impl VecEnv {
                                 terminated: te,
                                 truncated: tr,
                             };
-                            f(c * chunk + j, g, slot);
+                            let i = c * chunk + j;
+                            let opp = opp.as_mut().map(|o| {
+                                &mut **o.get_mut().unwrap_or_else(|p| p.into_inner())
+                                    as &mut dyn Opponent
+                            });
+                            if let Err(e) = f(i, g, opp, slot) {
+                                let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
+                                if first.as_ref().is_none_or(|(k, _)| i < *k) {
+                                    *first = Some((i, e));
+                                }
+                            }
                         }
                     },
                 );
         });
-        Ok(())
+        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Starts new games in every slot (reseeding first when `seed` is given) and writes the first
-    /// observations; rewards, terminated and truncated are cleared.
+    /// observations; rewards, terminated and truncated are cleared. An opponent that begins a
+    /// game plays its first turn.
     pub fn reset(&mut self, seed: Option<u64>, out: &mut Buffers<'_>) -> Result<(), Error> {
         self.check(out)?;
         if let Some(s) = seed {
             self.config.seed = s;
         }
         let (config, variant, reseed) = (self.config.clone(), self.variant, seed.is_some());
-        self.for_each_game(out, |i, g, slot| {
+        let learner = self.learner;
+        self.for_each_game(out, |i, g, opp, slot| {
             if reseed {
                 seed_game(g, config.seed, i);
             }
-            new_game(&config, variant, g);
             g.final_position = None;
             g.forfeited = false;
             slot.rewards.fill(0.0);
             *slot.terminated = false;
             *slot.truncated = false;
+            restart(&config, variant, g, opp, learner, i)?;
             observe(g, slot);
+            Ok(())
         })
     }
 
@@ -509,18 +591,19 @@ impl VecEnv {
 
     /// Writes the current observations without playing (rewards and flags cleared).
     pub fn observe(&mut self, out: &mut Buffers<'_>) -> Result<(), Error> {
-        self.for_each_game(out, |_, g, slot| {
+        self.for_each_game(out, |_, g, _, slot| {
             slot.rewards.fill(0.0);
             *slot.terminated = false;
             *slot.truncated = false;
             observe(g, slot);
+            Ok(())
         })
     }
 
-    /// Plays `actions[i]` in game `i` for every game, resets the games that end, and writes the
-    /// results and the next observations. An action that is not legal in its game forfeits it
-    /// ([`VecEnv::forfeits`]); an index past the action space is an error naming the game, and
-    /// then no game is played.
+    /// Plays `actions[i]` in game `i` for every game (and then the opponent's turn, where there
+    /// are opponents), resets the games that end, and writes the results and the next
+    /// observations. An action that is not legal in its game forfeits it ([`VecEnv::forfeits`]);
+    /// an index past the action space is an error naming the game, and then no game is played.
     pub fn step(&mut self, actions: &[u32], out: &mut Buffers<'_>) -> Result<(), Error> {
         let n = self.games.len();
         if actions.len() != n {
@@ -533,48 +616,40 @@ impl VecEnv {
         {
             return Err(Error::OutOfRange { env, action, size: space.len() });
         }
-        let (config, variant) = (self.config.clone(), self.variant);
-        self.for_each_game(out, |i, g, slot| {
+        let (config, variant, learner) = (self.config.clone(), self.variant, self.learner);
+        self.for_each_game(out, |i, g, mut opp, slot| {
             let action = space.decode(actions[i] as usize).expect("checked above");
             slot.rewards.fill(0.0);
             *slot.terminated = false;
             *slot.truncated = false;
-            g.forfeited = !g.position.is_legal_action(&action);
-            if g.forfeited {
-                let loser = g.position.turn().index();
-                slot.rewards[loser] = -1.0;
-                slot.rewards[1 - loser] = 1.0;
-                *slot.terminated = true;
-                g.final_position = Some(g.position);
-                new_game(&config, variant, g);
-                observe(g, slot);
-                return;
-            }
-            g.position.play_action_unchecked(&action);
-            g.steps += 1;
-            let turn_ended = g.position.chain().is_none();
-            let outcome = g.position.outcome().or_else(|| {
-                if !turn_ended {
-                    return None;
-                }
-                let h = g.position.hash();
-                let seen = g.history.iter().filter(|&&x| x == h).count();
-                g.history.push(h);
-                (seen >= 2).then_some(Outcome::Draw)
-            });
-            if let Some(o) = outcome {
-                slot.rewards[0] = o.score(Player::P0) as f32;
-                slot.rewards[1] = o.score(Player::P1) as f32;
-                *slot.terminated = true;
-            } else if config.max_steps > 0 && g.steps >= config.max_steps {
-                *slot.truncated = true;
-            }
             g.final_position = None;
+            g.forfeited = !g.position.is_legal_action(&action);
+            let mut end = if g.forfeited {
+                let loser = g.position.turn().index();
+                let mut r = [0.0; 2];
+                r[loser] = -1.0;
+                r[1 - loser] = 1.0;
+                End::Terminated(r)
+            } else {
+                play(g, &action, config.max_steps)
+            };
+            if let (End::Continues, Some(o)) = (&end, opp.as_deref_mut()) {
+                end = opponent_turn(g, o, learner, config.max_steps, i)?;
+            }
+            match end {
+                End::Continues => {}
+                End::Terminated(r) => {
+                    slot.rewards.copy_from_slice(&r);
+                    *slot.terminated = true;
+                }
+                End::Truncated => *slot.truncated = true,
+            }
             if *slot.terminated || *slot.truncated {
                 g.final_position = Some(g.position);
-                new_game(&config, variant, g);
+                restart(&config, variant, g, opp, learner, i)?;
             }
             observe(g, slot);
+            Ok(())
         })
     }
 
@@ -601,6 +676,94 @@ fn seed_game(g: &mut GameState, seed: u64, i: usize) {
     let mut s = SplitMix64(seed ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
     g.rng = SplitMix64(s.next_u64());
     g.sampler = SplitMix64(s.next_u64());
+}
+
+/// How a game stands after an action.
+enum End {
+    /// It goes on.
+    Continues,
+    /// It ended by the rules: the rewards of P0 and P1.
+    Terminated([f32; 2]),
+    /// It reached the step limit.
+    Truncated,
+}
+
+/// Plays a legal `action` in `g` and says how the game stands: ended by the rules (a third
+/// repetition of a position at the start of a turn is a draw), truncated after `max_steps`
+/// actions (0: never), or going on.
+fn play(g: &mut GameState, action: &Action, max_steps: u32) -> End {
+    g.position.play_action_unchecked(action);
+    g.steps += 1;
+    let turn_ended = g.position.chain().is_none();
+    let outcome = g.position.outcome().or_else(|| {
+        if !turn_ended {
+            return None;
+        }
+        let h = g.position.hash();
+        let seen = g.history.iter().filter(|&&x| x == h).count();
+        g.history.push(h);
+        (seen >= 2).then_some(Outcome::Draw)
+    });
+    if let Some(o) = outcome {
+        End::Terminated([o.score(Player::P0) as f32, o.score(Player::P1) as f32])
+    } else if max_steps > 0 && g.steps >= max_steps {
+        End::Truncated
+    } else {
+        End::Continues
+    }
+}
+
+/// Plays the opponent's actions in game `i` until the learner is to move or the game ends.
+fn opponent_turn(
+    g: &mut GameState,
+    opponent: &mut dyn Opponent,
+    learner: Player,
+    max_steps: u32,
+    i: usize,
+) -> Result<End, Error> {
+    while g.position.turn() != learner {
+        let action = opponent
+            .act(&g.position)
+            .map_err(|message| Error::Opponent { env: i, message: format!("failed: {message}") })?;
+        if !g.position.is_legal_action(&action) {
+            return Err(Error::Opponent {
+                env: i,
+                message: format!("answered an illegal action ({action:?})"),
+            });
+        }
+        match play(g, &action, max_steps) {
+            End::Continues => {}
+            end => return Ok(end),
+        }
+    }
+    Ok(End::Continues)
+}
+
+/// Starts a new game in `g` ([`new_game`]); with an opponent that begins, plays its first turn.
+/// A game that this turn ends (random opening plies may allow it) is started again, up to 100
+/// times; then the error says so (a `max_steps` that the opponent's first turn reaches).
+fn restart(
+    config: &Config,
+    variant: Variant,
+    g: &mut GameState,
+    mut opponent: Option<&mut dyn Opponent>,
+    learner: Player,
+    i: usize,
+) -> Result<(), Error> {
+    for _ in 0..100 {
+        new_game(config, variant, g);
+        let Some(o) = opponent.as_deref_mut() else { return Ok(()) };
+        if let End::Continues = opponent_turn(g, o, learner, config.max_steps, i)? {
+            return Ok(());
+        }
+    }
+    Err(Error::Opponent {
+        env: i,
+        message: format!(
+            "ended 100 new games in its first turn (max_steps {} leaves the learner no move)",
+            config.max_steps
+        ),
+    })
 }
 
 /// Starts a new game in `g`: first player, random opening plies (drawn again should they end the
