@@ -280,8 +280,9 @@ impl MatchConfig {
     }
 }
 
-/// The seed of one player of one game.
-fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
+/// The seed of one player of one game of a match seeded `seed`: side 0 is player A, side 1
+/// player B (side 2 draws the opening of game pair `game`, [`opening`]).
+pub fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
     let mut rng = SplitMix64(seed ^ (game as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let a = rng.next_u64();
     SplitMix64(a ^ side.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64()
@@ -316,15 +317,12 @@ fn play_match_game_until(
     let a_is_p0 = game % 2 == 0;
     let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
     let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
-    let mut start = Game::from_position(Position::new(config.settings.variant(), Player::P0));
-    let mut rng = SplitMix64(player_seed(config.settings.seed, game / 2, 2));
-    let mut opening = 0;
-    while opening < config.settings.opening_actions && !start.is_over() {
-        let pos = *start.position();
-        let Some(a) = pos.nth_legal_action(rng.below(pos.count_legal_actions())) else { break };
-        start.play_action(&a).map_err(|e| MatchError::Settings(format!("opening: {e}")))?;
-        opening += 1;
-    }
+    let (start, opening) = match_opening(
+        config.settings.variant(),
+        config.settings.seed,
+        game,
+        config.settings.opening_actions,
+    )?;
     let played = play_game_until(
         p0.as_mut(),
         p1.as_mut(),
@@ -340,6 +338,28 @@ fn play_match_game_until(
     let [e0, e1] = played.effort;
     let (a_effort, b_effort) = if a_is_p0 { (e0, e1) } else { (e1, e0) };
     Ok(MatchGame { record, a_is_p0, actions: played.actions, a_effort, b_effort })
+}
+
+/// The start of game `game` of a match seeded `seed`: P0 to move, then up to `actions` random
+/// single actions (fewer where the game ends first), drawn for the pair of games `2k` and
+/// `2k + 1`, which the players play from both sides (paired openings); with the number of
+/// actions played.
+pub fn match_opening(
+    variant: zertz_env::Variant,
+    seed: u64,
+    game: usize,
+    actions: u32,
+) -> Result<(Game, u32), MatchError> {
+    let mut start = Game::from_position(Position::new(variant, Player::P0));
+    let mut rng = SplitMix64(player_seed(seed, game / 2, 2));
+    let mut opening = 0;
+    while opening < actions && !start.is_over() {
+        let pos = *start.position();
+        let Some(a) = pos.nth_legal_action(rng.below(pos.count_legal_actions())) else { break };
+        start.play_action(&a).map_err(|e| MatchError::Settings(format!("opening: {e}")))?;
+        opening += 1;
+    }
+    Ok((start, opening))
 }
 
 /// Checks the settings of a match ([`MatchSettings`]'s checks: thread and game counts, action
