@@ -42,6 +42,11 @@ impl PyGame {
         PyGame { game: Game::from_position(position) }
     }
 
+    /// `game`, with its history.
+    pub fn from_game(game: Game) -> PyGame {
+        PyGame { game }
+    }
+
     fn position(&self) -> &Position {
         self.game.position()
     }

@@ -15,6 +15,7 @@
 
 mod game;
 mod jobs;
+mod players;
 mod search;
 mod svg;
 mod vecenv;
@@ -37,6 +38,8 @@ mod _zertz {
     use crate::jobs::{
         dataset, load_records, match_settings, parse_player, selfplay_config, selfplay_settings,
     };
+    #[pymodule_export]
+    use crate::players::{PyPlayer, elo, match_opening, match_player_seed};
     #[pymodule_export]
     use crate::search::{PyMcts, mcts_settings};
     #[pymodule_export]

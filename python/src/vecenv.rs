@@ -9,12 +9,43 @@ use numpy::{
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use zertz_env::MarbleSet;
-use zertz_vecenv::{Buffers, Config, FirstPlayer, VecEnv};
+use zertz_arena::{Bot, Models};
+use zertz_env::{Action, MarbleSet, Player, Position};
+use zertz_vecenv::{Buffers, Config, FirstPlayer, Opponent, VecEnv};
 
 use crate::args::{BoardArg, IntArg};
 use crate::error::{Error, guard};
 use crate::game::PyGame;
+
+/// An engine player as the opponent of one game.
+struct BotOpponent(Box<dyn Bot>);
+
+impl Opponent for BotOpponent {
+    fn act(&mut self, pos: &Position) -> Result<Action, String> {
+        self.0.choose(pos).map_err(|e| e.to_string())
+    }
+}
+
+/// One opponent per game from `spec` (each seeded as player B of game `i` of a match seeded
+/// `seed`); networks' players and programs are refused.
+fn opponents(spec: &str, n: usize, seed: u64) -> Result<Vec<Box<dyn Opponent>>, Error> {
+    let parsed = zertz_pycommon::players::parse_spec(spec)?;
+    if parsed.network().is_some() || parsed.command().is_some() {
+        return Err(Error::Shape(format!(
+            "opponent {spec:?}: the vector environment's opponents are the engine's players \
+             without a network or a program (random, greedy, mcts:N, uniform:N, alphabeta[:D]); \
+             a network's plays in a single game (zertz.gymnasium.ZertzEnv)"
+        )));
+    }
+    (0..n)
+        .map(|i| {
+            let seed = zertz_arena::matches::player_seed(seed, i, 1);
+            let bot =
+                parsed.build(seed, &Models::new()).map_err(|e| Error::Shape(e.to_string()))?;
+            Ok(Box::new(BotOpponent(bot)) as Box<dyn Opponent>)
+        })
+        .collect()
+}
 
 /// The arrays of one call, allocated by numpy and filled by Rust.
 #[derive(Debug)]
@@ -132,6 +163,13 @@ type StepResult<'py> = (
 /// otherwise). Finished games restart at once; their result is still in that step's rewards,
 /// terminations and truncations. Every call returns new arrays. The rules of an episode are those
 /// of every front end (docs/vecenv.md).
+///
+/// With `opponent` (a player spec without a network: `random`, `greedy`, `mcts:N`, `uniform:N`,
+/// `alphabeta[:DEPTH]`), it is a single-agent environment: the learner is P0 in every game, and
+/// the opponent, P1, plays its whole turn inside each step (and its first turn at a reset or
+/// restart, in the games it begins: `first_player` says who begins). The observations, masks
+/// and `to_play` are then always P0's, and the rewards of the step that ends a game hold its
+/// result, whoever's action ended it.
 #[pyclass(name = "VecEnv", module = "zertz")]
 #[derive(Debug)]
 pub struct PyVecEnv {
@@ -186,9 +224,9 @@ impl PyVecEnv {
     #[pyo3(
         signature = (num_envs, board=BoardArg(zertz_env::Board::R37), blitz=false, *, threads=0,
                      max_steps=zertz_vecenv::DEFAULT_MAX_STEPS, first_player="random",
-                     opening_plies=0, seed=0),
+                     opening_plies=0, seed=0, opponent=None),
         text_signature = "(num_envs, board=37, blitz=False, *, threads=0, max_steps=1000, \
-                          first_player='random', opening_plies=0, seed=0)"
+                          first_player='random', opening_plies=0, seed=0, opponent=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -201,6 +239,7 @@ impl PyVecEnv {
         first_player: &str,
         opening_plies: u32,
         seed: u64,
+        opponent: Option<&str>,
     ) -> Result<PyVecEnv, Error> {
         let first_player = match first_player.to_ascii_lowercase().as_str() {
             "random" => FirstPlayer::Random,
@@ -222,7 +261,15 @@ impl PyVecEnv {
             opening_plies,
             seed,
         };
-        let env = py.detach(|| guard(|| Ok(VecEnv::new(config)?)))?;
+        let env = py.detach(|| {
+            guard(|| {
+                let mut env = VecEnv::new(config)?;
+                if let Some(spec) = opponent {
+                    env.set_opponents(opponents(spec, num_envs, seed)?, Player::P0)?;
+                }
+                Ok(env)
+            })
+        })?;
         Ok(PyVecEnv { env })
     }
 

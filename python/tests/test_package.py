@@ -28,6 +28,8 @@ def test_public_names() -> None:
         "export": "zertz.exported",
         "train": "zertz.training.loop",
         "plot": "zertz.plots",
+        "player": "zertz.agents",
+        "evaluate": "zertz.agents",
     }
     for name in zertz.__all__:
         if name in python_side:

@@ -34,11 +34,15 @@ from zertz._zertz import (
     MCTS,
     SHARD_FORMAT_VERSION,
     Game,
+    Player,
     VecEnv,
     __version__,
     action_space_size,
     dataset,
+    elo,
     load_records,
+    match_opening,
+    match_player_seed,
     match_settings,
     mcts_settings,
     observation_shape,
@@ -54,6 +58,7 @@ from zertz._zertz import (
 from zertz.data import load_shards
 
 if TYPE_CHECKING:
+    from zertz.agents import evaluate, player
     from zertz.exported import export
     from zertz.plots import plot
     from zertz.training import train
@@ -130,11 +135,26 @@ def __getattr__(name: str) -> Any:
         with needs_engine("zertz.train"):
             from zertz.training import train
         return train
+    if name in ("player", "evaluate"):
+        import zertz.agents
+
+        return getattr(zertz.agents, name)
     if name == "plot":
         from zertz.plots import plot
 
         return plot
     raise AttributeError(f"module 'zertz' has no attribute {name!r}")
+
+
+def _register_gymnasium() -> None:
+    """Registers the Gymnasium environments (``zertz/Zertz-v0``) where Gymnasium is already
+    imported: Gymnasium 1.x loads no plugins, so ``gymnasium.make`` finds the id once a module
+    registers it. (Importing Gymnasium here would double the time of ``import zertz``;
+    ``import zertz.gymnasium`` registers it in any order.)"""
+    import sys
+
+    if "gymnasium" in sys.modules:
+        import zertz.gymnasium  # noqa: F401  (registers on import)
 
 
 __all__ = [
@@ -152,19 +172,25 @@ __all__ = [
     "PRECISIONS",
     "SHARD_FORMAT_VERSION",
     "Game",
+    "Player",
     "VecEnv",
     "__version__",
     "action_space_size",
     "builtin_model",
     "dataset",
+    "elo",
+    "evaluate",
     "export",
     "load_records",
     "load_shards",
     "match",
+    "match_opening",
+    "match_player_seed",
     "match_settings",
     "mcts_settings",
     "observation_shape",
     "parse_player",
+    "player",
     "plot",
     "ring_cells",
     "search_presets",
@@ -176,3 +202,5 @@ __all__ = [
     "symmetry_tables",
     "train",
 ]
+
+_register_gymnasium()

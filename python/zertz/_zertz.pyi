@@ -178,7 +178,12 @@ class VecEnv:
     Gymnasium's type), ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1) and ``"illegal_action"`` (bool
     [N]: the step's action was not legal there and forfeited the game). Rewards are float32
     [N, 2]: this step's reward of P0 and of P1. The rules of an episode are those of every front
-    end (``zertz.episode``). Finished games restart at once; their result is
+    end (``zertz.episode``). With ``opponent`` (a player spec without a network: ``random``,
+    ``greedy``, ``mcts:N``, ``uniform:N``, ``alphabeta[:DEPTH]``) it is a single-agent
+    environment: the learner is P0 in every game and the opponent, P1, plays its whole turn
+    inside each step (and its first turn at a reset or restart in the games it begins), so the
+    observations, masks and ``to_play`` are always P0's and a step's rewards hold the result of a
+    game whoever ended it. Finished games restart at once; their result is
     still in that step's rewards, terminations and truncations (``final_observations`` gives
     their last positions). Every call returns new arrays. ``num_envs`` is 1 to 1,048,576 and
     ``threads`` at most 1024 (0: every core); both are checked before anything is allocated or
@@ -196,6 +201,7 @@ class VecEnv:
         first_player: str = "random",
         opening_plies: int = 0,
         seed: int = 0,
+        opponent: str | None = None,
     ) -> VecEnv: ...
     @property
     def num_envs(self) -> int:
@@ -250,6 +256,34 @@ _Evaluator = Callable[
 ]
 
 @final
+class Player:
+    """One of the engine's players without a network (``random``, ``greedy``, ``mcts:N``,
+    ``uniform:N``, ``alphabeta[:DEPTH]``, ``cmd:PROGRAM``), asked for one single action at a
+    time; ``seed`` drives its random choices. A network's player is the engine's: build it with
+    ``zertz.player``."""
+
+    def __new__(cls, spec: str, *, seed: int = 0) -> Player: ...
+    @property
+    def name(self) -> str:
+        """The player's name (its spec, as the engine writes it)."""
+    def choose(self, game: Game) -> int:
+        """The action index the player chooses in ``game``'s current position (ValueError where
+        the game is over; RuntimeError where the player failed; Ctrl-C during a search raises
+        KeyboardInterrupt)."""
+
+def match_opening(
+    board: int = 37, blitz: bool = False, *, seed: int = 0, game: int = 0, actions: int = 0
+) -> Game:
+    """The start of game ``game`` of a match seeded ``seed`` with ``actions`` random opening
+    actions: games ``2k`` and ``2k + 1`` share it (paired openings)."""
+
+def match_player_seed(seed: int, game: int, side: int) -> int:
+    """The seed a match seeded ``seed`` gives player A (side 0) or B (side 1) of game ``game``."""
+
+def elo(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
+    """The Elo difference of these results with its 95% interval, as ``zertz match`` reports it:
+    ``(elo, low, high)``."""
+
 class MCTS:
     """Batched PUCT search over single actions (AlphaZero), for a list of games at once.
 

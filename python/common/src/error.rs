@@ -133,6 +133,10 @@ pub enum Error {
         /// How it is reported.
         class: ErrorClass,
     },
+    /// A player that could not choose (`Player.choose`): its search's evaluator or its program
+    /// failed, or the game is over.
+    #[error(transparent)]
+    Player(#[from] zertz_arena::players::BotError),
     /// A match that cannot be played, failed or was stopped.
     #[error(transparent)]
     Match(#[from] MatchError),
@@ -182,6 +186,10 @@ impl Classify for Error {
             Error::Match(e) => e.class(),
             Error::Dataset(e) => e.class(),
             Error::Model { class, .. } => *class,
+            Error::Player(zertz_arena::players::BotError::NoLegalAction { .. }) => {
+                ErrorClass::refused(Cause::Invalid)
+            }
+            Error::Player(_) => ErrorClass::during(Cause::Failed),
             // A Python evaluator's wrong answer: a bad value (its exception is passed on as
             // itself, as Error::Python).
             Error::Eval(_) => ErrorClass::during(Cause::Invalid),

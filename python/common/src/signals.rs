@@ -54,9 +54,17 @@ pub fn run_detached<T: Send>(
     let mut signals = Signals::new();
     let result = py.detach(|| {
         std::thread::scope(|scope| {
-            let runner = scope.spawn(|| guard(job));
-            while !runner.is_finished() {
-                std::thread::sleep(SIGNAL_CHECK);
+            // The runner says when it is done, so that a short job is not held to the next
+            // check (a player's quick decision).
+            let (done, finished) = std::sync::mpsc::channel::<()>();
+            let runner = scope.spawn(move || {
+                let result = guard(job);
+                let _ = done.send(());
+                result
+            });
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                finished.recv_timeout(SIGNAL_CHECK)
+            {
                 if signals.raised() {
                     stop.store(true, Ordering::Relaxed);
                 }

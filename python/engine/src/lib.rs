@@ -13,14 +13,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use zertz_arena::Models;
 use zertz_arena::config::MatchSettings;
-use zertz_env::Classify;
+use zertz_env::{Classify, MarbleSet, Position, Variant};
 use zertz_jobs::{Guide, JobError, MatchJob};
-use zertz_model::inference::MAX_INFERENCE_THREADS;
+use zertz_model::inference::{MAX_INFERENCE_THREADS, load_networks};
 use zertz_model::{DeviceChoice, Inference, ModelError, Precision};
+use zertz_pycommon::args::BoardArg;
 use zertz_pycommon::convert::{selfplay_settings, settings_layer, to_python};
 use zertz_pycommon::error::Error;
+use zertz_pycommon::error::guard;
 use zertz_pycommon::evaluators::{Raised, evaluator};
+use zertz_pycommon::players::{BotPlayer, parse_spec};
 use zertz_pycommon::signals::run_detached;
 use zertz_selfplay::driver::{Progress, SelfPlayError};
 
@@ -234,6 +238,80 @@ pub fn play_match<'py>(
     }
 }
 
+/// One of the engine's players, networks' included (`nn:MODEL[:SIMS]...`, `nn:builtin`), asked
+/// for one single action at a time in games of `board` rings and the blitz marble set or not
+/// (a network is checked to play them when it loads). Networks run on `device` in `precision`
+/// (unless the spec names one). `zertz.player` builds it for a network's spec; the others are
+/// `zertz.Player`'s.
+#[pyclass(name = "Player", module = "zertz_engine")]
+#[derive(Debug)]
+pub struct EnginePlayer {
+    player: BotPlayer,
+    variant: Variant,
+}
+
+#[pymethods]
+impl EnginePlayer {
+    #[new]
+    #[pyo3(signature = (spec, board=BoardArg(zertz_env::Board::R37), blitz=false, *, seed=0,
+                        device=None, precision=None, inference_threads=None),
+           text_signature = "(spec, board=37, blitz=False, *, seed=0, device=None, \
+                             precision=None, inference_threads=None)")]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        spec: &str,
+        board: BoardArg,
+        blitz: bool,
+        seed: u64,
+        device: Option<&str>,
+        precision: Option<&str>,
+        inference_threads: Option<i64>,
+    ) -> Result<EnginePlayer, Error> {
+        let parsed = parse_spec(spec)?;
+        let inference = inference(device, precision, false, inference_threads, false)?;
+        let variant = Variant::new(board.0, MarbleSet::of_blitz(blitz));
+        py.detach(|| {
+            guard(|| {
+                let mut models = Models::new();
+                let networks = load_networks(parsed.network(), Some(variant), &inference, 1)
+                    .map_err(model_error)?;
+                for (key, network) in networks {
+                    models.insert_key(key, network.evaluator);
+                }
+                let bot = parsed.build(seed, &models).map_err(|e| Error::Shape(e.to_string()))?;
+                Ok(EnginePlayer { player: BotPlayer::new(&parsed, bot), variant })
+            })
+        })
+    }
+
+    /// The player's name (its spec, as the engine writes it).
+    #[getter]
+    fn name(&self) -> &str {
+        self.player.name()
+    }
+
+    /// The action index the player chooses in the current position of `game` (a `zertz.Game`
+    /// of the player's board and marble set; ValueError where the game is over).
+    fn choose(&self, py: Python<'_>, game: &Bound<'_, PyAny>) -> Result<usize, Error> {
+        let text: String = game.call_method0("to_text")?.extract()?;
+        let pos = Position::from_text(&text)?;
+        if pos.variant() != self.variant {
+            return Err(Error::Shape(format!(
+                "{} plays {} games, not {}",
+                self.player.name(),
+                self.variant,
+                pos.variant()
+            )));
+        }
+        self.player.choose(py, pos)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Player({:?})", self.player.name())
+    }
+}
+
 /// The engine with exported networks (private: `import zertz_engine`, or use `zertz.match` and
 /// `zertz.selfplay`, which import it).
 #[pyo3::pymodule]
@@ -241,7 +319,7 @@ mod _engine {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use super::{check_device, devices, play_match, selfplay};
+    use super::{EnginePlayer, check_device, devices, play_match, selfplay};
 
     /// The `format` field of every exported model's metadata (`zertz.export`).
     #[pymodule_export]

@@ -209,3 +209,26 @@ def match(
     replaced or opened. A bad player spec raises ValueError, a network or program that fails
     during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt`` (programs are ended at once;
     the games finished are in ``out``)."""
+
+class Player:
+    """One of the engine's players, networks' included (``nn:MODEL[:SIMS]``, ``nn:builtin``),
+    asked for one single action at a time in games of ``board`` rings and the blitz marble set
+    or not (a network is checked to play them as it loads)."""
+
+    def __new__(
+        cls,
+        spec: str,
+        board: int = 37,
+        blitz: bool = False,
+        *,
+        seed: int = 0,
+        device: str | None = None,
+        precision: str | None = None,
+        inference_threads: int | None = None,
+    ) -> Player: ...
+    @property
+    def name(self) -> str:
+        """The player's name (its spec, as the engine writes it)."""
+    def choose(self, game: Any) -> int:
+        """The action index the player chooses in the current position of ``game`` (a
+        ``zertz.Game`` of the player's board and marble set)."""

@@ -1,0 +1,194 @@
+"""Players one decision at a time, and an Elo for any Python policy.
+
+- :func:`player` builds any of the engine's players by its spec (``random``, ``greedy``,
+  ``mcts:N``, ``uniform:N``, ``alphabeta[:DEPTH]``, ``cmd:PROGRAM``, and with the engine
+  installed ``nn:MODEL[:SIMS]`` and ``nn:builtin``); ``choose(game)`` answers an action index.
+- A *policy* is a Python callable ``policy(observation, mask) -> action``: the observation of the
+  player to move (``"flat"`` or ``"dict"``, as the Gymnasium environments give it), its legal
+  mask (bool ``[A]``), and an action index back. A trained Stable-Baselines3 model is one:
+  ``lambda obs, mask: int(model.predict(obs, action_masks=mask, deterministic=True)[0])``.
+- :func:`evaluate` plays a policy against engine players in matches with paired openings, as
+  ``zertz match`` plays them, and gives W/D/L and the Elo difference with its 95% interval on the
+  same scale (docs/rl-libraries.md has a ladder of the engine's players to place it on).
+
+>>> import zertz
+>>> from zertz.agents import evaluate, player
+>>> greedy = player("greedy", seed=1)
+>>> game = zertz.Game()
+>>> game.play(greedy.choose(game))
+>>> game.to_play
+'P1'
+>>> first_legal = lambda obs, mask: int(mask.argmax())
+>>> result = evaluate(first_legal, ["random"], games=4, progress=False)[0]
+>>> result["opponent"], result["games"], result["wins"] + result["draws"] + result["losses"]
+('random', 4, 4)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+import zertz
+from zertz.episode import ObservationKind, check_observation, observe
+
+#: A Python policy: ``policy(observation, mask) -> action index``.
+Policy: TypeAlias = Callable[[Any, npt.NDArray[np.bool_]], Any]
+
+
+class PlayerLike(Protocol):
+    """A player that answers an action index for a game's current position."""
+
+    @property
+    def name(self) -> str: ...
+
+    def choose(self, game: zertz.Game) -> int: ...
+
+
+def player(
+    spec: str,
+    board: int = 37,
+    blitz: bool = False,
+    *,
+    seed: int = 0,
+    **inference: Any,
+) -> PlayerLike:
+    """The engine's player of ``spec``, for games of ``board`` rings and the blitz marble set or
+    not. A network's player (``nn:``) is the engine's (``zertz_engine.Player``, loaded now and
+    checked to play the board and marble set; ``inference`` takes its ``device``, ``precision``
+    and ``inference_threads``); ImportError saying what to install where the engine is not.
+    The others are :class:`zertz.Player`, in the torch-free package. ValueError for a spec that
+    is not a player."""
+    parsed = zertz.parse_player(spec)
+    if parsed["model"] is None:
+        if inference:
+            raise TypeError(f"{sorted(inference)} are a network's settings; {spec!r} has none")
+        return zertz.Player(spec, seed=seed)
+    with zertz.needs_engine(f"the player {spec!r}"):
+        import zertz_engine
+    engine_player: PlayerLike = zertz_engine.Player(spec, board, blitz, seed=seed, **inference)
+    return engine_player
+
+
+#: What chooses actions: a Python policy, or a player (``choose(game)``).
+Agent: TypeAlias = "Policy | PlayerLike"
+
+
+def policy_action(
+    agent: Agent, game: zertz.Game, observation: ObservationKind, who: str = "the policy"
+) -> int:
+    """The legal action index that ``agent`` answers for ``game``'s player to move (a policy is
+    given the observation of ``observation``'s kind and the mask, a player the game);
+    ValueError for an answer that is not an integer or not legal (naming ``who``)."""
+    mask = game.legal_action_mask()
+    if hasattr(agent, "choose"):
+        answer: Any = agent.choose(game)
+    else:
+        answer = agent(observe(game, observation), mask)
+    try:
+        action = int(np.asarray(answer).item())
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{who} answered {answer!r}, not an action index") from e
+    if not 0 <= action < len(mask) or not mask[action]:
+        raise ValueError(
+            f"{who} answered action {action}, which is not legal in this position "
+            f"(its legal actions: {int(mask.sum())} of {len(mask)}; give the policy the mask)"
+        )
+    return action
+
+
+def _score_line(result: dict[str, Any]) -> str:
+    return (
+        f"{result['opponent']}: {result['wins']}-{result['draws']}-{result['losses']} "
+        f"(W-D-L), score {result['score']:.3f}, Elo {result['elo']:+.0f} "
+        f"(95%: {result['elo_low']:+.0f} to {result['elo_high']:+.0f})"
+    )
+
+
+def evaluate(
+    policy: Agent,
+    opponents: Iterable[str] = ("random", "greedy"),
+    games: int = 100,
+    *,
+    board: int = 37,
+    blitz: bool = False,
+    observation: ObservationKind = "flat",
+    opening_actions: int = 2,
+    seed: int = 0,
+    max_actions: int = zertz.DEFAULT_MAX_ACTIONS,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Plays ``policy`` (a Python policy, or a player: anything with ``choose(game)``, such as
+    :func:`player`'s) against each of ``opponents`` (engine player specs) for ``games`` games
+    each, as ``zertz match`` plays a match: games ``2k`` and ``2k + 1`` start from the same
+    ``opening_actions`` random actions (paired openings) with the policy on each side in turn
+    (P0 in the even games), the opponents seeded as the match seeds its player B, and a game
+    longer than ``max_actions`` single actions a draw. Returns one dict per opponent:
+    ``{"opponent", "games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high"}``
+    (the policy's Elo difference over the opponent with its 95% interval, computed by the
+    engine as ``zertz match`` computes it). ``observation`` is the kind the policy takes. A
+    line per opponent goes to stderr (with the count of games as they end, on a terminal)
+    unless ``progress`` is False. ValueError for an answer
+    of the policy that is not a legal action."""
+    kind = check_observation(observation)
+    if not 1 <= games <= zertz.MAX_MATCH_GAMES:
+        raise ValueError(f"games must be from 1 to {zertz.MAX_MATCH_GAMES}, not {games}")
+    if opening_actions < 0 or max_actions < 1:
+        raise ValueError("opening_actions must be at least 0 and max_actions at least 1")
+    specs: Sequence[str] = [opponents] if isinstance(opponents, str) else list(opponents)
+    results = []
+    for spec in specs:
+        zertz.parse_player(spec)
+        wins = draws = losses = 0
+        started = time.monotonic()
+        # The count of each game on a terminal; the result line everywhere.
+        live = progress and sys.stderr.isatty()
+        for g in range(games):
+            opponent = player(spec, board, blitz, seed=zertz.match_player_seed(seed, g, 1))
+            game = zertz.match_opening(board, blitz, seed=seed, game=g, actions=opening_actions)
+            policy_side = "P0" if g % 2 == 0 else "P1"
+            actions = opening_actions  # the match's limit counts the opening's actions
+            while not game.is_over and actions < max_actions:
+                if game.to_play == policy_side:
+                    action = policy_action(policy, game, kind, f"the policy (game {g})")
+                else:
+                    action = opponent.choose(game)
+                game.play(action)
+                actions += 1
+            outcome = game.outcome
+            if outcome is None or outcome == "draw":
+                draws += 1
+            elif outcome == policy_side:
+                wins += 1
+            else:
+                losses += 1
+            if live:
+                done = g + 1
+                print(
+                    f"\revaluate: {spec}: game {done}/{games}, "
+                    f"{wins}-{draws}-{losses}, {time.monotonic() - started:.0f} s",
+                    end="" if done < games else "\n",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        elo, low, high = zertz.elo(wins, draws, losses)
+        result = {
+            "opponent": spec,
+            "games": games,
+            "wins": wins,
+            "draws": draws,
+            "losses": losses,
+            "score": (wins + 0.5 * draws) / games,
+            "elo": elo,
+            "elo_low": low,
+            "elo_high": high,
+        }
+        if progress:
+            print(f"evaluate: {_score_line(result)}", file=sys.stderr, flush=True)
+        results.append(result)
+    return results
