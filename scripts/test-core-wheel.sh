@@ -2,7 +2,8 @@
 # The environment without torch: builds the wheel of zertz (python/: the environment, search
 # with Python evaluators, records and datasets; numpy its only requirement), installs it into a
 # fresh virtual environment that has no torch and no engine, and runs the environment's tests
-# there (those marked `engine` are skipped), after checking that `import zertz` imports no torch.
+# there (those marked `engine` are skipped; the engine's players without a network play there),
+# after checking that `import zertz` imports no torch.
 # Run by scripts/test.sh after scripts/setup-python.sh, whose .venv provides maturin and uv. The
 # wheel is for this machine (`--auditwheel skip`: its liblzma is the system's, not copied in).
 set -euo pipefail
@@ -50,4 +51,5 @@ tests="$root/python/tests"
 "$py" -m pytest -q -p no:cacheprovider \
     "$tests/test_game.py" "$tests/test_vecenv.py" "$tests/test_rl_conformance.py" \
     "$tests/test_gym.py" "$tests/test_encode.py" "$tests/test_symmetry.py" \
-    "$tests/test_text.py" "$tests/test_sgf.py" "$tests/test_svg.py" "$tests/test_search.py"
+    "$tests/test_text.py" "$tests/test_sgf.py" "$tests/test_svg.py" "$tests/test_search.py" \
+    "$tests/test_rl_libraries.py"

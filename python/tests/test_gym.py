@@ -25,7 +25,10 @@ BOARDS = [(37, False), (48, False), (61, True), (40, True)]
 
 @pytest.mark.parametrize(("board", "blitz"), BOARDS)
 def test_gymnasium_checker_passes(board: int, blitz: bool) -> None:
-    check_env(ZertzEnv(board, blitz), skip_render_check=True)
+    for opponent in ("greedy", None):
+        for observation in ("flat", "dict"):
+            e = ZertzEnv(board, blitz, opponent=opponent, observation=observation)
+            check_env(e, skip_render_check=True)
 
 
 @pytest.mark.parametrize(("board", "blitz"), BOARDS)
@@ -36,8 +39,8 @@ def test_pettingzoo_api_test_passes(board: int, blitz: bool) -> None:
         api_test(env(board, blitz), num_cycles=200)
 
 
-def test_the_single_game_env_rewards_the_mover_and_ends_illegal_play() -> None:
-    e = ZertzEnv(37, max_steps=400)
+def test_the_two_player_env_rewards_the_mover_and_ends_illegal_play() -> None:
+    e = ZertzEnv(37, max_steps=400, opponent=None)
     obs, info = e.reset(seed=3)
     assert e.observation_space.contains(obs)
     rng = np.random.default_rng(0)
@@ -48,12 +51,16 @@ def test_the_single_game_env_rewards_the_mover_and_ends_illegal_play() -> None:
         action = e.action_space.sample(info["action_mask"])
         obs, reward, terminated, truncated, info = e.step(action)
         total[mover] += float(reward)
+        # Both players' rewards are in the info: the loser's -1 too.
+        assert info["rewards"][0 if mover == "P0" else 1] == reward
+        assert info["rewards"][0] == -info["rewards"][1]
         done = terminated or truncated
         assert e.observation_space.contains(obs)
         _ = rng
     outcome = e.game.outcome
     if outcome in ("P0", "P1"):
         assert total[outcome] == 1.0 and total["P1" if outcome == "P0" else "P0"] == 0.0
+        assert info["rewards"] == ((1.0, -1.0) if outcome == "P0" else (-1.0, 1.0))
     # An illegal action loses at once, and says so.
     obs, info = e.reset(seed=4)
     illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
@@ -63,7 +70,7 @@ def test_the_single_game_env_rewards_the_mover_and_ends_illegal_play() -> None:
 
 def test_the_vector_env_follows_gymnasium() -> None:
     n = 16
-    envs = VectorEnv(n, 37, threads=2, max_steps=60, seed=5)
+    envs = VectorEnv(n, 37, threads=2, max_steps=60, seed=5, opponent=None, observation="dict")
     assert isinstance(envs, gymnasium.vector.VectorEnv)
     assert envs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     assert envs.action_space.shape == (n,) and envs.single_action_space.n == 4441
@@ -102,6 +109,7 @@ def test_the_vector_env_follows_gymnasium() -> None:
     assert finished > 10
     # Gymnasium's own vector wrappers run on it.
     stats = gymnasium.wrappers.vector.RecordEpisodeStatistics(VectorEnv(4, 37, max_steps=30))
+    assert stats.observation_space.shape == (4, 412)
     stats.reset(seed=0)
     for _ in range(40):
         stats.step(stats.unwrapped.sample_actions())

@@ -73,7 +73,9 @@ class GymVectorFront(VecFront):
     name = "gymnasium VectorEnv"
 
     def __init__(self, board: int, blitz: bool, max_steps: int) -> None:
-        self.envs = VectorEnv(1, board, blitz, first_player="P0", max_steps=max_steps, seed=3)
+        self.envs = VectorEnv(
+            1, board, blitz, first_player="P0", max_steps=max_steps, seed=3, opponent=None
+        )
         _, self.infos = self.envs.reset(seed=3)
 
     def step(self, action: int) -> Result:
@@ -96,7 +98,7 @@ class GymFront:
     name = "gymnasium ZertzEnv"
 
     def __init__(self, board: int, blitz: bool, max_steps: int) -> None:
-        self.env = ZertzEnv(board, blitz, max_steps=max_steps, first_player="P0")
+        self.env = ZertzEnv(board, blitz, max_steps=max_steps, first_player="P0", opponent=None)
         _, self.info = self.env.reset(seed=3)
 
     def mask(self) -> npt.NDArray[np.bool_]:
@@ -108,8 +110,11 @@ class GymFront:
     def step(self, action: int) -> Result:
         mover = self.to_play()
         _, reward, terminated, truncated, self.info = self.env.step(action)
+        m = 0 if mover == "P0" else 1
+        both = self.info["rewards"]
+        assert float(reward) == both[m], "the reward is the mover's"
         return Result(
-            mover, float(reward), None, terminated, truncated, self.info["illegal_action"]
+            mover, float(reward), both[1 - m], terminated, truncated, self.info["illegal_action"]
         )
 
 

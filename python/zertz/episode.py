@@ -22,9 +22,53 @@ rules for a batch in Rust, and ``tests/test_rl_conformance.py`` holds every fron
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
 
 import zertz
+
+#: The observations of the Gymnasium front ends: ``"flat"``, one float32 vector ``[C*H*W + G]``
+#: (the planes, row-major, then the globals), which every library's default networks take and
+#: Stable-Baselines3's checker accepts; or ``"dict"``, ``{"planes": [C, H, W], "globals": [G]}``
+#: for a network of its own (a CNN over the planes).
+ObservationKind: TypeAlias = Literal["flat", "dict"]
+OBSERVATION_KINDS: tuple[ObservationKind, ...] = ("flat", "dict")
+
+#: An observation of either kind.
+Observation: TypeAlias = "npt.NDArray[np.float32] | dict[str, npt.NDArray[np.float32]]"
+
+
+def check_observation(kind: str) -> ObservationKind:
+    """``kind`` when it is an observation kind; ValueError otherwise."""
+    if kind not in OBSERVATION_KINDS:
+        raise ValueError(f"observation must be 'flat' or 'dict', not {kind!r}")
+    return kind
+
+
+def observation_size(board: int) -> int:
+    """The length of a flat observation of ``board`` rings: ``C*H*W + G``."""
+    (c, h, w), g = zertz.observation_shape(board)
+    return c * h * w + g
+
+
+def flatten(planes: npt.NDArray[np.float32], globals_: npt.NDArray[np.float32]) -> Any:
+    """Flat observations from planes ``[..., C, H, W]`` and globals ``[..., G]``: float32
+    ``[..., C*H*W + G]``."""
+    lead = planes.shape[:-3]
+    return np.concatenate([planes.reshape(*lead, -1), globals_], axis=-1)
+
+
+def observe(
+    game: zertz.Game, kind: ObservationKind, player: Literal["P0", "P1"] | None = None
+) -> Observation:
+    """The observation of ``game`` for ``player`` (None: the player to move), of ``kind``."""
+    planes, globals_ = game.encode(player)
+    if kind == "flat":
+        out: npt.NDArray[np.float32] = flatten(planes, globals_)
+        return out
+    return {"planes": planes, "globals": globals_}
 
 
 def check_options(render_mode: str | None, max_steps: int) -> None:

@@ -1,33 +1,52 @@
 """Gymnasium environments (the optional extra ``zertz[gymnasium]``): ZÈRTZ for the single-agent and
-vector APIs that RL libraries take.
+vector APIs that RL libraries take, registered as ``zertz/Zertz-v0`` (``gymnasium.make``, and
+``gymnasium.make_vec`` for the vector environment) once this module or ``zertz`` is imported.
 
-Both players act in turn, under the rules of an episode of every front end (``zertz.episode``:
-one single action of the player to move a step; terminated by the rules, truncated after
-``max_steps`` actions; an illegal action forfeits the game). Observations are those of the player
-to move: ``{"planes": float32 [C, H, W], "globals": float32 [G]}`` (``zertz.Game.encode``). The
-reward of a step is the one of the player who acted (+1 for the move that wins, -1 for one that
-loses or forfeits, 0 otherwise; a draw is 0), which is what one policy playing both sides learns
-from. The legal actions are in ``info["action_mask"]`` (int8, Gymnasium's mask type, for
-``action_space.sample(mask)``), ``info["to_play"]`` says who is to move, and
-``info["illegal_action"]`` whether the step's action forfeited the game.
+**Against an opponent** (the default, ``opponent="random"``): the learner plays one side and
+an opponent the other, its whole turn (a capture chain included) inside ``step``. The opponent
+is any of the engine's players by its spec (``random``, ``greedy``, ``mcts:N``,
+``alphabeta[:DEPTH]``; in :class:`ZertzEnv` also ``nn:MODEL[:SIMS]`` and ``nn:builtin`` where the
+engine is installed), a :class:`zertz.Player`-like object, or in :class:`ZertzEnv` a Python
+policy ``opponent(observation, mask) -> action`` (the learner's own policy makes self-play). The
+reward is the learner's: +1 when it wins, -1 when it loses (by the opponent's winning move too,
+or by forfeit), 0 for a draw and before the end. The learner is P0; ``first_player`` says who
+moves first (``"random"``: drawn per episode, so the learner plays both sides). This is the
+environment for single-agent algorithms (PPO, DQN, A2C: Stable-Baselines3, sb3-contrib's
+MaskablePPO, CleanRL).
 
-- :class:`ZertzEnv` is one game (``gymnasium.Env``); it passes ``gymnasium.utils.env_checker``.
-- :class:`VectorEnv` is a batch of games on the Rust vectorized environment
-  (``gymnasium.vector.VectorEnv``, autoreset in the same step): finished games restart at once,
-  and their last observations are in ``infos["final_obs"]`` (with ``infos["_final_obs"]``).
+**Two players** (``opponent=None``): both players act in turn and a step's reward is the mover's
+(+1 for the move that wins, -1 for one that forfeits), with both players' rewards in
+``info["rewards"]`` (``(P0's, P1's)``, zero-sum at the end) so that a learner playing both sides
+sees its losses. For algorithms that know whose turn it is (AlphaZero-style search with
+``zertz.MCTS``, or PPO with a return per player: ``examples/ppo_vector.py --opponent self``);
+a single-agent algorithm that sums the rewards of both sides' steps learns nothing here.
 
->>> from zertz.gymnasium import VectorEnv
->>> envs = VectorEnv(4, board=37, seed=1)
+Both follow the rules of an episode of every front end (``zertz.episode``: one single action a
+step; truncated after ``max_steps`` actions, the opponent's included; an illegal action of the
+learner forfeits the game). Observations are the mover's (the learner's, against an opponent):
+``observation="flat"`` (default) a float32 vector ``[C*H*W + G]``, which every library's default
+networks take and both Gymnasium's and Stable-Baselines3's checkers accept, or ``"dict"``:
+``{"planes": float32 [C, H, W], "globals": float32 [G]}``. The legal actions are in
+``action_masks()`` (bool, where sb3-contrib looks) and ``info["action_mask"]`` (int8,
+Gymnasium's mask type, for ``action_space.sample(mask)``); ``info["to_play"]`` says who is to
+move, ``info["illegal_action"]`` whether the step's action forfeited the game.
+
+>>> import gymnasium
+>>> env = gymnasium.make("zertz/Zertz-v0", board=37, opponent="greedy")
+>>> obs, info = env.reset(seed=1)
+>>> obs.shape, env.action_space
+((412,), Discrete(4441))
+>>> obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))
+>>> envs = VectorEnv(4, board=37, seed=1, opponent="random")
 >>> obs, infos = envs.reset(seed=1)
->>> obs["planes"].shape, envs.single_action_space
-((4, 8, 7, 7), Discrete(4441))
+>>> obs.shape, envs.action_masks().shape
+((4, 412), (4, 4441))
 >>> obs, rewards, terminations, truncations, infos = envs.step(envs.sample_actions())
->>> rewards.shape, infos["action_mask"].dtype
-((4,), dtype('int8'))
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal, SupportsFloat
 
 import gymnasium
@@ -38,14 +57,31 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
 import zertz
-from zertz.episode import Episode, check_options
+from zertz.agents import PlayerLike, Policy, player, policy_action
+from zertz.episode import (
+    Episode,
+    Observation,
+    ObservationKind,
+    check_observation,
+    check_options,
+    flatten,
+    observation_size,
+    observe,
+)
 
-Observation = dict[str, npt.NDArray[np.float32]]
+#: The id of the environments: ``gymnasium.make(ENV_ID)`` and ``gymnasium.make_vec(ENV_ID)``.
+ENV_ID = "zertz/Zertz-v0"
+
+#: What plays the other side: an engine player's spec, a player object, a Python policy, or
+#: nobody (two players).
+Opponent = str | PlayerLike | Policy | None
 
 
-def observation_space(board: int) -> spaces.Dict:
+def observation_space(board: int, observation: ObservationKind = "flat") -> spaces.Space[Any]:
     """The observation space of one game of ``board`` rings: every feature is in 0..1."""
     (c, h, w), g = zertz.observation_shape(board)
+    if check_observation(observation) == "flat":
+        return spaces.Box(0.0, 1.0, (observation_size(board),), np.float32)
     return spaces.Dict(
         {
             "planes": spaces.Box(0.0, 1.0, (c, h, w), np.float32),
@@ -54,76 +90,162 @@ def observation_space(board: int) -> spaces.Dict:
     )
 
 
-class ZertzEnv(gymnasium.Env[Observation, np.int64]):
-    """One game of ZÈRTZ: ``board`` rings (37, 40, 43, 44, 48 or 61), the blitz marble set or not,
-    truncated after ``max_steps`` single actions, on ``zertz.episode.Episode``. The first player is
-    ``first_player`` (``"P0"``, ``"P1"``, or ``"random"``: drawn from the reset's seed). An
-    illegal action forfeits: the episode ends with reward -1 and ``info["illegal_action"]`` (as
-    PettingZoo's classic games end one); an index outside the action space raises ValueError."""
+def check_first_player(first_player: str) -> None:
+    """Refuses a first player other than "P0", "P1" or "random" (ValueError)."""
+    if first_player not in ("P0", "P1", "random"):
+        raise ValueError(f"first_player must be 'P0', 'P1' or 'random', not {first_player!r}")
 
-    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 (Gymnasium's class attribute)
+
+class ZertzEnv(gymnasium.Env[Observation, np.int64]):
+    """One game of ZÈRTZ against ``opponent`` (see the module docs; None: two players), on
+    ``board`` rings (37, 40, 43, 44, 48 or 61) with the blitz marble set or not, truncated after
+    ``max_steps`` single actions. ``first_player`` is ``"P0"``, ``"P1"`` or ``"random"`` (drawn
+    from the reset's seed); against an opponent the learner is P0. An engine player named by its
+    spec is built again at each reset given a seed (so that its games are reproducible); a
+    network's loads once. An illegal action of the learner forfeits: the episode ends with
+    reward -1 and ``info["illegal_action"]``; an index outside the action space raises
+    ValueError, and so does an opponent's answer that is not legal. Passes the checkers of
+    Gymnasium and (with ``observation="flat"``) Stable-Baselines3."""
+
+    # (render_fps: a human's pace of reading boards, which Gymnasium's checker asks for.)
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 (Gymnasium's)
 
     def __init__(
         self,
         board: int = 37,
         blitz: bool = False,
         *,
+        opponent: Opponent = "random",
+        observation: ObservationKind = "flat",
         max_steps: int = zertz.DEFAULT_MAX_STEPS,
         first_player: str = "random",
         render_mode: str | None = None,
     ) -> None:
         check_options(render_mode, max_steps)
-        if first_player not in ("P0", "P1", "random"):
-            raise ValueError(f"first_player must be 'P0', 'P1' or 'random', not {first_player!r}")
+        check_first_player(first_player)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
+        self.observation = check_observation(observation)
         self.first_player = first_player
         self.render_mode = render_mode
         self.episode = Episode(board, blitz, max_steps=max_steps)
-        self.observation_space = observation_space(board)  # type: ignore[assignment]
+        self.observation_space = observation_space(board, observation)
         self.action_space = spaces.Discrete(zertz.action_space_size(board))
+        self._opponent: PlayerLike | Policy | None = None
+        self._spec: str | None = None
+        self.set_opponent(opponent)
+        # The registered spec with these settings, as gymnasium.make gives it (which sets its
+        # own after this): what recreates the environment, and what checkers read.
+        settings: dict[str, Any] = {
+            "board": board,
+            "blitz": blitz,
+            "observation": observation,
+            "max_steps": max_steps,
+            "first_player": first_player,
+        }
+        if opponent is None or isinstance(opponent, str):
+            settings["opponent"] = opponent
+        self.spec = dataclasses.replace(gymnasium.spec(ENV_ID), kwargs=settings)
 
     @property
     def game(self) -> zertz.Game:
         """The game of the episode."""
         return self.episode.game
 
-    def _observe(self, illegal: bool = False) -> tuple[Observation, dict[str, Any]]:
-        planes, globals_ = self.game.encode()
-        mask = self.game.legal_action_mask().astype(np.int8)
-        info = {"action_mask": mask, "to_play": self.game.to_play, "illegal_action": illegal}
-        return {"planes": planes, "globals": globals_}, info
+    @property
+    def opponent(self) -> PlayerLike | Policy | None:
+        """What plays P1 (None: two players)."""
+        return self._opponent
+
+    def set_opponent(self, opponent: Opponent, seed: int = 0) -> None:
+        """Plays the next actions of P1 with ``opponent`` (see the class docs): for self-play,
+        the learner's own policy once it exists (``env.set_opponent(policy)``)."""
+        if isinstance(opponent, str):
+            self._spec = opponent
+            self._opponent = player(opponent, self.board, self.blitz, seed=seed)
+        elif opponent is None or hasattr(opponent, "choose") or callable(opponent):
+            self._spec = None
+            self._opponent = opponent
+        else:
+            raise TypeError(
+                f"opponent must be a player spec, a player, a callable or None, not {opponent!r}"
+            )
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The legal actions of the player to move (bool ``[A]``; all False once the episode
+        is over): where sb3-contrib's ``MaskablePPO`` looks."""
+        if self.episode.is_over:
+            return np.zeros(self.game.action_space_size, dtype=bool)
+        return self.game.legal_action_mask()
+
+    def _observe(self, illegal: bool, **extra: Any) -> tuple[Observation, dict[str, Any]]:
+        info = {
+            "action_mask": self.action_masks().astype(np.int8),
+            "to_play": self.game.to_play,
+            "illegal_action": illegal,
+            **extra,
+        }
+        return observe(self.game, self.observation), info
+
+    def _opponent_action(self) -> int:
+        assert self._opponent is not None
+        return policy_action(self._opponent, self.game, self.observation, "the opponent")
+
+    def _opponent_turn(self) -> tuple[list[int], zertz.episode.Step | None]:
+        """Plays P1's actions until P0 is to move or the episode ends; the actions and the last
+        step."""
+        actions: list[int] = []
+        step = None
+        while self._opponent is not None and not self.episode.is_over:
+            if self.game.to_play != "P1":
+                break
+            action = self._opponent_action()
+            step = self.episode.step(action)
+            actions.append(action)
+        return actions, step
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
         super().reset(seed=seed)
+        if seed is not None and self._spec is not None and not self._spec.startswith("nn:"):
+            self._opponent = player(self._spec, self.board, self.blitz, seed=seed)
         first: Literal["P0", "P1"]
         if self.first_player == "random":
             first = "P0" if self.np_random.integers(2) == 0 else "P1"
         else:
             first = "P0" if self.first_player == "P0" else "P1"
         self.episode = Episode(self.board, self.blitz, first, self.max_steps)
-        return self._observe()
+        actions, _ = self._opponent_turn()
+        if self._opponent is None:
+            return self._observe(False)
+        return self._observe(False, opponent_actions=actions)
 
     def step(
         self, action: np.int64 | int
     ) -> tuple[Observation, SupportsFloat, bool, bool, dict[str, Any]]:
         step = self.episode.step(int(action))
-        obs, info = self._observe(step.illegal)
-        return obs, step.reward(step.mover), step.terminated, step.truncated, info
+        if self._opponent is None:
+            obs, info = self._observe(step.illegal, rewards=step.rewards)
+            return obs, step.reward(step.mover), step.terminated, step.truncated, info
+        actions, last = self._opponent_turn()
+        end = last or step
+        obs, info = self._observe(step.illegal, opponent_actions=actions)
+        return obs, end.reward("P0"), end.terminated, end.truncated, info
 
     def render(self) -> str | None:
         return repr(self.game) if self.render_mode == "ansi" else None
 
 
-class VectorEnv(gymnasium.vector.VectorEnv[Observation, npt.NDArray[np.int64], npt.NDArray[Any]]):
+class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArray[Any]]):
     """``num_envs`` games of ZÈRTZ stepped together on the Rust vectorized environment
     (``zertz.VecEnv``, whose keywords it takes: ``threads``, ``max_steps``, ``first_player``,
     ``opening_plies``, ``seed``), under the same rules (an illegal action forfeits its game alone:
-    ``infos["illegal_action"]``). A finished game restarts in the same step; its last observation
-    is in ``infos["final_obs"]`` (an object array, None for the games that go on) with
-    ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both players (float32
-    [N, 2]: P0's and P1's)."""
+    ``infos["illegal_action"]``), against ``opponent`` (the module docs; here an engine player
+    without a network, played in Rust: ``random``, ``greedy``, ``mcts:N``, ``uniform:N``,
+    ``alphabeta[:DEPTH]``; None: two players). A finished game restarts in the same step; its
+    last observation is in ``infos["final_obs"]`` (an object array, None for the games that go
+    on) with ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both players
+    (float32 [N, 2]: P0's and P1's); the rewards returned are the mover's (the learner's)."""
 
     metadata = {  # noqa: RUF012 (Gymnasium's class attribute)
         "autoreset_mode": AutoresetMode.SAME_STEP,
@@ -135,29 +257,45 @@ class VectorEnv(gymnasium.vector.VectorEnv[Observation, npt.NDArray[np.int64], n
         num_envs: int,
         board: int = 37,
         blitz: bool = False,
+        *,
+        opponent: str | None = "random",
+        observation: ObservationKind = "flat",
         **kwargs: Any,
     ) -> None:
-        self.env = zertz.VecEnv(num_envs, board, blitz, **kwargs)
+        if opponent is not None and not isinstance(opponent, str):
+            raise TypeError(
+                "the vector environment's opponent is an engine player's spec (played in Rust) "
+                f"or None, not {opponent!r}; a Python opponent plays in ZertzEnv"
+            )
+        self.env = zertz.VecEnv(num_envs, board, blitz, opponent=opponent, **kwargs)
         self.num_envs = num_envs
-        self.single_observation_space = observation_space(board)
+        self.observation = check_observation(observation)
+        self.single_observation_space = observation_space(board, observation)
         self.single_action_space = spaces.Discrete(self.env.action_space_size)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._to_play: npt.NDArray[Any] = np.zeros(num_envs, dtype=np.uint8)
         self._rows = np.arange(num_envs)
+        self._mask = np.zeros((num_envs, self.env.action_space_size), dtype=bool)
+
+    def _obs(self, obs: dict[str, npt.NDArray[np.float32]]) -> Any:
+        if self.observation == "flat":
+            return flatten(obs["planes"], obs["globals"])
+        return obs
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Observation, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         obs, infos = self.env.reset(seed)
         self._to_play = infos["to_play"]
-        return obs, infos
+        self._mask = infos["legal_mask"]
+        return self._obs(obs), infos
 
     def step(
         self, actions: npt.ArrayLike
     ) -> tuple[
-        Observation,
+        Any,
         npt.NDArray[np.float32],
         npt.NDArray[np.bool_],
         npt.NDArray[np.bool_],
@@ -171,13 +309,33 @@ class VectorEnv(gymnasium.vector.VectorEnv[Observation, npt.NDArray[np.int64], n
             indices, final = self.env.final_observations()
             final_obs = np.full(self.num_envs, None, dtype=object)
             for k, i in enumerate(indices):
-                final_obs[i] = {"planes": final["planes"][k], "globals": final["globals"][k]}
+                one = {"planes": final["planes"][k], "globals": final["globals"][k]}
+                final_obs[i] = self._obs(one)
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done
         self._to_play = infos["to_play"]
-        return obs, rewards, terminations, truncations, infos
+        self._mask = infos["legal_mask"]
+        return self._obs(obs), rewards, terminations, truncations, infos
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The legal actions of every game's player to move (bool ``[N, A]``)."""
+        return self._mask
 
     def sample_actions(self) -> npt.NDArray[np.int64]:
         """A uniform random legal action for every game (faster than ``action_space.sample``
         with masks: drawn in Rust)."""
         return self.env.sample_actions()
+
+
+def register() -> None:
+    """Registers :data:`ENV_ID` with Gymnasium (once; ``import zertz`` calls it where Gymnasium
+    is already imported, and importing this module does)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(
+            ENV_ID,
+            entry_point="zertz.gymnasium:ZertzEnv",
+            vector_entry_point="zertz.gymnasium:VectorEnv",
+        )
+
+
+register()
