@@ -81,11 +81,11 @@ lints="$(pwd)/target/lints.log"
     (
         echo "== stubtest zertz zertz_engine"
         "$py" -m mypy.stubtest zertz zertz_engine
-        echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests"
-        "$py" -m mypy --strict zertz tests engine/zertz_engine
-        echo "== ruff"
-        "$py" -m ruff check --quiet .
-        "$py" -m ruff format --check --quiet .
+        echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests examples"
+        "$py" -m mypy --strict zertz tests engine/zertz_engine ../examples
+        echo "== ruff (python/, examples/)"
+        "$py" -m ruff check --quiet . ../examples
+        "$py" -m ruff format --check --quiet . ../examples
     ) > "$lints" 2>&1 &
     linting=$!
     # Two processes, one per core: many tests wait on programs, clusters and browsers

@@ -103,7 +103,7 @@ def test_bad_opponents_are_refused() -> None:
     with pytest.raises(ValueError, match=r"the opponent answered action .* not legal"):
         env.reset(seed=0)
     with pytest.raises(ValueError, match="observation must be 'flat' or 'dict'"):
-        ZertzEnv(observation="image")  # type: ignore[arg-type]
+        ZertzEnv(observation="image")
     with pytest.raises(TypeError, match="a Python opponent plays in ZertzEnv"):
         VectorEnv(2, opponent=first_legal)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="network or a program"):

@@ -20,11 +20,15 @@ __all__ = [
     "MCTS",
     "SHARD_FORMAT_VERSION",
     "Game",
+    "Player",
     "VecEnv",
     "__version__",
     "action_space_size",
     "dataset",
+    "elo",
     "load_records",
+    "match_opening",
+    "match_player_seed",
     "match_settings",
     "mcts_settings",
     "observation_shape",
@@ -284,6 +288,7 @@ def elo(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
     """The Elo difference of these results with its 95% interval, as ``zertz match`` reports it:
     ``(elo, low, high)``."""
 
+@final
 class MCTS:
     """Batched PUCT search over single actions (AlphaZero), for a list of games at once.
 

@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 import zertz
-from zertz.episode import ObservationKind, check_observation, observe
+from zertz.episode import check_observation, observe
 
 #: A Python policy: ``policy(observation, mask) -> action index``.
 Policy: TypeAlias = Callable[[Any, npt.NDArray[np.bool_]], Any]
@@ -76,12 +76,10 @@ def player(
 
 
 #: What chooses actions: a Python policy, or a player (``choose(game)``).
-Agent: TypeAlias = "Policy | PlayerLike"
+Agent: TypeAlias = Policy | PlayerLike
 
 
-def policy_action(
-    agent: Agent, game: zertz.Game, observation: ObservationKind, who: str = "the policy"
-) -> int:
+def policy_action(agent: Agent, game: zertz.Game, observation: str, who: str = "the policy") -> int:
     """The legal action index that ``agent`` answers for ``game``'s player to move (a policy is
     given the observation of ``observation``'s kind and the mask, a player the game);
     ValueError for an answer that is not an integer or not legal (naming ``who``)."""
@@ -117,7 +115,7 @@ def evaluate(
     *,
     board: int = 37,
     blitz: bool = False,
-    observation: ObservationKind = "flat",
+    observation: str = "flat",
     opening_actions: int = 2,
     seed: int = 0,
     max_actions: int = zertz.DEFAULT_MAX_ACTIONS,
@@ -127,7 +125,8 @@ def evaluate(
     :func:`player`'s) against each of ``opponents`` (engine player specs) for ``games`` games
     each, as ``zertz match`` plays a match: games ``2k`` and ``2k + 1`` start from the same
     ``opening_actions`` random actions (paired openings) with the policy on each side in turn
-    (P0 in the even games), the opponents seeded as the match seeds its player B, and a game
+    (P0 in the even games), the opponents seeded as the match seeds its player B (a network's
+    player loads once, seeded as game 0's), and a game
     longer than ``max_actions`` single actions a draw. Returns one dict per opponent:
     ``{"opponent", "games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high"}``
     (the policy's Elo difference over the opponent with its 95% interval, computed by the
@@ -143,13 +142,21 @@ def evaluate(
     specs: Sequence[str] = [opponents] if isinstance(opponents, str) else list(opponents)
     results = []
     for spec in specs:
-        zertz.parse_player(spec)
+        # A network loads once for the match (its searches are seeded as game 0's player B);
+        # the other players are built for each game, seeded as the match seeds them.
+        network = (
+            player(spec, board, blitz, seed=zertz.match_player_seed(seed, 0, 1))
+            if (zertz.parse_player(spec)["model"] is not None)
+            else None
+        )
         wins = draws = losses = 0
         started = time.monotonic()
         # The count of each game on a terminal; the result line everywhere.
         live = progress and sys.stderr.isatty()
         for g in range(games):
-            opponent = player(spec, board, blitz, seed=zertz.match_player_seed(seed, g, 1))
+            opponent = network or player(
+                spec, board, blitz, seed=zertz.match_player_seed(seed, g, 1)
+            )
             game = zertz.match_opening(board, blitz, seed=seed, game=g, actions=opening_actions)
             policy_side = "P0" if g % 2 == 0 else "P1"
             actions = opening_actions  # the match's limit counts the opening's actions

@@ -33,15 +33,14 @@ import zertz
 #: (the planes, row-major, then the globals), which every library's default networks take and
 #: Stable-Baselines3's checker accepts; or ``"dict"``, ``{"planes": [C, H, W], "globals": [G]}``
 #: for a network of its own (a CNN over the planes).
-ObservationKind: TypeAlias = Literal["flat", "dict"]
-OBSERVATION_KINDS: tuple[ObservationKind, ...] = ("flat", "dict")
+OBSERVATION_KINDS = ("flat", "dict")
 
 #: An observation of either kind.
-Observation: TypeAlias = "npt.NDArray[np.float32] | dict[str, npt.NDArray[np.float32]]"
+Observation: TypeAlias = npt.NDArray[np.float32] | dict[str, npt.NDArray[np.float32]]
 
 
-def check_observation(kind: str) -> ObservationKind:
-    """``kind`` when it is an observation kind; ValueError otherwise."""
+def check_observation(kind: str) -> str:
+    """``kind`` when it is one of :data:`OBSERVATION_KINDS`; ValueError otherwise."""
     if kind not in OBSERVATION_KINDS:
         raise ValueError(f"observation must be 'flat' or 'dict', not {kind!r}")
     return kind
@@ -60,9 +59,7 @@ def flatten(planes: npt.NDArray[np.float32], globals_: npt.NDArray[np.float32]) 
     return np.concatenate([planes.reshape(*lead, -1), globals_], axis=-1)
 
 
-def observe(
-    game: zertz.Game, kind: ObservationKind, player: Literal["P0", "P1"] | None = None
-) -> Observation:
+def observe(game: zertz.Game, kind: str, player: Literal["P0", "P1"] | None = None) -> Observation:
     """The observation of ``game`` for ``player`` (None: the player to move), of ``kind``."""
     planes, globals_ = game.encode(player)
     if kind == "flat":

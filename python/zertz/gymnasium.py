@@ -61,7 +61,6 @@ from zertz.agents import PlayerLike, Policy, player, policy_action
 from zertz.episode import (
     Episode,
     Observation,
-    ObservationKind,
     check_observation,
     check_options,
     flatten,
@@ -77,7 +76,7 @@ ENV_ID = "zertz/Zertz-v0"
 Opponent = str | PlayerLike | Policy | None
 
 
-def observation_space(board: int, observation: ObservationKind = "flat") -> spaces.Space[Any]:
+def observation_space(board: int, observation: str = "flat") -> spaces.Space[Any]:
     """The observation space of one game of ``board`` rings: every feature is in 0..1."""
     (c, h, w), g = zertz.observation_shape(board)
     if check_observation(observation) == "flat":
@@ -116,7 +115,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         blitz: bool = False,
         *,
         opponent: Opponent = "random",
-        observation: ObservationKind = "flat",
+        observation: str = "flat",
         max_steps: int = zertz.DEFAULT_MAX_STEPS,
         first_player: str = "random",
         render_mode: str | None = None,
@@ -207,8 +206,9 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
         super().reset(seed=seed)
-        if seed is not None and self._spec is not None and not self._spec.startswith("nn:"):
-            self._opponent = player(self._spec, self.board, self.blitz, seed=seed)
+        spec = self._spec
+        if seed is not None and spec is not None and zertz.parse_player(spec)["model"] is None:
+            self._opponent = player(spec, self.board, self.blitz, seed=seed)
         first: Literal["P0", "P1"]
         if self.first_player == "random":
             first = "P0" if self.np_random.integers(2) == 0 else "P1"
@@ -259,7 +259,7 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         blitz: bool = False,
         *,
         opponent: str | None = "random",
-        observation: ObservationKind = "flat",
+        observation: str = "flat",
         **kwargs: Any,
     ) -> None:
         if opponent is not None and not isinstance(opponent, str):

@@ -3,7 +3,7 @@
 
 from collections.abc import Callable, Mapping
 from os import PathLike
-from typing import Any, Final
+from typing import Any, Final, final
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +14,7 @@ __all__ = [
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
     "PRECISIONS",
+    "Player",
     "__version__",
     "builtin_model",
     "check_device",
@@ -210,6 +211,7 @@ def match(
     during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt`` (programs are ended at once;
     the games finished are in ``out``)."""
 
+@final
 class Player:
     """One of the engine's players, networks' included (``nn:MODEL[:SIMS]``, ``nn:builtin``),
     asked for one single action at a time in games of ``board`` rings and the blitz marble set

@@ -1,0 +1,61 @@
+"""The examples of examples/ run as written, on a few thousand steps, and the documented self-play
+route learns: a short self-play run of examples/ppo_vector.py beats the random player."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+pytest.importorskip("torch")
+pytest.importorskip("gymnasium")
+
+
+def run(script: str, *args: str, timeout: float = 600) -> dict[str, Any]:
+    """Runs an example with ``--json``; its results line."""
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("{"))
+    result: dict[str, Any] = json.loads(line)
+    return result
+
+
+def scores(result: dict[str, Any]) -> dict[str, float]:
+    return {r["opponent"]: r["score"] for r in result["results"]}
+
+
+def test_maskable_ppo_runs() -> None:
+    pytest.importorskip("sb3_contrib")
+    result = run("maskable_ppo.py", "--steps", "2048", "--envs", "8", "--games", "4")
+    assert result["steps"] >= 2048
+    assert set(scores(result)) == {"random", "greedy"}
+    assert all(r["wins"] + r["draws"] + r["losses"] == 4 for r in result["results"])
+
+
+def test_ppo_against_an_opponent_runs() -> None:
+    result = run("ppo_vector.py", "--opponent", "greedy", "--steps", "4096", "--games", "4")
+    assert result["steps"] >= 4096 and set(scores(result)) == {"random", "greedy"}
+
+
+def test_self_play_beats_random() -> None:
+    # The documented self-play route (two-player environment, returns per player) learns: a
+    # short run scores clearly above even against random, over 400 games (a policy that learnt
+    # nothing stays at 50%, and the route of issue 45, which never showed the loser its -1,
+    # scored 47%). BENCHMARKS.md has the same run over three seeds: 62.5% to 64.5%.
+    result = run(
+        "ppo_vector.py",
+        *("--opponent", "self", "--steps", "40960", "--games", "400", "--against", "random"),
+    )
+    assert scores(result)["random"] >= 0.56, result["results"]
