@@ -330,17 +330,22 @@ impl PyVecEnv {
     /// returns `(observation, rewards, terminations, truncations, infos)`. An action that is not
     /// legal in its game forfeits it: the game ends (terminated), its mover gets -1 and the other
     /// +1, and `infos["illegal_action"]` is True there. An index outside the action space raises
-    /// ValueError naming the game, and then nothing is played.
+    /// ValueError naming the game, and then nothing is played. With `active` (bool [N]), only
+    /// the games where it is True are played; the others are observed as they stand (their
+    /// rewards 0), so that a caller can play some games' opponents itself.
+    #[pyo3(signature = (actions, active=None))]
     fn step<'py>(
         &mut self,
         py: Python<'py>,
         actions: &Bound<'py, PyAny>,
+        active: Option<numpy::PyReadonlyArray1<'py, bool>>,
     ) -> Result<StepResult<'py>, Error> {
         guard(|| {
             let indices = self.action_indices(py, actions)?;
+            let active: Option<Vec<bool>> = active.map(|a| a.as_array().to_vec());
             let arrays = Arrays::new(py, &self.env)?;
             let env = &mut self.env;
-            arrays.fill(py, |b| env.step(&indices, b))?;
+            arrays.fill(py, |b| env.step_some(&indices, active.as_deref(), b))?;
             Ok((
                 arrays.observation(py)?,
                 arrays.rewards.clone(),

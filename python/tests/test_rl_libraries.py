@@ -104,8 +104,8 @@ def test_bad_opponents_are_refused() -> None:
         env.reset(seed=0)
     with pytest.raises(ValueError, match="observation must be 'flat' or 'dict'"):
         ZertzEnv(observation="image")
-    with pytest.raises(TypeError, match="a Python opponent plays in ZertzEnv"):
-        VectorEnv(2, opponent=first_legal)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="a batched Python policy or None"):
+        VectorEnv(2, opponent=3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="network or a program"):
         VectorEnv(2, opponent="nn:builtin")
 
@@ -164,6 +164,35 @@ def test_the_vector_env_against_an_opponent() -> None:
     assert results.count(-1.0) > results.count(1.0) > 0 or results.count(-1.0) > 10
 
 
+def test_the_vector_env_against_a_batched_python_policy() -> None:
+    # The learner's own kind of policy on the other side: self-play at the batch's speed.
+    rng = np.random.default_rng(0)
+    given: list[int] = []
+
+    def batched(obs: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]) -> Any:
+        assert obs.shape == (len(masks), 412)
+        given.append(len(masks))
+        return [int(rng.choice(np.flatnonzero(m))) for m in masks]
+
+    n = 8
+    envs = VectorEnv(n, 37, blitz=True, opponent=batched, seed=4, threads=2)
+    _, infos = envs.reset(seed=4)
+    assert (infos["to_play"] == 0).all() and given, "the opponent begins some games"
+    results: list[float] = []
+    for _ in range(300):
+        _, rewards, terminations, truncations, infos = envs.step(envs.sample_actions())
+        assert (infos["to_play"] == 0).all()
+        np.testing.assert_array_equal(rewards, infos["rewards"][:, 0])
+        assert not (rewards[~(terminations | truncations)]).any()
+        for i in np.flatnonzero(terminations | truncations):
+            assert infos["final_obs"][i].shape == (412,)
+        results.extend(rewards[terminations].tolist())
+    assert 1.0 in results and -1.0 in results
+    bad = VectorEnv(2, 37, opponent=lambda obs, masks: [0] * len(masks), first_player="P1")
+    with pytest.raises(ValueError, match="one legal action index for each game"):
+        bad.reset(seed=0)
+
+
 def test_stable_baselines3_trains_on_both_environments() -> None:
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
@@ -175,6 +204,16 @@ def test_stable_baselines3_trains_on_both_environments() -> None:
         model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0)
         model.learn(256)
         assert model.num_timesteps >= 256
+
+    # Self-play on the vector environment, as docs/rl-libraries.md writes it: the learner's own
+    # policy, batched, is the opponent.
+    def opponent(observations: Any, masks: npt.NDArray[np.bool_]) -> Any:
+        return selfplay.predict(observations, action_masks=masks)[0]
+
+    vector = VecMonitor(VecEnv(8, 37, opponent=opponent, seed=2))
+    selfplay = MaskablePPO("MlpPolicy", vector, n_steps=64, batch_size=64, n_epochs=1, seed=0)
+    selfplay.learn(512)
+    assert selfplay.num_timesteps >= 512
     sb3_env = VecEnv(4, 37, opponent="greedy", seed=3)
     sb3_env.reset()
     masks = np.stack(sb3_env.env_method("action_masks"))

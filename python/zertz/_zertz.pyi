@@ -230,7 +230,7 @@ class VecEnv:
     ) -> tuple[dict[str, npt.NDArray[np.float32]], dict[str, npt.NDArray[np.generic]]]:
         """Starts new games everywhere; returns ``(observation, infos)``."""
     def step(
-        self, actions: npt.ArrayLike
+        self, actions: npt.ArrayLike, active: npt.NDArray[np.bool_] | None = None
     ) -> tuple[
         dict[str, npt.NDArray[np.float32]],
         npt.NDArray[np.float32],
@@ -241,7 +241,9 @@ class VecEnv:
         """Plays ``actions[i]`` in game ``i``; returns
         ``(observation, rewards, terminations, truncations, infos)``. An action that is not legal
         in its game forfeits it (``infos["illegal_action"]``); an index outside the action space
-        raises ValueError naming the game, and then nothing is played."""
+        raises ValueError naming the game, and then nothing is played. With ``active`` (bool
+        [N]), only the games where it is True are played; the others are observed as they
+        stand."""
     def sample_actions(self) -> npt.NDArray[np.int64]:
         """A uniform random legal action index for every game (int64 [N])."""
     def final_observations(

@@ -240,12 +240,16 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
     """``num_envs`` games of ZÈRTZ stepped together on the Rust vectorized environment
     (``zertz.VecEnv``, whose keywords it takes: ``threads``, ``max_steps``, ``first_player``,
     ``opening_plies``, ``seed``), under the same rules (an illegal action forfeits its game alone:
-    ``infos["illegal_action"]``), against ``opponent`` (the module docs; here an engine player
-    without a network, played in Rust: ``random``, ``greedy``, ``mcts:N``, ``uniform:N``,
-    ``alphabeta[:DEPTH]``; None: two players). A finished game restarts in the same step; its
-    last observation is in ``infos["final_obs"]`` (an object array, None for the games that go
-    on) with ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both players
-    (float32 [N, 2]: P0's and P1's); the rewards returned are the mover's (the learner's)."""
+    ``infos["illegal_action"]``), against ``opponent`` (the module docs): an engine player without
+    a network, played in Rust (``random``, ``greedy``, ``mcts:N``, ``uniform:N``,
+    ``alphabeta[:DEPTH]``), or a batched Python policy ``opponent(observations, masks) ->
+    actions`` (observations and bool masks of the games where it is to move, one action each:
+    the learner's own policy makes self-play at the vector environment's speed); None: two
+    players. A finished game restarts in the same step (with the opponent's first turn where it
+    begins); its last observation is in ``infos["final_obs"]`` (an object array, None for the
+    games that go on) with ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both
+    players (float32 [N, 2]: P0's and P1's); the rewards returned are the mover's (the
+    learner's)."""
 
     metadata = {  # noqa: RUF012 (Gymnasium's class attribute)
         "autoreset_mode": AutoresetMode.SAME_STEP,
@@ -258,16 +262,19 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         board: int = 37,
         blitz: bool = False,
         *,
-        opponent: str | None = "random",
+        opponent: str | Policy | None = "random",
         observation: str = "flat",
         **kwargs: Any,
     ) -> None:
-        if opponent is not None and not isinstance(opponent, str):
+        if opponent is not None and not isinstance(opponent, str) and not callable(opponent):
             raise TypeError(
-                "the vector environment's opponent is an engine player's spec (played in Rust) "
-                f"or None, not {opponent!r}; a Python opponent plays in ZertzEnv"
+                "the vector environment's opponent is an engine player's spec (played in "
+                f"Rust), a batched Python policy or None, not {opponent!r}"
             )
-        self.env = zertz.VecEnv(num_envs, board, blitz, opponent=opponent, **kwargs)
+        # A Python policy plays P1 here, between the Rust steps of the two-player batch.
+        self._policy = None if isinstance(opponent, str) else opponent
+        spec = opponent if isinstance(opponent, str) else None
+        self.env = zertz.VecEnv(num_envs, board, blitz, opponent=spec, **kwargs)
         self.num_envs = num_envs
         self.observation = check_observation(observation)
         self.single_observation_space = observation_space(board, observation)
@@ -283,11 +290,60 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
             return flatten(obs["planes"], obs["globals"])
         return obs
 
+    def _finals(self, done: npt.NDArray[np.bool_], into: npt.NDArray[Any]) -> None:
+        """Puts the last observation of each game that ended at the last Rust step in
+        ``into``."""
+        if done.any():
+            indices, final = self.env.final_observations()
+            for k, i in enumerate(indices):
+                one = {"planes": final["planes"][k], "globals": final["globals"][k]}
+                into[i] = self._obs(one)
+
+    def _opponent_turns(
+        self, step: tuple[Any, ...], results: tuple[Any, ...] | None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Plays the Python opponent (P1) in every game where it is to move, until P0 is to move
+        in all of them; the results of the games it ends go into ``results`` (both players'
+        rewards, terminations, truncations, final observations). The last observations and
+        infos."""
+        obs, infos = step[0], step[-1]
+        policy = self._policy
+        assert policy is not None
+        while True:
+            need = infos["to_play"] == 1
+            if not need.any():
+                return obs, infos
+            idx = np.flatnonzero(need)
+            view = self._obs(obs)
+            mine = view[idx] if self.observation == "flat" else {k: v[idx] for k, v in view.items()}
+            masks = infos["legal_mask"][idx]
+            answer = np.asarray(policy(mine, masks), dtype=np.int64).reshape(-1)
+            if answer.shape != idx.shape or not (
+                ((answer >= 0) & (answer < masks.shape[1])).all()
+                and masks[np.arange(len(idx)), answer].all()
+            ):
+                raise ValueError(
+                    f"the opponent answered {answer.tolist()[:8]} for {len(idx)} games: one legal "
+                    "action index for each game it is given"
+                )
+            actions = np.zeros(self.num_envs, dtype=np.int64)
+            actions[idx] = answer
+            obs, both, term, trunc, infos = self.env.step(actions, need)
+            ended = term | trunc
+            if results is not None and ended.any():
+                all_rewards, terminations, truncations, final_obs = results
+                all_rewards[ended] = both[ended]
+                terminations |= term
+                truncations |= trunc
+                self._finals(ended, final_obs)
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         obs, infos = self.env.reset(seed)
+        if self._policy is not None:
+            obs, infos = self._opponent_turns((obs, infos), None)
         self._to_play = infos["to_play"]
         self._mask = infos["legal_mask"]
         return self._obs(obs), infos
@@ -302,15 +358,17 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         dict[str, Any],
     ]:
         obs, both, terminations, truncations, infos = self.env.step(actions)
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        self._finals(terminations | truncations, final_obs)
+        if self._policy is not None:
+            illegal = infos["illegal_action"]
+            results = (both, terminations, truncations, final_obs)
+            obs, infos = self._opponent_turns((obs, infos), results)
+            infos["illegal_action"] = illegal
         rewards = both[self._rows, self._to_play]
         infos["rewards"] = both
         done = terminations | truncations
         if done.any():
-            indices, final = self.env.final_observations()
-            final_obs = np.full(self.num_envs, None, dtype=object)
-            for k, i in enumerate(indices):
-                one = {"planes": final["planes"][k], "globals": final["globals"][k]}
-                final_obs[i] = self._obs(one)
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done
         self._to_play = infos["to_play"]

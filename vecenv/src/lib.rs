@@ -605,24 +605,46 @@ impl VecEnv {
     /// observations. An action that is not legal in its game forfeits it ([`VecEnv::forfeits`]);
     /// an index past the action space is an error naming the game, and then no game is played.
     pub fn step(&mut self, actions: &[u32], out: &mut Buffers<'_>) -> Result<(), Error> {
+        self.step_some(actions, None, out)
+    }
+
+    /// [`VecEnv::step`] in the games where `active[i]` is true only (every game with `None`):
+    /// the others are not played, and their outputs are those of [`VecEnv::observe`] (their
+    /// actions are not read). A caller that plays some games' opponents itself steps those games
+    /// alone with it.
+    pub fn step_some(
+        &mut self,
+        actions: &[u32],
+        active: Option<&[bool]>,
+        out: &mut Buffers<'_>,
+    ) -> Result<(), Error> {
         let n = self.games.len();
         if actions.len() != n {
             return Err(Error::Length { name: "actions", expected: n, found: actions.len() });
         }
+        if let Some(a) = active.filter(|a| a.len() != n) {
+            return Err(Error::Length { name: "active", expected: n, found: a.len() });
+        }
         self.check(out)?;
         let space = self.space;
+        let plays = |i: usize| active.is_none_or(|a| a[i]);
         if let Some((env, &action)) =
-            actions.iter().enumerate().find(|(_, a)| **a as usize >= space.len())
+            actions.iter().enumerate().find(|&(i, a)| plays(i) && *a as usize >= space.len())
         {
             return Err(Error::OutOfRange { env, action, size: space.len() });
         }
         let (config, variant, learner) = (self.config.clone(), self.variant, self.learner);
         self.for_each_game(out, |i, g, mut opp, slot| {
-            let action = space.decode(actions[i] as usize).expect("checked above");
             slot.rewards.fill(0.0);
             *slot.terminated = false;
             *slot.truncated = false;
             g.final_position = None;
+            if !plays(i) {
+                g.forfeited = false;
+                observe(g, slot);
+                return Ok(());
+            }
+            let action = space.decode(actions[i] as usize).expect("checked above");
             g.forfeited = !g.position.is_legal_action(&action);
             let mut end = if g.forfeited {
                 let loser = g.position.turn().index();

@@ -127,3 +127,29 @@ fn a_failing_opponent_is_an_error() {
     let e = env.set_opponents(Vec::new(), Player::P1).unwrap_err();
     assert!(matches!(e, Error::Length { name: "opponents", .. }));
 }
+
+/// `step_some` plays the active games only; the others keep their positions and are observed.
+#[test]
+fn step_some_plays_the_active_games_only() {
+    let config = Config { num_envs: 4, threads: 2, seed: 3, ..Config::default() };
+    let mut env = VecEnv::new(config).unwrap();
+    let mut buf = env.buffers();
+    env.reset(None, &mut buf.view()).unwrap();
+    let before: Vec<u64> = (0..4).map(|i| env.game(i).unwrap().position().hash()).collect();
+    let mut actions = vec![0u32; 4];
+    env.sample_actions(&mut actions);
+    // An inactive game's action is not read: out of range there is no error.
+    actions[1] = u32::MAX;
+    let active = [true, false, true, false];
+    env.step_some(&actions, Some(&active), &mut buf.view()).unwrap();
+    for (i, &played) in active.iter().enumerate() {
+        let game = env.game(i).unwrap();
+        assert_eq!(game.position().hash() != before[i], played, "game {i}");
+        assert_eq!(game.steps(), u32::from(played));
+        assert_eq!(buf.to_play[i] as usize, game.position().turn().index());
+    }
+    let e = env.step_some(&actions, Some(&[true]), &mut buf.view()).unwrap_err();
+    assert!(matches!(e, Error::Length { name: "active", .. }));
+    let e = env.step_some(&actions, Some(&[true; 4]), &mut buf.view()).unwrap_err();
+    assert!(matches!(e, Error::OutOfRange { env: 1, .. }));
+}
