@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use zertz_env::{Board, MarbleSet, Variant};
+use zertz_search::split::MAX_SEARCH_THREADS;
 use zertz_selfplay::config::{ConfigError, MAX_THREADS, read_text};
 use zertz_selfplay::settings::{self, Layer, Seconds, Settings};
 
@@ -28,6 +29,12 @@ zertz_selfplay::settings! {
         /// keeps its two players' memory: 32 MiB for two alpha-beta players (a 16 MiB table
         /// each), a search tree for an MCTS or network player (up to 1 GiB on long searches).
         pub threads: usize = 0,
+        /// Threads of each network player's search (0: the cores shared among the games played
+        /// at once, so that one game at a time searches on every core; at most 256): each round
+        /// of a search collects at least 8 leaves a thread and evaluates them on the threads
+        /// side by side. The games of a fixed number of simulations depend on it: name it (1,
+        /// say) for games that do not depend on the machine's cores.
+        pub search_threads: usize = 0,
         /// Random single actions played before the players take over, the same for both games
         /// of a pair (A on each side once): varied games between deterministic players.
         pub opening_actions: u32 = 0,
@@ -59,6 +66,16 @@ impl Settings for MatchSettings {
                 format!("must be at most {MAX_THREADS} (0: one per core), not {}", self.threads),
             );
         }
+        if self.search_threads > MAX_SEARCH_THREADS {
+            return bad(
+                "search_threads",
+                format!(
+                    "must be at most {MAX_SEARCH_THREADS} (0: the cores shared among the games), \
+                     not {}",
+                    self.search_threads
+                ),
+            );
+        }
         if self.max_actions == 0 {
             return bad("max_actions", "must be at least 1".into());
         }
@@ -81,6 +98,17 @@ impl MatchSettings {
     pub fn variant(&self) -> Variant {
         let set = MarbleSet::of_blitz(self.blitz);
         Variant::new(self.board, set)
+    }
+
+    /// The threads of each network player's search: [`MatchSettings::search_threads`], or with
+    /// 0 the cores divided among the games played at once (at least 1).
+    pub fn search_threads(&self) -> usize {
+        if self.search_threads > 0 {
+            return self.search_threads.min(MAX_SEARCH_THREADS);
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = if self.threads == 0 { cores } else { self.threads };
+        (cores / workers.min(self.games).max(1)).clamp(1, MAX_SEARCH_THREADS)
     }
 
     /// [`MatchSettings::answer_time`] as a duration (the default if out of range: checked by

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use cpu_time::ThreadTime;
 use zertz_env::{Game, Outcome, Player, Position, SplitMix64, Variant};
 
 use crate::command::ProgramLimits;
@@ -192,13 +193,16 @@ fn play_game_until(
         let pos = *game.position();
         let mover: &mut dyn Bot = if pos.turn() == Player::P0 { &mut *p0 } else { &mut *p1 };
         let started = Instant::now();
+        let (cpu, elsewhere) = (ThreadTime::now(), mover.cpu_elsewhere());
         let a = mover.choose(&pos)?;
+        let cpu = cpu.elapsed() + mover.cpu_elsewhere().saturating_sub(elsewhere);
         // A decision cut short by the stop is not played: the game did not finish.
         if stop() {
             return Ok(None);
         }
         let e = &mut effort[pos.turn().index()];
         e.seconds += started.elapsed().as_secs_f64();
+        e.cpu_seconds += cpu.as_secs_f64();
         e.moves += u64::from(pos.chain().is_none());
         if game.play_action(&a).is_err() {
             let winner = Some(!pos.turn());

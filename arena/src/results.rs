@@ -15,6 +15,9 @@ pub struct Effort {
     pub moves: u64,
     /// Seconds spent choosing, all decisions of those turns together.
     pub seconds: f64,
+    /// CPU seconds spent choosing (user and system, every thread that worked for the player:
+    /// the one that asked, its search threads, a `cmd:` player's program).
+    pub cpu_seconds: f64,
     /// Positions (alpha-beta) or simulations (MCTS) searched; 0 for players that do not search
     /// here.
     pub work: u64,
@@ -28,6 +31,7 @@ impl Effort {
         Effort {
             moves: self.moves + other.moves,
             seconds: self.seconds + other.seconds,
+            cpu_seconds: self.cpu_seconds + other.cpu_seconds,
             work: self.work + other.work,
             unit: self.unit.or(other.unit),
         }
@@ -38,14 +42,24 @@ impl Effort {
         self.seconds / self.moves.max(1) as f64
     }
 
+    /// Mean CPU seconds per move.
+    pub fn cpu_seconds_per_move(&self) -> f64 {
+        self.cpu_seconds / self.moves.max(1) as f64
+    }
+
     /// Mean work per move.
     pub fn work_per_move(&self) -> f64 {
         self.work as f64 / self.moves.max(1) as f64
     }
 
-    /// `0.98 s and 31,200 nodes per move` (without the work for players that do not search).
+    /// `0.980 s (1.950 s of CPU) and 31200 nodes per move` (without the work for players that
+    /// do not search).
     pub fn describe(&self) -> String {
-        let time = format!("{:.3} s", self.seconds_per_move());
+        let time = format!(
+            "{:.3} s ({:.3} s of CPU)",
+            self.seconds_per_move(),
+            self.cpu_seconds_per_move()
+        );
         match self.unit {
             Some(unit) => {
                 format!("{time} and {:.0} {} per move", self.work_per_move(), unit.name())

@@ -85,6 +85,24 @@ mod broken_engines {
     }
 
     #[test]
+    fn a_programs_cpu_time_is_the_players() {
+        // It counts to 300,000 in the shell before each answer to genmove: CPU time in its own
+        // process, none in ours.
+        let mut p = script(
+            "while read -r line; do case \"$line\" in genmove) i=0; while [ $i -lt 300000 ]; do \
+             i=$((i+1)); done; printf '= Wa1,b1\\n\\n';; quit) exit 0;; name) printf '= fake\\n\\n';; \
+             *) printf '=\\n\\n';; esac; done",
+        )
+        .build(0, &Models::new())
+        .unwrap();
+        let before = p.cpu_elsewhere();
+        let a = p.choose(&start()).unwrap();
+        assert_eq!(start().action_to_string(&a), "Wa1,b1");
+        let spent = p.cpu_elsewhere() - before;
+        assert!(spent >= std::time::Duration::from_millis(50), "{spent:?}");
+    }
+
+    #[test]
     fn a_program_that_does_not_speak_the_protocol_does_not_start() {
         let e = build_error(&script("read x; echo hello"));
         let msg = e.to_string();

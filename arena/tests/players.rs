@@ -112,6 +112,114 @@ fn mcts_skips_search_when_forced_and_reuses_its_tree() {
 }
 
 #[test]
+fn search_threads_give_a_players_search_more_cores_and_count_their_time() {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use zertz_search::{RolloutEvaluator, SearchConfig};
+    let start = Position::new(Variant::default(), Player::P0);
+    let config = SearchConfig { leaves_per_round: 8, ..SearchConfig::default() };
+    let build = || MctsBot::new("mcts", Arc::new(RolloutEvaluator::default()), 400, 1);
+    let mut one = build().with_config(config.clone());
+    let mut two = build().with_config(config.clone());
+    two.set_search_threads(2);
+    let (a1, a2) = (one.choose(&start).unwrap(), two.choose(&start).unwrap());
+    // The same simulations, evaluated in parts: the same tree, the same choice.
+    assert_eq!(a1, a2);
+    assert_eq!(one.work(), two.work());
+    assert_eq!(one.cpu_elsewhere(), Duration::ZERO);
+    assert!(two.cpu_elsewhere() > Duration::ZERO, "the helper's playouts are counted");
+    // Back to one thread: the helpers' time so far stays counted.
+    let counted = two.cpu_elsewhere();
+    two.set_search_threads(1);
+    assert_eq!(two.cpu_elsewhere(), counted);
+
+    // Built from a spec: a network's player takes the models' search threads (a rollout
+    // evaluator stands in for the network).
+    let mut models = Models::new().with_search_threads(3);
+    models.insert("net.pt", Arc::new(RolloutEvaluator::default()));
+    assert_eq!(models.search_threads(), 3);
+    let mut nn = "nn:net.pt:64".parse::<PlayerSpec>().unwrap().build(0, &models).unwrap();
+    nn.choose(&start).unwrap();
+    assert!(nn.cpu_elsewhere() > Duration::ZERO);
+    let mut alone = "nn:net.pt:64".parse::<PlayerSpec>().unwrap();
+    let mut single = alone.build(0, &models.clone().with_search_threads(1)).unwrap();
+    single.choose(&start).unwrap();
+    assert_eq!(single.cpu_elsewhere(), Duration::ZERO);
+    alone = "nn:net.pt:64:time=0.05".parse().unwrap();
+    let mut timed = alone.build(0, &models).unwrap();
+    timed.choose(&start).unwrap();
+    assert!(timed.cpu_elsewhere() > Duration::ZERO, "through a player's own time");
+}
+
+#[test]
+fn a_match_counts_each_sides_cpu_seconds() {
+    let settings = MatchSettings { games: 2, threads: 1, ..MatchSettings::default() };
+    let config =
+        MatchConfig::with("mcts:300".parse().unwrap(), "random".parse().unwrap(), settings);
+    let r = zertz_arena::matches::run_match(&config, &|_| Ok(())).unwrap();
+    let (a, b) = (r.a_effort, r.b_effort);
+    assert!(a.cpu_seconds > 0.0 && a.moves > 0, "{a:?}");
+    // The searching side costs far more than the random one, and no more CPU than one thread
+    // had wall time (mcts:300 does not split its rounds: one leaf a round).
+    assert!(a.cpu_seconds > 10.0 * b.cpu_seconds, "{a:?} {b:?}");
+    assert!(a.cpu_seconds <= a.seconds * 1.2 + 0.01, "{a:?}");
+    assert!(a.describe().contains("s of CPU"), "{}", a.describe());
+}
+
+#[test]
+fn bench_player_measures_each_position_and_thread_count() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+    use zertz_arena::bench::{BenchError, bench_player, bench_positions};
+    let positions = bench_positions(Board::R37);
+    let names: Vec<_> = positions.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["opening", "middle", "endgame"]);
+    // Fixed: the same positions every time, each further into a game than the one before.
+    assert_eq!(positions, bench_positions(Board::R37));
+    let rings = |p: &Position| p.rings().count_ones();
+    assert!(rings(&positions[0].1) >= rings(&positions[1].1));
+    assert!(positions[1].1 != positions[2].1);
+    for (_, p) in &positions {
+        assert!(p.outcome().is_none() && p.count_legal_actions() > 1);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let spec: PlayerSpec = "mcts:100".parse().unwrap();
+    let rows = bench_player(
+        &spec,
+        &Models::new(),
+        Board::R37,
+        &[1, 2],
+        Duration::from_millis(30),
+        1,
+        &stop,
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        assert_eq!(r.unit, WorkUnit::Simulations);
+        assert!(r.work > 0 && r.per_second > 0.0 && r.per_cpu_second > 0.0, "{r:?}");
+        assert!((0.02..1.0).contains(&r.seconds), "a search of its move time: {r:?}");
+    }
+    assert_eq!(rows.iter().map(|r| r.search_threads).collect::<Vec<_>>(), [1, 1, 1, 2, 2, 2]);
+    let e = bench_player(
+        &"random".parse().unwrap(),
+        &Models::new(),
+        Board::R37,
+        &[1],
+        Duration::from_millis(10),
+        1,
+        &stop,
+    )
+    .unwrap_err();
+    assert!(matches!(e, BenchError::NoSearch(_)), "{e}");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let e = bench_player(&spec, &Models::new(), Board::R37, &[1], Duration::from_secs(5), 1, &stop)
+        .unwrap_err();
+    assert!(matches!(e, BenchError::Stopped), "{e}");
+}
+
+#[test]
 fn specs_parse_and_name_players() {
     for (spec, name) in [
         ("random", "random"),
@@ -291,12 +399,12 @@ fn match_games(
     // searches (simulations here) included.
     let mut result = result;
     for e in [&mut result.a_effort, &mut result.b_effort] {
-        assert!(e.seconds >= 0.0 && e.moves > 0, "{e:?}");
-        e.seconds = 0.0;
+        assert!(e.seconds >= 0.0 && e.cpu_seconds >= 0.0 && e.moves > 0, "{e:?}");
+        (e.seconds, e.cpu_seconds) = (0.0, 0.0);
     }
     for g in &mut games {
-        g.a_effort.seconds = 0.0;
-        g.b_effort.seconds = 0.0;
+        (g.a_effort.seconds, g.a_effort.cpu_seconds) = (0.0, 0.0);
+        (g.b_effort.seconds, g.b_effort.cpu_seconds) = (0.0, 0.0);
     }
     (result, games)
 }

@@ -34,6 +34,9 @@ pub enum BenchCommand {
         /// Threads running forward passes at once, each with its own batch.
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// libtorch threads inside each forward pass on the CPU (players and self-play use 1).
+        #[arg(long, default_value_t = 1)]
+        torch_threads: usize,
         /// Seconds per batch size (after a warm-up of 3 passes).
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
@@ -43,11 +46,93 @@ pub enum BenchCommand {
         #[command(flatten)]
         device: DeviceArgs,
     },
+    /// A player's search speed: simulations (or alpha-beta's positions) per second and per
+    /// CPU-second, on the opening, a middle game and an endgame of each board, with each number
+    /// of search threads (a fresh player each search, after one to warm up).
+    ///
+    /// Example: zertz bench player nn:builtin --board 37,61 --search-threads 1,2 --move-time 1.
+    /// scripts/bench-player.sh runs it quiet and with a busy process on every core.
+    Player {
+        /// The player: mcts:SIMS, uniform:SIMS, alphabeta, nn:MODEL (nn:builtin), ...
+        spec: String,
+        /// Boards (rings), comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "37,61")]
+        board: Vec<Board>,
+        /// Search threads, comma separated: each count is measured.
+        #[arg(long, value_delimiter = ',', default_value = "1")]
+        search_threads: Vec<usize>,
+        /// Seconds of each search (unless the spec has its own :time=).
+        #[arg(long, default_value_t = 1.0)]
+        move_time: f64,
+        /// Searches timed per position.
+        #[arg(long, default_value_t = 2)]
+        searches: u32,
+        /// One JSON line per row instead of the table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
 }
 
 pub fn run(command: BenchCommand) -> Result<ExitCode> {
     match command {
-        BenchCommand::Inference { model, board, batch, threads, seconds, json, device } => {
+        BenchCommand::Player { spec, board, search_threads, move_time, searches, json, device } => {
+            let move_time =
+                zertz_arena::players::check_move_time(move_time).map_err(anyhow::Error::msg)?;
+            let max = zertz_search::split::MAX_SEARCH_THREADS;
+            if let Some(t) = search_threads.iter().find(|&&t| t == 0 || t > max) {
+                bail!("search threads must be from 1 to {max}, not {t}");
+            }
+            if searches == 0 || searches > 1000 {
+                bail!("--searches must be from 1 to 1000, not {searches}");
+            }
+            let inference = device.inference()?;
+            if !json {
+                println!("{spec}, {move_time:?} a search, {searches} searches a position");
+                println!(
+                    "{:>5} {:>8} {:>7} {:>12} {:>14} {:>9} {:>9}",
+                    "board", "position", "threads", "work/s", "work/CPU-s", "CPU/wall", "unit"
+                );
+            }
+            let rows = zertz_jobs::bench_player(
+                &spec,
+                &board,
+                &search_threads,
+                move_time,
+                searches,
+                &inference,
+                &std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            )
+            .map_err(failed)?;
+            for row in rows {
+                if json {
+                    println!("{}", serde_json::to_string(&row)?);
+                } else {
+                    println!(
+                        "{:>5} {:>8} {:>7} {:>12.0} {:>14.0} {:>9.2} {:>9}",
+                        row.board,
+                        row.position,
+                        row.search_threads,
+                        row.per_second,
+                        row.per_cpu_second,
+                        row.cpu_seconds / row.seconds.max(1e-12),
+                        row.unit.name()
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Inference {
+            model,
+            board,
+            batch,
+            threads,
+            torch_threads,
+            seconds,
+            json,
+            device,
+        } => {
             if !(seconds > 0.0 && seconds <= MAX_SECONDS) {
                 bail!("--seconds must be above 0 and at most {MAX_SECONDS}, not {seconds}");
             }
@@ -58,15 +143,12 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
             if threads == 0 || threads > max_threads {
                 bail!("--threads must be from 1 to {max_threads}, not {threads}");
             }
-            let model = device.load(&model)?;
-            model.check_board(board)?;
-            if model.device() == zertz_model::Device::Cpu {
-                // One libtorch thread per forward pass when several run at once (as self-play
-                // does on the CPU), else every core in the one pass.
-                if threads > 1 {
-                    zertz_model::set_cpu_threads(1);
-                }
+            if torch_threads == 0 || torch_threads > max_threads {
+                bail!("--torch-threads must be from 1 to {max_threads}, not {torch_threads}");
             }
+            let mut model = device.load(&model)?;
+            model.check_board(board)?;
+            model.set_cpu_threads(torch_threads);
             if !json {
                 println!(
                     "{} on {} in {}{}, {board}, {threads} thread(s), {} libtorch thread(s)",
@@ -74,11 +156,17 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
                     device_name(model.device()),
                     model.precision(),
                     if model.cuda_graphs() { " with CUDA graphs" } else { "" },
-                    zertz_model::cpu_threads()
+                    if model.device() == zertz_model::Device::Cpu { torch_threads } else { 0 }
                 );
                 println!(
-                    "{:>6} {:>14} {:>10} {:>8} {:>8} {:>8}",
-                    "batch", "evaluations/s", "ms/batch", "copy in", "forward", "copy out"
+                    "{:>6} {:>14} {:>14} {:>10} {:>8} {:>8} {:>8}",
+                    "batch",
+                    "evaluations/s",
+                    "per CPU-second",
+                    "ms/batch",
+                    "copy in",
+                    "forward",
+                    "copy out"
                 );
             }
             for &b in &batch {
@@ -90,12 +178,14 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
                     line["precision"] = model.precision().name().into();
                     line["cuda_graphs"] = model.cuda_graphs().into();
                     line["board"] = board.rings().into();
+                    line["torch_threads"] = torch_threads.into();
                     println!("{line}");
                 } else {
                     println!(
-                        "{:>6} {:>14.0} {:>10.3} {:>7.1}% {:>7.1}% {:>7.1}%",
+                        "{:>6} {:>14.0} {:>14.0} {:>10.3} {:>7.1}% {:>7.1}% {:>7.1}%",
                         row.batch,
                         row.evaluations_per_second,
+                        row.evaluations_per_cpu_second,
                         row.ms_per_batch,
                         100.0 * row.copy_in,
                         100.0 * row.forward,

@@ -38,6 +38,30 @@ pub struct DeviceArgs {
     cuda_graphs: bool,
 }
 
+/// `--search-threads`: the threads of one game's search.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct SearchThreadsArgs {
+    /// Threads of each search of a network's player (default: every core): each round of the
+    /// search evaluates its leaves on that many threads side by side, one libtorch thread each.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u16)
+            .range(1..=zertz_search::split::MAX_SEARCH_THREADS as i64)
+    )]
+    search_threads: Option<u16>,
+}
+
+impl SearchThreadsArgs {
+    /// The threads named, else the cores.
+    pub fn get(self) -> usize {
+        self.search_threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            usize::from,
+        )
+    }
+}
+
 impl DeviceArgs {
     pub fn choice(&self) -> Result<zertz_model::DeviceChoice> {
         Ok(self.device.parse()?)

@@ -19,7 +19,7 @@ use zertz_model::Model;
 use zertz_model::inference::Inference;
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, MAX_TREE_BYTES};
 
-use crate::common::{DeviceArgs, default_player};
+use crate::common::{DeviceArgs, SearchThreadsArgs, default_player};
 
 /// The longest line read, in bytes; the rest of a longer line is read and dropped, and the line
 /// answered as an error.
@@ -38,6 +38,8 @@ pub struct EngineArgs {
     pub player: Option<String>,
     #[command(flatten)]
     pub device: DeviceArgs,
+    #[command(flatten)]
+    pub search: SearchThreadsArgs,
     /// Board of the first game, and of a network's player: 37, 40, 43, 44, 48 or 61 rings.
     #[arg(long, default_value_t = Board::R37)]
     pub board: Board,
@@ -79,10 +81,11 @@ fn load_models(
     spec: &PlayerSpec,
     variant: Variant,
     inference: &Inference,
+    search_threads: usize,
 ) -> Result<(Models, Vec<Arc<Model>>)> {
-    let (mut models, mut loaded) = (Models::new(), Vec::new());
+    let (mut models, mut loaded) = (Models::new().with_search_threads(search_threads), Vec::new());
     for (key, network) in
-        zertz_model::inference::load_networks(spec.network(), Some(variant), inference, 1)?
+        zertz_model::inference::load_networks(spec.network(), Some(variant), inference)?
     {
         loaded.push(network.model.clone());
         models.insert_key(key, network.evaluator);
@@ -100,8 +103,9 @@ fn variant_hook(
     spec: &PlayerSpec,
     variant: Variant,
     inference: Inference,
+    search_threads: usize,
 ) -> Result<(Models, VariantHook)> {
-    let (models, networks) = load_models(spec, variant, &inference)?;
+    let (models, networks) = load_models(spec, variant, &inference, search_threads)?;
     if named {
         let hook: VariantHook = Box::new(move |v: Variant| {
             for model in &networks {
@@ -123,8 +127,8 @@ fn variant_hook(
         let models = match loaded.get(&text) {
             Some(models) => models.clone(),
             None => {
-                let (models, _) =
-                    load_models(&spec, v, &inference).map_err(|e| format!("{e:#}"))?;
+                let (models, _) = load_models(&spec, v, &inference, search_threads)
+                    .map_err(|e| format!("{e:#}"))?;
                 loaded.insert(text.clone(), models.clone());
                 models
             }
@@ -194,13 +198,13 @@ fn read_input(ended: Arc<OnceLock<Instant>>) -> Receiver<Input> {
 /// Answers the protocol on standard input and output until `quit` or the end of the input
 /// (see [`EOF_GRACE`]); a search stops at once when nobody reads the answers any more.
 pub fn run(args: EngineArgs) -> Result<ExitCode> {
-    let EngineArgs { player, device, board, blitz, seed, tree_mib } = args;
+    let EngineArgs { player, device, search, board, blitz, seed, tree_mib } = args;
     let variant = Variant::new(board, MarbleSet::of_blitz(blitz));
     let named = player.is_some();
     let player = player.unwrap_or_else(|| default_player(board, blitz));
     let spec: PlayerSpec = player.parse().map_err(anyhow::Error::msg)?;
     let inference = device.inference()?;
-    let (models, hook) = variant_hook(named, &player, &spec, variant, inference)?;
+    let (models, hook) = variant_hook(named, &player, &spec, variant, inference, search.get())?;
     let stop = Arc::new(AtomicBool::new(false));
     let mut session = EngineSession::new(&spec, &models, seed, variant)
         .map_err(anyhow::Error::msg)?

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use zertz_env::{Board, MarbleSet, Player, Variant};
 
-use crate::common::{DeviceArgs, default_player, failed};
+use crate::common::{DeviceArgs, SearchThreadsArgs, default_player, failed};
 
 /// The arguments of `zertz play`.
 #[derive(Args, Debug)]
@@ -34,6 +34,8 @@ pub struct PlayArgs {
     pub simulations: u32,
     #[command(flatten)]
     pub device: DeviceArgs,
+    #[command(flatten)]
+    pub search: SearchThreadsArgs,
     /// Board size: 37, 40, 43, 44, 48 or 61 rings.
     #[arg(long, default_value_t = Board::R37)]
     pub board: Board,
@@ -50,17 +52,19 @@ pub struct PlayArgs {
 
 /// Plays a game against the engine on standard input and output.
 pub fn run(args: PlayArgs) -> Result<ExitCode> {
-    let PlayArgs { opponent, model, simulations, device, board, blitz, engine_first, seed } = args;
+    let PlayArgs { opponent, model, simulations, device, search, board, blitz, engine_first, seed } =
+        args;
     let opponent = match model {
         Some(m) => format!("nn:{}:{simulations}", m.display()),
         None => opponent.unwrap_or_else(|| default_player(board, blitz)),
     };
-    play(&opponent, &device, board, blitz, engine_first, seed)
+    play(&opponent, &device, search.get(), board, blitz, engine_first, seed)
 }
 
 fn play(
     opponent: &str,
     device: &DeviceArgs,
+    search_threads: usize,
     board: Board,
     blitz: bool,
     engine_first: bool,
@@ -70,10 +74,10 @@ fn play(
     use zertz_arena::players::PlayerSpec;
     let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
     let variant = Variant::new(board, MarbleSet::of_blitz(blitz));
-    let mut models = zertz_arena::Models::new();
+    let mut models = zertz_arena::Models::new().with_search_threads(search_threads);
     let inference = device.inference()?;
     for (key, network) in
-        zertz_model::inference::load_networks(spec.network(), Some(variant), &inference, 1)?
+        zertz_model::inference::load_networks(spec.network(), Some(variant), &inference)?
     {
         models.insert_key(key, network.evaluator);
     }

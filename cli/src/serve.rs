@@ -11,7 +11,7 @@ use zertz_env::MarbleSet;
 use zertz_search::mcts::MAX_TREE_BYTES;
 use zertz_serve::{Limits, NetworkPlays};
 
-use crate::common::DeviceArgs;
+use crate::common::{DeviceArgs, SearchThreadsArgs};
 
 /// The arguments of `zertz serve`.
 #[derive(Args, Debug)]
@@ -32,6 +32,8 @@ pub struct ServeArgs {
     pub players: Vec<String>,
     #[command(flatten)]
     pub device: DeviceArgs,
+    #[command(flatten)]
+    pub search: SearchThreadsArgs,
     /// Seed of the engines.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -56,7 +58,7 @@ pub struct ServeArgs {
 
 /// Loads the offered players' networks and serves until Ctrl-C.
 pub fn run(args: ServeArgs) -> Result<ExitCode> {
-    let ServeArgs { port, host, mut players, device, seed, searches, tree_mib } = args;
+    let ServeArgs { port, host, mut players, device, search, seed, searches, tree_mib } = args;
     if players.is_empty() {
         players.push(format!("nn:{}", zertz_model::BUILTIN));
     }
@@ -64,13 +66,13 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         .iter()
         .map(|p| p.parse::<PlayerSpec>().map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
-    let mut models = Models::new();
+    let mut models = Models::new().with_search_threads(search.get());
     let mut plays = BTreeMap::new();
     let networks = specs.iter().filter_map(PlayerSpec::network);
     // Loaded for any board: a game or an analysis of a board or marble set the network does not
     // list is refused by the server.
     for ((path, precision), network) in
-        zertz_model::inference::load_networks(networks, None, &device.inference()?, 1)?
+        zertz_model::inference::load_networks(networks, None, &device.inference()?)?
     {
         let meta = network.model.metadata();
         let marbles = MarbleSet::ALL.into_iter().filter(|&m| meta.plays_marbles(m)).collect();

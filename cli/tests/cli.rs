@@ -225,7 +225,10 @@ fn alphabeta_plays_a_match_at_its_depth() {
     // Without a time per move: no such line, but what each side did.
     assert!(!out.contains("time per move"), "{out}");
     assert!(out.lines().any(|l| l.starts_with("alphabeta:1: ") && l.ends_with(" nodes per move")));
-    assert!(out.lines().any(|l| l.starts_with("random: ") && l.ends_with(" s per move")), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("random: ") && l.ends_with(" s of CPU) per move")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -238,7 +241,7 @@ fn a_match_at_equal_time_per_move_reports_each_players_effort() {
     let effort = |name: &str, unit: &str| {
         out.lines().any(|l| {
             l.strip_prefix(name).is_some_and(|rest| {
-                rest.contains(" s and ") && rest.ends_with(&format!(" {unit} per move"))
+                rest.contains(" s of CPU) and ") && rest.ends_with(&format!(" {unit} per move"))
             })
         })
     };
@@ -256,6 +259,10 @@ fn a_match_at_equal_time_per_move_reports_each_players_effort() {
         assert!(moves > 0 && e["work"].as_u64().unwrap() > 0, "{v}");
         let per_move = e["seconds"].as_f64().unwrap() / moves as f64;
         assert!((0.005..=1.0).contains(&per_move), "{side}: {per_move} s per move: {v}");
+        // Alpha-beta and rollout MCTS search on the thread that asks: some CPU time, at most
+        // its wall time.
+        let cpu = e["cpu_seconds"].as_f64().unwrap() / moves as f64;
+        assert!(cpu > 0.0 && cpu <= 1.2 * per_move + 0.005, "{side}: {cpu}: {v}");
     }
     // Without --move-time, null; a player that does not search has no unit.
     let o = zertz(&["match", "--player", "greedy", "--player", "random", "--games", "2", "--json"]);

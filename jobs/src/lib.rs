@@ -7,8 +7,12 @@
 //! - [`play_match`]: a match between two player specs (`nn:MODEL` networks loaded once each),
 //!   its game records written, a [`MatchSummary`].
 //!
-//! Both honour a stop flag (Ctrl-C) and restore libtorch's CPU threads when they end, so that a
-//! training loop in the same process trains with its own.
+//! - [`bench_player`]: a player's speed per second and per CPU-second on fixed positions.
+//!
+//! Both honour a stop flag (Ctrl-C). None changes the caller's libtorch CPU threads: each
+//! forward pass on the CPU sets its own thread's for itself and sets them back
+//! ([`zertz_model::Model::set_cpu_threads`]), so a training loop in the same process trains with
+//! its own.
 //!
 //! ```
 //! use std::sync::atomic::AtomicBool;
@@ -23,12 +27,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use zertz_arena::PlayerSpec;
+use zertz_arena::bench::{BenchError, BenchPlayerRow};
 use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::{Effort, MatchConfig, MatchError, MatchGame, RecordWriter};
+use zertz_arena::{Models, PlayerSpec};
+use zertz_env::{Board, MarbleSet, Variant};
 use zertz_model::{Inference, ModelError, Network};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
@@ -59,6 +65,9 @@ pub enum JobError {
         /// Why.
         source: std::io::Error,
     },
+    /// A player could not be measured.
+    #[error(transparent)]
+    Bench(#[from] BenchError),
     /// The game records of a match could not be written.
     #[error("cannot write records to {}: {source}", path.display())]
     Records {
@@ -77,26 +86,10 @@ impl zertz_env::Classify for JobError {
             JobError::Config(e) => e.class(),
             JobError::SelfPlay(e) => e.class(),
             JobError::Match(e) => e.class(),
+            JobError::Bench(e) => e.class(),
             JobError::Output { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
             JobError::Records { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
         }
-    }
-}
-
-/// Keeps libtorch's CPU thread count as it was when made, and sets it back when dropped: jobs
-/// set it to 1 for their search threads (see [`Network::new`]).
-#[derive(Debug)]
-struct CpuThreads(usize);
-
-impl CpuThreads {
-    fn keep() -> CpuThreads {
-        CpuThreads(zertz_model::cpu_threads())
-    }
-}
-
-impl Drop for CpuThreads {
-    fn drop(&mut self) {
-        zertz_model::set_cpu_threads(self.0);
     }
 }
 
@@ -154,10 +147,9 @@ pub fn selfplay(
     progress: &Progress,
 ) -> Result<Summary, JobError> {
     config.validate()?;
-    let _threads = CpuThreads::keep();
     let network = match guide {
         Guide::Network { path, inference } => {
-            Some(Network::load(path, config.variant(), inference, config.threads)?)
+            Some(Network::load(path, config.variant(), inference)?)
         }
         _ => None,
     };
@@ -242,7 +234,9 @@ pub struct MatchSummary {
     pub out: Option<PathBuf>,
     /// The time per move of the match, in seconds, if it had one.
     pub move_time: Option<f64>,
-    /// What A did: moves, seconds choosing them, nodes or simulations searched.
+    /// Threads of each network player's search ([`MatchSettings::search_threads`]).
+    pub search_threads: usize,
+    /// What A did: moves, seconds and CPU seconds choosing them, nodes or simulations searched.
     pub a_effort: Effort,
     /// What B did.
     pub b_effort: Effort,
@@ -267,16 +261,14 @@ pub fn play_match(
     if let Some(path) = out {
         check_new_file(path).map_err(|source| JobError::Output { path: path.clone(), source })?;
     }
-    let _threads = CpuThreads::keep();
     let networks = [&config.a, &config.b].into_iter().filter_map(PlayerSpec::network);
-    for (key, network) in zertz_model::inference::load_networks(
-        networks,
-        Some(variant),
-        &job.inference,
-        job.settings.threads,
-    )? {
+    for (key, network) in
+        zertz_model::inference::load_networks(networks, Some(variant), &job.inference)?
+    {
         config.models.insert_key(key, network.evaluator);
     }
+    let search_threads = job.settings.search_threads();
+    config.models = std::mem::take(&mut config.models).with_search_threads(search_threads);
     let writer = match out {
         // Unbuffered: each record reaches the file with one write as its game ends.
         Some(path) => Some(RecordWriter::new(
@@ -328,9 +320,39 @@ pub fn play_match(
         seconds,
         out: out.clone(),
         move_time: job.settings.move_time().map(|t| t.as_secs_f64()),
+        search_threads,
         a_effort: result.a_effort,
         b_effort: result.b_effort,
     })
+}
+
+/// Measures the player of `spec` as [`zertz_arena::bench::bench_player`] does on each of
+/// `boards`, with each count of `threads` search threads, its network (if any) loaded once per
+/// board as `inference` says. Setting `stop` ends it ([`BenchError::Stopped`]).
+pub fn bench_player(
+    spec: &str,
+    boards: &[Board],
+    threads: &[usize],
+    move_time: Duration,
+    searches: u32,
+    inference: &Inference,
+    stop: &Arc<AtomicBool>,
+) -> Result<Vec<BenchPlayerRow>, JobError> {
+    let parsed: PlayerSpec = spec.parse().map_err(|e| JobError::Bench(BenchError::Spec(e)))?;
+    let mut rows = Vec::new();
+    for &board in boards {
+        let variant = Variant::new(board, MarbleSet::Standard);
+        let mut models = Models::new();
+        for (key, network) in
+            zertz_model::inference::load_networks(parsed.network(), Some(variant), inference)?
+        {
+            models.insert_key(key, network.evaluator);
+        }
+        rows.extend(zertz_arena::bench::bench_player(
+            &parsed, &models, board, threads, move_time, searches, stop,
+        )?);
+    }
+    Ok(rows)
 }
 
 /// Refuses a path for a new output file that exists (a FIFO or a device included: nothing is

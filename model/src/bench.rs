@@ -6,7 +6,10 @@
 //! The positions are real: taken from random games on the board, encoded once, with their legal
 //! masks; the answers are the legal actions' logits and checked, as in search.
 
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
+
+use cpu_time::ProcessTime;
 
 use serde::Serialize;
 use zertz_env::encode::{GLOBALS, Shape};
@@ -30,6 +33,11 @@ pub struct BenchRow {
     pub seconds: f64,
     /// Positions evaluated per second, all threads together.
     pub evaluations_per_second: f64,
+    /// CPU time of the process over the timed passes (user and system, every thread), in
+    /// seconds.
+    pub cpu_seconds: f64,
+    /// Positions evaluated per CPU-second: what a pass costs whatever else runs on the machine.
+    pub evaluations_per_cpu_second: f64,
     /// Mean wall time of one pass, in milliseconds.
     pub ms_per_batch: f64,
     /// Shares of the passes' time in the copy in, the network and the copy out (see
@@ -119,15 +127,20 @@ pub fn inference(
     model.check_board(board)?;
     let (batch, threads) = (batch.max(1), threads.max(1));
     let budget = Duration::from_secs_f64(seconds.max(0.0));
+    // Every thread warms up, then the process's CPU clock starts.
+    let warm = Barrier::new(threads + 1);
+    let mut cpu = None;
     let runs: Vec<Result<(u64, Phases, Duration), ModelError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
+                let warm = &warm;
                 scope.spawn(move || {
                     let positions = sample_positions(board, batch, 1 + t as u64);
                     let mut buffers = Buffers::new(&positions);
-                    for _ in 0..WARM_UP_BATCHES {
-                        buffers.run(model, board)?;
-                    }
+                    let warmed =
+                        (0..WARM_UP_BATCHES).try_for_each(|_| buffers.run(model, board).map(drop));
+                    warm.wait();
+                    warmed?;
                     let (mut count, mut sum) = (0u64, Phases::default());
                     let started = Instant::now();
                     while count == 0 || started.elapsed() < budget {
@@ -141,6 +154,8 @@ pub fn inference(
                 })
             })
             .collect();
+        warm.wait();
+        cpu = Some(ProcessTime::now());
         handles.into_iter().map(|h| h.join().expect("a benchmark thread panicked")).collect()
     });
     let (mut batches, mut sum, mut wall) = (0u64, Phases::default(), Duration::ZERO);
@@ -152,6 +167,7 @@ pub fn inference(
         sum.forward += phases.forward;
         sum.copy_out += phases.copy_out;
     }
+    let cpu = cpu.map_or(0.0, |c| c.elapsed().as_secs_f64());
     let busy = (sum.copy_in + sum.forward + sum.copy_out).as_secs_f64().max(1e-12);
     let wall = wall.as_secs_f64().max(1e-12);
     Ok(BenchRow {
@@ -160,6 +176,8 @@ pub fn inference(
         batches,
         seconds: wall,
         evaluations_per_second: (batches as f64 * batch as f64) / wall,
+        cpu_seconds: cpu,
+        evaluations_per_cpu_second: (batches as f64 * batch as f64) / cpu.max(1e-12),
         ms_per_batch: 1000.0 * busy / batches as f64,
         copy_in: sum.copy_in.as_secs_f64() / busy,
         forward: sum.forward.as_secs_f64() / busy,

@@ -95,16 +95,6 @@ impl DeviceChoice {
     }
 }
 
-/// Sets the number of threads libtorch uses inside one operation on the CPU.
-pub fn set_cpu_threads(n: usize) {
-    tch::set_num_threads(n.max(1) as i32);
-}
-
-/// The number of threads libtorch uses inside one operation on the CPU.
-pub fn cpu_threads() -> usize {
-    tch::get_num_threads().max(1) as usize
-}
-
 /// Whether a CUDA device is available to libtorch.
 pub fn cuda_available() -> bool {
     tch::Cuda::is_available()

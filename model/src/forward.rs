@@ -2,6 +2,7 @@
 //! the network run (directly or through CUDA graphs), and the answers brought back, widened
 //! and checked.
 
+use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -14,6 +15,23 @@ use crate::model::Backend;
 use crate::stats::{RunningGuard, Staging};
 use crate::tensors::{first_line, kind_of, legal_positions, pair, scatter_widen, widen};
 use crate::{Answers, Model, ModelError, Phases, graphs};
+
+thread_local! {
+    /// The libtorch threads this thread last set for its forward passes (0: none yet).
+    static INTRA_OP_THREADS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Gives the calling thread `threads` libtorch threads for its forward passes on the CPU, once
+/// per thread and count: libtorch keeps the count per thread (OpenMP's and MKL's), and setting
+/// it rebuilds a thread pool of its own, which costs more than a small pass.
+fn intra_op_threads(threads: usize) {
+    INTRA_OP_THREADS.with(|set| {
+        if set.get() != threads {
+            tch::set_num_threads(threads.clamp(1, i32::MAX as usize) as i32);
+            set.set(threads);
+        }
+    });
+}
 
 impl Model {
     #[allow(clippy::too_many_arguments)]
@@ -45,6 +63,9 @@ impl Model {
         }
         let started = Instant::now();
         let _running = RunningGuard::start(&self.running);
+        if self.device == Device::Cpu {
+            intra_op_threads(self.cpu_threads);
+        }
         // (Only the calling thread's stream: a device-wide synchronisation would break the
         // capture of a CUDA graph that another inference thread may be recording.)
         let wait = || match (sync, self.device) {

@@ -2,8 +2,8 @@
 //! `zertz` program and the Python module so that both run networks the same way.
 //!
 //! On the CPU each search thread runs the network itself on its own batch, with one libtorch
-//! thread (BENCHMARKS.md: OpenMP threads spinning against the search threads cost far more than
-//! they give). On a GPU, and on the CPU with [`Inference::shared`], inference threads in front of
+//! thread ([`Model::set_cpu_threads`]; BENCHMARKS.md: OpenMP threads spinning against the search
+//! threads, or against another process, cost far more than they give). On a GPU, and on the CPU with [`Inference::shared`], inference threads in front of
 //! the network merge the requests of every search thread into large batches
 //! ([`zertz_search::batching::BatchingEvaluator`]); several of them let one batch be merged and copied while the device
 //! runs another.
@@ -105,26 +105,20 @@ impl std::fmt::Debug for Network {
 
 impl Network {
     /// Loads the model at `path` on `inference.device` in `inference.precision`, checks that it
-    /// plays `variant` (its board and marble set), and puts it in front of `searchers` search
-    /// threads (0: one per core).
+    /// plays `variant` (its board and marble set), and puts it in front of the search threads.
     pub fn load(
         path: &Path,
         variant: Variant,
         inference: &Inference,
-        searchers: usize,
     ) -> Result<Network, ModelError> {
-        let network = Network::load_any_board(path, inference, searchers)?;
+        let network = Network::load_any_board(path, inference)?;
         network.model.check_variant(variant)?;
         Ok(network)
     }
 
     /// [`Network::load`] without the variant check, for callers that play whichever boards and
     /// marble sets the model's metadata lists ([`Model::check_variant`] checks one).
-    pub fn load_any_board(
-        path: &Path,
-        inference: &Inference,
-        searchers: usize,
-    ) -> Result<Network, ModelError> {
+    pub fn load_any_board(path: &Path, inference: &Inference) -> Result<Network, ModelError> {
         inference.validate()?;
         // A package says itself where it runs when the device is `auto`.
         let devices = match inference.device {
@@ -133,7 +127,7 @@ impl Network {
         };
         if devices.len() <= 1 {
             let model = inference.load(path)?;
-            return Ok(Network::new(Arc::new(model), inference, searchers));
+            return Ok(Network::new(Arc::new(model), inference));
         }
         let mut copies = Vec::with_capacity(devices.len());
         for device in devices {
@@ -156,19 +150,12 @@ impl Network {
         }
     }
 
-    /// `model` in front of `searchers` search threads (0: one per core). On the CPU without
-    /// sharing, libtorch gets one thread per operation when there are several searchers (see
-    /// [`crate::set_cpu_threads`]; callers that train in the same process restore theirs).
-    pub fn new(model: Arc<Model>, inference: &Inference, searchers: usize) -> Network {
+    /// `model` in front of the search threads: on the CPU without sharing, each runs it itself
+    /// (on [`Model::cpu_threads`] libtorch threads, one unless set).
+    pub fn new(model: Arc<Model>, inference: &Inference) -> Network {
         let per_worker = model.device() == Device::Cpu && !inference.shared;
-        let evaluator: Arc<dyn Evaluator> = if per_worker {
-            if searchers != 1 {
-                crate::set_cpu_threads(1);
-            }
-            model.clone()
-        } else {
-            batched(&model, inference)
-        };
+        let evaluator: Arc<dyn Evaluator> =
+            if per_worker { model.clone() } else { batched(&model, inference) };
         Network { copies: vec![model.clone()], model, evaluator, per_worker }
     }
 
@@ -216,7 +203,6 @@ pub fn load_networks<'a>(
     models: impl IntoIterator<Item = (&'a str, Option<Precision>)>,
     variant: Option<Variant>,
     inference: &Inference,
-    searchers: usize,
 ) -> Result<Vec<(NetworkKey, Network)>, ModelError> {
     let mut out: Vec<(NetworkKey, Network)> = Vec::new();
     for (path, precision) in models {
@@ -224,8 +210,8 @@ pub fn load_networks<'a>(
             let own =
                 Inference { precision: precision.unwrap_or(inference.precision), ..*inference };
             let network = match variant {
-                Some(variant) => Network::load(Path::new(path), variant, &own, searchers)?,
-                None => Network::load_any_board(Path::new(path), &own, searchers)?,
+                Some(variant) => Network::load(Path::new(path), variant, &own)?,
+                None => Network::load_any_board(Path::new(path), &own)?,
             };
             out.push(((path.to_string(), precision), network));
         }

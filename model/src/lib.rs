@@ -41,7 +41,7 @@ pub use zertz_search::Precision;
 
 pub use aoti::AOTI_MODEL_PREFIX;
 pub use bench::BenchRow;
-pub use device::{DeviceChoice, MAX_CUDA_DEVICES, cpu_threads, cuda_available, set_cpu_threads};
+pub use device::{DeviceChoice, MAX_CUDA_DEVICES, cuda_available};
 pub use error::ModelError;
 pub use inference::{Inference, Network};
 pub use metadata::{

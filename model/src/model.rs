@@ -47,6 +47,8 @@ pub struct Model {
     pub(crate) positions: AtomicU64,
     pub(crate) busy_nanos: AtomicU64,
     pub(crate) running: Mutex<Running>,
+    /// libtorch threads of one forward pass on the CPU ([`Model::set_cpu_threads`]).
+    pub(crate) cpu_threads: usize,
 }
 
 impl fmt::Debug for Model {
@@ -215,6 +217,7 @@ impl Model {
                 since: Instant::now(),
                 covered: Duration::ZERO,
             }),
+            cpu_threads: 1,
         }
     }
 
@@ -252,6 +255,22 @@ impl Model {
             Err(ModelError::NonFinite { what, .. }) => Err(unsupported(format!("it gives {what}"))),
             Err(e) => Err(e),
         }
+    }
+
+    /// Sets the libtorch threads of each forward pass on the CPU: 1 unless set (BENCHMARKS.md,
+    /// issue 46: a second thread gains little on a small network, and its OpenMP team spinning
+    /// at every operation's barrier makes a pass a hundred times slower when another process
+    /// wants the core). Search threads ([`zertz_search::split`]) are how one game uses several
+    /// cores. libtorch keeps the count per thread: the thread that runs a pass is given it (once:
+    /// setting it rebuilds a pool of libtorch's, which costs more than a small pass), so a Python
+    /// process's own threads (its main thread, which torch set up when imported) keep theirs.
+    pub fn set_cpu_threads(&mut self, threads: usize) {
+        self.cpu_threads = threads.max(1);
+    }
+
+    /// The libtorch threads of each forward pass on the CPU ([`Model::set_cpu_threads`]).
+    pub fn cpu_threads(&self) -> usize {
+        self.cpu_threads
     }
 
     /// Counters back to zero.

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import zertz
+import zertz_engine
 from zertz.exported import export
 from zertz.nn import NetConfig, ZertzNet
 
@@ -227,6 +228,57 @@ def test_torch_threads_are_left_as_they_were(model: Path, tmp_path: Path) -> Non
         torch.set_num_threads(before)
 
 
+def test_a_players_search_threads_leave_torchs_threads_as_they_were() -> None:
+    """A network's player on several search threads searches as deterministically as on one (its
+    batches are cut into parts, not changed), and neither changes torch's own thread count on the
+    thread that asked (each forward pass sets its own thread's)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        game = zertz.Game(37)
+        one = zertz_engine.Player("nn:builtin:64", search_threads=1, device="cpu")
+        two = [zertz_engine.Player("nn:builtin:64", search_threads=2, device="cpu") for _ in "ab"]
+        assert game.legal_action_mask()[one.choose(game)]
+        assert two[0].choose(game) == two[1].choose(game)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    for bad in (0, -1, 10_000):
+        with pytest.raises(ValueError, match="search_threads must be from 1 to 256"):
+            zertz_engine.Player("nn:builtin", search_threads=bad)
+
+
+def test_a_match_reports_each_sides_cpu_seconds_and_search_threads() -> None:
+    r = zertz.match("nn:builtin:32", "random", games=2, threads=1, device="cpu", search_threads=2)
+    assert r["search_threads"] == 2
+    a, b = r["a_effort"], r["b_effort"]
+    assert set(a) == {"moves", "seconds", "cpu_seconds", "work", "unit"}
+    assert a["cpu_seconds"] > 0 and a["cpu_seconds"] > b["cpu_seconds"], (a, b)
+    # One game at a time: by default a network's search takes every core.
+    r = zertz.match("nn:builtin:8", "random", games=1, threads=1, device="cpu")
+    assert r["search_threads"] == len(os.sched_getaffinity(0))
+    with pytest.raises(ValueError, match="search_threads: must be at most 256"):
+        zertz.match("nn:builtin:8", "random", games=1, search_threads=257)
+
+
+def test_bench_player_measures_each_position() -> None:
+    rows = zertz_engine.bench_player(
+        "nn:builtin", boards=[37], search_threads=[1, 2], move_time=0.05, searches=1, device="cpu"
+    )
+    assert [(r["position"], r["search_threads"]) for r in rows] == [
+        (p, t) for t in (1, 2) for p in ("opening", "middle", "endgame")
+    ]
+    for r in rows:
+        assert r["unit"] == "simulations" and r["work"] > 0, r
+        assert r["per_cpu_second"] > 0 and r["cpu_seconds"] > 0, r
+    with pytest.raises(ValueError, match="does not search here"):
+        zertz_engine.bench_player("random", move_time=0.01, searches=1)
+    with pytest.raises(ValueError, match="search_threads must be from 1"):
+        zertz_engine.bench_player("mcts:10", search_threads=[0])
+    with pytest.raises(ValueError, match="searches must be from 1 to 1000"):
+        zertz_engine.bench_player("mcts:10", searches=0)
+
+
 def test_ctrl_c_stops_a_match() -> None:
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     started = time.monotonic()
@@ -327,7 +379,7 @@ def test_a_match_without_a_time_per_move() -> None:
     assert (r["a"], r["games"], r["move_time"]) == ("alphabeta:1", 2, None)
     assert r["wins"] + r["draws"] + r["losses"] == 2
     a, b = r["a_effort"], r["b_effort"]
-    assert set(a) == set(b) == {"moves", "seconds", "work", "unit"}
+    assert set(a) == set(b) == {"moves", "seconds", "cpu_seconds", "work", "unit"}
     assert a["unit"] == "nodes" and a["work"] > 0 and a["moves"] > 0
     assert b["unit"] is None and b["work"] == 0 and b["moves"] > 0
 

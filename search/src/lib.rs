@@ -9,6 +9,7 @@
 //! - [`config`]: every search setting, named presets, and the `[search]` table of configs.
 //! - [`batching`]: inference threads that merge the requests of many search threads into large
 //!   batches (a network on a GPU wants them).
+//! - [`split`]: one search on several cores: each batch cut into parts evaluated at once.
 //!
 //! The crates above it: `zertz-model` (networks as evaluators), `zertz-selfplay` (the self-play
 //! driver, shards, game records), `zertz-arena` (players, matches, Elo).
@@ -28,6 +29,7 @@ pub mod batching;
 pub mod config;
 pub mod evaluator;
 pub mod mcts;
+pub mod split;
 
 pub use config::{Preset, SearchConfig, SearchSettings, SettingError};
 pub use evaluator::{

@@ -10,6 +10,7 @@ use zertz_env::{Action, Position, SplitMix64};
 
 use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search_interruptible};
+use zertz_search::split::{MAX_SEARCH_THREADS, Split};
 use zertz_search::{Preset, SearchConfig};
 
 use super::{
@@ -27,7 +28,14 @@ use super::{
 /// whose simulations would pass it gets fewer.
 pub struct MctsBot {
     name: String,
+    /// What the searches call: `base`, or `base` split over search threads.
     evaluator: Arc<dyn Evaluator>,
+    /// The evaluator it was built with.
+    base: Arc<dyn Evaluator>,
+    /// `evaluator` when it splits batches over search threads ([`Bot::set_search_threads`]).
+    split: Option<Arc<Split>>,
+    /// CPU time of the search threads of the splits it no longer uses.
+    cpu_before: Duration,
     simulations: u32,
     config: SearchConfig,
     tree: Option<Tree>,
@@ -48,7 +56,14 @@ pub struct MctsBot {
     rate: Option<f64>,
     /// Ends a search under way when set ([`Bot::set_stop`]).
     stop: Option<Arc<AtomicBool>>,
+    /// Threads of each search ([`Bot::set_search_threads`]).
+    search_threads: usize,
 }
+
+/// The fewest leaves a search round collects per search thread (when the search settings ask
+/// for fewer): each thread's part of a round is then a batch of this many positions, which a
+/// network on the CPU evaluates for little more than one (BENCHMARKS.md, issue 46).
+pub const LEAVES_PER_SEARCH_THREAD: u32 = 8;
 
 impl fmt::Debug for MctsBot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -71,7 +86,10 @@ impl MctsBot {
         let simulations = simulations.max(1);
         MctsBot {
             name: name.into(),
-            evaluator,
+            evaluator: evaluator.clone(),
+            base: evaluator,
+            split: None,
+            cpu_before: Duration::ZERO,
             simulations,
             config: SearchConfig::default(),
             tree: None,
@@ -86,6 +104,7 @@ impl MctsBot {
             tactics: false,
             rate: None,
             stop: None,
+            search_threads: 1,
         }
     }
 
@@ -202,10 +221,19 @@ impl Bot for MctsBot {
                     Some(t) => (MAX_SIMULATIONS, Some(started + t)),
                     None => (self.simulations, None),
                 };
+                let wider;
+                let config = if self.search_threads > 1 {
+                    let least = LEAVES_PER_SEARCH_THREAD * self.search_threads as u32;
+                    let leaves = self.config.leaves_per_round.max(least);
+                    wider = SearchConfig { leaves_per_round: leaves, ..self.config.clone() };
+                    &wider
+                } else {
+                    &self.config
+                };
                 let searched = search_interruptible(
                     std::slice::from_mut(tree),
                     &[simulations],
-                    &self.config,
+                    config,
                     self.evaluator.as_ref(),
                     &mut self.scratch,
                     &mut || {
@@ -296,5 +324,30 @@ impl Bot for MctsBot {
 
     fn set_stop(&mut self, stop: Arc<AtomicBool>) {
         self.stop = Some(stop);
+    }
+
+    /// With more than one thread, each round's leaves are evaluated on `threads` threads at
+    /// once ([`Split`]), and a round collects at least [`LEAVES_PER_SEARCH_THREAD`] leaves per
+    /// thread.
+    fn set_search_threads(&mut self, threads: usize) {
+        let threads = threads.clamp(1, MAX_SEARCH_THREADS);
+        if self.split.as_ref().map_or(1, |s| s.threads()) == threads {
+            return;
+        }
+        if let Some(old) = self.split.take() {
+            self.cpu_before += old.helper_cpu();
+        }
+        if threads == 1 {
+            self.evaluator = self.base.clone();
+        } else {
+            let split = Arc::new(Split::new(self.base.clone(), threads));
+            self.evaluator = split.clone();
+            self.split = Some(split);
+        }
+        self.search_threads = threads;
+    }
+
+    fn cpu_elsewhere(&self) -> Duration {
+        self.cpu_before + self.split.as_ref().map_or(Duration::ZERO, |s| s.helper_cpu())
     }
 }

@@ -266,6 +266,22 @@ pub trait Bot: Send {
     fn set_stop(&mut self, stop: Arc<AtomicBool>) {
         let _ = stop;
     }
+
+    /// Searches with `threads` threads, the calling one included ([`Split`]: each round's leaves
+    /// evaluated side by side), from the next decision on. Players that do not search with an
+    /// evaluator here ignore it.
+    ///
+    /// [`Split`]: zertz_search::split::Split
+    fn set_search_threads(&mut self, threads: usize) {
+        let _ = threads;
+    }
+
+    /// CPU time spent for this player so far outside the thread that calls [`Bot::choose`]: its
+    /// search threads, or its program's process (a `cmd:` player). A match adds it to the
+    /// calling thread's own to give each side's CPU seconds per move.
+    fn cpu_elsewhere(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// The only legal action of `pos`, if there is exactly one.

@@ -10,6 +10,7 @@ use std::time::Duration;
 use zertz_search::alphabeta::MAX_DEPTH;
 use zertz_search::config::MAX_GUMBEL_ACTIONS;
 use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
+use zertz_search::split::MAX_SEARCH_THREADS;
 use zertz_search::{Precision, Preset, SearchConfig};
 
 use super::timed::TimedBot;
@@ -79,14 +80,26 @@ pub const DEFAULT_NEURAL_SIMULATIONS: u32 = 400;
 pub type ModelKey = (String, Option<Precision>);
 
 /// The evaluators of neural players, by model file and precision as written in their specs (see
-/// [`PlayerSpec::network`]). One evaluator serves every game of a match, so that a batching
-/// evaluator can merge the searches of all games.
-#[derive(Clone, Default)]
-pub struct Models(pub BTreeMap<ModelKey, Arc<dyn Evaluator>>);
+/// [`PlayerSpec::network`]), and the threads of each neural player's search. One evaluator serves
+/// every game of a match, so that a batching evaluator can merge the searches of all games.
+#[derive(Clone)]
+pub struct Models {
+    evaluators: BTreeMap<ModelKey, Arc<dyn Evaluator>>,
+    search_threads: usize,
+}
+
+impl Default for Models {
+    fn default() -> Models {
+        Models { evaluators: BTreeMap::new(), search_threads: 1 }
+    }
+}
 
 impl fmt::Debug for Models {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.keys()).finish()
+        f.debug_struct("Models")
+            .field("models", &self.evaluators.keys().collect::<Vec<_>>())
+            .field("search_threads", &self.search_threads)
+            .finish()
     }
 }
 
@@ -96,19 +109,32 @@ impl Models {
         Models::default()
     }
 
+    /// The same models, and neural players built from them search with `threads` threads each
+    /// ([`Bot::set_search_threads`]; 1 to [`MAX_SEARCH_THREADS`]): one game on several cores.
+    pub fn with_search_threads(mut self, threads: usize) -> Models {
+        self.search_threads = threads.clamp(1, MAX_SEARCH_THREADS);
+        self
+    }
+
+    /// The threads of each neural player's search ([`Models::with_search_threads`]; 1 unless
+    /// set).
+    pub fn search_threads(&self) -> usize {
+        self.search_threads
+    }
+
     /// Adds the evaluator of `model` for the specs that name no precision.
     pub fn insert(&mut self, model: impl Into<String>, evaluator: Arc<dyn Evaluator>) {
-        self.0.insert((model.into(), None), evaluator);
+        self.evaluators.insert((model.into(), None), evaluator);
     }
 
     /// Adds the evaluator of a network ([`PlayerSpec::network`]).
     pub fn insert_key(&mut self, key: ModelKey, evaluator: Arc<dyn Evaluator>) {
-        self.0.insert(key, evaluator);
+        self.evaluators.insert(key, evaluator);
     }
 
     /// Whether the network of `key` is loaded.
     pub fn contains(&self, model: &str, precision: Option<Precision>) -> bool {
-        self.0.contains_key(&(model.to_string(), precision))
+        self.evaluators.contains_key(&(model.to_string(), precision))
     }
 }
 
@@ -167,7 +193,7 @@ impl PlayerSpec {
     /// The evaluator of a neural player, from `models`; an error names a missing one.
     fn network_evaluator(&self, models: &Models) -> Result<Option<Arc<dyn Evaluator>>, SpecError> {
         let Some((model, precision)) = self.network() else { return Ok(None) };
-        match models.0.get(&(model.to_string(), precision)) {
+        match models.evaluators.get(&(model.to_string(), precision)) {
             Some(eval) => Ok(Some(eval.clone())),
             None => {
                 Err(SpecError::NotLoaded { player: self.to_string(), model: model.to_string() })
@@ -202,9 +228,10 @@ impl PlayerSpec {
                     gumbel_actions: gumbel.unwrap_or(0),
                     ..Preset::Network.config()
                 };
-                Box::new(
-                    MctsBot::neural(self.to_string(), eval, *simulations, seed).with_config(config),
-                )
+                let mut bot =
+                    MctsBot::neural(self.to_string(), eval, *simulations, seed).with_config(config);
+                bot.set_search_threads(models.search_threads);
+                Box::new(bot)
             }
             PlayerSpec::Command(words) => Box::new(CommandBot::start_with(words, limits.clone())?),
             PlayerSpec::AlphaBeta(depth) => Box::new(AlphaBetaBot::new(*depth)),

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use zertz_env::{Action, Position};
 
@@ -50,5 +51,13 @@ impl Bot for TimedBot {
 
     fn set_stop(&mut self, stop: Arc<AtomicBool>) {
         self.inner.set_stop(stop);
+    }
+
+    fn set_search_threads(&mut self, threads: usize) {
+        self.inner.set_search_threads(threads);
+    }
+
+    fn cpu_elsewhere(&self) -> Duration {
+        self.inner.cpu_elsewhere()
     }
 }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zertz_arena::Models;
+use zertz_arena::bench::BenchError;
 use zertz_arena::config::MatchSettings;
 use zertz_env::{Classify, MarbleSet, Position, Variant};
 use zertz_jobs::{Guide, JobError, MatchJob};
@@ -26,6 +27,7 @@ use zertz_pycommon::error::guard;
 use zertz_pycommon::evaluators::{Raised, evaluator};
 use zertz_pycommon::players::{BotPlayer, parse_spec};
 use zertz_pycommon::signals::run_detached;
+use zertz_search::split::MAX_SEARCH_THREADS;
 use zertz_selfplay::driver::{Progress, SelfPlayError};
 
 /// A network's error as the bindings' ([`Error::Model`], with its class).
@@ -40,6 +42,8 @@ fn engine_error(e: JobError) -> Error {
         JobError::Config(e) => Error::Config(e),
         JobError::SelfPlay(e) => Error::SelfPlay(e),
         JobError::Match(e) => Error::Match(e),
+        JobError::Bench(BenchError::Bot(e)) => Error::Player(e),
+        JobError::Bench(e) => Error::Shape(e.to_string()),
         JobError::Output { path, source } | JobError::Records { path, source } => {
             Error::Write { path, source }
         }
@@ -194,10 +198,10 @@ pub fn selfplay<'py>(
 /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
 /// player's may end with `:time=SECONDS`), alternating who starts; returns the summary dict (wins,
 /// draws and losses of `a`, score, Elo with its 95% interval, `move_time`, and each side's effort
-/// `a_effort`/`b_effort`: moves, seconds, work, unit). `settings` are the match's settings by
-/// keyword, those of `zertz match` (`match_settings()` lists them with their defaults: `games`,
-/// `board`, `blitz`, `seed`, `threads`, `opening_actions`, `max_actions`, `out`, `answer_time`,
-/// `move_time`); an unknown one is a TypeError. Networks run on `device` in `precision` (unless
+/// `a_effort`/`b_effort`: moves, seconds, CPU seconds, work, unit). `settings` are the match's
+/// settings by keyword, those of `zertz match` (`match_settings()` lists them with their
+/// defaults: `games`, `board`, `blitz`, `seed`, `threads`, `search_threads`, `opening_actions`,
+/// `max_actions`, `out`, `answer_time`, `move_time`); an unknown one is a TypeError. Networks run on `device` in `precision` (unless
 /// their spec names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file
 /// (one that exists is refused with `FileExistsError`, never replaced), every game is written
 /// there as a JSON line as it ends, in game order. Ctrl-C stops it (`KeyboardInterrupt`;
@@ -238,11 +242,65 @@ pub fn play_match<'py>(
     }
 }
 
+/// A player's search speed (`zertz bench player`): for each of `boards` (rings) and each count
+/// of `search_threads`, the simulations (or alpha-beta's positions) per second and per
+/// CPU-second of `searches` searches of `move_time` seconds on the opening, a middle game and
+/// an endgame (a fresh player each search, after one to warm up); a list of dicts, one per row
+/// (`board`, `position`, `search_threads`, `searches`, `seconds`, `cpu_seconds`, `work`, `unit`,
+/// `per_second`, `per_cpu_second`). Networks run on `device` in `precision`. Ctrl-C stops it.
+#[pyfunction]
+#[pyo3(signature = (spec, *, boards=vec![BoardArg(zertz_env::Board::R37)], search_threads=vec![1],
+                    move_time=1.0, searches=2, device=None, precision=None),
+       text_signature = "(spec, *, boards=(37,), search_threads=(1,), move_time=1.0, \
+                         searches=2, device=None, precision=None)")]
+#[allow(clippy::too_many_arguments)]
+pub fn bench_player<'py>(
+    py: Python<'py>,
+    spec: &str,
+    boards: Vec<BoardArg>,
+    search_threads: Vec<i64>,
+    move_time: f64,
+    searches: i64,
+    device: Option<&str>,
+    precision: Option<&str>,
+) -> Result<Bound<'py, PyAny>, Error> {
+    let inference = inference(device, precision, false, None, false)?;
+    let move_time = zertz_arena::players::check_move_time(move_time).map_err(Error::Shape)?;
+    let threads = search_threads
+        .iter()
+        .map(|&t| match usize::try_from(t) {
+            Ok(t) if (1..=MAX_SEARCH_THREADS).contains(&t) => Ok(t),
+            _ => Err(Error::Shape(format!(
+                "search_threads must be from 1 to {MAX_SEARCH_THREADS}, not {t}"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let searches = match u32::try_from(searches) {
+        Ok(n) if (1..=1000).contains(&n) => n,
+        _ => return Err(Error::Shape(format!("searches must be from 1 to 1000, not {searches}"))),
+    };
+    let boards: Vec<zertz_env::Board> = boards.into_iter().map(|b| b.0).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (result, signal) = run_detached(py, &stop, || {
+        Ok(zertz_jobs::bench_player(
+            spec, &boards, &threads, move_time, searches, &inference, &stop,
+        ))
+    });
+    match result? {
+        Ok(rows) => to_python(py, &rows),
+        Err(JobError::Bench(BenchError::Stopped)) if signal.is_some() => {
+            Err(Error::Python(signal.expect("checked")))
+        }
+        Err(e) => Err(engine_error(e)),
+    }
+}
+
 /// One of the engine's players, networks' included (`nn:MODEL[:SIMS]...`, `nn:builtin`), asked
 /// for one single action at a time in games of `board` rings and the blitz marble set or not
 /// (a network is checked to play them when it loads). Networks run on `device` in `precision`
-/// (unless the spec names one). `zertz.player` builds it for a network's spec; the others are
-/// `zertz.Player`'s.
+/// (unless the spec names one), one libtorch thread per forward pass; a network's search uses
+/// `search_threads` threads (default: every core), each round's leaves evaluated side by side.
+/// `zertz.player` builds it for a network's spec; the others are `zertz.Player`'s.
 #[pyclass(name = "Player", module = "zertz_engine")]
 #[derive(Debug)]
 pub struct EnginePlayer {
@@ -254,9 +312,10 @@ pub struct EnginePlayer {
 impl EnginePlayer {
     #[new]
     #[pyo3(signature = (spec, board=BoardArg(zertz_env::Board::R37), blitz=false, *, seed=0,
-                        device=None, precision=None, inference_threads=None),
+                        device=None, precision=None, inference_threads=None,
+                        search_threads=None),
            text_signature = "(spec, board=37, blitz=False, *, seed=0, device=None, \
-                             precision=None, inference_threads=None)")]
+                             precision=None, inference_threads=None, search_threads=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -267,14 +326,24 @@ impl EnginePlayer {
         device: Option<&str>,
         precision: Option<&str>,
         inference_threads: Option<i64>,
+        search_threads: Option<i64>,
     ) -> Result<EnginePlayer, Error> {
         let parsed = parse_spec(spec)?;
+        let search_threads = match search_threads {
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            Some(n) if (1..=MAX_SEARCH_THREADS as i64).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(Error::Shape(format!(
+                    "search_threads must be from 1 to {MAX_SEARCH_THREADS}, not {n}"
+                )));
+            }
+        };
         let inference = inference(device, precision, false, inference_threads, false)?;
         let variant = Variant::new(board.0, MarbleSet::of_blitz(blitz));
         py.detach(|| {
             guard(|| {
-                let mut models = Models::new();
-                let networks = load_networks(parsed.network(), Some(variant), &inference, 1)
+                let mut models = Models::new().with_search_threads(search_threads);
+                let networks = load_networks(parsed.network(), Some(variant), &inference)
                     .map_err(model_error)?;
                 for (key, network) in networks {
                     models.insert_key(key, network.evaluator);
@@ -319,7 +388,7 @@ mod _engine {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use super::{EnginePlayer, check_device, devices, play_match, selfplay};
+    use super::{EnginePlayer, bench_player, check_device, devices, play_match, selfplay};
 
     /// The `format` field of every exported model's metadata (`zertz.export`).
     #[pymodule_export]

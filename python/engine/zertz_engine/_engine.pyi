@@ -1,7 +1,7 @@
 """The engine with exported networks: native module of the ``zertz-engine`` package (private:
 ``zertz.match``, ``zertz.selfplay`` and ``zertz.exported`` use it)."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Final, final
 
@@ -157,6 +157,7 @@ def match(
     blitz: bool = False,
     seed: int = 0,
     threads: int = 0,
+    search_threads: int = 0,
     opening_actions: int = 0,
     max_actions: int = 2000,
     out: str | PathLike[str] | None = None,
@@ -170,9 +171,10 @@ def match(
     ``":time=SECONDS"``), alternating who starts; returns the summary dict (the same as
     ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of ``a``, ``score``, ``elo`` with
     ``elo_low`` and ``elo_high`` (95%), ``seconds``, ``move_time``, and what each side did,
-    ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "work", "unit"}``, where ``work``
-    counts the ``"nodes"`` or ``"simulations"`` of ``unit``, None for a player that does not
-    search). Networks run on ``device`` in ``precision`` (unless a spec names its own; through
+    ``search_threads``, ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "cpu_seconds",
+    "work", "unit"}``, where ``cpu_seconds`` is the CPU time of every thread that worked for the
+    side (its search threads, a ``cmd:`` program's process) and ``work`` counts the ``"nodes"``
+    or ``"simulations"`` of ``unit``, None for a player that does not search). Networks run on ``device`` in ``precision`` (unless a spec names its own; through
     CUDA graphs on a GPU with ``cuda_graphs``).
 
     The other keywords are the match's settings, those of ``zertz match`` and its config files
@@ -190,6 +192,10 @@ def match(
       one game at a time and keeps its two players' memory: 32 MiB for two alpha-beta players (a
       16 MiB table each), a search tree for an MCTS or network player (up to 1 GiB on long
       searches).
+    - ``search_threads`` (default ``0``): Threads of each network player's search (0: the cores
+      shared among the games played at once, so that one game at a time searches on every core;
+      at most 256): each round of a search evaluates its leaves on that many threads side by
+      side.
     - ``opening_actions`` (default ``0``): Random single actions played before the players take
       over, the same for both games of a pair (A on each side once): varied games between
       deterministic players.
@@ -211,11 +217,36 @@ def match(
     during a game RuntimeError; Ctrl-C raises ``KeyboardInterrupt`` (programs are ended at once;
     the games finished are in ``out``)."""
 
+def bench_player(
+    spec: str,
+    *,
+    boards: Sequence[int] = (37,),
+    search_threads: Sequence[int] = (1,),
+    move_time: float = 1.0,
+    searches: int = 2,
+    device: str | None = None,
+    precision: str | None = None,
+) -> list[dict[str, Any]]:
+    """A player's search speed (``zertz bench player``): for each of ``boards`` (rings) and each
+    count of ``search_threads``, the simulations (or alpha-beta's positions) per second and per
+    CPU-second of ``searches`` searches of ``move_time`` seconds on the opening, a middle game
+    and an endgame (a fresh player each search, after one to warm up); one dict per row
+    (``board``, ``position``, ``search_threads``, ``searches``, ``seconds``, ``cpu_seconds``,
+    ``work``, ``unit``, ``per_second``, ``per_cpu_second``). Networks run on ``device`` in
+    ``precision``. Ctrl-C stops it (KeyboardInterrupt).
+
+    >>> rows = bench_player("mcts:100", move_time=0.05, searches=1)
+    >>> [r["position"] for r in rows]
+    ['opening', 'middle', 'endgame']
+    """
+
 @final
 class Player:
     """One of the engine's players, networks' included (``nn:MODEL[:SIMS]``, ``nn:builtin``),
     asked for one single action at a time in games of ``board`` rings and the blitz marble set
-    or not (a network is checked to play them as it loads)."""
+    or not (a network is checked to play them as it loads). A network's search uses
+    ``search_threads`` threads (None: every core), each round's leaves evaluated side by side
+    with one libtorch thread each."""
 
     def __new__(
         cls,
@@ -227,6 +258,7 @@ class Player:
         device: str | None = None,
         precision: str | None = None,
         inference_threads: int | None = None,
+        search_threads: int | None = None,
     ) -> Player: ...
     @property
     def name(self) -> str:

@@ -47,6 +47,9 @@ def match(
         cuda_graphs=run.cfg.run.cuda_graphs,
         out=partial,
         opening_actions=opening,
+        # One thread a search whatever the machine's cores: the games (and so which network is
+        # the best) are the same on every machine.
+        search_threads=1,
     )
     os.replace(partial, out)
     r["out"] = str(out)

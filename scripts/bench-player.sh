@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The network's player on a quiet machine and on a busy one (issue 46): the bare network's
+# evaluations per second and per CPU-second at batch 1, 8 and 64 on one libtorch thread, and a
+# player's simulations per second and per CPU-second on the fixed positions of `zertz bench
+# player` with 1 search thread and with one per core. "Busy" is one busy-looping process per
+# core, started here before the measurements and stopped after them (and on any exit).
+#
+#   scripts/bench-player.sh                          # nn:builtin, 37 and 61 rings
+#   ZERTZ_BIN=target/ci/zertz scripts/bench-player.sh nn:builtin 37 0.5
+#
+# Arguments: the player (default nn:builtin), the boards (default 37,61), the seconds of each
+# search (default 1). BENCHMARKS.md ("Player speed on a busy machine") has the figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+spec=${1:-nn:builtin}
+boards=${2:-37,61}
+move_time=${3:-1}
+zertz=${ZERTZ_BIN:-target/release/zertz}
+[[ -x $zertz ]] || { echo "bench-player: build $zertz first (cargo build --release)" >&2; exit 2; }
+cores=$(nproc)
+
+# The processor, and which of its vector units libtorch may use.
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+units=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|amx_tile)$' | tr '\n' ' ')
+echo "CPU: $model; $cores cores; vector units: ${units:-none of AVX2, AVX-512, AMX}"
+
+busy=()
+stop_busy() {
+    if ((${#busy[@]})); then
+        kill "${busy[@]}" 2>/dev/null || true
+        wait "${busy[@]}" 2>/dev/null || true
+        busy=()
+    fi
+}
+trap stop_busy EXIT
+
+for load in quiet busy; do
+    if [[ $load == busy ]]; then
+        for _ in $(seq "$cores"); do
+            (while :; do :; done) &
+            busy+=($!)
+        done
+    fi
+    echo
+    echo "== $load: $(if [[ $load == busy ]]; then echo "a busy process on each of the $cores cores"; else echo "nothing else running"; fi)"
+    if [[ $spec == nn:* ]]; then
+        model_file=${spec#nn:}
+        model_file=${model_file%%:*}
+        "$zertz" bench inference --model "$model_file" --device cpu --batch 1,8,64 --seconds 2
+    fi
+    "$zertz" bench player "$spec" --board "$boards" --search-threads "1,$cores" \
+        --move-time "$move_time" --searches 2 --device cpu
+    stop_busy
+done
