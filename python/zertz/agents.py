@@ -61,9 +61,9 @@ def player(
     """The engine's player of ``spec``, for games of ``board`` rings and the blitz marble set or
     not. A network's player (``nn:``) is the engine's (``zertz_engine.Player``, loaded now and
     checked to play the board and marble set; ``inference`` takes its ``device``, ``precision``,
-    ``inference_threads`` and ``search_threads``); ImportError saying what to install where the engine is not.
-    The others are :class:`zertz.Player`, in the torch-free package. ValueError for a spec that
-    is not a player."""
+    ``inference_threads`` and ``search_threads``); ImportError saying what to install where the
+    engine is not. The others are :class:`zertz.Player`, in the torch-free package. ValueError
+    for a spec that is not a player."""
     parsed = zertz.parse_player(spec)
     if parsed["model"] is None:
         if inference:

@@ -242,23 +242,23 @@ pub fn play_match<'py>(
     }
 }
 
-/// A player's search speed (`zertz bench player`): for each of `boards` (rings) and each count
-/// of `search_threads`, the simulations (or alpha-beta's positions) per second and per
-/// CPU-second of `searches` searches of `move_time` seconds on the opening, a middle game and
-/// an endgame (a fresh player each search, after one to warm up); a list of dicts, one per row
+/// A player's search speed (`zertz bench player`): for each of `boards` (rings; None: 37) and
+/// each count of `search_threads` (None: 1), the simulations (or alpha-beta's positions) per
+/// second and per CPU-second of `searches` searches of `move_time` seconds on the opening, a
+/// middle game and an endgame (a fresh player each search, after one to warm up); a list of dicts, one per row
 /// (`board`, `position`, `search_threads`, `searches`, `seconds`, `cpu_seconds`, `work`, `unit`,
 /// `per_second`, `per_cpu_second`). Networks run on `device` in `precision`. Ctrl-C stops it.
 #[pyfunction]
-#[pyo3(signature = (spec, *, boards=vec![BoardArg(zertz_env::Board::R37)], search_threads=vec![1],
-                    move_time=1.0, searches=2, device=None, precision=None),
-       text_signature = "(spec, *, boards=(37,), search_threads=(1,), move_time=1.0, \
-                         searches=2, device=None, precision=None)")]
+#[pyo3(signature = (spec, *, boards=None, search_threads=None, move_time=1.0, searches=2,
+                    device=None, precision=None),
+       text_signature = "(spec, *, boards=None, search_threads=None, move_time=1.0, searches=2, \
+                         device=None, precision=None)")]
 #[allow(clippy::too_many_arguments)]
 pub fn bench_player<'py>(
     py: Python<'py>,
     spec: &str,
-    boards: Vec<BoardArg>,
-    search_threads: Vec<i64>,
+    boards: Option<Vec<BoardArg>>,
+    search_threads: Option<Vec<i64>>,
     move_time: f64,
     searches: i64,
     device: Option<&str>,
@@ -267,6 +267,7 @@ pub fn bench_player<'py>(
     let inference = inference(device, precision, false, None, false)?;
     let move_time = zertz_arena::players::check_move_time(move_time).map_err(Error::Shape)?;
     let threads = search_threads
+        .unwrap_or_else(|| vec![1])
         .iter()
         .map(|&t| match usize::try_from(t) {
             Ok(t) if (1..=MAX_SEARCH_THREADS).contains(&t) => Ok(t),
@@ -279,7 +280,10 @@ pub fn bench_player<'py>(
         Ok(n) if (1..=1000).contains(&n) => n,
         _ => return Err(Error::Shape(format!("searches must be from 1 to 1000, not {searches}"))),
     };
-    let boards: Vec<zertz_env::Board> = boards.into_iter().map(|b| b.0).collect();
+    let boards: Vec<zertz_env::Board> = match boards {
+        Some(boards) => boards.into_iter().map(|b| b.0).collect(),
+        None => vec![zertz_env::Board::R37],
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let (result, signal) = run_detached(py, &stop, || {
         Ok(zertz_jobs::bench_player(

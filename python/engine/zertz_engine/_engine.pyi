@@ -16,6 +16,7 @@ __all__ = [
     "PRECISIONS",
     "Player",
     "__version__",
+    "bench_player",
     "builtin_model",
     "check_device",
     "devices",
@@ -170,12 +171,13 @@ def match(
     ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM ARGS"``; a searching player's may end with
     ``":time=SECONDS"``), alternating who starts; returns the summary dict (the same as
     ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of ``a``, ``score``, ``elo`` with
-    ``elo_low`` and ``elo_high`` (95%), ``seconds``, ``move_time``, and what each side did,
-    ``search_threads``, ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "cpu_seconds",
+    ``elo_low`` and ``elo_high`` (95%), ``seconds``, ``move_time``, ``search_threads``, and
+    what each side did, ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "cpu_seconds",
     "work", "unit"}``, where ``cpu_seconds`` is the CPU time of every thread that worked for the
     side (its search threads, a ``cmd:`` program's process) and ``work`` counts the ``"nodes"``
-    or ``"simulations"`` of ``unit``, None for a player that does not search). Networks run on ``device`` in ``precision`` (unless a spec names its own; through
-    CUDA graphs on a GPU with ``cuda_graphs``).
+    or ``"simulations"`` of ``unit``, None for a player that does not search). Networks run on
+    ``device`` in ``precision`` (unless a spec names its own; through CUDA graphs on a GPU with
+    ``cuda_graphs``).
 
     The other keywords are the match's settings, those of ``zertz match`` and its config files
     (``match_settings()``); an unknown one raises TypeError, a value of the wrong type TypeError,
@@ -220,15 +222,15 @@ def match(
 def bench_player(
     spec: str,
     *,
-    boards: Sequence[int] = (37,),
-    search_threads: Sequence[int] = (1,),
+    boards: Sequence[int] | None = None,
+    search_threads: Sequence[int] | None = None,
     move_time: float = 1.0,
     searches: int = 2,
     device: str | None = None,
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
-    """A player's search speed (``zertz bench player``): for each of ``boards`` (rings) and each
-    count of ``search_threads``, the simulations (or alpha-beta's positions) per second and per
+    """A player's search speed (``zertz bench player``): for each of ``boards`` (rings; None: 37)
+    and each count of ``search_threads`` (None: 1), the simulations (or alpha-beta's positions) per second and per
     CPU-second of ``searches`` searches of ``move_time`` seconds on the opening, a middle game
     and an endgame (a fresh player each search, after one to warm up); one dict per row
     (``board``, ``position``, ``search_threads``, ``searches``, ``seconds``, ``cpu_seconds``,
