@@ -116,6 +116,9 @@ pub fn bench_player(
     searches: u32,
     stop: &Arc<AtomicBool>,
 ) -> Result<Vec<BenchPlayerRow>, BenchError> {
+    if !spec.searches() {
+        return Err(BenchError::NoSearch(spec.to_string()));
+    }
     let mut rows = Vec::new();
     for &t in threads {
         let models = models.clone().with_search_threads(t);

@@ -87,6 +87,13 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
             if searches == 0 || searches > 1000 {
                 bail!("--searches must be from 1 to 1000, not {searches}");
             }
+            let parsed: zertz_arena::PlayerSpec = spec.parse().map_err(anyhow::Error::msg)?;
+            if !parsed.searches() {
+                bail!(
+                    "{spec} does not search here: give a player that does (mcts, uniform, \
+                     alphabeta, nn)"
+                );
+            }
             let inference = device.inference()?;
             if !json {
                 println!("{spec}, {move_time:?} a search, {searches} searches a position");

@@ -827,6 +827,8 @@ fn bench_inference_measures_each_batch_size() {
         assert_eq!(row["device"], "cpu");
         assert!(row["batches"].as_u64().unwrap() >= 1);
         assert!(row["evaluations_per_second"].as_f64().unwrap() > 0.0);
+        assert!(row["evaluations_per_cpu_second"].as_f64().unwrap() > 0.0);
+        assert_eq!(row["torch_threads"], 1);
         let shares: f64 =
             ["copy_in", "forward", "copy_out"].iter().map(|k| row[k].as_f64().unwrap()).sum();
         assert!((shares - 1.0).abs() < 1e-6, "{row}");
@@ -840,6 +842,7 @@ fn bench_inference_measures_each_batch_size() {
         &["--batch", "0"][..],
         &["--batch", "100000"],
         &["--threads", "0"],
+        &["--torch-threads", "0"],
         &["--precision", "fp8"],
         &["--board", "48"],
     ] {
@@ -851,6 +854,38 @@ fn bench_inference_measures_each_batch_size() {
         let o = zertz(&[&base[..], bad].concat());
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
         assert_one_line(&o);
+    }
+}
+
+/// `zertz bench player`: a row per board, position and thread count, as a table or JSON lines;
+/// a player that does not search, or a bad thread count, refused with status 2.
+#[test]
+fn bench_player_measures_each_position_and_thread_count() {
+    let base = ["bench", "player", "mcts:50", "--board", "37,40", "--move-time", "0.02"];
+    let o = zertz(&[&base[..], &["--search-threads", "1,2", "--searches", "1", "--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 12, "2 boards, 3 positions, 2 thread counts");
+    for row in &rows {
+        assert_eq!(row["unit"], "simulations", "{row}");
+        assert!(row["work"].as_u64().unwrap() > 0, "{row}");
+        assert!(row["per_cpu_second"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    let o = zertz(&base);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("work/CPU-s"), "{}", stdout(&o));
+    for bad in [&["--search-threads", "0"][..], &["--searches", "0"], &["--move-time", "0"]] {
+        let o = zertz(&[&base[..], bad].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert_one_line(&o);
+    }
+    let o = zertz(&["bench", "player", "random", "--move-time", "0.01"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not search here"), "{}", stderr(&o));
+    for command in ["play", "engine", "serve"] {
+        let o = zertz(&[command, "--search-threads", "0"]);
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
     }
 }
 
