@@ -5,15 +5,17 @@
 # player` with 1 search thread and with one per core. "Busy" is one busy-looping process per
 # core, started here before the measurements and stopped after them (and on any exit).
 #
-#   scripts/bench-player.sh                          # nn:builtin, 37 and 61 rings
-#   ZERTZ_BIN=target/ci/zertz scripts/bench-player.sh nn:builtin 37 0.5
+#   scripts/bench-player.sh                          # nn:builtin on 37 rings
+#   .venv/bin/python -m zertz random-model /tmp/tiny.pt --network tiny --boards 37,61
+#   ZERTZ_BIN=target/ci/zertz scripts/bench-player.sh nn:/tmp/tiny.pt 37,61 0.5
 #
-# Arguments: the player (default nn:builtin), the boards (default 37,61), the seconds of each
-# search (default 1). BENCHMARKS.md ("Player speed on a busy machine") has the figures.
+# Arguments: the player (default nn:builtin), the boards (default 37, the built-in network's),
+# the seconds of each search (default 1). BENCHMARKS.md ("The network's player on a busy
+# machine", issue 46) has the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 spec=${1:-nn:builtin}
-boards=${2:-37,61}
+boards=${2:-37}
 move_time=${3:-1}
 zertz=${ZERTZ_BIN:-target/release/zertz}
 [[ -x $zertz ]] || { echo "bench-player: build $zertz first (cargo build --release)" >&2; exit 2; }
@@ -46,7 +48,10 @@ for load in quiet busy; do
     if [[ $spec == nn:* ]]; then
         model_file=${spec#nn:}
         model_file=${model_file%%:*}
-        "$zertz" bench inference --model "$model_file" --device cpu --batch 1,8,64 --seconds 2
+        for board in ${boards//,/ }; do
+            "$zertz" bench inference --model "$model_file" --board "$board" --device cpu \
+                --batch 1,8,64 --seconds 2
+        done
     fi
     "$zertz" bench player "$spec" --board "$boards" --search-threads "1,$cores" \
         --move-time "$move_time" --searches 2 --device cpu

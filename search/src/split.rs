@@ -9,10 +9,12 @@
 //! microseconds a leaf), the forward passes (hundreds) run side by side. Helpers wait on a
 //! channel, never spinning, so a busy machine loses nothing to them between batches.
 //!
-//! The parts are copied to the helpers and their answers back (tens of kilobytes a position, a
-//! few microseconds), so that the helpers own what they work on. A batch smaller than two
-//! positions, or one that arrives while another caller's batch is being split, is evaluated on
-//! the calling thread alone.
+//! [`Split`] wants no encoding from the search: each thread encodes its own part (planes,
+//! globals, legal masks) before it evaluates it, so that this work is shared too. A batch that
+//! comes encoded is cut as it is. The parts are copied to the helpers and their answers back
+//! (tens of kilobytes a position, a few microseconds), so that the helpers own what they work on.
+//! A batch smaller than two positions, or one that arrives while another caller's batch is being
+//! split, is evaluated on the calling thread alone.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -57,9 +59,31 @@ struct Part {
 /// What a helper answers: its part and how the evaluation went.
 type Answer = (Part, Result<(), EvalError>);
 
+/// A helper's job: the board, the part, and whether the helper encodes its positions (planes,
+/// globals and masks) itself before it evaluates them.
+type Job = (Board, Part, bool);
+
+/// Encodes `positions` of `board` into `planes`, `globals` and `masks` (resized to fit).
+fn encode(
+    board: Board,
+    positions: &[Position],
+    planes: &mut Vec<f32>,
+    globals: &mut Vec<f32>,
+    masks: &mut Vec<bool>,
+) {
+    let (p, g, m) = crate::evaluator::batch_lengths(board, 1);
+    planes.resize(positions.len() * p, 0.0);
+    globals.resize(positions.len() * g, 0.0);
+    masks.resize(positions.len() * m, false);
+    for (i, pos) in positions.iter().enumerate() {
+        pos.encode(&mut planes[i * p..(i + 1) * p], &mut globals[i * g..(i + 1) * g]);
+        pos.legal_action_mask(&mut masks[i * m..(i + 1) * m]);
+    }
+}
+
 /// A helper thread and its two channels.
 struct Helper {
-    jobs: Option<mpsc::Sender<(Board, Part)>>,
+    jobs: Option<mpsc::Sender<Job>>,
     answers: mpsc::Receiver<Answer>,
     /// The part's buffers while no job is out.
     spare: Part,
@@ -92,7 +116,7 @@ impl Split {
         let helper_cpu = Arc::new(AtomicU64::new(0));
         let helpers = (1..threads)
             .filter_map(|i| {
-                let (jobs, job_rx) = mpsc::channel::<(Board, Part)>();
+                let (jobs, job_rx) = mpsc::channel::<Job>();
                 let (answer_tx, answers) = mpsc::channel::<Answer>();
                 let (inner, cpu) = (inner.clone(), helper_cpu.clone());
                 let thread = std::thread::Builder::new()
@@ -140,12 +164,16 @@ impl Drop for Split {
 /// A helper thread: evaluates the parts it is sent until its caller goes.
 fn help(
     inner: &dyn Evaluator,
-    jobs: &mpsc::Receiver<(Board, Part)>,
+    jobs: &mpsc::Receiver<Job>,
     answers: &mpsc::Sender<Answer>,
     cpu: &AtomicU64,
 ) {
-    while let Ok((board, mut part)) = jobs.recv() {
+    while let Ok((board, mut part, encodes)) = jobs.recv() {
         let started = ThreadTime::now();
+        if encodes {
+            let Part { positions, planes, globals, masks, .. } = &mut part;
+            encode(board, positions, planes, globals, masks);
+        }
         let result = {
             let batch = Batch {
                 board,
@@ -186,22 +214,44 @@ impl Split {
         per_logit: usize,
     ) -> Result<(), EvalError> {
         let b = batch.len();
-        let part = Batch {
-            board: batch.board,
-            positions: &batch.positions[range.clone()],
-            planes: rows(batch.planes, b, range.clone()),
-            globals: rows(batch.globals, b, range.clone()),
-            masks: rows(batch.masks, b, range.clone()),
+        let positions = &batch.positions[range.clone()];
+        let (mut planes, mut globals, mut masks) = (Vec::new(), Vec::new(), Vec::new());
+        let part = if self.encodes(batch) {
+            encode(batch.board, positions, &mut planes, &mut globals, &mut masks);
+            Batch {
+                board: batch.board,
+                positions,
+                planes: &planes,
+                globals: &globals,
+                masks: &masks,
+            }
+        } else {
+            Batch {
+                board: batch.board,
+                positions,
+                planes: rows(batch.planes, b, range.clone()),
+                globals: rows(batch.globals, b, range.clone()),
+                masks: rows(batch.masks, b, range.clone()),
+            }
         };
         let logits = &mut out.logits[range.start * per_logit..range.end * per_logit];
         let values = &mut out.values[range];
         self.inner.evaluate(&part, &mut Output { logits, values })
     }
+
+    /// Whether the parts of `batch` are encoded by the threads that evaluate them: the inner
+    /// evaluator wants an encoding that the batch does not carry (the search gives none, since
+    /// [`Split`] says it wants none: the encoding is done in parallel too).
+    fn encodes(&self, batch: &Batch<'_>) -> bool {
+        self.inner.wants_encoding() && batch.planes.is_empty()
+    }
 }
 
 impl Evaluator for Split {
+    /// Never: each thread encodes its own part (when the inner evaluator wants it), so that the
+    /// encoding of a round's leaves is done side by side too.
     fn wants_encoding(&self) -> bool {
-        self.inner.wants_encoding()
+        false
     }
 
     fn preset(&self) -> Preset {
@@ -210,20 +260,24 @@ impl Evaluator for Split {
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
         let b = batch.len();
+        let per_logit = out.logits.len() / b.max(1);
         // (A lock poisoned by a panic of the caller's part below holds helpers that answered:
         // they are as good as ever.)
         let mut helpers = match self.helpers.try_lock() {
             Ok(h) => h,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return self.inner.evaluate(batch, out),
+            Err(TryLockError::WouldBlock) => {
+                return self.evaluate_rows(batch, out, 0..b, per_logit);
+            }
         };
         if b < 2 || helpers.is_empty() {
-            return self.inner.evaluate(batch, out);
+            drop(helpers);
+            return self.evaluate_rows(batch, out, 0..b, per_logit);
         }
+        let encodes = self.encodes(batch);
         let parts = (helpers.len() + 1).min(b);
         // Part k holds rows k*b/parts.. (k+1)*b/parts: sizes differ by one at most.
         let range = |k: usize| k * b / parts..(k + 1) * b / parts;
-        let per_logit = out.logits.len() / b;
         // Parts 1.. go to the helpers; part 0 is this thread's.
         let mut sent = Vec::with_capacity(parts - 1);
         for (k, h) in (1..parts).zip(helpers.iter_mut()) {
@@ -231,6 +285,7 @@ impl Evaluator for Split {
             let mut part = std::mem::take(&mut h.spare);
             part.positions.clear();
             part.positions.extend_from_slice(&batch.positions[rows_k.clone()]);
+            // (Left empty where the helper encodes the positions itself.)
             for (to, from) in [
                 (&mut part.planes, rows(batch.planes, b, rows_k.clone())),
                 (&mut part.globals, rows(batch.globals, b, rows_k.clone())),
@@ -242,7 +297,8 @@ impl Evaluator for Split {
             part.masks.extend_from_slice(rows(batch.masks, b, rows_k.clone()));
             part.logits.resize(rows_k.len() * per_logit, 0.0);
             part.values.resize(rows_k.len(), 0.0);
-            let delivered = h.jobs.as_ref().is_some_and(|j| j.send((batch.board, part)).is_ok());
+            let delivered =
+                h.jobs.as_ref().is_some_and(|j| j.send((batch.board, part, encodes)).is_ok());
             sent.push((rows_k, delivered));
         }
         let own =

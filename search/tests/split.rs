@@ -75,10 +75,23 @@ fn batch(n: usize) -> (Vec<Position>, Vec<f32>, Vec<f32>, Vec<bool>) {
 }
 
 fn evaluate(eval: &dyn Evaluator, n: usize) -> Result<(Vec<f32>, Vec<f32>), EvalError> {
-    let (positions, planes, globals, masks) = batch(n);
+    evaluate_as(eval, n, true)
+}
+
+/// The answers of `eval` for [`batch`]`(n)`, given its encoding or (`encoded` false) its
+/// positions alone.
+fn evaluate_as(
+    eval: &dyn Evaluator,
+    n: usize,
+    encoded: bool,
+) -> Result<(Vec<f32>, Vec<f32>), EvalError> {
+    let (positions, mut planes, mut globals, mut masks) = batch(n);
     let board = positions[0].board();
     let mut logits = vec![f32::NAN; masks.len()];
     let mut values = vec![f32::NAN; n];
+    if !encoded {
+        (planes, globals, masks) = (vec![], vec![], vec![]);
+    }
     let batch =
         Batch { board, positions: &positions, planes: &planes, globals: &globals, masks: &masks };
     eval.evaluate(&batch, &mut Output { logits: &mut logits, values: &mut values })?;
@@ -97,12 +110,17 @@ fn parts_give_the_whole_batchs_answers_on_distinct_threads() {
             let (want_logits, want_values) = evaluate(&alone, n).unwrap();
             assert_eq!(values, want_values, "{n} positions on {threads} threads");
             assert!(logits == want_logits, "{n} positions on {threads} threads: logits differ");
+            // The search gives positions alone (Split wants no encoding): each part is encoded
+            // by the thread that evaluates it, to the same answers.
+            assert!(!split.wants_encoding());
+            let unencoded = evaluate_as(&split, n, false).unwrap();
+            assert!(unencoded == (want_logits, want_values), "{n} on {threads}, unencoded");
             // Every part on a thread of its own, the batch cut as evenly as the parts allow.
             let parts = threads.min(n);
             assert_eq!(inner.threads.lock().unwrap().len(), parts, "{n} on {threads}");
             let calls = inner.calls.lock().unwrap().clone();
-            assert_eq!(calls.iter().sum::<usize>(), n);
-            assert_eq!(calls.len(), parts, "{n} on {threads}: {calls:?}");
+            assert_eq!(calls.iter().sum::<usize>(), 2 * n);
+            assert_eq!(calls.len(), 2 * parts, "{n} on {threads}: {calls:?}");
         }
     }
 }
