@@ -196,8 +196,9 @@ def match(
       searches).
     - ``search_threads`` (default ``0``): Threads of each network player's search (0: the cores
       shared among the games played at once, so that one game at a time searches on every core;
-      at most 256): each round of a search evaluates its leaves on that many threads side by
-      side.
+      at most 256): each round of a search collects at least 8 leaves a thread and evaluates
+      them on the threads side by side. The games of a fixed number of simulations depend on it:
+      name it (1, say) for games that do not depend on the machine's cores.
     - ``opening_actions`` (default ``0``): Random single actions played before the players take
       over, the same for both games of a pair (A on each side once): varied games between
       deterministic players.
@@ -230,12 +231,12 @@ def bench_player(
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
     """A player's search speed (``zertz bench player``): for each of ``boards`` (rings; None: 37)
-    and each count of ``search_threads`` (None: 1), the simulations (or alpha-beta's positions) per second and per
-    CPU-second of ``searches`` searches of ``move_time`` seconds on the opening, a middle game
-    and an endgame (a fresh player each search, after one to warm up); one dict per row
-    (``board``, ``position``, ``search_threads``, ``searches``, ``seconds``, ``cpu_seconds``,
-    ``work``, ``unit``, ``per_second``, ``per_cpu_second``). Networks run on ``device`` in
-    ``precision``. Ctrl-C stops it (KeyboardInterrupt).
+    and each count of ``search_threads`` (None: 1), the simulations (or alpha-beta's positions)
+    per second and per CPU-second of ``searches`` searches of ``move_time`` seconds on the
+    opening, a middle game and an endgame (a fresh player each search, after one to warm up);
+    one dict per row (``board``, ``position``, ``search_threads``, ``searches``, ``seconds``,
+    ``cpu_seconds``, ``work``, ``unit``, ``per_second``, ``per_cpu_second``). Networks run on
+    ``device`` in ``precision``. Ctrl-C stops it (KeyboardInterrupt).
 
     >>> rows = bench_player("mcts:100", move_time=0.05, searches=1)
     >>> [r["position"] for r in rows]
