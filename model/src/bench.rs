@@ -10,10 +10,9 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use cpu_time::ProcessTime;
-
 use serde::Serialize;
-use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, MarbleSet, Player, Position, SplitMix64, Variant};
+use zertz_search::evaluator::encode_batch;
 
 use crate::{Model, ModelError, Phases};
 
@@ -82,22 +81,15 @@ struct Buffers {
 impl Buffers {
     fn new(positions: &[Position]) -> Buffers {
         let board = positions[0].board();
-        let (n, len, a) =
-            (positions.len(), Shape::of(board).planes_len(), ActionSpace::new(board).len());
+        let (n, a) = (positions.len(), ActionSpace::new(board).len());
         let mut b = Buffers {
-            planes: vec![0.0; n * len],
-            globals: vec![0.0; n * GLOBALS],
-            masks: vec![false; n * a],
+            planes: Vec::new(),
+            globals: Vec::new(),
+            masks: Vec::new(),
             logits: vec![0.0; n * a],
             values: vec![0.0; n],
         };
-        for (i, p) in positions.iter().enumerate() {
-            p.encode(
-                &mut b.planes[i * len..(i + 1) * len],
-                &mut b.globals[i * GLOBALS..(i + 1) * GLOBALS],
-            );
-            p.legal_action_mask(&mut b.masks[i * a..(i + 1) * a]);
-        }
+        encode_batch(board, positions, &mut b.planes, &mut b.globals, &mut b.masks);
         b
     }
 

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use zertz_env::{Board, Position};
 
 use crate::config::Preset;
-use crate::evaluator::{Batch, EvalError, Evaluator, Output};
+use crate::evaluator::{Batch, EvalError, Evaluator, Output, OwnedBatch};
 
 /// The answer to one request: its logits and values `[b]`. The logits are `[b, A]` for a request
 /// without masks, and the legal actions' alone, in order, for one with masks (search reads no
@@ -188,7 +188,10 @@ fn serve(
     max_wait: Duration,
     stats: &Mutex<BatchingStats>,
 ) {
-    let mut merged = Merged::default();
+    // The buffers of its merged batches, kept from one to the next: a merged batch of thousands
+    // of positions holds tens of megabytes of logits, which fresh allocations would fault in
+    // page by page every time.
+    let mut merged = OwnedBatch::default();
     loop {
         let requests = {
             let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -229,24 +232,11 @@ fn serve(
     }
 }
 
-/// The buffers of one inference thread's merged batches, kept from one batch to the next: a
-/// merged batch of thousands of positions holds tens of megabytes of logits, which fresh
-/// allocations would fault in page by page every time.
-#[derive(Default)]
-struct Merged {
-    positions: Vec<Position>,
-    planes: Vec<f32>,
-    globals: Vec<f32>,
-    masks: Vec<bool>,
-    logits: Vec<f32>,
-    values: Vec<f32>,
-}
-
 fn evaluate_merged(
     inner: &dyn Evaluator,
     requests: Vec<Request>,
     stats: &Mutex<BatchingStats>,
-    m: &mut Merged,
+    m: &mut OwnedBatch,
 ) {
     let board = requests[0].board;
     let actions = zertz_env::ActionSpace::new(board).len();
@@ -263,15 +253,8 @@ fn evaluate_merged(
     let b = m.positions.len();
     m.logits.resize(b * actions, 0.0);
     m.values.resize(b, 0.0);
-    let (logits, values) = (&mut m.logits[..b * actions], &mut m.values[..b]);
-    let batch = Batch {
-        board,
-        positions: &m.positions,
-        planes: &m.planes,
-        globals: &m.globals,
-        masks: &m.masks,
-    };
-    let result = inner.evaluate(&batch, &mut Output { logits, values });
+    let (batch, mut out) = m.parts(board);
+    let result = inner.evaluate(&batch, &mut out);
     {
         let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
         s.batches += 1;

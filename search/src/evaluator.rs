@@ -225,6 +225,51 @@ impl Evaluator for RolloutEvaluator {
     }
 }
 
+/// Writes the encoding of `positions` of `board` (planes, globals and legal masks, what an
+/// evaluator that wants an encoding is given) into the three buffers, each resized to hold it.
+pub fn encode_batch(
+    board: Board,
+    positions: &[Position],
+    planes: &mut Vec<f32>,
+    globals: &mut Vec<f32>,
+    masks: &mut Vec<bool>,
+) {
+    let (p, g, m) = batch_lengths(board, 1);
+    planes.resize(positions.len() * p, 0.0);
+    globals.resize(positions.len() * g, 0.0);
+    masks.resize(positions.len() * m, false);
+    for (i, pos) in positions.iter().enumerate() {
+        pos.encode(&mut planes[i * p..(i + 1) * p], &mut globals[i * g..(i + 1) * g]);
+        pos.legal_action_mask(&mut masks[i * m..(i + 1) * m]);
+    }
+}
+
+/// A batch and its answers in buffers of its own, kept from one batch to the next (an inference
+/// thread's merged batches, a search thread's part of a batch).
+#[derive(Debug, Default)]
+pub(crate) struct OwnedBatch {
+    pub(crate) positions: Vec<Position>,
+    pub(crate) planes: Vec<f32>,
+    pub(crate) globals: Vec<f32>,
+    pub(crate) masks: Vec<bool>,
+    pub(crate) logits: Vec<f32>,
+    pub(crate) values: Vec<f32>,
+}
+
+impl OwnedBatch {
+    /// The batch (of `board`) and where its answers go, to hand to an evaluator.
+    pub(crate) fn parts(&mut self, board: Board) -> (Batch<'_>, Output<'_>) {
+        let batch = Batch {
+            board,
+            positions: &self.positions,
+            planes: &self.planes,
+            globals: &self.globals,
+            masks: &self.masks,
+        };
+        (batch, Output { logits: &mut self.logits, values: &mut self.values })
+    }
+}
+
 /// Shapes of the arrays of a batch of `b` positions of `board`: `(planes, globals, masks)` lengths.
 pub fn batch_lengths(board: Board, b: usize) -> (usize, usize, usize) {
     let shape = Shape::of(board);

@@ -36,25 +36,17 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use cpu_time::ThreadTime;
-use zertz_env::{Board, Position};
+use zertz_env::Board;
 
 use crate::config::Preset;
-use crate::evaluator::{Batch, EvalError, Evaluator, Output};
+use crate::evaluator::{Batch, EvalError, Evaluator, Output, OwnedBatch, encode_batch};
 
 /// The most threads one [`Split`] evaluates with.
 pub const MAX_SEARCH_THREADS: usize = 256;
 
 /// A part of a batch, owned by the helper that evaluates it and sent back with its answers; its
 /// buffers go back and forth from one batch to the next.
-#[derive(Default)]
-struct Part {
-    positions: Vec<Position>,
-    planes: Vec<f32>,
-    globals: Vec<f32>,
-    masks: Vec<bool>,
-    logits: Vec<f32>,
-    values: Vec<f32>,
-}
+type Part = OwnedBatch;
 
 /// What a helper answers: its part and how the evaluation went.
 type Answer = (Part, Result<(), EvalError>);
@@ -62,24 +54,6 @@ type Answer = (Part, Result<(), EvalError>);
 /// A helper's job: the board, the part, and whether the helper encodes its positions (planes,
 /// globals and masks) itself before it evaluates them.
 type Job = (Board, Part, bool);
-
-/// Encodes `positions` of `board` into `planes`, `globals` and `masks` (resized to fit).
-fn encode(
-    board: Board,
-    positions: &[Position],
-    planes: &mut Vec<f32>,
-    globals: &mut Vec<f32>,
-    masks: &mut Vec<bool>,
-) {
-    let (p, g, m) = crate::evaluator::batch_lengths(board, 1);
-    planes.resize(positions.len() * p, 0.0);
-    globals.resize(positions.len() * g, 0.0);
-    masks.resize(positions.len() * m, false);
-    for (i, pos) in positions.iter().enumerate() {
-        pos.encode(&mut planes[i * p..(i + 1) * p], &mut globals[i * g..(i + 1) * g]);
-        pos.legal_action_mask(&mut masks[i * m..(i + 1) * m]);
-    }
-}
 
 /// A helper thread and its two channels.
 struct Helper {
@@ -171,18 +145,11 @@ fn help(
     while let Ok((board, mut part, encodes)) = jobs.recv() {
         let started = ThreadTime::now();
         if encodes {
-            let Part { positions, planes, globals, masks, .. } = &mut part;
-            encode(board, positions, planes, globals, masks);
+            let OwnedBatch { positions, planes, globals, masks, .. } = &mut part;
+            encode_batch(board, positions, planes, globals, masks);
         }
         let result = {
-            let batch = Batch {
-                board,
-                positions: &part.positions,
-                planes: &part.planes,
-                globals: &part.globals,
-                masks: &part.masks,
-            };
-            let mut out = Output { logits: &mut part.logits, values: &mut part.values };
+            let (batch, mut out) = part.parts(board);
             catch_unwind(AssertUnwindSafe(|| inner.evaluate(&batch, &mut out))).unwrap_or_else(
                 |_| Err(EvalError("the evaluator panicked on a search thread".into())),
             )
@@ -217,7 +184,7 @@ impl Split {
         let positions = &batch.positions[range.clone()];
         let (mut planes, mut globals, mut masks) = (Vec::new(), Vec::new(), Vec::new());
         let part = if self.encodes(batch) {
-            encode(batch.board, positions, &mut planes, &mut globals, &mut masks);
+            encode_batch(batch.board, positions, &mut planes, &mut globals, &mut masks);
             Batch {
                 board: batch.board,
                 positions,

@@ -53,7 +53,7 @@ use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Position};
 
 use crate::config::SearchConfig;
-use crate::evaluator::{Batch, EvalError, Evaluator, Output};
+use crate::evaluator::{Batch, EvalError, Evaluator, Output, encode_batch};
 
 use tree::{Edge, Node, State};
 
@@ -198,16 +198,8 @@ pub fn search_interruptible(
         );
         let wants = evaluator.wants_encoding();
         if wants {
-            scratch.planes.resize(b * shape.planes_len(), 0.0);
-            scratch.globals.resize(b * GLOBALS, 0.0);
-            scratch.masks.resize(b * space.len(), false);
-            for (i, pos) in scratch.positions.iter().enumerate() {
-                pos.encode(
-                    &mut scratch.planes[i * shape.planes_len()..(i + 1) * shape.planes_len()],
-                    &mut scratch.globals[i * GLOBALS..(i + 1) * GLOBALS],
-                );
-                pos.legal_action_mask(&mut scratch.masks[i * space.len()..(i + 1) * space.len()]);
-            }
+            let Scratch { positions, planes, globals, masks, .. } = &mut *scratch;
+            encode_batch(board, positions, planes, globals, masks);
         }
         scratch.logits.resize(b * space.len(), 0.0);
         scratch.values.resize(b, 0.0);
