@@ -55,9 +55,9 @@ pub enum BenchCommand {
     Player {
         /// The player: mcts:SIMS, uniform:SIMS, alphabeta, nn:MODEL (nn:builtin), ...
         spec: String,
-        /// Boards (rings), comma separated.
-        #[arg(long, value_delimiter = ',', default_value = "37,61")]
-        board: Vec<Board>,
+        /// Boards (rings), comma separated [default: 37 and 61, those the player's network plays].
+        #[arg(long, value_delimiter = ',')]
+        board: Option<Vec<Board>>,
         /// Search threads, comma separated: each count is measured.
         #[arg(long, value_delimiter = ',', default_value = "1")]
         search_threads: Vec<usize>,
@@ -104,7 +104,7 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
             }
             let rows = zertz_jobs::bench_player(
                 &spec,
-                &board,
+                board.as_deref(),
                 &search_threads,
                 move_time,
                 searches,

@@ -883,6 +883,19 @@ fn bench_player_measures_each_position_and_thread_count() {
     let o = zertz(&["bench", "player", "random", "--move-time", "0.01"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("does not search here"), "{}", stderr(&o));
+    // Without --board: 37 and 61, those the network plays (the built-in network: 37 alone);
+    // a board named that it does not play is an error.
+    let nn = ["bench", "player", "nn:builtin:8", "--move-time", "0.01", "--searches", "1"];
+    let o = zertz(&[&nn[..], &["--json", "--device", "cpu"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let boards: Vec<u64> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["board"].as_u64().unwrap())
+        .collect();
+    assert_eq!(boards, [37, 37, 37]);
+    let o = zertz(&[&nn[..], &["--board", "61", "--device", "cpu"]].concat());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("trained for 37 rings"), "{}", stderr(&o));
     for command in ["play", "engine", "serve"] {
         let o = zertz(&[command, "--search-threads", "0"]);
         assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));

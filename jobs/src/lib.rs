@@ -327,11 +327,12 @@ pub fn play_match(
 }
 
 /// Measures the player of `spec` as [`zertz_arena::bench::bench_player`] does on each of
-/// `boards`, with each count of `threads` search threads, its network (if any) loaded once per
-/// board as `inference` says. Setting `stop` ends it ([`BenchError::Stopped`]).
+/// `boards` (None: [`DEFAULT_BENCH_BOARDS`], those of them its networks play), with each count
+/// of `threads` search threads, its network (if any) loaded once per board as `inference` says.
+/// Setting `stop` ends it ([`BenchError::Stopped`]).
 pub fn bench_player(
     spec: &str,
-    boards: &[Board],
+    boards: Option<&[Board]>,
     threads: &[usize],
     move_time: Duration,
     searches: u32,
@@ -340,20 +341,36 @@ pub fn bench_player(
 ) -> Result<Vec<BenchPlayerRow>, JobError> {
     let parsed: PlayerSpec = spec.parse().map_err(|e| JobError::Bench(BenchError::Spec(e)))?;
     let mut rows = Vec::new();
-    for &board in boards {
+    let mut skipped = Vec::new();
+    for &board in boards.unwrap_or(&DEFAULT_BENCH_BOARDS) {
         let variant = Variant::new(board, MarbleSet::Standard);
         let mut models = Models::new();
-        for (key, network) in
-            zertz_model::inference::load_networks(parsed.network(), Some(variant), inference)?
-        {
+        let networks =
+            match zertz_model::inference::load_networks(parsed.network(), Some(variant), inference)
+            {
+                // Boards not asked for that a network does not play are left out.
+                Err(e @ ModelError::WrongBoard { .. }) if boards.is_none() => {
+                    skipped.push(e);
+                    continue;
+                }
+                loaded => loaded?,
+            };
+        for (key, network) in networks {
             models.insert_key(key, network.evaluator);
         }
         rows.extend(zertz_arena::bench::bench_player(
             &parsed, &models, board, threads, move_time, searches, stop,
         )?);
     }
-    Ok(rows)
+    match skipped.pop() {
+        // No default board at all: say why for the last.
+        Some(e) if rows.is_empty() => Err(e.into()),
+        _ => Ok(rows),
+    }
 }
+
+/// The boards [`bench_player`] measures unless told: the smallest and the largest.
+pub const DEFAULT_BENCH_BOARDS: [Board; 2] = [Board::R37, Board::R61];
 
 /// Refuses a path for a new output file that exists (a FIFO or a device included: nothing is
 /// ever replaced, and a FIFO is never opened), saying what it is.

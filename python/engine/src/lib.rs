@@ -242,7 +242,8 @@ pub fn play_match<'py>(
     }
 }
 
-/// A player's search speed (`zertz bench player`): for each of `boards` (rings; None: 37) and
+/// A player's search speed (`zertz bench player`): for each of `boards` (rings; None: 37 and 61,
+/// those the player's network plays) and
 /// each count of `search_threads` (None: 1), the simulations (or alpha-beta's positions) per
 /// second and per CPU-second of `searches` searches of `move_time` seconds on the opening, a
 /// middle game and an endgame (a fresh player each search, after one to warm up); a list of dicts, one per row
@@ -280,14 +281,18 @@ pub fn bench_player<'py>(
         Ok(n) if (1..=1000).contains(&n) => n,
         _ => return Err(Error::Shape(format!("searches must be from 1 to 1000, not {searches}"))),
     };
-    let boards: Vec<zertz_env::Board> = match boards {
-        Some(boards) => boards.into_iter().map(|b| b.0).collect(),
-        None => vec![zertz_env::Board::R37],
-    };
+    let boards: Option<Vec<zertz_env::Board>> =
+        boards.map(|boards| boards.into_iter().map(|b| b.0).collect());
     let stop = Arc::new(AtomicBool::new(false));
     let (result, signal) = run_detached(py, &stop, || {
         Ok(zertz_jobs::bench_player(
-            spec, &boards, &threads, move_time, searches, &inference, &stop,
+            spec,
+            boards.as_deref(),
+            &threads,
+            move_time,
+            searches,
+            &inference,
+            &stop,
         ))
     });
     match result? {

@@ -230,8 +230,8 @@ def bench_player(
     device: str | None = None,
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
-    """A player's search speed (``zertz bench player``): for each of ``boards`` (rings; None: 37)
-    and each count of ``search_threads`` (None: 1), the simulations (or alpha-beta's positions)
+    """A player's search speed (``zertz bench player``): for each of ``boards`` (rings; None: 37
+    and 61, those the player's network plays) and each count of ``search_threads`` (None: 1), the simulations (or alpha-beta's positions)
     per second and per CPU-second of ``searches`` searches of ``move_time`` seconds on the
     opening, a middle game and an endgame (a fresh player each search, after one to warm up);
     one dict per row (``board``, ``position``, ``search_threads``, ``searches``, ``seconds``,
@@ -239,8 +239,10 @@ def bench_player(
     ``device`` in ``precision``. Ctrl-C stops it (KeyboardInterrupt).
 
     >>> rows = bench_player("mcts:100", move_time=0.05, searches=1)
-    >>> [r["position"] for r in rows]
-    ['opening', 'middle', 'endgame']
+    >>> [(r["board"], r["position"]) for r in rows][:4]
+    [(37, 'opening'), (37, 'middle'), (37, 'endgame'), (61, 'opening')]
+    >>> sorted({r["board"] for r in bench_player("nn:builtin", move_time=0.05, searches=1)})
+    [37]
     """
 
 @final
