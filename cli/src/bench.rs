@@ -50,7 +50,7 @@ pub enum BenchCommand {
     /// CPU-second, on the opening, a middle game and an endgame of each board, with each number
     /// of search threads (a fresh player each search, after one to warm up).
     ///
-    /// Example: zertz bench player nn:builtin --board 37,61 --search-threads 1,2 --move-time 1.
+    /// Example: zertz bench player nn:builtin --search-threads 1,2 --move-time 1.
     /// scripts/bench-player.sh runs it quiet and with a busy process on every core.
     Player {
         /// The player: mcts:SIMS, uniform:SIMS, alphabeta, nn:MODEL (nn:builtin), ...
