@@ -6,7 +6,10 @@
 //!
 //! Each tree is a flat arena of nodes and edges. The edges of a node are sorted by prior, so the
 //! visited children are always a prefix and the best unvisited child is the next edge: selection
-//! costs the number of visited children, not the number of legal actions (often 1000+).
+//! costs the number of visited children, not the number of legal actions (often 1000+). Below
+//! the root, a node sorts its best 16 edges when it is expanded and more (twice as many) only
+//! when those are all visited, so an expansion costs a pass over the legal actions rather than a
+//! sort of them; the children visited are those of a full sort.
 //!
 //! [`search`] runs rounds: it collects up to `leaves_per_round` leaves from every tree (virtual
 //! loss keeps them apart), evaluates all of them in one [`Evaluator`] call, then expands and backs

@@ -55,7 +55,7 @@ impl Tree {
         for (e, d) in self.edges[start..start + len].iter_mut().zip(&draws) {
             e.set_prior(((1.0 - f) * e.prior() as f64 + f * d / sum) as f32);
         }
-        // Keep the visited prefix, re-sort the rest by prior.
+        // Keep the visited prefix, re-sort the rest by prior (the root's are sorted in full).
         sort_edges(&mut self.edges[start + visited..start + len]);
     }
 }

@@ -28,6 +28,12 @@ pub(super) struct Node {
     pub(super) edges_len: u32,
     /// Edges `edges_start .. edges_start + visited` have children.
     pub(super) visited: u32,
+    /// Edges `edges_start .. edges_start + sorted` are in order ([`sort_edges`]) and no later
+    /// edge comes before them: a node is sorted [`SORT_AHEAD`] edges at a time past its visited
+    /// ones (the root in full), since most nodes have a few visited children of a thousand.
+    /// (Two bytes: a node has fewer legal actions than 65,536, the action space of 61 rings
+    /// [`ActionSpace::len`] being 11,713; the node stays 96 bytes.)
+    sorted: u16,
     pub(super) visits: u32,
     /// Sum of values from the perspective of the player who chose this node (the parent's player
     /// to move); for the root, of its own player to move.
@@ -197,6 +203,7 @@ impl Tree {
                 }
                 node.parent = NONE;
                 self.root = c;
+                self.sort_all(c);
                 self.pending_noise = None;
                 self.gumbel_seed = None;
                 self.gumbel = None;
@@ -417,6 +424,7 @@ impl Tree {
         let node = &mut self.nodes[n as usize];
         node.edges_start = self.edges.len() as u32;
         node.edges_len = 1;
+        node.sorted = 1;
         node.state = State::Expanded;
         self.edges.push(edge);
     }
@@ -429,8 +437,28 @@ impl Tree {
         let child = self.nodes.len() as u32;
         self.nodes.push(Node::new(position, parent));
         self.edges[edge].child = child;
-        self.nodes[parent as usize].visited += 1;
+        let node = &mut self.nodes[parent as usize];
+        node.visited += 1;
+        let sorted = node.sorted as usize;
+        if node.visited as usize == sorted && sorted < node.edges_len as usize {
+            // The next unvisited edge must be the best of the rest: sort on, twice as many.
+            let start = node.edges_start as usize;
+            let rest = &mut self.edges[start + sorted..start + node.edges_len as usize];
+            node.sorted += sort_front(rest, sorted.max(SORT_AHEAD)) as u16;
+        }
         child
+    }
+
+    /// Sorts the edges of `n` in full (a new root: its children are listed and chosen among in
+    /// prior order).
+    pub(super) fn sort_all(&mut self, n: u32) {
+        let node = &mut self.nodes[n as usize];
+        let (start, len, sorted) =
+            (node.edges_start as usize, node.edges_len as usize, node.sorted as usize);
+        if sorted < len {
+            sort_edges(&mut self.edges[start + sorted..start + len]);
+            node.sorted = len as u16;
+        }
     }
 
     /// Takes back the virtual visits and losses on the path from `leaf` to the root.
@@ -480,10 +508,12 @@ impl Tree {
         });
         let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let edges = &mut self.edges[start..];
-        if priors.iter().all(|&p| p == max) {
+        let sorted = if priors.iter().all(|&p| p == max) {
+            // Equal priors: taken in the order of the legal actions.
             let mut e0 = Edge { child: NONE, prior: 0, action: 0 };
             e0.set_prior(1.0 / edges.len().max(1) as f32);
             edges.iter_mut().for_each(|e| e.prior = e0.prior);
+            edges.len()
         } else {
             let mut sum = 0.0;
             let inverse = 1.0 / temperature;
@@ -494,10 +524,17 @@ impl Tree {
             for (e, p) in edges.iter_mut().zip(&priors) {
                 e.set_prior(p / sum);
             }
-            sort_edges(edges);
-        }
+            match leaf == self.root {
+                true => {
+                    sort_edges(edges);
+                    edges.len()
+                }
+                false => sort_front(edges, SORT_AHEAD),
+            }
+        };
         self.priors = priors;
         let node = &mut self.nodes[leaf as usize];
+        node.sorted = sorted as u16;
         node.edges_start = start as u32;
         node.edges_len = (self.edges.len() - start) as u32;
         node.state = State::Expanded;
@@ -522,6 +559,7 @@ impl Node {
             edges_start: 0,
             edges_len: 0,
             visited: 0,
+            sorted: 0,
             visits: 0,
             value_sum: 0.0,
             state,
@@ -533,7 +571,31 @@ impl Node {
 
 /// Sorts edges by prior, highest first (ties by action index, for determinism).
 pub(super) fn sort_edges(edges: &mut [Edge]) {
-    edges.sort_unstable_by(|a, b| b.prior.cmp(&a.prior).then(a.action.cmp(&b.action)));
+    edges.sort_unstable_by(edge_order);
+}
+
+/// The order of [`sort_edges`]: a total one (no two edges of a node have one action).
+fn edge_order(a: &Edge, b: &Edge) -> std::cmp::Ordering {
+    b.prior.cmp(&a.prior).then(a.action.cmp(&b.action))
+}
+
+/// The edges a node has sorted beyond its visited ones ([`Node::sorted`]; twice as many each
+/// time they are all visited).
+const SORT_AHEAD: usize = 16;
+
+/// Puts the first `k` edges of [`sort_edges`]'s order at the front of `edges`, in that order,
+/// the others after them in any order; how many are sorted (`k`, or all when there are fewer).
+/// A partial selection and `k` sorted instead of all: the same first `k` as a full sort.
+fn sort_front(edges: &mut [Edge], k: usize) -> usize {
+    if k >= edges.len() {
+        sort_edges(edges);
+        return edges.len();
+    }
+    if k > 0 {
+        edges.select_nth_unstable_by(k - 1, edge_order);
+        edges[..k - 1].sort_unstable_by(edge_order);
+    }
+    k
 }
 
 #[cfg(test)]
@@ -543,8 +605,10 @@ mod tests {
     #[test]
     fn every_action_index_fits_an_edge() {
         for b in zertz_env::Board::ALL {
+            // (And a node's sorted edges, fewer than the action space, fit a u16.)
             assert!(ActionSpace::new(b).len() <= u16::MAX as usize + 1);
         }
+        assert_eq!(NODE_BYTES, 96);
     }
 
     #[test]
@@ -561,5 +625,100 @@ mod tests {
         };
         assert!(bits(0.3) > bits(0.2) && bits(0.2) > bits(1e-5) && bits(1e-5) > bits(0.0));
         assert_eq!(std::mem::size_of::<Edge>(), 8);
+    }
+
+    /// Edges of pseudo-random priors (some equal) and distinct actions.
+    fn edges(n: usize, seed: u64) -> Vec<Edge> {
+        let mut rng = zertz_env::SplitMix64(seed);
+        (0..n)
+            .map(|i| {
+                let mut e = Edge { child: NONE, prior: 0, action: i as u16 };
+                e.set_prior((rng.next_u64() % 50) as f32 / 64.0);
+                e
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorting_the_front_gives_the_first_edges_of_a_full_sort() {
+        for (n, seed) in [(0, 1), (1, 2), (15, 3), (16, 4), (17, 5), (1944, 6), (300, 7)] {
+            let mut full = edges(n, seed);
+            sort_edges(&mut full);
+            for k in [0, 1, 2, 16, 17, 300, 5000] {
+                let mut front = edges(n, seed);
+                let sorted = sort_front(&mut front, k);
+                assert_eq!(sorted, k.min(n));
+                let actions = |e: &[Edge]| e.iter().map(|e| e.action).collect::<Vec<_>>();
+                assert_eq!(actions(&front[..sorted]), actions(&full[..sorted]), "{n} {k}");
+            }
+        }
+    }
+
+    /// Logits that differ from one action and one position to the next.
+    struct Varied;
+
+    impl crate::Evaluator for Varied {
+        fn wants_encoding(&self) -> bool {
+            false
+        }
+
+        fn evaluate(
+            &self,
+            batch: &crate::Batch<'_>,
+            out: &mut crate::Output<'_>,
+        ) -> Result<(), crate::EvalError> {
+            let a = out.logits.len() / batch.positions.len().max(1);
+            for (i, p) in batch.positions.iter().enumerate() {
+                let mut rng = zertz_env::SplitMix64(p.hash());
+                for l in &mut out.logits[i * a..(i + 1) * a] {
+                    *l = (rng.next_u64() % 1000) as f32 / 250.0;
+                }
+                out.values[i] = (p.hash() % 2001) as f32 / 1000.0 - 1.0;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_visited_children_are_the_best_by_prior_as_if_sorted_in_full() {
+        // Sorting a node's edges a few at a time changes nothing: every node's visited edges are
+        // the first of a full sort, its sorted ones too, the root's all (the tree of a full
+        // sort at every expansion, which the search was before).
+        let start = Position::new(zertz_env::Variant::default(), zertz_env::Player::P0);
+        let mut tree = Tree::new(start);
+        let config = SearchConfig { leaves_per_round: 8, ..SearchConfig::default() };
+        let mut scratch = crate::mcts::Scratch::default();
+        crate::mcts::search(
+            std::slice::from_mut(&mut tree),
+            &[3000],
+            &config,
+            &Varied,
+            &mut scratch,
+        )
+        .unwrap();
+        let mut checked = 0;
+        for (n, node) in tree.nodes.iter().enumerate() {
+            if node.state != State::Expanded {
+                continue;
+            }
+            let (start, len) = (node.edges_start as usize, node.edges_len as usize);
+            let mut full = tree.edges[start..start + len].to_vec();
+            sort_edges(&mut full);
+            let ordered = if n == tree.root as usize { len } else { node.sorted as usize };
+            assert!(ordered >= (node.visited as usize).min(len), "node {n}");
+            assert!(ordered == len || ordered > node.visited as usize, "node {n}");
+            let actions = |e: &[Edge]| e.iter().map(|e| e.action).collect::<Vec<_>>();
+            assert_eq!(actions(&tree.edges[start..start + ordered]), actions(&full[..ordered]));
+            checked += usize::from(node.visited as usize > SORT_AHEAD);
+        }
+        assert!(checked > 0, "no node was sorted on past its first edges");
+        // A child that becomes the root is sorted in full.
+        let (action, _) = tree.root_candidates().into_iter().max_by_key(|&(_, v)| v).unwrap();
+        tree.advance(&action, usize::MAX);
+        let root = &tree.nodes[tree.root as usize];
+        assert_eq!(root.state, State::Expanded);
+        let edges = &tree.edges[root.edges_start as usize..][..root.edges_len as usize];
+        assert!(root.edges_len as usize > SORT_AHEAD);
+        assert!(edges.windows(2).all(|w| edge_order(&w[0], &w[1]).is_lt()));
     }
 }
