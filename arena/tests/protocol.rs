@@ -404,6 +404,39 @@ fn analyzers_follow_the_spec() {
     assert!(e.to_string().contains("other.pt"), "{e}");
 }
 
+/// Uniform answers, and the threads that gave them.
+#[derive(Debug, Default)]
+struct Threads(std::sync::Mutex<std::collections::HashSet<std::thread::ThreadId>>);
+
+impl Evaluator for Threads {
+    fn wants_encoding(&self) -> bool {
+        false
+    }
+
+    fn evaluate(&self, _batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        self.0.lock().unwrap().insert(std::thread::current().id());
+        out.logits.fill(0.0);
+        out.values.fill(0.0);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_networks_analysis_searches_on_the_models_search_threads() {
+    for threads in [1, 2] {
+        let network = Arc::new(Threads::default());
+        let mut models = Models::new().with_search_threads(threads);
+        models.insert("m.pt", network.clone());
+        let analyzer = "nn:m.pt".parse::<PlayerSpec>().unwrap().analyzer(0, &models).unwrap();
+        let least = if threads > 1 { 8 * threads as u32 } else { 1 };
+        assert!(analyzer.config.leaves_per_round >= least, "{threads}: {:?}", analyzer.config);
+        let pos = Position::new(Variant::default(), Player::P0);
+        let a = analyzer.analyze(&pos, 300).unwrap();
+        assert_eq!(a.simulations, 300);
+        assert_eq!(network.0.lock().unwrap().len(), threads, "threads that evaluated");
+    }
+}
+
 // ----------------------------------------------------------------------------------- failures
 
 /// Fails on every call.

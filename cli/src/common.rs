@@ -41,8 +41,9 @@ pub struct DeviceArgs {
 /// `--search-threads`: the threads of one game's search.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct SearchThreadsArgs {
-    /// Threads of each search of a network's player (default: every core): each round of the
-    /// search evaluates its leaves on that many threads side by side, one libtorch thread each.
+    /// Threads of each search of a network's player and of each analysis with a network
+    /// (default: every core): each round of the search evaluates its leaves on that many threads
+    /// side by side, one libtorch thread each.
     #[arg(
         long,
         value_name = "N",

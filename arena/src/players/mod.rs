@@ -50,7 +50,7 @@ use zertz_search::mcts::Tree;
 pub use crate::alphabeta::AlphaBetaBot;
 pub(crate) use greedy::ChainPlan;
 pub use greedy::GreedyBot;
-pub use mcts::{GUMBEL_PLAN_HEADROOM, MctsBot, gumbel_plan};
+pub use mcts::{GUMBEL_PLAN_HEADROOM, LEAVES_PER_SEARCH_THREAD, MctsBot, gumbel_plan};
 pub use random::RandomBot;
 pub use spec::{
     DEFAULT_ALPHABETA_TIME, DEFAULT_NEURAL_SIMULATIONS, DEFAULT_SIMULATIONS, ModelKey, Models,
