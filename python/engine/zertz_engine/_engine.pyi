@@ -231,9 +231,10 @@ def bench_player(
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
     """A player's search speed (``zertz bench player``): for each of ``boards`` (rings; None: 37
-    and 61, those the player's network plays) and each count of ``search_threads`` (None: 1), the simulations (or alpha-beta's positions)
-    per second and per CPU-second of ``searches`` searches of ``move_time`` seconds on the
-    opening, a middle game and an endgame (a fresh player each search, after one to warm up);
+    and 61, those the player's network plays) and each count of ``search_threads`` (None: 1),
+    the simulations (or alpha-beta's positions) per second and per CPU-second of ``searches``
+    searches of ``move_time`` seconds on the opening, a middle game and an endgame (a fresh
+    player each search, after one to warm up);
     one dict per row (``board``, ``position``, ``search_threads``, ``searches``, ``seconds``,
     ``cpu_seconds``, ``work``, ``unit``, ``per_second``, ``per_cpu_second``). Networks run on
     ``device`` in ``precision``. Ctrl-C stops it (KeyboardInterrupt).

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A match at equal time per move on a quiet machine and on a busy one (issue 46): the same games
+# (same seed, paired openings), first with nothing else running, then with one busy-looping
+# process per core, started here and stopped after (and on any exit). Each game is played on a
+# core of its own (one search thread per network player), so that "busy" halves each side's CPU.
+#
+#   ZERTZ_BIN=target/ci/zertz scripts/match-under-load.sh                # nn:builtin, alphabeta
+#   scripts/match-under-load.sh nn:builtin alphabeta 200 1               # A, B, games, seconds
+#
+# Prints one summary line of `zertz match --json` per load: the score of A with its 95% interval
+# and each side's seconds, CPU seconds and work per move. BENCHMARKS.md ("The network's player on
+# a busy machine", issue 46) has the figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+a=${1:-nn:builtin}
+b=${2:-alphabeta}
+games=${3:-200}
+move_time=${4:-1}
+zertz=${ZERTZ_BIN:-target/release/zertz}
+[[ -x $zertz ]] || { echo "match-under-load: build $zertz first (cargo build --release)" >&2; exit 2; }
+cores=$(nproc)
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+echo "CPU: $model; $cores cores"
+
+busy=()
+stop_busy() {
+    if ((${#busy[@]})); then
+        kill "${busy[@]}" 2>/dev/null || true
+        wait "${busy[@]}" 2>/dev/null || true
+        busy=()
+    fi
+}
+trap stop_busy EXIT
+
+for load in quiet busy; do
+    if [[ $load == busy ]]; then
+        for _ in $(seq "$cores"); do
+            (while :; do :; done) &
+            busy+=($!)
+        done
+    fi
+    echo "== $load"
+    "$zertz" match --player "$a" --player "$b" --games "$games" --move-time "$move_time" \
+        --opening-actions 2 --threads "$cores" --search-threads 1 --seed 0 --device cpu --json
+    stop_busy
+done
