@@ -65,6 +65,13 @@ pub struct MctsBot {
 /// network on the CPU evaluates for little more than one (BENCHMARKS.md, issue 46).
 pub const LEAVES_PER_SEARCH_THREAD: u32 = 8;
 
+/// `config` for a search on `threads` threads: at least [`LEAVES_PER_SEARCH_THREAD`] leaves a
+/// round per thread (with one thread, `config` as it is).
+pub(crate) fn for_search_threads(config: &SearchConfig, threads: usize) -> SearchConfig {
+    let least = if threads > 1 { LEAVES_PER_SEARCH_THREAD * threads as u32 } else { 0 };
+    SearchConfig { leaves_per_round: config.leaves_per_round.max(least), ..config.clone() }
+}
+
 impl fmt::Debug for MctsBot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MctsBot")
@@ -221,19 +228,11 @@ impl Bot for MctsBot {
                     Some(t) => (MAX_SIMULATIONS, Some(started + t)),
                     None => (self.simulations, None),
                 };
-                let wider;
-                let config = if self.search_threads > 1 {
-                    let least = LEAVES_PER_SEARCH_THREAD * self.search_threads as u32;
-                    let leaves = self.config.leaves_per_round.max(least);
-                    wider = SearchConfig { leaves_per_round: leaves, ..self.config.clone() };
-                    &wider
-                } else {
-                    &self.config
-                };
+                let config = for_search_threads(&self.config, self.search_threads);
                 let searched = search_interruptible(
                     std::slice::from_mut(tree),
                     &[simulations],
-                    config,
+                    &config,
                     self.evaluator.as_ref(),
                     &mut self.scratch,
                     &mut || {

@@ -13,10 +13,10 @@ use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_search::split::{MAX_SEARCH_THREADS, Split};
 use zertz_search::{Precision, Preset, SearchConfig};
 
+use super::mcts::for_search_threads;
 use super::timed::TimedBot;
 use super::{
-    AlphaBetaBot, Bot, GreedyBot, LEAVES_PER_SEARCH_THREAD, MAX_SIMULATIONS, MctsBot, RandomBot,
-    SpecError, check_move_time,
+    AlphaBetaBot, Bot, GreedyBot, MAX_SIMULATIONS, MctsBot, RandomBot, SpecError, check_move_time,
 };
 use crate::analysis::Analyzer;
 use crate::command::{self, CommandBot, ProgramLimits};
@@ -274,7 +274,8 @@ impl PlayerSpec {
     /// such: an analysis reports every legal action's visits, which a PUCT root spreads by the
     /// priors and a Gumbel root gives to its K candidates only, so the analysis searches with the
     /// player's PUCT root. A network's analysis searches on [`Models::search_threads`] threads
-    /// as its player does ([`Split`], at least [`LEAVES_PER_SEARCH_THREAD`] leaves a round per
+    /// as its player does ([`Split`], at least
+    /// [`LEAVES_PER_SEARCH_THREAD`](super::LEAVES_PER_SEARCH_THREAD) leaves a round per
     /// thread). An error names a network missing from `models`.
     pub fn analyzer(&self, seed: u64, models: &Models) -> Result<Analyzer, SpecError> {
         let (evaluator, preset): (Arc<dyn Evaluator>, Preset) = match self {
@@ -282,9 +283,7 @@ impl PlayerSpec {
                 let network = self.network_evaluator(models)?.expect("a neural player's network");
                 let threads = models.search_threads();
                 if threads > 1 {
-                    let mut config = Preset::Network.config();
-                    let least = LEAVES_PER_SEARCH_THREAD * threads as u32;
-                    config.leaves_per_round = config.leaves_per_round.max(least);
+                    let config = for_search_threads(&Preset::Network.config(), threads);
                     let evaluator = Arc::new(Split::new(network, threads));
                     return Ok(Analyzer { evaluator, config });
                 }
