@@ -19,30 +19,12 @@ boards=${2:-37}
 move_time=${3:-1}
 zertz=${ZERTZ_BIN:-target/release/zertz}
 [[ -x $zertz ]] || { echo "bench-player: build $zertz first (cargo build --release)" >&2; exit 2; }
-cores=$(nproc)
-
-# The processor, and which of its vector units libtorch may use.
-model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-units=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|amx_tile)$' | tr '\n' ' ')
-echo "CPU: $model; $cores cores; vector units: ${units:-none of AVX2, AVX-512, AMX}"
-
-busy=()
-stop_busy() {
-    if ((${#busy[@]})); then
-        kill "${busy[@]}" 2>/dev/null || true
-        wait "${busy[@]}" 2>/dev/null || true
-        busy=()
-    fi
-}
-trap stop_busy EXIT
+# shellcheck source=scripts/busy-cores.sh
+. scripts/busy-cores.sh
+describe_cpu
 
 for load in quiet busy; do
-    if [[ $load == busy ]]; then
-        for _ in $(seq "$cores"); do
-            (while :; do :; done) &
-            busy+=($!)
-        done
-    fi
+    if [[ $load == busy ]]; then start_busy; fi
     echo
     echo "== $load: $(if [[ $load == busy ]]; then echo "a busy process on each of the $cores cores"; else echo "nothing else running"; fi)"
     if [[ $spec == nn:* ]]; then

@@ -18,27 +18,12 @@ games=${3:-200}
 move_time=${4:-1}
 zertz=${ZERTZ_BIN:-target/release/zertz}
 [[ -x $zertz ]] || { echo "match-under-load: build $zertz first (cargo build --release)" >&2; exit 2; }
-cores=$(nproc)
-model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-echo "CPU: $model; $cores cores"
-
-busy=()
-stop_busy() {
-    if ((${#busy[@]})); then
-        kill "${busy[@]}" 2>/dev/null || true
-        wait "${busy[@]}" 2>/dev/null || true
-        busy=()
-    fi
-}
-trap stop_busy EXIT
+# shellcheck source=scripts/busy-cores.sh
+. scripts/busy-cores.sh
+describe_cpu
 
 for load in quiet busy; do
-    if [[ $load == busy ]]; then
-        for _ in $(seq "$cores"); do
-            (while :; do :; done) &
-            busy+=($!)
-        done
-    fi
+    if [[ $load == busy ]]; then start_busy; fi
     echo "== $load"
     "$zertz" match --player "$a" --player "$b" --games "$games" --move-time "$move_time" \
         --opening-actions 2 --threads "$cores" --search-threads 1 --seed 0 --device cpu --json
