@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The network's player on a quiet machine and on a busy one (issue 46): the bare network's
-# evaluations per second and per CPU-second at batch 1, 8 and 64 on one libtorch thread, and a
+# evaluations per second and per CPU-second at batch 1, 8 and 64 on one thread (the native pass
+# of small batches, and libtorch alone at 1 and 8 to compare), and a
 # player's simulations per second and per CPU-second on the fixed positions of `zertz bench
 # player` with 1 search thread and with one per core. "Busy" is one busy-looping process per
 # core, started here before the measurements and stopped after them (and on any exit).
@@ -33,6 +34,9 @@ for load in quiet busy; do
         for board in ${boards//,/ }; do
             "$zertz" bench inference --model "$model_file" --board "$board" --device cpu \
                 --batch 1,8,64 --seconds 2
+            # The same passes through libtorch alone, without the native pass of small batches.
+            "$zertz" bench inference --model "$model_file" --board "$board" --device cpu \
+                --batch 1,8 --seconds 2 --libtorch
         done
     fi
     "$zertz" bench player "$spec" --board "$boards" --search-threads "1,$cores" \

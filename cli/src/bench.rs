@@ -37,6 +37,10 @@ pub enum BenchCommand {
         /// libtorch threads inside each forward pass on the CPU (players and self-play use 1).
         #[arg(long, default_value_t = 1)]
         torch_threads: usize,
+        /// Every batch through libtorch: without the native pass that runs small batches of a
+        /// network on the CPU (to compare the two).
+        #[arg(long)]
+        libtorch: bool,
         /// Seconds per batch size (after a warm-up of 3 passes).
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
@@ -136,6 +140,7 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
             batch,
             threads,
             torch_threads,
+            libtorch,
             seconds,
             json,
             device,
@@ -156,14 +161,20 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
             let mut model = device.load(&model)?;
             model.check_board(board)?;
             model.set_cpu_threads(torch_threads);
+            model.set_native_forward(!libtorch);
+            let native = model.native_forward();
             if !json {
                 println!(
-                    "{} on {} in {}{}, {board}, {threads} thread(s), {} libtorch thread(s)",
+                    "{} on {} in {}{}, {board}, {threads} thread(s), {} libtorch thread(s), {}",
                     model.path().display(),
                     device_name(model.device()),
                     model.precision(),
                     if model.cuda_graphs() { " with CUDA graphs" } else { "" },
-                    if model.device() == zertz_model::Device::Cpu { torch_threads } else { 0 }
+                    if model.device() == zertz_model::Device::Cpu { torch_threads } else { 0 },
+                    match native {
+                        Ok(()) => format!("native pass up to batch {}", model.native_batch()),
+                        Err(why) => format!("no native pass ({why})"),
+                    }
                 );
                 println!(
                     "{:>6} {:>14} {:>14} {:>10} {:>8} {:>8} {:>8}",
@@ -186,6 +197,7 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
                     line["cuda_graphs"] = model.cuda_graphs().into();
                     line["board"] = board.rings().into();
                     line["torch_threads"] = torch_threads.into();
+                    line["native"] = (native.is_ok() && b <= model.native_batch()).into();
                     println!("{line}");
                 } else {
                     println!(

@@ -63,6 +63,14 @@ impl Model {
         }
         let started = Instant::now();
         let _running = RunningGuard::start(&self.running);
+        if let Some(native) = self.native_for(b) {
+            native.forward(board, planes, globals, logits, values);
+            let forward = started.elapsed();
+            self.check_finite(logits, values, masks, actions)?;
+            self.count(b, started);
+            self.native_batches.fetch_add(1, Ordering::Relaxed);
+            return Ok(Phases { forward, ..Phases::default() });
+        }
         if self.device == Device::Cpu {
             intra_op_threads(self.cpu_threads);
         }
@@ -183,14 +191,19 @@ impl Model {
             Some(bad_logit) => self.check_finite_at(logits, values, bad_logit, actions, true)?,
             None => self.check_finite(logits, values, masks, actions)?,
         }
-        self.batches.fetch_add(1, Ordering::Relaxed);
-        self.positions.fetch_add(b as u64, Ordering::Relaxed);
-        self.busy_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.count(b, started);
         Ok(Phases {
             copy_in: copied_in - started,
             forward: forwarded - copied_in,
             copy_out: forwarded.elapsed(),
         })
+    }
+
+    /// Counts a pass of `b` positions that started at `started`.
+    fn count(&self, b: usize, started: Instant) {
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.positions.fetch_add(b as u64, Ordering::Relaxed);
+        self.busy_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// The network on inputs already on the device in its precision: `(logits, values)`.

@@ -169,6 +169,7 @@ impl Network {
         self.copies.iter().map(|m| m.stats()).fold(ModelStats::default(), |a, s| ModelStats {
             batches: a.batches + s.batches,
             positions: a.positions + s.positions,
+            native_batches: a.native_batches + s.native_batches,
             busy: a.busy + s.busy,
             covered: a.covered + s.covered,
         })

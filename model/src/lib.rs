@@ -32,6 +32,7 @@ mod graphs;
 pub mod inference;
 mod metadata;
 mod model;
+mod native;
 mod shim;
 mod stats;
 mod tensors;

@@ -14,6 +14,7 @@ use zertz_search::batching::BatchingEvaluator;
 use zertz_search::{Batch, EvalError, Evaluator, Output, Precision};
 
 use crate::metadata::{BUILTIN_BYTES, check_metadata};
+use crate::native::{NATIVE_MAX_BATCH, Native};
 use crate::stats::{Running, Staging};
 use crate::tensors::{first_line, kind_of};
 use crate::{
@@ -45,10 +46,16 @@ pub struct Model {
     pub(crate) answers: Mutex<Vec<Staging>>,
     pub(crate) batches: AtomicU64,
     pub(crate) positions: AtomicU64,
+    pub(crate) native_batches: AtomicU64,
     pub(crate) busy_nanos: AtomicU64,
     pub(crate) running: Mutex<Running>,
     /// libtorch threads of one forward pass on the CPU ([`Model::set_cpu_threads`]).
     pub(crate) cpu_threads: usize,
+    /// The native pass of small batches on the CPU, or why the network has none
+    /// ([`Model::native_forward`]).
+    pub(crate) native: Result<Native, String>,
+    /// Whether small batches go to `native` ([`Model::set_native_forward`]).
+    native_on: bool,
 }
 
 impl fmt::Debug for Model {
@@ -122,7 +129,49 @@ impl Model {
             }
         };
         let metadata = check_metadata(&path, &json)?;
-        Ok(Model::new(Backend::Script(module), metadata, device, precision, path))
+        let mut model = Model::new(Backend::Script(module), metadata, device, precision, path);
+        if device == Device::Cpu && precision == Precision::Fp32 {
+            model.native = model.native_checked();
+            model.native_on = model.native.is_ok();
+        }
+        Ok(model)
+    }
+
+    /// The native pass of this TorchScript network ([`crate::native`]), once its answers on
+    /// real positions of every board it plays agree with libtorch's; else why not.
+    fn native_checked(&self) -> Result<Native, String> {
+        let bytes = match is_builtin(&self.path) {
+            true => BUILTIN_BYTES.to_vec(),
+            false => std::fs::read(&self.path).map_err(|e| e.to_string())?,
+        };
+        let native = Native::from_state(crate::shim::module_state(&bytes)?)?;
+        for board in self.metadata.boards.iter().filter_map(|&b| Board::from_rings(b)) {
+            let shape = Shape::of(board);
+            let actions = ActionSpace::new(board).len();
+            let positions = crate::bench::sample_positions(board, 4, 46);
+            let b = positions.len();
+            let (mut planes, mut globals) =
+                (vec![0.0; b * shape.planes_len()], vec![0.0; b * GLOBALS]);
+            for (i, p) in positions.iter().enumerate() {
+                let planes = &mut planes[i * shape.planes_len()..][..shape.planes_len()];
+                p.encode(planes, &mut globals[i * GLOBALS..][..GLOBALS]);
+            }
+            let (mut logits, mut values) = (vec![0.0; b * actions], vec![0.0; b]);
+            let all = Answers::All;
+            self.run_timed(board, &planes, &globals, None, all, &mut logits, &mut values, false)
+                .map_err(|e| e.to_string())?;
+            let (mut own_logits, mut own_values) = (vec![0.0; b * actions], vec![0.0; b]);
+            native.forward(board, &planes, &globals, &mut own_logits, &mut own_values);
+            let close = |tolerance: f32| {
+                move |(a, b): (&f32, &f32)| (a - b).abs() <= tolerance * (1.0 + b.abs())
+            };
+            if !own_logits.iter().zip(&logits).all(close(1e-3))
+                || !own_values.iter().zip(&values).all(close(1e-4))
+            {
+                return Err(format!("its answers on {board} differ from libtorch's"));
+            }
+        }
+        Ok(native)
     }
 
     /// [`Model::load_with`] for an AOTInductor package: it runs on the device type and in the
@@ -211,6 +260,7 @@ impl Model {
             answers: Mutex::new(Vec::new()),
             batches: AtomicU64::new(0),
             positions: AtomicU64::new(0),
+            native_batches: AtomicU64::new(0),
             busy_nanos: AtomicU64::new(0),
             running: Mutex::new(Running {
                 count: 0,
@@ -218,6 +268,8 @@ impl Model {
                 covered: Duration::ZERO,
             }),
             cpu_threads: 1,
+            native: Err("it runs through libtorch alone".into()),
+            native_on: false,
         }
     }
 
@@ -273,10 +325,43 @@ impl Model {
         self.cpu_threads
     }
 
+    /// Whether batches of up to [`Model::native_batch`] positions run through the native pass
+    /// (`native.rs`: the network written out in Rust, without libtorch's dispatch per
+    /// operation), as they do for a TorchScript network of `zertz.nn.ZertzNet`'s architecture
+    /// on the CPU in fp32, on one thread a pass ([`Model::set_cpu_threads`]), once its answers
+    /// agree with libtorch's at load. Otherwise the reason is given.
+    pub fn native_forward(&self) -> Result<(), &str> {
+        match (&self.native, self.native_on, self.cpu_threads) {
+            (Err(why), _, _) => Err(why),
+            (Ok(_), false, _) => Err("turned off"),
+            (Ok(_), true, 1) => Ok(()),
+            (Ok(_), true, _) => Err("a pass runs on several libtorch threads"),
+        }
+    }
+
+    /// The largest batch the native pass runs ([`Model::native_forward`]): larger ones go
+    /// through libtorch.
+    pub fn native_batch(&self) -> usize {
+        NATIVE_MAX_BATCH
+    }
+
+    /// Turns the native pass off (every batch through libtorch), or back on where the network
+    /// has one: for comparisons ([`Model::native_forward`]).
+    pub fn set_native_forward(&mut self, on: bool) {
+        self.native_on = on;
+    }
+
+    /// The native pass for a batch of `b` positions, if it runs it.
+    pub(crate) fn native_for(&self, b: usize) -> Option<&Native> {
+        let native = self.native.as_ref().ok()?;
+        (self.native_on && self.cpu_threads == 1 && b <= NATIVE_MAX_BATCH).then_some(native)
+    }
+
     /// Counters back to zero.
     fn reset_stats(&self) {
         self.batches.store(0, Ordering::Relaxed);
         self.positions.store(0, Ordering::Relaxed);
+        self.native_batches.store(0, Ordering::Relaxed);
         self.busy_nanos.store(0, Ordering::Relaxed);
         self.running.lock().unwrap_or_else(|e| e.into_inner()).covered = Duration::ZERO;
     }
@@ -334,6 +419,7 @@ impl Model {
         ModelStats {
             batches: self.batches.load(Ordering::Relaxed),
             positions: self.positions.load(Ordering::Relaxed),
+            native_batches: self.native_batches.load(Ordering::Relaxed),
             busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
             covered: self.running.lock().unwrap_or_else(|e| e.into_inner()).covered,
         }

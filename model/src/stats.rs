@@ -18,6 +18,8 @@ pub struct ModelStats {
     pub batches: u64,
     /// Positions evaluated.
     pub positions: u64,
+    /// Of the forward passes, those the native pass ran (`Model::native_forward`).
+    pub native_batches: u64,
     /// Time spent in forward passes (including the copies to and from the device), summed over
     /// the threads that ran them.
     pub busy: Duration,

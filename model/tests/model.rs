@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use zertz_arena::players::{Bot as _, MctsBot};
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Player, Position, Variant};
-use zertz_model::{DeviceChoice, Model, ModelError, Precision};
+use zertz_model::{BUILTIN, DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, Output};
 
 /// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
@@ -639,4 +639,51 @@ fn the_builtin_network_loads_by_name_and_says_where_it_comes_from() {
     // A file of that name elsewhere is a file like any other.
     let e = Model::load(Path::new("no-such-dir").join("builtin"), DeviceChoice::Cpu).unwrap_err();
     assert!(matches!(e, ModelError::Read { .. }), "{e:?}");
+}
+
+/// The native pass of small batches on the CPU (`native.rs`) gives libtorch's answers on every
+/// board, for a test network of odd sizes and for the built-in one, from one position to the
+/// largest batch it runs; a larger batch, several libtorch threads a pass, or a network of
+/// another architecture go to libtorch.
+#[test]
+fn the_native_pass_answers_as_libtorch_on_every_board() {
+    let all = models().join("m_all.pt");
+    let cases = [(all.as_path(), Board::ALL.to_vec()), (Path::new(BUILTIN), vec![Board::R37])];
+    for (path, boards) in cases {
+        let mut m = Model::load(path, DeviceChoice::Cpu).unwrap();
+        assert_eq!(m.native_forward(), Ok(()), "{}", path.display());
+        let largest = m.native_batch();
+        for board in boards {
+            let a = ActionSpace::new(board).len();
+            let positions = random_positions(board, largest + 1, board.rings() as u64);
+            for b in [1, 3, largest, largest + 1] {
+                let (planes, globals, _) = encode(&positions[..b]);
+                let mut answers = Vec::new();
+                for native in [true, false] {
+                    m.set_native_forward(native);
+                    let before = m.stats().native_batches;
+                    let (mut logits, mut values) = (vec![f32::NAN; b * a], vec![f32::NAN; b]);
+                    m.forward(board, &planes, &globals, &mut logits, &mut values).unwrap();
+                    let ran = m.stats().native_batches - before;
+                    assert_eq!(ran, u64::from(native && b <= largest), "{board}, batch {b}");
+                    answers.push((logits, values));
+                }
+                let ((l1, v1), (l2, v2)) = (&answers[0], &answers[1]);
+                let scale = l2.iter().fold(1.0f32, |s, l| s.max(l.abs()));
+                let what = format!("{}, {board}, batch {b}", path.display());
+                assert!(max_diff(l1, l2) <= 1e-5 * scale, "{what}: {}", max_diff(l1, l2));
+                assert!(max_diff(v1, v2) <= 1e-5, "{what}: {}", max_diff(v1, v2));
+                assert!(l1.iter().chain(v1).all(|x| x.is_finite()), "{what}");
+            }
+        }
+        m.set_native_forward(true);
+        m.set_cpu_threads(2);
+        assert!(m.native_forward().is_err());
+    }
+    // Not a ZertzNet: libtorch alone, and it says why.
+    let why = load("tail_inf.pt").unwrap().native_forward().unwrap_err().to_string();
+    assert!(why.contains("stem.weight"), "{why}");
+    // NaN weights: libtorch's answers are not finite at load, and the native pass is not used.
+    let why = load("nan.pt").unwrap().native_forward().unwrap_err().to_string();
+    assert!(why.contains("NaN"), "{why}");
 }

@@ -1,0 +1,562 @@
+//! The network's forward pass written out in Rust for small batches on the CPU: what a search
+//! player asks for, one to a few positions at a time.
+//!
+//! At batch 1 libtorch spends most of a pass of a small network dispatching its ~300 operations
+//! (a few microseconds each) rather than computing: the built-in network (32 channels, 3 blocks)
+//! took 1.4–1.7 ms a pass on one core of an AMD EPYC (AVX2), of which its eight convolutions
+//! were about a third (BENCHMARKS.md, issue 46). Here the batch-norm layers are folded into the
+//! convolutions once at load, each 3×3 convolution is one matrix product (`matrixmultiply`'s
+//! sgemm) over the unfolded inputs of the whole batch, and the heads are small loops: no
+//! dispatch, no allocation once the scratch buffers have grown, no thread pool.
+//!
+//! It reads the weights of `zertz.nn.ZertzNet` by name, so it serves networks of that
+//! architecture only; [`Native::from_state`] refuses anything else (a name missing, left over,
+//! or of another shape), and the model checks its answers against libtorch's on real positions
+//! of every board before it uses it (`Model::load`), so a network whose Python definition has
+//! moved on from this file runs through libtorch instead of giving other answers.
+
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use tch::{Kind, Tensor};
+use zertz_env::Board;
+use zertz_env::encode::{GLOBALS, PLANES, Shape};
+
+/// The largest batch the native pass runs; larger ones go to libtorch, whose batched
+/// convolutions catch up there (BENCHMARKS.md, issue 46).
+pub(crate) const NATIVE_MAX_BATCH: usize = 16;
+
+/// `torch.nn.BatchNorm2d`'s default epsilon, which `ZertzNet` keeps.
+const BN_EPS: f64 = 1e-5;
+/// What `_pool` subtracts from off-board cells before their maximum.
+const OFF_BOARD: f32 = 1e4;
+
+/// `c[m×n] = a[m×k] · b[k×n]`, each matrix given with its row and column strides.
+#[allow(clippy::too_many_arguments)]
+fn gemm(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    (rsa, csa): (usize, usize),
+    b: &[f32],
+    (rsb, csb): (usize, usize),
+    c: &mut [f32],
+    rsc: usize,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows - 1) * rs + (cols - 1) * cs;
+    assert!(k > 0 && last(m, k, rsa, csa) < a.len() && last(k, n, rsb, csb) < b.len());
+    assert!(last(m, n, rsc, 1) < c.len());
+    // SAFETY: the asserts above keep every element read or written inside its slice; `c` is a
+    // unique borrow, so it overlaps neither input.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            rsa as isize,
+            csa as isize,
+            b.as_ptr(),
+            rsb as isize,
+            csb as isize,
+            0.0,
+            c.as_mut_ptr(),
+            rsc as isize,
+            1,
+        );
+    }
+}
+
+/// A linear layer: `w [out][inp]`, `b [out]`.
+struct Dense {
+    w: Vec<f32>,
+    b: Vec<f32>,
+    out: usize,
+    inp: usize,
+}
+
+impl Dense {
+    /// `out[rows][self.out] = x[rows][self.inp] · wᵀ + b`.
+    fn rows(&self, rows: usize, x: &[f32], out: &mut [f32]) {
+        gemm((rows, self.inp, self.out), x, (self.inp, 1), &self.w, (1, self.inp), out, self.out);
+        for row in out[..rows * self.out].chunks_exact_mut(self.out) {
+            row.iter_mut().zip(&self.b).for_each(|(o, b)| *o += b);
+        }
+    }
+}
+
+/// A convolution with its batch norm folded in: `w [out][inp·k·k]`, `b [out]`.
+struct Conv {
+    w: Vec<f32>,
+    b: Vec<f32>,
+    out: usize,
+    inp: usize,
+}
+
+/// The weights of a module, by name, each taken once.
+struct State(BTreeMap<String, Tensor>);
+
+impl State {
+    fn take(&mut self, name: &str, dims: &[i64]) -> Result<Vec<f32>, String> {
+        let t = self.0.remove(name).ok_or_else(|| format!("no {name}"))?;
+        if t.size() != dims {
+            return Err(format!("{name} is {:?}, not {dims:?}", t.size()));
+        }
+        let t = t.to_kind(Kind::Float).contiguous().view([-1]);
+        Vec::<f32>::try_from(&t).map_err(|e| format!("{name}: {e}"))
+    }
+
+    /// The shape of `name` (to size the network from its weights).
+    fn dims(&self, name: &str) -> Result<Vec<i64>, String> {
+        self.0.get(name).map(|t| t.size()).ok_or_else(|| format!("no {name}"))
+    }
+
+    fn dense(&mut self, name: &str, out: usize, inp: usize) -> Result<Dense, String> {
+        let w = self.take(&format!("{name}.weight"), &[out as i64, inp as i64])?;
+        let b = self.take(&format!("{name}.bias"), &[out as i64])?;
+        Ok(Dense { w, b, out, inp })
+    }
+
+    /// A batch norm as `x · scale + shift`.
+    fn batch_norm(&mut self, name: &str, c: usize) -> Result<(Vec<f64>, Vec<f64>), String> {
+        let dims = [c as i64];
+        let gamma = self.take(&format!("{name}.weight"), &dims)?;
+        let beta = self.take(&format!("{name}.bias"), &dims)?;
+        let mean = self.take(&format!("{name}.running_mean"), &dims)?;
+        let var = self.take(&format!("{name}.running_var"), &dims)?;
+        let scale: Vec<f64> =
+            gamma.iter().zip(&var).map(|(&g, &v)| g as f64 / (v as f64 + BN_EPS).sqrt()).collect();
+        let shift = (0..c).map(|i| beta[i] as f64 - mean[i] as f64 * scale[i]).collect();
+        Ok((scale, shift))
+    }
+
+    /// A convolution without bias followed by the batch norm `bn`, folded into one; and the
+    /// batch norm's scale, for what else comes before it.
+    fn conv_bn(
+        &mut self,
+        name: &str,
+        bn: &str,
+        (out, inp, k): (usize, usize, usize),
+    ) -> Result<(Conv, Vec<f64>), String> {
+        let dims = [out as i64, inp as i64, k as i64, k as i64];
+        let mut w = self.take(&format!("{name}.weight"), &dims)?;
+        let (scale, shift) = self.batch_norm(bn, out)?;
+        for (o, row) in w.chunks_exact_mut(inp * k * k).enumerate() {
+            row.iter_mut().for_each(|x| *x = (*x as f64 * scale[o]) as f32);
+        }
+        let b = shift.iter().map(|&s| s as f32).collect();
+        Ok((Conv { w, b, out, inp }, scale))
+    }
+}
+
+/// A residual block: its first convolution gets a per-channel bias from global pooling.
+struct Block {
+    conv1: Conv,
+    pool: Dense,
+    conv2: Conv,
+}
+
+/// A `ZertzNet`'s weights, ready for the native pass.
+pub(crate) struct Native {
+    channels: usize,
+    /// The stem's convolution, its batch norm folded in; its bias is `stem_globals`'s output.
+    stem: Conv,
+    /// `stem_globals` with the stem's batch norm folded in.
+    stem_globals: Dense,
+    blocks: Vec<Block>,
+    ring: Dense,
+    colour: Dense,
+    remove: Dense,
+    no_removal: f32,
+    query: Dense,
+    key: Dense,
+    rank_scale: f32,
+    hop: Dense,
+    pass: Dense,
+    value_conv: Conv,
+    value_fc1: Dense,
+    value_fc2: Dense,
+    scratch: Mutex<Vec<Scratch>>,
+}
+
+impl std::fmt::Debug for Native {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Native")
+            .field("channels", &self.channels)
+            .field("blocks", &self.blocks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reused buffers of one pass.
+#[derive(Default)]
+struct Scratch {
+    input: Vec<f32>,
+    mask: Vec<f32>,
+    count: Vec<f32>,
+    x: Vec<f32>,
+    y: Vec<f32>,
+    t: Vec<f32>,
+    cols: Vec<f32>,
+    bias: Vec<f32>,
+    pooled: Vec<f32>,
+    head: Vec<f32>,
+}
+
+/// `v` grown to at least `len` (its contents unspecified), as a slice of `len`.
+fn grown(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if v.len() < len {
+        v.resize(len, 0.0);
+    }
+    &mut v[..len]
+}
+
+/// The geometry of one pass: `b` positions of `hw` cells, channel-major (`[c][b·hw]`).
+#[derive(Clone, Copy)]
+struct Grid {
+    b: usize,
+    height: usize,
+    width: usize,
+}
+
+impl Grid {
+    fn hw(self) -> usize {
+        self.height * self.width
+    }
+
+    fn n(self) -> usize {
+        self.b * self.hw()
+    }
+
+    /// `out[conv.out][n] = conv(x[conv.inp][n])` for a 3×3 convolution with zero padding,
+    /// without its bias (through `cols`, the unfolded input).
+    fn conv3(self, conv: &Conv, x: &[f32], cols: &mut Vec<f32>, out: &mut [f32]) {
+        let (n, hw, h, w) = (self.n(), self.hw(), self.height, self.width);
+        let cols = grown(cols, conv.inp * 9 * n);
+        for ci in 0..conv.inp {
+            let plane = &x[ci * n..(ci + 1) * n];
+            for ky in 0..3 {
+                for kx in 0..3 {
+                    let row = &mut cols[(ci * 9 + ky * 3 + kx) * n..][..n];
+                    for i in 0..self.b {
+                        let (src, dst) = (&plane[i * hw..][..hw], &mut row[i * hw..][..hw]);
+                        for y in 0..h {
+                            let dst = &mut dst[y * w..][..w];
+                            let sy = (y + ky).wrapping_sub(1);
+                            if sy >= h {
+                                dst.fill(0.0);
+                                continue;
+                            }
+                            let src = &src[sy * w..][..w];
+                            // Columns x read src[x + kx - 1]: shifted by one either way.
+                            match kx {
+                                0 => {
+                                    dst[0] = 0.0;
+                                    dst[1..].copy_from_slice(&src[..w - 1]);
+                                }
+                                1 => dst.copy_from_slice(src),
+                                _ => {
+                                    dst[..w - 1].copy_from_slice(&src[1..]);
+                                    dst[w - 1] = 0.0;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let k = conv.inp * 9;
+        gemm((conv.out, k, n), &conv.w, (k, 1), cols, (n, 1), out, n);
+    }
+
+    /// `out[c][n] = conv(x[conv.inp][n])` for a 1×1 convolution, without its bias.
+    fn conv1(self, conv: &Conv, x: &[f32], out: &mut [f32]) {
+        let n = self.n();
+        gemm((conv.out, conv.inp, n), &conv.w, (conv.inp, 1), x, (n, 1), out, n);
+    }
+
+    /// The mean and maximum of each channel over each position's board (`_pool`):
+    /// `out[i][2c]`, means first.
+    fn pool(self, x: &[f32], channels: usize, mask: &[f32], count: &[f32], out: &mut [f32]) {
+        let (n, hw) = (self.n(), self.hw());
+        for i in 0..self.b {
+            let m = &mask[i * hw..][..hw];
+            let row = &mut out[i * 2 * channels..][..2 * channels];
+            for c in 0..channels {
+                let v = &x[c * n + i * hw..][..hw];
+                let sum: f32 = v.iter().zip(m).map(|(x, m)| x * m).sum();
+                let high = v
+                    .iter()
+                    .zip(m)
+                    .map(|(x, m)| x - (1.0 - m) * OFF_BOARD)
+                    .fold(f32::NEG_INFINITY, f32::max);
+                row[c] = sum / count[i];
+                row[channels + c] = high;
+            }
+        }
+    }
+}
+
+impl Native {
+    /// The weights of a `ZertzNet` from a module's parameters and buffers; an error names what
+    /// does not fit that architecture.
+    pub(crate) fn from_state(state: Vec<(String, Tensor)>) -> Result<Native, String> {
+        let mut s = State(state.into_iter().collect());
+        let dims = s.dims("stem.weight")?;
+        let c = dims[0] as usize;
+        if dims != [c as i64, PLANES as i64, 3, 3] {
+            return Err(format!("stem.weight is {dims:?}"));
+        }
+        let blocks = (0..).take_while(|i| s.0.contains_key(&format!("blocks.{i}.conv1.weight")));
+        let blocks = blocks.count();
+        let rank = s.dims("query.weight")?[0] as usize;
+        let vc = s.dims("value_conv.weight")?[0] as usize;
+        let hidden = s.dims("value_fc1.weight")?[0] as usize;
+
+        let (stem, scale) = s.conv_bn("stem", "stem_bn", (c, PLANES, 3))?;
+        // The stem's bias (from the globals) comes before its batch norm: scaled by it too.
+        let mut stem_globals = s.dense("stem_globals", c, GLOBALS)?;
+        let rows = stem_globals.w.chunks_exact_mut(GLOBALS).zip(&mut stem_globals.b);
+        for ((row, bias), (&scale, &shift)) in rows.zip(scale.iter().zip(&stem.b)) {
+            row.iter_mut().for_each(|w| *w = (*w as f64 * scale) as f32);
+            *bias = (*bias as f64 * scale) as f32 + shift;
+        }
+        let mut block = |i: usize| -> Result<Block, String> {
+            let conv = |s: &mut State, j: usize| {
+                s.conv_bn(&format!("blocks.{i}.conv{j}"), &format!("blocks.{i}.bn{j}"), (c, c, 3))
+            };
+            Ok(Block {
+                conv1: conv(&mut s, 1)?.0,
+                pool: s.dense(&format!("blocks.{i}.pool"), c, 2 * c)?,
+                conv2: conv(&mut s, 2)?.0,
+            })
+        };
+        let blocks = (0..blocks).map(&mut block).collect::<Result<Vec<_>, String>>()?;
+        let native = Native {
+            channels: c,
+            stem,
+            stem_globals,
+            blocks,
+            ring: s.dense("ring", c, c)?,
+            colour: s.dense("colour", 3, c)?,
+            remove: s.dense("remove", 1, c)?,
+            no_removal: s.take("no_removal", &[1])?[0],
+            query: s.dense("query", rank, c)?,
+            key: s.dense("key", rank, c)?,
+            rank_scale: 1.0 / (rank as f32).sqrt(),
+            hop: s.dense("hop", 6, c)?,
+            pass: s.dense("pass_", 1, 2 * c)?,
+            value_conv: s.conv_bn("value_conv", "value_bn", (vc, c, 1))?.0,
+            value_fc1: s.dense("value_fc1", hidden, 2 * vc + GLOBALS)?,
+            value_fc2: s.dense("value_fc2", 1, hidden)?,
+            scratch: Mutex::new(Vec::new()),
+        };
+        // Training's auxiliary head, the ring table (the board's geometry here) and batch
+        // counters are not part of the pass; anything else is a layer this file does not know.
+        let unknown: Vec<&String> = s
+            .0
+            .keys()
+            .filter(|k| {
+                !k.starts_with("captures.") && *k != "cells" && !k.ends_with(".num_batches_tracked")
+            })
+            .collect();
+        if let Some(name) = unknown.first() {
+            return Err(format!("an unknown weight {name}"));
+        }
+        Ok(native)
+    }
+
+    /// The network on `b` positions of `board` (`planes [b][C][H][W]`, `globals [b][G]`):
+    /// `logits [b][A]` and `values [b]`.
+    pub(crate) fn forward(
+        &self,
+        board: Board,
+        planes: &[f32],
+        globals: &[f32],
+        logits: &mut [f32],
+        values: &mut [f32],
+    ) {
+        let shape = Shape::of(board);
+        let grid = Grid { b: values.len(), height: shape.height, width: shape.width };
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let s = scratch.get_or_insert_with(Scratch::default);
+        self.run(board, grid, planes, globals, logits, values, s);
+        if let Some(scratch) = scratch {
+            self.scratch.lock().unwrap_or_else(|e| e.into_inner()).push(scratch);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        board: Board,
+        grid: Grid,
+        planes: &[f32],
+        globals: &[f32],
+        logits: &mut [f32],
+        values: &mut [f32],
+        s: &mut Scratch,
+    ) {
+        let (b, hw, n, c) = (grid.b, grid.hw(), grid.n(), self.channels);
+        // Channel-major input, the board's mask (plane 0) and its cell count.
+        let input = grown(&mut s.input, PLANES * n);
+        for i in 0..b {
+            for ch in 0..PLANES {
+                let src = &planes[(i * PLANES + ch) * hw..][..hw];
+                input[ch * n + i * hw..][..hw].copy_from_slice(src);
+            }
+        }
+        let mask = grown(&mut s.mask, n);
+        mask.copy_from_slice(&input[..n]);
+        let count = grown(&mut s.count, b);
+        for (i, count) in count.iter_mut().enumerate() {
+            *count = mask[i * hw..][..hw].iter().sum::<f32>().max(1.0);
+        }
+
+        // Stem: x = relu(conv(planes) + stem_globals(globals)) · mask.
+        let x = grown(&mut s.x, c * n);
+        grid.conv3(&self.stem, input, &mut s.cols, x);
+        let bias = grown(&mut s.bias, b * c);
+        self.stem_globals.rows(b, globals, bias);
+        for ch in 0..c {
+            for i in 0..b {
+                let row = &mut x[ch * n + i * hw..][..hw];
+                let (m, add) = (&mask[i * hw..][..hw], bias[i * c + ch]);
+                row.iter_mut().zip(m).for_each(|(v, m)| *v = (*v + add).max(0.0) * m);
+            }
+        }
+
+        let y = grown(&mut s.y, c * n);
+        let t = grown(&mut s.t, c * n);
+        let pooled = grown(&mut s.pooled, b * 2 * c.max(self.value_conv.out));
+        for block in &self.blocks {
+            // y = relu(bn1(conv1(x))) · mask, plus a bias from its pooled features.
+            grid.conv3(&block.conv1, x, &mut s.cols, y);
+            for ch in 0..c {
+                let add = block.conv1.b[ch];
+                let row = &mut y[ch * n..][..n];
+                row.iter_mut().zip(&*mask).for_each(|(v, m)| *v = (*v + add).max(0.0) * m);
+            }
+            grid.pool(y, c, mask, count, pooled);
+            block.pool.rows(b, pooled, bias);
+            for ch in 0..c {
+                for i in 0..b {
+                    let add = bias[i * c + ch];
+                    y[ch * n + i * hw..][..hw].iter_mut().for_each(|v| *v += add);
+                }
+            }
+            // x = relu(x + bn2(conv2(y))) · mask.
+            grid.conv3(&block.conv2, y, &mut s.cols, t);
+            for ch in 0..c {
+                let add = block.conv2.b[ch];
+                let (xr, tr) = (&mut x[ch * n..][..n], &t[ch * n..][..n]);
+                for ((v, t), m) in xr.iter_mut().zip(tr).zip(&*mask) {
+                    *v = (*v + (t + add)).max(0.0) * m;
+                }
+            }
+        }
+
+        // Value: tanh(fc2(relu(fc1([pool(relu(bn(conv(x))) · mask), globals])))).
+        let vc = self.value_conv.out;
+        let v = &mut t[..vc * n];
+        grid.conv1(&self.value_conv, x, v);
+        for ch in 0..vc {
+            let add = self.value_conv.b[ch];
+            let row = &mut v[ch * n..][..n];
+            row.iter_mut().zip(&*mask).for_each(|(v, m)| *v = (*v + add).max(0.0) * m);
+        }
+        grid.pool(v, vc, mask, count, pooled);
+        let width = 2 * vc + GLOBALS;
+        let head = grown(&mut s.head, b * width);
+        for i in 0..b {
+            head[i * width..][..2 * vc].copy_from_slice(&pooled[i * 2 * vc..][..2 * vc]);
+            head[i * width + 2 * vc..][..GLOBALS]
+                .copy_from_slice(&globals[i * GLOBALS..][..GLOBALS]);
+        }
+        let hidden = grown(&mut s.bias, b * self.value_fc1.out);
+        self.value_fc1.rows(b, head, hidden);
+        hidden.iter_mut().for_each(|h| *h = h.max(0.0));
+        self.value_fc2.rows(b, hidden, values);
+        values.iter_mut().for_each(|v| *v = v.tanh());
+
+        // Policy, position by position, from the features of the rings.
+        grid.pool(x, c, mask, count, pooled);
+        let geometry = board.geometry();
+        let cells: Vec<usize> = geometry.rings().map(|r| geometry.grid_index(r)).collect();
+        let rings = cells.len();
+        let actions = logits.len() / b;
+        for i in 0..b {
+            self.policy(
+                grid,
+                x,
+                i,
+                &cells,
+                &pooled[i * 2 * c..][..2 * c],
+                &mut s.head,
+                &mut logits[i * actions..][..actions],
+            );
+        }
+        debug_assert_eq!(actions, 3 * rings * (rings + 1) + 6 * rings + 1);
+    }
+
+    /// The logits of position `i` from the trunk's features `x` and its pooled features.
+    #[allow(clippy::too_many_arguments)]
+    fn policy(
+        &self,
+        grid: Grid,
+        x: &[f32],
+        i: usize,
+        cells: &[usize],
+        pooled: &[f32],
+        scratch: &mut Vec<f32>,
+        logits: &mut [f32],
+    ) {
+        let (c, n, hw, r) = (self.channels, grid.n(), grid.hw(), cells.len());
+        let k = self.query.out;
+        let parts = [r * c, r * c, r * 3, r, r * k, r * k, r * r, r * 6];
+        let buf = grown(scratch, parts.iter().sum());
+        let (gathered, rest) = buf.split_at_mut(r * c);
+        let (f, rest) = rest.split_at_mut(r * c);
+        let (colour, rest) = rest.split_at_mut(r * 3);
+        let (remove, rest) = rest.split_at_mut(r);
+        let (q, rest) = rest.split_at_mut(r * k);
+        let (key, rest) = rest.split_at_mut(r * k);
+        let (inter, hops) = rest.split_at_mut(r * r);
+        for (ring, &cell) in cells.iter().enumerate() {
+            for ch in 0..c {
+                gathered[ring * c + ch] = x[ch * n + i * hw + cell];
+            }
+        }
+        self.ring.rows(r, gathered, f);
+        f.iter_mut().for_each(|v| *v = v.max(0.0));
+        self.colour.rows(r, f, colour);
+        self.remove.rows(r, f, remove);
+        self.query.rows(r, f, q);
+        self.key.rows(r, f, key);
+        self.hop.rows(r, f, hops);
+        // inter[at][rm] = q[at] · key[rm]
+        gemm((r, k, r), q, (k, 1), key, (1, k), inter, r);
+
+        // Placements: colour on `at`, removing `rm` (the last: no removal).
+        for col in 0..3 {
+            for at in 0..r {
+                let base = colour[at * 3 + col];
+                let out = &mut logits[(col * r + at) * (r + 1)..][..r + 1];
+                for rm in 0..r {
+                    out[rm] = base + remove[rm] + inter[at * r + rm] * self.rank_scale;
+                }
+                out[r] = base + self.no_removal;
+            }
+        }
+        let placements = 3 * r * (r + 1);
+        logits[placements..placements + 6 * r].copy_from_slice(hops);
+        let mut pass = [0.0];
+        self.pass.rows(1, pooled, &mut pass);
+        logits[placements + 6 * r] = pass[0];
+    }
+}
