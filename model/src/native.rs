@@ -27,6 +27,11 @@ use zertz_env::encode::{GLOBALS, PLANES, Shape};
 /// The largest batch the native pass runs; larger ones go to libtorch, whose batched
 /// convolutions catch up there (BENCHMARKS.md, issue 46).
 pub(crate) const NATIVE_MAX_BATCH: usize = 16;
+/// The widest trunk the native pass runs (the `tiny` preset's, the built-in network's): from 64
+/// channels on, a pass is bound by its arithmetic rather than by libtorch's dispatch, and
+/// libtorch's convolutions (oneDNN) are as fast at batch 1 and faster from batch 4 on
+/// (BENCHMARKS.md, issue 46).
+const NATIVE_MAX_CHANNELS: usize = 32;
 
 /// `torch.nn.BatchNorm2d`'s default epsilon, which `ZertzNet` keeps.
 const BN_EPS: f64 = 1e-5;
@@ -311,6 +316,12 @@ impl Native {
         let c = dims[0] as usize;
         if dims != [c as i64, PLANES as i64, 3, 3] {
             return Err(format!("stem.weight is {dims:?}"));
+        }
+        if c > NATIVE_MAX_CHANNELS {
+            return Err(format!(
+                "libtorch is faster for a network of {c} channels; the native pass runs up to \
+                 {NATIVE_MAX_CHANNELS}"
+            ));
         }
         let blocks = (0..).take_while(|i| s.0.contains_key(&format!("blocks.{i}.conv1.weight")));
         let blocks = blocks.count();

@@ -16,8 +16,8 @@ use zertz_model::{BUILTIN, DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, Output};
 
 /// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
-/// (every board), `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`, and
-/// with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
+/// (every board), `wide.pt` (64 channels, 37 rings), `plain.pt` (TorchScript without zertz
+/// metadata), `corrupt.pt`, `half.pt`, and with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
 /// shape), `tail_inf.pt` (logits `-inf` from action 2000 on, else 0), `float_index.pt` (an integer
 /// index buffer used as such: it fails once converted to bf16).
 fn models() -> &'static Path {
@@ -27,6 +27,7 @@ fn models() -> &'static Path {
             + r#"
 export(net, f"{d}/m37.pt", step=5, boards=[37])
 export(net, f"{d}/m_all.pt", step=6)
+export(ZertzNet(NetConfig(channels=64, blocks=1), boards=[37]).eval(), f"{d}/wide.pt")
 torch.jit.save(torch.jit.trace(torch.nn.Identity(), torch.zeros(1)), f"{d}/plain.pt")
 open(f"{d}/corrupt.pt", "w").write("not a model")
 data = open(f"{d}/m37.pt", "rb").read()
@@ -680,7 +681,10 @@ fn the_native_pass_answers_as_libtorch_on_every_board() {
         m.set_cpu_threads(2);
         assert!(m.native_forward().is_err());
     }
-    // Not a ZertzNet: libtorch alone, and it says why.
+    // A wider network: libtorch alone, and it says why.
+    let why = load("wide.pt").unwrap().native_forward().unwrap_err().to_string();
+    assert!(why.contains("64 channels"), "{why}");
+    // Not a ZertzNet: libtorch alone.
     let why = load("tail_inf.pt").unwrap().native_forward().unwrap_err().to_string();
     assert!(why.contains("stem.weight"), "{why}");
     // NaN weights: libtorch's answers are not finite at load, and the native pass is not used.
