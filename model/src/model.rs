@@ -131,7 +131,11 @@ impl Model {
         let metadata = check_metadata(&path, &json)?;
         let mut model = Model::new(Backend::Script(module), metadata, device, precision, path);
         if device == Device::Cpu && precision == Precision::Fp32 {
-            model.native = model.native_checked();
+            // On a thread of its own: libtorch's pass sets the libtorch threads of the thread
+            // that runs it, and the caller's (a Python program's main thread) keep theirs.
+            let shared = &model;
+            let native = std::thread::scope(|s| s.spawn(|| shared.native_checked()).join());
+            model.native = native.unwrap_or_else(|_| Err("its check panicked".into()));
             model.native_on = model.native.is_ok();
         }
         Ok(model)
