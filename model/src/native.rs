@@ -213,6 +213,13 @@ struct Scratch {
     head: Vec<f32>,
 }
 
+/// `max(x, 0)` as torch's ReLU: NaN stays NaN (`f32::max` would make it 0 and hide it from the
+/// model's check of its answers).
+#[inline]
+fn relu(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
 /// `v` grown to at least `len` (its contents unspecified), as a slice of `len`.
 fn grown(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
     if v.len() < len {
@@ -438,7 +445,7 @@ impl Native {
             for i in 0..b {
                 let row = &mut x[ch * n + i * hw..][..hw];
                 let (m, add) = (&mask[i * hw..][..hw], bias[i * c + ch]);
-                row.iter_mut().zip(m).for_each(|(v, m)| *v = (*v + add).max(0.0) * m);
+                row.iter_mut().zip(m).for_each(|(v, m)| *v = relu(*v + add) * m);
             }
         }
 
@@ -451,7 +458,7 @@ impl Native {
             for ch in 0..c {
                 let add = block.conv1.b[ch];
                 let row = &mut y[ch * n..][..n];
-                row.iter_mut().zip(&*mask).for_each(|(v, m)| *v = (*v + add).max(0.0) * m);
+                row.iter_mut().zip(&*mask).for_each(|(v, m)| *v = relu(*v + add) * m);
             }
             grid.pool(y, c, mask, count, pooled);
             block.pool.rows(b, pooled, bias);
@@ -467,7 +474,7 @@ impl Native {
                 let add = block.conv2.b[ch];
                 let (xr, tr) = (&mut x[ch * n..][..n], &t[ch * n..][..n]);
                 for ((v, t), m) in xr.iter_mut().zip(tr).zip(&*mask) {
-                    *v = (*v + (t + add)).max(0.0) * m;
+                    *v = relu(*v + (t + add)) * m;
                 }
             }
         }
@@ -479,7 +486,7 @@ impl Native {
         for ch in 0..vc {
             let add = self.value_conv.b[ch];
             let row = &mut v[ch * n..][..n];
-            row.iter_mut().zip(&*mask).for_each(|(v, m)| *v = (*v + add).max(0.0) * m);
+            row.iter_mut().zip(&*mask).for_each(|(v, m)| *v = relu(*v + add) * m);
         }
         grid.pool(v, vc, mask, count, pooled);
         let width = 2 * vc + GLOBALS;
@@ -491,7 +498,7 @@ impl Native {
         }
         let hidden = grown(&mut s.bias, b * self.value_fc1.out);
         self.value_fc1.rows(b, head, hidden);
-        hidden.iter_mut().for_each(|h| *h = h.max(0.0));
+        hidden.iter_mut().for_each(|h| *h = relu(*h));
         self.value_fc2.rows(b, hidden, values);
         values.iter_mut().for_each(|v| *v = v.tanh());
 
@@ -544,7 +551,7 @@ impl Native {
             }
         }
         self.ring.rows(r, gathered, f);
-        f.iter_mut().for_each(|v| *v = v.max(0.0));
+        f.iter_mut().for_each(|v| *v = relu(*v));
         self.colour.rows(r, f, colour);
         self.remove.rows(r, f, remove);
         self.query.rows(r, f, q);

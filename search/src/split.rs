@@ -71,6 +71,9 @@ pub struct Split {
     threads: usize,
     /// `threads - 1` helpers; locked by the caller whose batch they work on.
     helpers: Mutex<Vec<Helper>>,
+    /// The encoding buffers of the calling thread's part, reused from one batch to the next
+    /// (a caller that finds them taken encodes into new ones).
+    own: Mutex<Part>,
     /// CPU time of the helper threads in their evaluations, in nanoseconds.
     helper_cpu: Arc<AtomicU64>,
 }
@@ -106,7 +109,13 @@ impl Split {
             })
             .collect::<Vec<_>>();
         let threads = helpers.len() + 1;
-        Split { inner, threads, helpers: Mutex::new(helpers), helper_cpu }
+        Split {
+            inner,
+            threads,
+            helpers: Mutex::new(helpers),
+            own: Mutex::new(Part::default()),
+            helper_cpu,
+        }
     }
 
     /// The threads it evaluates with, the calling thread included.
@@ -182,16 +191,13 @@ impl Split {
     ) -> Result<(), EvalError> {
         let b = batch.len();
         let positions = &batch.positions[range.clone()];
-        let (mut planes, mut globals, mut masks) = (Vec::new(), Vec::new(), Vec::new());
+        let mut own = self.own.try_lock().ok();
+        let mut fresh = Part::default();
+        let buffers = own.as_deref_mut().unwrap_or(&mut fresh);
         let part = if self.encodes(batch) {
-            encode_batch(batch.board, positions, &mut planes, &mut globals, &mut masks);
-            Batch {
-                board: batch.board,
-                positions,
-                planes: &planes,
-                globals: &globals,
-                masks: &masks,
-            }
+            let OwnedBatch { planes, globals, masks, .. } = buffers;
+            encode_batch(batch.board, positions, planes, globals, masks);
+            Batch { board: batch.board, positions, planes, globals, masks }
         } else {
             Batch {
                 board: batch.board,
