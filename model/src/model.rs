@@ -11,6 +11,7 @@ use tch::{CModule, Device, IValue};
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Variant};
 use zertz_search::batching::BatchingEvaluator;
+use zertz_search::evaluator::encode_batch;
 use zertz_search::{Batch, EvalError, Evaluator, Output, Precision};
 
 use crate::metadata::{BUILTIN_BYTES, check_metadata};
@@ -150,16 +151,11 @@ impl Model {
         };
         let native = Native::from_state(crate::shim::module_state(&bytes)?)?;
         for board in self.metadata.boards.iter().filter_map(|&b| Board::from_rings(b)) {
-            let shape = Shape::of(board);
             let actions = ActionSpace::new(board).len();
             let positions = crate::bench::sample_positions(board, 4, 46);
             let b = positions.len();
-            let (mut planes, mut globals) =
-                (vec![0.0; b * shape.planes_len()], vec![0.0; b * GLOBALS]);
-            for (i, p) in positions.iter().enumerate() {
-                let planes = &mut planes[i * shape.planes_len()..][..shape.planes_len()];
-                p.encode(planes, &mut globals[i * GLOBALS..][..GLOBALS]);
-            }
+            let (mut planes, mut globals, mut masks) = (Vec::new(), Vec::new(), Vec::new());
+            encode_batch(board, &positions, &mut planes, &mut globals, &mut masks);
             let (mut logits, mut values) = (vec![0.0; b * actions], vec![0.0; b]);
             let all = Answers::All;
             self.run_timed(board, &planes, &globals, None, all, &mut logits, &mut values, false)
