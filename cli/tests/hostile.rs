@@ -189,7 +189,8 @@ fn signalled_match(args: &[&str], games: usize, signals: &[&str]) -> (Output, Ve
     let child = spawn(&[&["match", "--out", out.to_str().unwrap()], args].concat());
     let lines = || std::fs::read_to_string(&out).map_or(0, |s| s.lines().count());
     let deadline = Instant::now() + Duration::from_secs(60);
-    while lines() < games {
+    // The match makes OUT once it has started (loading libtorch takes a while on a busy machine).
+    while !out.exists() || lines() < games {
         assert!(Instant::now() < deadline, "{games} games never ended: {args:?}");
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -21,8 +21,8 @@
 //!
 //! On the CPU, batches of up to 16 positions of a `zertz.nn.ZertzNet` network in fp32 run
 //! through a native pass written in Rust (`native.rs`: batch norms folded into the
-//! convolutions, one matrix product per convolution, no libtorch dispatch per operation), 2.5 to
-//! 4 times faster than libtorch at batch 1; it is used once its answers on real positions of
+//! convolutions, direct convolutions with AVX2 and FMA, no libtorch dispatch per operation),
+//! several times faster than libtorch at batch 1 (BENCHMARKS.md, issue 46); it is used once its answers on real positions of
 //! every board agree with libtorch's at load ([`Model::native_forward`] says whether, or why
 //! not; [`ModelStats::native_batches`] counts its passes).
 //!

@@ -5,8 +5,10 @@
 //! (a few microseconds each) rather than computing: the built-in network (32 channels, 3 blocks)
 //! took 1.4–1.7 ms a pass on one core of an AMD EPYC (AVX2), of which its eight convolutions
 //! were about a third (BENCHMARKS.md, issue 46). Here the batch-norm layers are folded into the
-//! convolutions once at load, each 3×3 convolution is one matrix product (`matrixmultiply`'s
-//! sgemm) over the unfolded inputs of the whole batch, and the heads are small loops: no
+//! convolutions once at load; each 3×3 convolution is summed directly from a zero-padded copy of
+//! its input with AVX2 and FMA (twelve accumulators: 32 output channels at 3 positions), or,
+//! on a processor without them, is one matrix product (`matrixmultiply`'s sgemm) over the
+//! unfolded inputs of the whole batch; the heads are small matrix products and loops. No
 //! dispatch, no allocation once the scratch buffers have grown, no thread pool.
 //!
 //! It reads the weights of `zertz.nn.ZertzNet` by name, so it serves networks of that
@@ -95,9 +97,12 @@ impl Dense {
     }
 }
 
-/// A convolution with its batch norm folded in: `w [out][inp·k·k]`, `b [out]`.
+/// A convolution with its batch norm folded in: `w [out][inp·k·k]`, `b [out]`, and for a 3×3
+/// one the same weights as `wt [inp·9][out]` (output channels side by side, as the direct
+/// convolution reads them).
 struct Conv {
     w: Vec<f32>,
+    wt: Vec<f32>,
     b: Vec<f32>,
     out: usize,
     inp: usize,
@@ -155,7 +160,12 @@ impl State {
             row.iter_mut().for_each(|x| *x = (*x as f64 * scale[o]) as f32);
         }
         let b = shift.iter().map(|&s| s as f32).collect();
-        Ok((Conv { w, b, out, inp }, scale))
+        let taps = inp * k * k;
+        let wt = match k {
+            3 => (0..taps * out).map(|j| w[(j % out) * taps + j / out]).collect(),
+            _ => Vec::new(),
+        };
+        Ok((Conv { w, wt, b, out, inp }, scale))
     }
 }
 
@@ -169,6 +179,8 @@ struct Block {
 /// A `ZertzNet`'s weights, ready for the native pass.
 pub(crate) struct Native {
     channels: usize,
+    /// Whether 3×3 convolutions run directly with AVX2 and FMA ([`Grid::conv3`]).
+    direct: bool,
     /// The stem's convolution, its batch norm folded in; its bias is `stem_globals`'s output.
     stem: Conv,
     /// `stem_globals` with the stem's batch norm folded in.
@@ -246,8 +258,15 @@ impl Grid {
     }
 
     /// `out[conv.out][n] = conv(x[conv.inp][n])` for a 3×3 convolution with zero padding,
-    /// without its bias (through `cols`, the unfolded input).
-    fn conv3(self, conv: &Conv, x: &[f32], cols: &mut Vec<f32>, out: &mut [f32]) {
+    /// without its bias: directly from a padded copy of `x` with AVX2 and FMA (`direct`) when
+    /// the output channels come in eights, else as one matrix product over the unfolded input
+    /// (both in `cols`).
+    fn conv3(self, conv: &Conv, x: &[f32], cols: &mut Vec<f32>, out: &mut [f32], direct: bool) {
+        #[cfg(target_arch = "x86_64")]
+        if direct && conv.out % LANES == 0 {
+            return self.conv3_direct(conv, x, cols, out);
+        }
+        let _ = direct;
         let (n, hw, h, w) = (self.n(), self.hw(), self.height, self.width);
         let cols = grown(cols, conv.inp * 9 * n);
         for ci in 0..conv.inp {
@@ -284,6 +303,33 @@ impl Grid {
         }
         let k = conv.inp * 9;
         gemm((conv.out, k, n), &conv.w, (k, 1), cols, (n, 1), out, n);
+    }
+
+    /// [`Grid::conv3`] without unfolding: each output is summed from a zero-padded copy of the
+    /// input (in `padded`), a block of output channels for a few positions at once.
+    #[cfg(target_arch = "x86_64")]
+    fn conv3_direct(self, conv: &Conv, x: &[f32], padded: &mut Vec<f32>, out: &mut [f32]) {
+        let (n, hw, h, w) = (self.n(), self.hw(), self.height, self.width);
+        let (wp, pp) = (w + 2, (h + 2) * (w + 2));
+        let np = self.b * pp;
+        let padded = grown(padded, conv.inp * np);
+        padded.fill(0.0);
+        for ci in 0..conv.inp {
+            for i in 0..self.b {
+                for y in 0..h {
+                    let src = &x[ci * n + i * hw + y * w..][..w];
+                    padded[ci * np + i * pp + (y + 1) * wp + 1..][..w].copy_from_slice(src);
+                }
+            }
+        }
+        // The top-left corner of output p's 3×3 window, in the padded grid.
+        let corner = |p: usize| {
+            let (i, cell) = (p / hw, p % hw);
+            i * pp + cell / w * wp + cell % w
+        };
+        let taps: [usize; 9] = std::array::from_fn(|k| k / 3 * wp + k % 3);
+        // SAFETY: `direct` is only set where the processor has AVX2 and FMA (Native::new).
+        unsafe { direct::conv3(conv, padded, np, &taps, n, corner, out) }
     }
 
     /// `out[c][n] = conv(x[conv.inp][n])` for a 1×1 convolution, without its bias.
@@ -357,6 +403,7 @@ impl Native {
         let blocks = (0..blocks).map(&mut block).collect::<Result<Vec<_>, String>>()?;
         let native = Native {
             channels: c,
+            direct: direct::available(),
             stem,
             stem_globals,
             blocks,
@@ -438,7 +485,7 @@ impl Native {
 
         // Stem: x = relu(conv(planes) + stem_globals(globals)) · mask.
         let x = grown(&mut s.x, c * n);
-        grid.conv3(&self.stem, input, &mut s.cols, x);
+        grid.conv3(&self.stem, input, &mut s.cols, x, self.direct);
         let bias = grown(&mut s.bias, b * c);
         self.stem_globals.rows(b, globals, bias);
         for ch in 0..c {
@@ -454,7 +501,7 @@ impl Native {
         let pooled = grown(&mut s.pooled, b * 2 * c.max(self.value_conv.out));
         for block in &self.blocks {
             // y = relu(bn1(conv1(x))) · mask, plus a bias from its pooled features.
-            grid.conv3(&block.conv1, x, &mut s.cols, y);
+            grid.conv3(&block.conv1, x, &mut s.cols, y, self.direct);
             for ch in 0..c {
                 let add = block.conv1.b[ch];
                 let row = &mut y[ch * n..][..n];
@@ -469,7 +516,7 @@ impl Native {
                 }
             }
             // x = relu(x + bn2(conv2(y))) · mask.
-            grid.conv3(&block.conv2, y, &mut s.cols, t);
+            grid.conv3(&block.conv2, y, &mut s.cols, t, self.direct);
             for ch in 0..c {
                 let add = block.conv2.b[ch];
                 let (xr, tr) = (&mut x[ch * n..][..n], &t[ch * n..][..n]);
@@ -576,5 +623,160 @@ impl Native {
         let mut pass = [0.0];
         self.pass.rows(1, pooled, &mut pass);
         logits[placements + 6 * r] = pass[0];
+    }
+}
+
+/// Output channels of one AVX register of f32.
+const LANES: usize = 8;
+
+/// The direct 3×3 convolution ([`Grid::conv3_direct`]): written as plain loops over arrays of
+/// eight, which the compiler turns into AVX2 and FMA instructions inside a function compiled
+/// for them. A block holds `V` registers of output channels for `J` positions: 4 × 3 (twelve
+/// accumulators) where the output channels come in 32s, else 1 × 8.
+mod direct {
+    use super::{Conv, LANES};
+
+    /// Whether this processor runs [`conv3`].
+    pub(super) fn available() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        #[cfg(not(target_arch = "x86_64"))]
+        return false;
+    }
+
+    /// `out[o][p] = Σ wt[ci·9 + k][o] · padded[ci][corner(p) + taps[k]]` for the `n` outputs
+    /// (`conv.out` a multiple of [`LANES`]).
+    ///
+    /// # Safety
+    /// The processor must have AVX2 and FMA ([`available`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn conv3(
+        conv: &Conv,
+        padded: &[f32],
+        np: usize,
+        taps: &[usize; 9],
+        n: usize,
+        corner: impl Fn(usize) -> usize,
+        out: &mut [f32],
+    ) {
+        let planes = Planes { conv, padded, np, taps };
+        if conv.out % (4 * LANES) == 0 {
+            planes.run::<4, 3>(n, &corner, out);
+        } else {
+            planes.run::<1, 8>(n, &corner, out);
+        }
+    }
+
+    /// What every block of one convolution reads.
+    struct Planes<'a> {
+        conv: &'a Conv,
+        padded: &'a [f32],
+        np: usize,
+        taps: &'a [usize; 9],
+    }
+
+    impl Planes<'_> {
+        /// Every output, `V` registers of channels by `J` positions at a time.
+        #[inline(always)]
+        fn run<const V: usize, const J: usize>(
+            &self,
+            n: usize,
+            corner: &impl Fn(usize) -> usize,
+            out: &mut [f32],
+        ) {
+            for ob in (0..self.conv.out).step_by(V * LANES) {
+                let mut p = 0;
+                while p < n {
+                    let count = J.min(n - p);
+                    let mut acc = [[[0.0; LANES]; V]; J];
+                    if count == J {
+                        let corners: [usize; J] = std::array::from_fn(|j| corner(p + j));
+                        acc = self.block::<V, J>(ob, &corners);
+                    } else {
+                        for (j, acc) in acc.iter_mut().enumerate().take(count) {
+                            *acc = self.block::<V, 1>(ob, &[corner(p + j)])[0];
+                        }
+                    }
+                    let rows = out.chunks_exact_mut(n).skip(ob).take(V * LANES);
+                    for (l, row) in rows.enumerate() {
+                        for (j, acc) in acc.iter().enumerate().take(count) {
+                            row[p + j] = acc[l / LANES][l % LANES];
+                        }
+                    }
+                    p += count;
+                }
+            }
+        }
+
+        /// The sums of output channels `ob..ob + V·8` at `J` positions (window corners).
+        #[inline(always)]
+        fn block<const V: usize, const J: usize>(
+            &self,
+            ob: usize,
+            corners: &[usize; J],
+        ) -> [[[f32; LANES]; V]; J] {
+            let (conv, taps) = (self.conv, self.taps);
+            let mut acc = [[[0.0f32; LANES]; V]; J];
+            for ci in 0..conv.inp {
+                let plane = &self.padded[ci * self.np..][..self.np];
+                for (k, &tap) in taps.iter().enumerate() {
+                    let start = (ci * 9 + k) * conv.out + ob;
+                    let w: &[f32] = &conv.wt[start..start + V * LANES];
+                    for j in 0..J {
+                        let x = plane[corners[j] + tap];
+                        for v in 0..V {
+                            for l in 0..LANES {
+                                acc[j][v][l] = w[v * LANES + l].mul_add(x, acc[j][v][l]);
+                            }
+                        }
+                    }
+                }
+            }
+            acc
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Conv, Grid};
+
+    /// A convolution of `out` channels from `inp` with weights from a simple generator.
+    fn conv(out: usize, inp: usize, seed: u64) -> Conv {
+        let mut state = seed;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let w: Vec<f32> = (0..out * inp * 9).map(|_| next()).collect();
+        let taps = inp * 9;
+        let wt = (0..taps * out).map(|j| w[(j % out) * taps + j / out]).collect();
+        Conv { w, wt, b: vec![0.0; out], out, inp }
+    }
+
+    /// The direct convolution and the one through the unfolded input agree, for both block
+    /// shapes, on a 7×7 and a 9×9 grid, for 1 and 5 positions (a tail of the blocks of 3 and 8).
+    #[test]
+    fn the_direct_convolution_gives_the_unfolded_ones_answers() {
+        if !super::direct::available() {
+            return; // only the unfolded one runs here
+        }
+        for (out, inp) in [(8, 8), (32, 32), (16, 32)] {
+            let conv = conv(out, inp, out as u64);
+            for (height, b) in [(7, 1), (7, 5), (9, 5)] {
+                let grid = Grid { b, height, width: height };
+                let n = grid.n();
+                let x: Vec<f32> =
+                    (0..inp * n).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
+                let mut cols = Vec::new();
+                let (mut direct, mut unfolded) = (vec![0.0; out * n], vec![0.0; out * n]);
+                grid.conv3(&conv, &x, &mut cols, &mut direct, true);
+                grid.conv3(&conv, &x, &mut cols, &mut unfolded, false);
+                let pairs = direct.iter().zip(&unfolded);
+                let gap = pairs.map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+                assert!(gap < 1e-4, "{out}x{inp}, {height}x{height}, {b} positions: {gap}");
+            }
+        }
     }
 }

@@ -16,8 +16,8 @@ use zertz_model::{BUILTIN, DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, Output};
 
 /// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
-/// (every board), `wide.pt` (64 channels, 37 rings), `plain.pt` (TorchScript without zertz
-/// metadata), `corrupt.pt`, `half.pt`, and with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
+/// (every board), `wide.pt` (64 channels, 37 rings), `m32.pt` (32 channels, every board),
+/// `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`, and with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
 /// shape), `tail_inf.pt` (logits `-inf` from action 2000 on, else 0), `float_index.pt` (an integer
 /// index buffer used as such: it fails once converted to bf16).
 fn models() -> &'static Path {
@@ -28,6 +28,7 @@ fn models() -> &'static Path {
 export(net, f"{d}/m37.pt", step=5, boards=[37])
 export(net, f"{d}/m_all.pt", step=6)
 export(ZertzNet(NetConfig(channels=64, blocks=1), boards=[37]).eval(), f"{d}/wide.pt")
+export(ZertzNet(NetConfig(channels=32, blocks=2), boards=list(zertz.BOARDS)).eval(), f"{d}/m32.pt")
 torch.jit.save(torch.jit.trace(torch.nn.Identity(), torch.zeros(1)), f"{d}/plain.pt")
 open(f"{d}/corrupt.pt", "w").write("not a model")
 data = open(f"{d}/m37.pt", "rb").read()
@@ -643,13 +644,18 @@ fn the_builtin_network_loads_by_name_and_says_where_it_comes_from() {
 }
 
 /// The native pass of small batches on the CPU (`native.rs`) gives libtorch's answers on every
-/// board, for a test network of odd sizes and for the built-in one, from one position to the
-/// largest batch it runs; a larger batch, several libtorch threads a pass, or a network of
+/// board, for test networks of 8 and 32 channels and for the built-in one, from one position to
+/// the largest batch it runs; a larger batch, several libtorch threads a pass, or a network of
 /// another architecture go to libtorch.
 #[test]
 fn the_native_pass_answers_as_libtorch_on_every_board() {
-    let all = models().join("m_all.pt");
-    let cases = [(all.as_path(), Board::ALL.to_vec()), (Path::new(BUILTIN), vec![Board::R37])];
+    // 8 channels and 32 (the direct convolution's two block shapes), and the built-in network.
+    let (all, m32) = (models().join("m_all.pt"), models().join("m32.pt"));
+    let cases = [
+        (all.as_path(), Board::ALL.to_vec()),
+        (m32.as_path(), Board::ALL.to_vec()),
+        (Path::new(BUILTIN), vec![Board::R37]),
+    ];
     for (path, boards) in cases {
         let mut m = Model::load(path, DeviceChoice::Cpu).unwrap();
         assert_eq!(m.native_forward(), Ok(()), "{}", path.display());
