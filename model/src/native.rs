@@ -108,6 +108,18 @@ struct Conv {
     inp: usize,
 }
 
+impl Conv {
+    /// A `k`×`k` convolution of weights `w [out][inp·k·k]` and bias `b [out]`.
+    fn new(w: Vec<f32>, b: Vec<f32>, out: usize, inp: usize, k: usize) -> Conv {
+        let taps = inp * k * k;
+        let wt = match k {
+            3 => (0..taps * out).map(|j| w[(j % out) * taps + j / out]).collect(),
+            _ => Vec::new(),
+        };
+        Conv { w, wt, b, out, inp }
+    }
+}
+
 /// The weights of a module, by name, each taken once.
 struct State(BTreeMap<String, Tensor>);
 
@@ -160,12 +172,7 @@ impl State {
             row.iter_mut().for_each(|x| *x = (*x as f64 * scale[o]) as f32);
         }
         let b = shift.iter().map(|&s| s as f32).collect();
-        let taps = inp * k * k;
-        let wt = match k {
-            3 => (0..taps * out).map(|j| w[(j % out) * taps + j / out]).collect(),
-            _ => Vec::new(),
-        };
-        Ok((Conv { w, wt, b, out, inp }, scale))
+        Ok((Conv::new(w, b, out, inp, k), scale))
     }
 }
 
@@ -328,7 +335,7 @@ impl Grid {
             i * pp + cell / w * wp + cell % w
         };
         let taps: [usize; 9] = std::array::from_fn(|k| k / 3 * wp + k % 3);
-        // SAFETY: `direct` is only set where the processor has AVX2 and FMA (Native::new).
+        // SAFETY: `direct` is only set where the processor has AVX2 and FMA (`Native::from_state`).
         unsafe { direct::conv3(conv, padded, np, &taps, n, corner, out) }
     }
 
@@ -750,9 +757,7 @@ mod tests {
             (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
         };
         let w: Vec<f32> = (0..out * inp * 9).map(|_| next()).collect();
-        let taps = inp * 9;
-        let wt = (0..taps * out).map(|j| w[(j % out) * taps + j / out]).collect();
-        Conv { w, wt, b: vec![0.0; out], out, inp }
+        Conv::new(w, vec![0.0; out], out, inp, 3)
     }
 
     /// The direct convolution and the one through the unfolded input agree, for both block
