@@ -1,6 +1,7 @@
 //! The [`Model`] type: loading and checking an exported network, its counters, and the
 //! forward passes it offers (run by `forward.rs`).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -112,10 +113,16 @@ impl Model {
     /// [`Model::load_with`] in a precision already resolved.
     fn load_as(path: PathBuf, device: Device, precision: Precision) -> Result<Model, ModelError> {
         let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
-        let module = match is_builtin(&path) {
-            true => CModule::load_data_on_device(&mut std::io::Cursor::new(BUILTIN_BYTES), device),
-            false => CModule::load_on_device(&path, device),
+        // Read once: libtorch loads the module from these bytes, and the native pass its
+        // weights (the same file, even if it is replaced meanwhile).
+        let bytes: Cow<'static, [u8]> = match is_builtin(&path) {
+            true => Cow::Borrowed(BUILTIN_BYTES),
+            false => Cow::Owned(
+                std::fs::read(&path)
+                    .map_err(|source| ModelError::Read { path: path.clone(), source })?,
+            ),
         };
+        let module = CModule::load_data_on_device(&mut std::io::Cursor::new(&bytes[..]), device);
         let mut module = module
             .map_err(|e| not_a_model(format!("not a TorchScript file ({})", first_line(&e))))?;
         module.set_eval();
@@ -135,7 +142,7 @@ impl Model {
             // On a thread of its own: libtorch's pass sets the libtorch threads of the thread
             // that runs it, and the caller's (a Python program's main thread) keep theirs.
             let shared = &model;
-            let native = std::thread::scope(|s| s.spawn(|| shared.native_checked()).join());
+            let native = std::thread::scope(|s| s.spawn(|| shared.native_checked(&bytes)).join());
             model.native = native.unwrap_or_else(|_| Err("its check panicked".into()));
             model.native_on = model.native.is_ok();
         }
@@ -144,12 +151,9 @@ impl Model {
 
     /// The native pass of this TorchScript network ([`crate::native`]), once its answers on
     /// real positions of every board it plays agree with libtorch's; else why not.
-    fn native_checked(&self) -> Result<Native, String> {
-        let bytes = match is_builtin(&self.path) {
-            true => BUILTIN_BYTES.to_vec(),
-            false => std::fs::read(&self.path).map_err(|e| e.to_string())?,
-        };
-        let native = Native::from_state(crate::shim::module_state(&bytes)?)?;
+    /// `bytes` are the file's.
+    fn native_checked(&self, bytes: &[u8]) -> Result<Native, String> {
+        let native = Native::from_state(crate::shim::module_state(bytes)?)?;
         for board in self.metadata.boards.iter().filter_map(|&b| Board::from_rings(b)) {
             let actions = ActionSpace::new(board).len();
             let positions = crate::bench::sample_positions(board, 4, 46);
