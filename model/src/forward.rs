@@ -13,7 +13,7 @@ use zertz_env::{ActionSpace, Board};
 
 use crate::model::Backend;
 use crate::stats::{RunningGuard, Staging};
-use crate::tensors::{first_line, kind_of, legal_positions, pair, scatter_widen, widen};
+use crate::tensors::{first_line, kind_of, pack_masks, pair, select_packed, unpack_widen, widen};
 use crate::{Answers, Model, ModelError, Phases, graphs};
 
 thread_local! {
@@ -130,12 +130,10 @@ impl Model {
         // fp16) into a reused pinned host buffer, and are widened from there straight into the
         // caller's buffers.
         let legal_checked = if self.device.is_cuda() {
-            // Only the legal logits: their flat indices go over, the logits are gathered there
-            // (flat indices are i32: batches past that size bring every logit back).
+            // Only the legal logits: the masks go over packed into bits (an eighth of the bytes
+            // of bools), the legal logits are selected there, and only they come back.
             let legal = match (answers, masks) {
-                (Answers::Legal, Some(masks)) if b * actions <= i32::MAX as usize => {
-                    Some(self.legal_indices(masks))
-                }
+                (Answers::Legal, Some(masks)) => Some(self.packed_masks(masks)),
                 _ => None,
             };
             let la = legal.as_ref().map_or(b * actions, |(_, k)| *k) as i64;
@@ -143,26 +141,42 @@ impl Model {
             let back = self.pooled(&self.answers, la as usize, l.kind());
             let mut host_l = back.host.narrow(0, 0, la);
             let flat = l.reshape([-1]);
-            let gathered = match &legal {
-                Some((indices, k)) => {
-                    let mut on_device = Tensor::empty([*k as i64], (Kind::Int, self.device));
-                    graphs::copy_async(&mut on_device, &indices.host.narrow(0, 0, *k as i64))
+            let selected = match &legal {
+                Some((bits, _)) => {
+                    let bytes = (b * actions).div_ceil(8) as i64;
+                    let mut on_device = Tensor::empty([bytes], (Kind::Uint8, self.device));
+                    graphs::copy_async(&mut on_device, &bits.host.narrow(0, 0, bytes))
                         .map_err(fail)?;
-                    flat.f_index_select(0, &on_device).map_err(|e| fail(first_line(&e)))?
+                    let selected = select_packed(&flat, &on_device).map_err(fail)?;
+                    if selected.numel() as i64 != la {
+                        return Err(fail(format!(
+                            "{} logits selected for {la} legal actions",
+                            selected.numel()
+                        )));
+                    }
+                    selected
                 }
                 None => flat,
             };
             // In order on the pass's stream: the second copy, blocking, waits for both.
-            graphs::copy_async(&mut host_l, &gathered).map_err(fail)?;
+            graphs::copy_async(&mut host_l, &selected).map_err(fail)?;
             let host_v =
                 v.reshape([-1]).f_to_device(Device::Cpu).map_err(|e| fail(first_line(&e)))?;
-            // Gathered, only the legal logits are checked (as they are written): the check
+            // Selected, only the legal logits are checked (as they are written): the check
             // below reads every logit, and on a GPU's large batches that pass over the whole
             // action space cost more than the network.
             let legal_checked = match &legal {
-                Some((indices, k)) => {
-                    let indices = indices.host.narrow(0, 0, *k as i64);
-                    Some(scatter_widen(&host_l, &indices, logits).map_err(fail)?)
+                Some((bits, _)) => {
+                    // SAFETY: a contiguous CPU tensor of at least `(b * actions) / 8` bytes
+                    // (rounded up) that this pass alone holds until it goes back to the pool.
+                    #[allow(unsafe_code)]
+                    let packed = unsafe {
+                        std::slice::from_raw_parts(
+                            bits.host.data_ptr().cast::<u8>(),
+                            (b * actions).div_ceil(8),
+                        )
+                    };
+                    Some(unpack_widen(&host_l, packed, logits).map_err(fail)?)
                 }
                 None => {
                     widen(&host_l, logits).map_err(fail)?;
@@ -172,8 +186,8 @@ impl Model {
             widen(&host_v, values).map_err(fail)?;
             let mut pool = self.answers.lock().unwrap_or_else(|e| e.into_inner());
             pool.push(back);
-            if let Some((indices, _)) = legal {
-                pool.push(indices);
+            if let Some((bits, _)) = legal {
+                pool.push(bits);
             }
             legal_checked
         } else {
@@ -259,19 +273,17 @@ impl Model {
         staging
     }
 
-    /// The flat indices (`position * A + action`) of the legal actions of `masks`, in a pinned
-    /// host buffer of i32 from the pool, and how many there are.
-    fn legal_indices(&self, masks: &[bool]) -> (Staging, usize) {
-        // Counted first, so that the buffer holds the legal actions, not the action space.
-        let k = masks.iter().filter(|&&m| m).count();
-        let buffer = self.pooled(&self.answers, k.max(1), Kind::Int);
-        let ptr = buffer.host.data_ptr().cast::<i32>();
-        // SAFETY: a contiguous CPU tensor of at least `k` i32s that this pass alone holds
-        // (taken from the pool under its lock), and `k` entries of `masks` are true.
+    /// `masks` packed into bits (eight actions a byte: [`pack_masks`]) in a pinned host buffer
+    /// of bytes from the pool, and how many actions are legal.
+    fn packed_masks(&self, masks: &[bool]) -> (Staging, usize) {
+        let bytes = masks.len().div_ceil(8);
+        let buffer = self.pooled(&self.answers, bytes.max(1), Kind::Uint8);
+        let ptr = buffer.host.data_ptr().cast::<u8>();
+        // SAFETY: a contiguous CPU tensor of at least `bytes` bytes that this pass alone holds
+        // (taken from the pool under its lock).
         #[allow(unsafe_code)]
-        let out = unsafe { std::slice::from_raw_parts_mut(ptr, k) };
-        let written = legal_positions(masks, out);
-        debug_assert_eq!(written, k);
+        let out = unsafe { std::slice::from_raw_parts_mut(ptr, bytes) };
+        let k = pack_masks(masks, out);
         (buffer, k)
     }
 

@@ -1,4 +1,4 @@
-//! Tensor helpers of the forward pass: precisions as tensor kinds, legal masks as indices,
+//! Tensor helpers of the forward pass: precisions as tensor kinds, legal masks as bits,
 //! answers widened to f32, a network's `(logits, value)` pair, and libtorch's errors in a line.
 
 use std::fmt;
@@ -15,77 +15,111 @@ pub(crate) fn kind_of(precision: Precision) -> Kind {
     }
 }
 
-/// Writes the positions of the `true` entries of `masks` into `out` (as i32), in order, and
-/// returns how many. Masks are mostly `false`: they are read eight at a time, and a word of
-/// eight `false` is skipped whole.
-pub(crate) fn legal_positions(masks: &[bool], out: &mut [i32]) -> usize {
+/// Packs `masks` into bits, eight entries a byte (entry `8i + j` is bit `j` of byte `i`), into
+/// `out` (at least `masks.len().div_ceil(8)` bytes), and returns how many entries are `true`.
+/// Eight entries are read as one word and gathered into their byte by one multiplication.
+pub(crate) fn pack_masks(masks: &[bool], out: &mut [u8]) -> usize {
+    let chunks = masks.chunks_exact(8);
+    let rest = chunks.remainder();
     let mut k = 0;
-    let mut base = 0;
-    for chunk in masks.chunks(8) {
-        let word = chunk.iter().fold(0u64, |w, &m| (w << 8) | u64::from(m));
-        if word != 0 {
-            for (j, &m) in chunk.iter().enumerate() {
-                if m {
-                    out[k] = (base + j) as i32;
-                    k += 1;
-                }
-            }
-        }
-        base += chunk.len();
+    for (c, o) in chunks.zip(out.iter_mut()) {
+        // Byte `j` of `x` is entry `j` (0 or 1); the product gathers bit `j` of the top byte
+        // from byte `j` (no two partial products meet in it, so nothing carries into it).
+        let x = u64::from_le_bytes(std::array::from_fn(|j| u8::from(c[j])));
+        let byte = (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+        k += byte.count_ones() as usize;
+        *o = byte;
+    }
+    if !rest.is_empty() {
+        let byte = rest.iter().enumerate().fold(0u8, |b, (j, &m)| b | (u8::from(m) << j));
+        k += byte.count_ones() as usize;
+        out[masks.len() / 8] = byte;
     }
     k
 }
 
-/// Widens the gathered numbers of `src` (a contiguous CPU tensor of fp32, bf16 or fp16) into
-/// `dst` at the positions `indices` (a CPU tensor of i32 of the same length), and says where
-/// the first NaN or infinity went, if any.
-pub(crate) fn scatter_widen(
+/// Widens the numbers of `src` (a contiguous CPU tensor of fp32, bf16 or fp16: the entries of
+/// `dst` whose bits are set in `bits`, in order, as [`pack_masks`] packs them) into their
+/// places in `dst`, and says where the first NaN or infinity went, if any. The other entries
+/// of `dst` are left as they were.
+pub(crate) fn unpack_widen(
     src: &Tensor,
-    indices: &Tensor,
+    bits: &[u8],
     dst: &mut [f32],
 ) -> Result<Option<usize>, String> {
     let k = src.numel();
-    if indices.numel() != k || indices.kind() != Kind::Int || !src.is_contiguous() {
-        return Err(format!("{k} gathered answers for {} indices", indices.numel()));
+    let set: usize = bits.iter().map(|b| b.count_ones() as usize).sum();
+    if set != k || !src.is_contiguous() || src.device() != Device::Cpu {
+        return Err(format!("{k} selected answers for {set} legal actions"));
+    }
+    if bits.len() != dst.len().div_ceil(8)
+        || (dst.len() % 8 != 0 && bits[bits.len() - 1] >> (dst.len() % 8) != 0)
+    {
+        return Err(format!("{} bytes of masks for {} answers", bits.len(), dst.len()));
     }
     if k == 0 {
         return Ok(None);
     }
-    let n = dst.len();
-    let mut bad = None;
-    let mut put = |i: i32, x: f32| match dst.get_mut(i as usize) {
-        Some(d) => {
-            *d = x;
-            if !x.is_finite() && bad.is_none() {
-                bad = Some(i as usize);
+    fn walk<T: Copy>(
+        from: &[T],
+        bits: &[u8],
+        dst: &mut [f32],
+        f32_of: impl Fn(T) -> f32,
+    ) -> Option<usize> {
+        let mut bad = None;
+        let mut next = from.iter();
+        for (i, &byte) in bits.iter().enumerate() {
+            let mut b = byte;
+            while b != 0 {
+                let at = 8 * i + b.trailing_zeros() as usize;
+                b &= b - 1;
+                // (As many numbers as set bits: checked above.)
+                let x = next.next().map_or(f32::NAN, |&x| f32_of(x));
+                dst[at] = x;
+                if bad.is_none() && !x.is_finite() {
+                    bad = Some(at);
+                }
             }
-            Ok(())
         }
-        None => Err(format!("index {i} past {n} answers")),
-    };
-    // SAFETY: contiguous CPU tensors of `k` elements of the kinds matched below, alive for the
+        bad
+    }
+    let ptr = src.data_ptr();
+    // SAFETY: a contiguous CPU tensor of `k` elements of the kind matched below, alive for the
     // call and not written meanwhile.
     #[allow(unsafe_code)]
     unsafe {
-        let at = std::slice::from_raw_parts(indices.data_ptr().cast::<i32>(), k);
-        let ptr = src.data_ptr();
         match src.kind() {
             Kind::Float => {
-                let from = std::slice::from_raw_parts(ptr.cast::<f32>(), k);
-                at.iter().zip(from).try_for_each(|(&i, &x)| put(i, x))
+                Ok(walk(std::slice::from_raw_parts(ptr.cast::<f32>(), k), bits, dst, |x| x))
             }
             Kind::BFloat16 => {
                 let from = std::slice::from_raw_parts(ptr.cast::<half::bf16>(), k);
-                at.iter().zip(from).try_for_each(|(&i, &x)| put(i, x.to_f32()))
+                Ok(walk(from, bits, dst, half::bf16::to_f32))
             }
             Kind::Half => {
                 let from = std::slice::from_raw_parts(ptr.cast::<half::f16>(), k);
-                at.iter().zip(from).try_for_each(|(&i, &x)| put(i, x.to_f32()))
+                Ok(walk(from, bits, dst, half::f16::to_f32))
             }
             other => Err(format!("answers of kind {other:?}")),
         }
-    }?;
-    Ok(bad)
+    }
+}
+
+/// The entries of `flat` (one dimension, on any device) whose bits are set in `bits` (a u8
+/// tensor on the same device, packed as [`pack_masks`] packs them), in order: the masks are
+/// unpacked and the entries selected where `flat` is, and only those cross back.
+pub(crate) fn select_packed(flat: &Tensor, bits: &Tensor) -> Result<Tensor, String> {
+    let n = flat.numel() as i64;
+    let shifts = Tensor::arange(8, (Kind::Uint8, bits.device()));
+    let mask = bits
+        .unsqueeze(1)
+        .f_bitwise_right_shift(&shifts)
+        .and_then(|t| t.f_bitwise_and(1))
+        .and_then(|t| t.f_reshape([-1]))
+        .and_then(|t| t.f_narrow(0, 0, n))
+        .and_then(|t| t.f_to_kind(Kind::Bool))
+        .map_err(|e| first_line(&e))?;
+    flat.f_masked_select(&mask).map_err(|e| first_line(&e))
 }
 
 /// Copies a contiguous CPU tensor of fp32, bf16 or fp16 numbers into `dst` as f32 (its length).
@@ -146,42 +180,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn legal_positions_are_found_in_order_whatever_the_words() {
+    fn masks_are_packed_selected_and_widened_back_into_their_places() {
         let mut rng = zertz_env::SplitMix64(3);
         for len in [0usize, 1, 7, 8, 9, 63, 64, 4441, 3 * 4441 + 5] {
             for density in [0u64, 1, 10, 50, 100] {
                 let masks: Vec<bool> =
                     (0..len).map(|_| rng.below(100) < density as usize).collect();
-                let mut out = vec![-1i32; len];
-                let k = legal_positions(&masks, &mut out);
-                let want: Vec<i32> =
-                    masks.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i as i32).collect();
-                assert_eq!(&out[..k], &want[..], "{len} {density}");
+                let mut bits = vec![0xAAu8; len.div_ceil(8)];
+                let k = pack_masks(&masks, &mut bits);
+                assert_eq!(k, masks.iter().filter(|&&m| m).count(), "{len} {density}");
+                for (i, &m) in masks.iter().enumerate() {
+                    assert_eq!(bits[i / 8] >> (i % 8) & 1 == 1, m, "{len} {density} {i}");
+                }
+                // Selected as on a device (here the CPU), widened back in every number format.
+                let dense: Vec<f32> = (0..len).map(|i| (i % 97) as f32 * 0.25 - 5.0).collect();
+                let on = Tensor::from_slice(&bits);
+                for kind in [Kind::Float, Kind::BFloat16, Kind::Half] {
+                    let flat = Tensor::from_slice(&dense).to_kind(kind);
+                    let picked = select_packed(&flat, &on).unwrap();
+                    assert_eq!(picked.numel(), k);
+                    let mut dst = vec![f32::NAN; len];
+                    assert_eq!(unpack_widen(&picked, &bits, &mut dst).unwrap(), None);
+                    for (i, d) in dst.iter().enumerate() {
+                        match masks[i] {
+                            true => assert_eq!(*d, dense[i], "{kind:?} {len} {i}"),
+                            false => assert!(d.is_nan(), "{kind:?}: {i} was written"),
+                        }
+                    }
+                }
             }
         }
+        // The first NaN or infinity is named by its place; counts that disagree are errors.
+        let bits = [0b1010_0110u8];
+        let picked = Tensor::from_slice(&[1.0f32, f32::INFINITY, 2.0, f32::NAN]);
+        let mut dst = [0.0f32; 8];
+        assert_eq!(unpack_widen(&picked, &bits, &mut dst).unwrap(), Some(2));
+        assert_eq!(dst[..7], [0.0, 1.0, f32::INFINITY, 0.0, 0.0, 2.0, 0.0]);
+        assert!(dst[7].is_nan());
+        let e = unpack_widen(&Tensor::from_slice(&[1.0f32; 3]), &bits, &mut dst).unwrap_err();
+        assert!(e.contains("3 selected answers for 4 legal actions"), "{e}");
+        let e = unpack_widen(&picked, &bits, &mut [0.0f32; 9]).unwrap_err();
+        assert!(e.contains("1 bytes of masks for 9 answers"), "{e}");
+        // A bit past the answers is refused, not written out of bounds.
+        let e = unpack_widen(&picked, &bits, &mut [0.0f32; 6]).unwrap_err();
+        assert!(e.contains("1 bytes of masks for 6 answers"), "{e}");
     }
 
     #[test]
-    fn gathered_answers_are_widened_into_their_places() {
-        let dense: Vec<f32> = (0..20).map(|i| i as f32 * 0.5 - 3.0).collect();
-        let indices = [0i32, 3, 4, 19];
-        for kind in [Kind::Float, Kind::BFloat16, Kind::Half] {
-            let gathered: Vec<f32> = indices.iter().map(|&i| dense[i as usize]).collect();
-            let src = Tensor::from_slice(&gathered).to_kind(kind);
-            let at = Tensor::from_slice(&indices);
-            let mut dst = vec![f32::NAN; 20];
-            scatter_widen(&src, &at, &mut dst).unwrap();
-            for (i, d) in dst.iter().enumerate() {
-                if indices.contains(&(i as i32)) {
-                    assert_eq!(*d, dense[i], "{kind:?} {i}");
-                } else {
-                    assert!(d.is_nan(), "{kind:?}: {i} was written");
-                }
-            }
-            // An index past the answers is an error, not a write out of bounds.
-            let e = scatter_widen(&src, &Tensor::from_slice(&[0i32, 3, 4, 20]), &mut dst);
-            assert!(e.unwrap_err().contains("index 20 past 20"));
-        }
+    fn answers_are_widened() {
         let mut dst = vec![0.0; 4];
         widen(&Tensor::from_slice(&[1.5f32, -2.0, 0.25, 8.0]).to_kind(Kind::BFloat16), &mut dst)
             .unwrap();
