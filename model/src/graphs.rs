@@ -133,6 +133,15 @@ impl Drop for Entered {
     }
 }
 
+/// Held while a graph is captured and while one is freed. Each capture registers its graph
+/// with the device's default CUDA generator, and freeing it unregisters it; libtorch keeps those
+/// graphs in a set of the generator's state without a lock (`CUDAGeneratorState::
+/// register_graph`, `unregister_graph`), so that captures on several inference threads at once
+/// could lose a registration, and the graph's destructor then aborted the process ("The graph
+/// should be registered to the state": self-play on an H200, four inference threads). Captures
+/// happen once per lane and bucket, so that waiting for each other costs little.
+static GENERATOR: Mutex<()> = Mutex::new(());
+
 /// A captured CUDA graph.
 struct CudaGraph(*mut Graph);
 
@@ -159,6 +168,7 @@ impl CudaGraph {
 
 impl Drop for CudaGraph {
     fn drop(&mut self) {
+        let _generator = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: freed once.
         unsafe { zertz_graph_free(self.0) }
     }
@@ -232,6 +242,8 @@ impl Lane {
             }
             self.stream.synchronize()?;
             let graph = CudaGraph::new()?;
+            // (Released before `graph` can be dropped below, which takes it again.)
+            let generator = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
             let mut err = ptr::null_mut();
             // SAFETY: a live graph and the lane's live stream, entered by the caller.
             check(unsafe { zertz_graph_begin(graph.0, self.stream.0, &mut err) }, err)?;
@@ -240,6 +252,7 @@ impl Lane {
             let capturing = Capturing { graph: &graph, ended: false };
             let outputs = network(&fixed_planes, &fixed_globals);
             let ended = capturing.end();
+            drop(generator);
             let (logits, values) = outputs?;
             ended?;
             self.graphs.insert(
