@@ -111,8 +111,10 @@ fn play(
     let secs = summary.seconds;
     if let (Some(busy), Some(share)) = (summary.network_seconds, summary.network_share) {
         println!(
-            "network: {busy:.1} s of forward passes over {secs:.1} s: {:.0}% of the time",
-            100.0 * share
+            "network: {busy:.1} s of forward passes over {secs:.1} s: {:.0}% of the time; {:.1} \
+             positions a pass",
+            100.0 * share,
+            summary.evaluations as f64 / summary.network_batches.unwrap_or(0).max(1) as f64
         );
     }
     println!(

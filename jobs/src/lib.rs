@@ -166,6 +166,7 @@ pub fn selfplay(
         let (seconds, share) = n.figures(summary.seconds, summary.workers);
         summary.network_seconds = Some(seconds);
         summary.network_share = Some(share);
+        summary.network_batches = Some(n.stats().batches);
     }
     Ok(summary)
 }

@@ -177,6 +177,10 @@ pub struct Summary {
     /// Share of the run's wall time with the network running (per worker on the CPU, per device
     /// behind the inference threads); None without a network (filled by the caller).
     pub network_share: Option<f64>,
+    /// Forward passes of the network (behind inference threads, each of merged requests:
+    /// `evaluations / network_batches` positions on average); None without a network (filled
+    /// by the caller).
+    pub network_batches: Option<u64>,
     /// The search settings the games were played with (the preset and the overrides).
     pub search: SearchConfig,
 }

@@ -73,8 +73,8 @@ def selfplay(
 ) -> dict[str, Any]:
     """Runs self-play in-process, writing ``.npz`` shards and ``games-*.jsonl`` records into
     ``out``; returns the summary dict (the same as ``zertz selfplay --json``: games, results,
-    samples, shards, actions, evaluations, seconds, ``network_seconds`` and ``network_share``
-    with a model, the ``search`` settings used).
+    samples, shards, actions, evaluations, seconds, ``network_seconds``, ``network_share`` and
+    ``network_batches`` (its forward passes) with a model, the ``search`` settings used).
 
     The games are guided by ``evaluator`` (``"uniform"``, ``"rollout"`` or a callable) or by the
     exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` (every GPU, a
