@@ -31,6 +31,7 @@ import pytest
 import torch
 
 import zertz
+import zertz.__main__
 from zertz.exported import average_networks, export, load_exported, read_metadata
 from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet
 from zertz.training import (
@@ -530,6 +531,48 @@ def test_resume_ends_where_an_uninterrupted_run_does(run_a: Path, run_b: Resumed
 
 
 # ------------------------------------------------------------------------------ reproducibility
+
+
+def test_a_run_stops_within_its_minutes_and_another_folder_carries_it_on(
+    program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What every GPU slot does (scripts/gpu-check.sh train-gpu): a run that stops at its budget
+    of minutes (the first iteration always runs), and a new folder that carries it on from its
+    checkpoint alone, without the self-play it trained on."""
+    cfg = parse_config(tiny_text(run__iterations="3"))
+    first, second = tmp_path / "first", tmp_path / "second"
+    log: list[str] = []
+    # A budget no iteration fits in: the first runs, then the run stops.
+    assert [s["iteration"] for s in train(cfg, first, log=log.append, minutes=1e-4)] == [1]
+    assert any("stopping after iteration 1" in line for line in log), log
+    config = tmp_path / "tiny.toml"
+    config.write_text(cfg.source)
+    argv = ["train", "--config", str(config), "--run", str(second)]
+    carry = ["--from", str(first / "checkpoint.pt")]
+    # The command line says it stopped at its budget, and that is not a failure.
+    assert zertz.__main__.main([*argv, *carry, "--minutes", "1e-4"]) == 0
+    out = capsys.readouterr().out
+    assert "stopped after iteration 2 within 0.0001 minutes" in out, out
+    state = checkpoint(second)["state"]
+    assert (state["iteration"], state["carried"], state["best"]) == (2, 1, 2)
+    assert state["step"] == 2 * cfg.train.steps
+    # Iteration 1 was played in the first folder and stays there; the second has its own.
+    assert not (second / "shards" / "iter-0000").exists()
+    assert (second / "shards" / "iter-0001").is_dir()
+    # It began with the first run's network.
+    carried = load_exported(second / "models" / "iter-0001.pt").state_dict()
+    for key, value in load_exported(first / "models" / "iter-0001.pt").state_dict().items():
+        torch.testing.assert_close(carried[key], value, rtol=0, atol=0, msg=key)
+    # Carrying on into it again is refused; the same command without --from resumes it (its
+    # state, carried past the shards it lacks, is its own) to the end.
+    with pytest.raises(ValueError, match="already holds a checkpoint"):
+        train(cfg, second, carry_on_from=first / "checkpoint.pt")
+    assert [s["iteration"] for s in train(cfg, second, log=lambda _: None)] == [3]
+    assert checkpoint(second)["state"]["carried"] == 1
+    with pytest.raises(ValueError, match="not a zertz training checkpoint"):
+        train(cfg, tmp_path / "third", carry_on_from=config)
+    with pytest.raises(ValueError, match="minutes above 0"):
+        train(cfg, tmp_path / "fourth", minutes=0)
 
 
 def test_a_fixed_seed_trains_the_same_network(

@@ -20,8 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+#: The signals that stopped a training run (Ctrl-C, a kill), as against its budget of minutes.
+_signalled: list[int] = []
+
 
 def _interrupt(signum: int, frame: object) -> None:
+    _signalled.append(signum)
     raise KeyboardInterrupt
 
 
@@ -167,6 +171,19 @@ def main(argv: list[str] | None = None) -> int:
         help="train on Ray: auto (this machine's cluster), local (a Ray instance for this run) "
         "or HOST:PORT of a cluster's head (default: [distributed] address; none: one machine)",
     )
+    t.add_argument(
+        "--minutes",
+        type=float,
+        help="a budget of time: no iteration starts that would end past it (judged by the "
+        "longest so far); run the same command again to go on",
+    )
+    t.add_argument(
+        "--from",
+        dest="carry_on_from",
+        metavar="CHECKPOINT",
+        help="a new run folder carries on from another run's checkpoint.pt (its network, "
+        "optimizer and counters; the self-play it trained on stays behind)",
+    )
     e = sub.add_parser(
         "export",
         help="export a training checkpoint as a TorchScript model (.pt) or an AOTInductor "
@@ -243,18 +260,27 @@ def main(argv: list[str] | None = None) -> int:
 
             # A kill (SIGTERM) stops the run as Ctrl-C does.
             signal.signal(signal.SIGTERM, _interrupt)
+            signal.signal(signal.SIGINT, _interrupt)
             run = Path(args.run or Path("runs") / Path(args.config).stem)
             cfg = load_config(args.config)
             iterations = cfg.run.iterations
             if args.ray or cfg.distributed.address:
+                if args.minutes is not None or args.carry_on_from is not None:
+                    raise ValueError("--minutes and --from are for runs on one machine, not Ray")
                 from zertz.training.distributed import train_distributed
 
                 train_distributed(cfg, run, args.ray)
             else:
-                train(cfg, run)
+                train(cfg, run, minutes=args.minutes, carry_on_from=args.carry_on_from)
             # How far the run is: its checkpoint says, never the metrics (a line may be lost).
             state = read_state(run)
             done = state.iteration if state else 0
+            if done < iterations and args.minutes is not None and not _signalled:
+                print(
+                    f"stopped after iteration {done} within {args.minutes:g} minutes: run the "
+                    f"same command (without --from) again to go on with {run}"
+                )
+                return 0
             if done < iterations:
                 print(f"stopped: run the same command again to resume {run}")
                 return 130

@@ -96,14 +96,18 @@ class State:
     best: int = 0
     #: Whether the pretraining on records ([pretrain]) is done.
     pretrained: bool = False
+    #: Iterations played in another run folder, whose self-play is not in this one: a run
+    #: carried on from another's checkpoint (``python -m zertz train --from``) starts with them.
+    carried: int = 0
 
     @classmethod
     def read(cls, data: object, path: str | os.PathLike[str]) -> State:
         """The state of a checkpoint (its ``"state"``), checked on its own: ValueError naming
         ``path`` and the field for anything that no run writes (other types, negative counts,
         ``best`` after ``iteration``, ladder keys that are not iterations of the run so far, an
-        Elo that is not a finite number, ``pretrained`` not a bool, unknown or missing
-        fields). :meth:`check_run` checks it against the run folder."""
+        Elo that is not a finite number, ``pretrained`` not a bool, ``carried`` past
+        ``iteration``, unknown or missing fields). :meth:`check_run` checks it against the run
+        folder."""
         if not isinstance(data, dict):
             raise _impossible(path, "state", data, "not a table of the run's counters")
         names = [f.name for f in fields(cls)]
@@ -125,6 +129,11 @@ class State:
         pretrained = data.get("pretrained", False)
         if not isinstance(pretrained, bool):
             raise _impossible(path, "state.pretrained", pretrained, "not true or false")
+        # Checkpoints older than carrying runs on have no `carried`.
+        carried = data.get("carried", 0)
+        if not _is_count(carried) or carried > iteration:
+            why = f"not a count of iterations 0..{iteration}"
+            raise _impossible(path, "state.carried", carried, why)
         ladder = data["ladder"]
         if not isinstance(ladder, dict) or 0 not in ladder:
             raise _impossible(path, "state.ladder", ladder, "not a table of Elo from iteration 0")
@@ -141,19 +150,22 @@ class State:
             ladder={k: float(v) for k, v in ladder.items()},
             best=data["best"],
             pretrained=pretrained,
+            carried=carried,
         )
 
     def check_run(self, path: str | os.PathLike[str], cfg: TrainConfig, folder: Path) -> None:
         """Checks the state against the run it resumes (``cfg``, the run ``folder``):
         ValueError naming ``path`` and the field for a step count its iterations cannot take,
         an iteration whose self-play is not in the folder (each iteration is trained on its
-        own, ``shards/iter-N``), or pretraining done in a run without it (or not done before
-        the iterations of a run with it)."""
+        own, ``shards/iter-N``; but for the ``carried`` ones, played in another folder), or
+        pretraining done in a run without it (or not done before the iterations of a run with
+        it)."""
         most = self.iteration * cfg.train.steps
         if self.step > most:
             why = f"more than {self.iteration} iteration(s) of train.steps = {cfg.train.steps} take"
             raise _impossible(path, "state.step", self.step, why)
-        if self.iteration and not RunLayout(folder).chunks(self.iteration - 1).is_dir():
+        played_here = self.iteration > self.carried
+        if played_here and not RunLayout(folder).chunks(self.iteration - 1).is_dir():
             why = f"beyond this run: {folder}/shards has no self-play of iteration {self.iteration}"
             raise _impossible(path, "state.iteration", self.iteration, why)
         if self.pretrained and not cfg.pretrain.steps:

@@ -102,6 +102,25 @@ class Run:
     def model_path(self, iteration: int) -> Path:
         return self.layout.model(iteration)
 
+    def carry_on_from(self, checkpoint: str | os.PathLike[str]) -> None:
+        """Makes this new run folder carry on from another run's ``checkpoint`` (its network,
+        optimizer, counters and random states; not its self-play, which stays where it was
+        played): the iterations it holds are ``carried``, its network the best so far, and the
+        next iteration trains on its own self-play first. ValueError for a folder that already
+        holds a checkpoint, or a file that is not a checkpoint; :meth:`start` checks the rest
+        as it checks a checkpoint of the folder's own."""
+        if self.checkpoint.exists():
+            raise ValueError(
+                f"{self.dir} already holds a checkpoint: resume it as it is (without --from), "
+                "or carry on in a new run folder"
+            )
+        ck = load_checkpoint(checkpoint)
+        state = State.read(ck.get("state"), checkpoint)
+        state.carried = state.iteration
+        state.best = state.iteration
+        ck["state"] = dataclasses.asdict(state)
+        atomic_save(ck, self.checkpoint)
+
     def start(self) -> None:
         """Loads the last checkpoint (refusing one whose state no run of this folder can have
         written: :meth:`State.read`, :meth:`State.check_run`), or seeds a fresh network; then
@@ -257,17 +276,28 @@ def iterate(
     *,
     log: Callable[[str], None] = print,
     progress: bool = True,
+    minutes: float | None = None,
+    carry_on_from: str | os.PathLike[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The training loop as a generator: yields the statistics of every iteration it runs (the
     same object is appended to ``RUN/metrics.jsonl``). Resumes a run folder that holds a
     checkpoint. Stopping the generator (or Ctrl-C) between or during iterations loses nothing but
     the unfinished iteration's training. The line that starts an iteration has the run's ETA,
     and with ``progress`` a bar shows it too, in a terminal (standard error) or a notebook
-    (:class:`~zertz.training.progress.RunProgress`)."""
+    (:class:`~zertz.training.progress.RunProgress`).
+
+    ``minutes``: a budget of time; no iteration starts that would end past it, judged by the
+    longest iteration so far (the first always runs). ``carry_on_from``: a checkpoint of another
+    run folder that this new one carries on from (:meth:`Run.carry_on_from`)."""
+    if minutes is not None and not (math.isfinite(minutes) and minutes > 0):
+        raise ValueError(f"minutes = {minutes}: give a number of minutes above 0")
+    begun = time.perf_counter()
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
     if cfg.run.torch_threads:
         torch.set_num_threads(cfg.run.torch_threads)
     run = Run(cfg, run_dir)
+    if carry_on_from is not None:
+        run.carry_on_from(carry_on_from)
     run.start()
     if run.state.iteration >= cfg.run.iterations:
         log(f"{run.dir}: all {cfg.run.iterations} iterations are done")
@@ -287,12 +317,20 @@ def iterate(
             yield pretrain(run, log)
         # The ETA counts the iterations' time alone, not the pretraining's.
         bar.begin_iterations()
+        longest = 0.0
         while run.state.iteration < cfg.run.iterations:
             i = run.state.iteration
             started = time.perf_counter()
+            if minutes is not None and longest and started - begun + longest > 60 * minutes:
+                log(
+                    f"stopping after iteration {i}: another (up to {longest:.0f} s) would end "
+                    f"past the budget of {minutes:g} minutes"
+                )
+                return
             log(f"iteration {i + 1}/{cfg.run.iterations}{bar.eta_note()}")
             sp = run.selfplay(i, log)
             stats = complete_iteration(run, i, sp, started, log)
+            longest = max(longest, time.perf_counter() - started)
             bar.advance()
             yield stats
     finally:
@@ -405,13 +443,23 @@ def train(
     *,
     log: Callable[[str], None] = print,
     progress: bool = True,
+    minutes: float | None = None,
+    carry_on_from: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Runs (or resumes) a training run to the end and returns the statistics of the iterations
-    it ran. Ctrl-C stops it cleanly: the run folder keeps every finished self-play chunk and the
-    last checkpoint, and the same call resumes it. ``progress``: see :func:`iterate`."""
+    """Runs (or resumes) a training run to the end, or to the end of ``minutes``, and returns
+    the statistics of the iterations it ran. Ctrl-C stops it cleanly: the run folder keeps every
+    finished self-play chunk and the last checkpoint, and the same call resumes it.
+    ``progress``, ``minutes``, ``carry_on_from``: see :func:`iterate`."""
     done: list[dict[str, Any]] = []
     try:
-        for stats in iterate(config, run_dir, log=log, progress=progress):
+        for stats in iterate(
+            config,
+            run_dir,
+            log=log,
+            progress=progress,
+            minutes=minutes,
+            carry_on_from=carry_on_from,
+        ):
             done.append(stats)
     except KeyboardInterrupt:
         log(f"stopped; run the same command again to resume from {run_dir}")
