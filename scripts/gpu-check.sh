@@ -18,8 +18,19 @@
 # selfplay (positions per second and the network's share on the GPU and on the CPU cores;
 # DEVICES, GAMES, GAMES_PER_WORKER (default 64) and EXTRA (more options, such as --cuda-graphs)
 # choose them),
-# matches (the network on the GPU against rollout MCTS), train (the default training run).
+# matches (the network on the GPU against rollout MCTS), train (the default training run),
+# tests (the model tests alone; SKIP_TESTS: a pattern of test binaries to leave out),
+# train-gpu (configs/train/gpu.toml carried on from model/gpu/checkpoint.pt, when there is one,
+# for the minutes left before the deadline; its checkpoint, network and metrics go to $OUT).
 # Default: checks selfplay matches train.
+#
+# slot: issue 47's run of one GPU slot, within SLOT_SECONDS (default 540) of the start: tests
+# (without the AOTInductor ones, which compile for minutes), inference (tiny, small, medium in
+# bf16 with CUDA graphs, one and four inference threads, batches 1,024 and 4,096), selfplay (a
+# random small network on the GPU, 2,048 games, 128 a worker, with CUDA graphs, the GPU's busy
+# share sampled by nvidia-smi) and train-gpu for the rest:
+#
+#   OUT=... scripts/gpu-check.sh /tmp/gpu-check/small.pt configs/selfplay.toml slot
 set -uo pipefail
 if [ "${1:-}" = prepare ]; then
     set -e
@@ -46,6 +57,14 @@ model=$1
 selfplay=$2
 shift 2
 what=${*:-checks selfplay matches train}
+deadline=$(($(date +%s) + ${SLOT_SECONDS:-540}))
+if [[ " $what " == *" slot "* ]]; then
+    what=${what//slot/tests inference selfplay train-gpu}
+    export SKIP_TESTS=${SKIP_TESTS:-aoti} AOTI=${AOTI:-0} BATCHES=${BATCHES:-1024,4096}
+    export SECONDS_PER=${SECONDS_PER:-2} DEVICES=${DEVICES:-cuda} GAMES=${GAMES:-2048}
+    export GAMES_PER_WORKER=${GAMES_PER_WORKER:-128} EXTRA=${EXTRA:---cuda-graphs}
+    export RUNS=${RUNS:-"pt bf16 --cuda-graphs;pt bf16 --cuda-graphs --threads 4"}
+fi
 py=${PYTHON:-python3}
 torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
 # The program's run path names the torch of the machine that built it; here it is this one.
@@ -65,6 +84,16 @@ ldd "$zertz" | grep -E 'torch_cuda|c10_cuda|not found'
 
 for w in $what; do
   case $w in
+  tests)
+    for bin in "${MODEL_TESTS:-.gpu/bin}"/*; do
+      if [ -n "${SKIP_TESTS:-}" ] && [[ $(basename "$bin") == *${SKIP_TESTS}* ]]; then
+        step "model tests: $(basename "$bin") left out (SKIP_TESTS)"
+        continue
+      fi
+      step "model tests: $(basename "$bin")"
+      "$bin" --test-threads 1 2>&1 | grep -vE '^$'
+    done
+    ;;
   checks)
     for bin in "${MODEL_TESTS:-.gpu/bin}"/*; do
       step "model tests: $(basename "$bin")"
@@ -82,12 +111,15 @@ for w in $what; do
     for net in ${NETS:-tiny small medium}; do
       step "$net: export (TorchScript, and an AOTInductor package for CUDA in bf16)"
       "$py" -m zertz random-model "$work/$net.pt" --network "$net"
-      t0=$(date +%s)
-      "$py" -m zertz random-model "$work/$net.pt2" --network "$net" --device cuda \
-        --precision bf16 2>&1 | tail -3
-      echo "compiled in $(($(date +%s) - t0)) s"
-      for run in "pt fp32" "pt bf16" "pt bf16 --cuda-graphs" "pt2 bf16" \
-        "pt bf16 --cuda-graphs --threads 2"; do
+      if [ "${AOTI:-1}" = 1 ]; then
+        t0=$(date +%s)
+        "$py" -m zertz random-model "$work/$net.pt2" --network "$net" --device cuda \
+          --precision bf16 2>&1 | tail -3
+        echo "compiled in $(($(date +%s) - t0)) s"
+      fi
+      IFS=';' read -ra runs <<<"${RUNS:-pt fp32;pt bf16;pt bf16 --cuda-graphs;pt2 bf16;pt bf16 --cuda-graphs --threads 2}"
+      for run in "${runs[@]}"; do
+        # shellcheck disable=SC2086
         set -- $run
         file=$work/$net.$1 precision=$2
         shift 2
@@ -116,9 +148,26 @@ for line in sys.stdin:
       rm -rf "$work/sp-$dev"
       sed "s/^games_per_worker = .*/games_per_worker = ${GAMES_PER_WORKER:-64}/" "$selfplay" \
         >"$work/selfplay.toml"
+      # The GPU's busy share: nvidia-smi's utilization (the share of each sample period with
+      # a kernel running), sampled every 200 ms while the games are played.
+      nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 \
+        >"$work/busy-$dev.txt" 2>/dev/null &
+      smi=$!
       # shellcheck disable=SC2086
       "$zertz" selfplay --config "$work/selfplay.toml" --model "$model" --device "$dev" \
-        --threads 0 --games "${GAMES:-768}" ${EXTRA:-} --json --out "$work/sp-$dev"
+        --threads 0 --games "${GAMES:-768}" ${EXTRA:-} --json --out "$work/sp-$dev" |
+        tee -a "${OUT:-$work}/selfplay.jsonl"
+      kill "$smi" 2>/dev/null
+      tail -1 "${OUT:-$work}/selfplay.jsonl" | "$py" -c 'import json, sys
+r = json.loads(sys.stdin.read())
+busy = [float(x) for x in open(sys.argv[1]) if x.strip().replace(".", "").isdigit()]
+# (The first and last samples straddle the start and the end.)
+busy = busy[2:-2] or busy
+print("%d games, %d evaluations in %.1f s: %.0f evaluations/s, %.1f positions a pass, "
+      "network share %s, GPU busy %s over %d samples" % (r["games"], r["evaluations"],
+      r["seconds"], r["evaluations"] / r["seconds"],
+      r["evaluations"] / max(r.get("network_batches") or 0, 1), r.get("network_share"),
+      "%.0f%%" % (sum(busy) / len(busy)) if busy else "?", len(busy)))' "$work/busy-$dev.txt"
     done
     ;;
   matches)
@@ -133,6 +182,24 @@ for line in sys.stdin:
     timeout "${TRAIN_TIMEOUT:-420}" "$py" -m zertz train --config configs/train/default.toml \
       --run "$work/default" 2>&1 | tail -25
     cp "$work/default/metrics.jsonl" "${OUT:-$work}/default-metrics.jsonl" 2>/dev/null
+    ;;
+  train-gpu)
+    left=$((deadline - $(date +%s) - ${MARGIN:-45}))
+    config=${GPU_CONFIG:-configs/train/gpu.toml}
+    step "$config for $left s"
+    rm -rf "$work/gpu"
+    carry=()
+    if [ -f model/gpu/checkpoint.pt ]; then
+      carry=(--from model/gpu/checkpoint.pt)
+      echo "carried on from model/gpu/checkpoint.pt"
+    fi
+    minutes=$("$py" -c "print(max($left, 60) / 60)")
+    # A kill stops the run between two of its steps, keeping the last iteration's checkpoint.
+    timeout -s TERM -k 20 "$((left + 60))" "$py" -m zertz train --config "$config" \
+      --run "$work/gpu" "${carry[@]}" --minutes "$minutes" 2>&1 | grep -v '^\s*$' | tail -40
+    for f in checkpoint.pt metrics.jsonl; do cp "$work/gpu/$f" "${OUT:-$work}/gpu-$f"; done
+    cp "$work/gpu/models/best.pt" "${OUT:-$work}/gpu-network.pt"
+    ls -la "${OUT:-$work}"
     ;;
   *) echo "unknown part: $w" >&2 ;;
   esac
