@@ -35,7 +35,7 @@ pub enum Answers {
     All,
     /// Only the legal actions' (by the masks); the others are left as they were. Search reads
     /// nothing else, and on a GPU only those cross back to the host (a tenth of the action space
-    /// in a typical position), gathered on the device.
+    /// in a typical position), selected on the device by the masks, sent packed into bits.
     Legal,
 }
 
