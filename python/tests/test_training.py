@@ -569,6 +569,11 @@ def test_a_run_stops_within_its_minutes_and_another_folder_carries_it_on(
         train(cfg, second, carry_on_from=first / "checkpoint.pt")
     assert [s["iteration"] for s in train(cfg, second, log=lambda _: None)] == [3]
     assert checkpoint(second)["state"]["carried"] == 1
+    # A checkpoint of another network: refused, and the new folder is left without it.
+    other = parse_config(tiny_text(run__iterations="3", network__channels="8"))
+    with pytest.raises(ValueError, match="not a usable checkpoint"):
+        train(other, tmp_path / "other", carry_on_from=first / "checkpoint.pt")
+    assert not (tmp_path / "other" / "checkpoint.pt").exists()
     with pytest.raises(ValueError, match="not a zertz training checkpoint"):
         train(cfg, tmp_path / "third", carry_on_from=config)
     with pytest.raises(ValueError, match="minutes above 0"):

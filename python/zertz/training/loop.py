@@ -296,9 +296,16 @@ def iterate(
     if cfg.run.torch_threads:
         torch.set_num_threads(cfg.run.torch_threads)
     run = Run(cfg, run_dir)
-    if carry_on_from is not None:
+    if carry_on_from is None:
+        run.start()
+    else:
         run.carry_on_from(carry_on_from)
-    run.start()
+        try:
+            run.start()
+        except BaseException:
+            # A checkpoint this run cannot go on from leaves the new folder without it.
+            run.checkpoint.unlink(missing_ok=True)
+            raise
     if run.state.iteration >= cfg.run.iterations:
         log(f"{run.dir}: all {cfg.run.iterations} iterations are done")
         return
