@@ -75,6 +75,17 @@ zertz=$ZERTZ_BIN
 work=${WORK:-/tmp/gpu-check}
 mkdir -p "$work"
 step() { echo; echo "== $* ($(date +%T))"; }
+# The model crate's test binaries, one test at a time, but those whose name holds SKIP_TESTS.
+model_tests() {
+    for bin in "${MODEL_TESTS:-.gpu/bin}"/*; do
+      if [ -n "${SKIP_TESTS:-}" ] && [[ $(basename "$bin") == *${SKIP_TESTS}* ]]; then
+        step "model tests: $(basename "$bin") left out (SKIP_TESTS)"
+        continue
+      fi
+      step "model tests: $(basename "$bin")"
+      "$bin" --test-threads 1 "$@" 2>&1 | grep -vE '^$'
+    done
+}
 
 step machine
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -84,21 +95,9 @@ ldd "$zertz" | grep -E 'torch_cuda|c10_cuda|not found'
 
 for w in $what; do
   case $w in
-  tests)
-    for bin in "${MODEL_TESTS:-.gpu/bin}"/*; do
-      if [ -n "${SKIP_TESTS:-}" ] && [[ $(basename "$bin") == *${SKIP_TESTS}* ]]; then
-        step "model tests: $(basename "$bin") left out (SKIP_TESTS)"
-        continue
-      fi
-      step "model tests: $(basename "$bin")"
-      "$bin" --test-threads 1 2>&1 | grep -vE '^$'
-    done
-    ;;
+  tests) model_tests ;;
   checks)
-    for bin in "${MODEL_TESTS:-.gpu/bin}"/*; do
-      step "model tests: $(basename "$bin")"
-      "$bin" --test-threads 1 --nocapture 2>&1 | grep -vE '^$'
-    done
+    model_tests --nocapture
     step model info
     "$zertz" model info "$model"
     step tiny training on CUDA
