@@ -132,8 +132,9 @@ impl Model {
         let legal_checked = if self.device.is_cuda() {
             // Only the legal logits: the masks go over packed into bits (an eighth of the bytes
             // of bools), the legal logits are selected there, and only they come back.
+            let bytes = (b * actions).div_ceil(8);
             let legal = match (answers, masks) {
-                (Answers::Legal, Some(masks)) => Some(self.packed_masks(masks)),
+                (Answers::Legal, Some(masks)) => Some(self.packed_masks(masks, bytes)),
                 _ => None,
             };
             let la = legal.as_ref().map_or(b * actions, |(_, k)| *k) as i64;
@@ -143,9 +144,8 @@ impl Model {
             let flat = l.reshape([-1]);
             let selected = match &legal {
                 Some((bits, _)) => {
-                    let bytes = (b * actions).div_ceil(8) as i64;
-                    let mut on_device = Tensor::empty([bytes], (Kind::Uint8, self.device));
-                    graphs::copy_async(&mut on_device, &bits.host.narrow(0, 0, bytes))
+                    let mut on_device = Tensor::empty([bytes as i64], (Kind::Uint8, self.device));
+                    graphs::copy_async(&mut on_device, &bits.host.narrow(0, 0, bytes as i64))
                         .map_err(fail)?;
                     let selected = select_packed(&flat, &on_device).map_err(fail)?;
                     if selected.numel() as i64 != la {
@@ -167,14 +167,11 @@ impl Model {
             // action space cost more than the network.
             let legal_checked = match &legal {
                 Some((bits, _)) => {
-                    // SAFETY: a contiguous CPU tensor of at least `(b * actions) / 8` bytes
-                    // (rounded up) that this pass alone holds until it goes back to the pool.
+                    // SAFETY: a contiguous CPU tensor of at least `bytes` bytes that this pass
+                    // alone holds until it goes back to the pool.
                     #[allow(unsafe_code)]
                     let packed = unsafe {
-                        std::slice::from_raw_parts(
-                            bits.host.data_ptr().cast::<u8>(),
-                            (b * actions).div_ceil(8),
-                        )
+                        std::slice::from_raw_parts(bits.host.data_ptr().cast::<u8>(), bytes)
                     };
                     Some(unpack_widen(&host_l, packed, logits).map_err(fail)?)
                 }
@@ -274,9 +271,10 @@ impl Model {
     }
 
     /// `masks` packed into bits (eight actions a byte: [`pack_masks`]) in a pinned host buffer
-    /// of bytes from the pool, and how many actions are legal.
-    fn packed_masks(&self, masks: &[bool]) -> (Staging, usize) {
-        let bytes = masks.len().div_ceil(8);
+    /// of bytes from the pool (`bytes`: `masks.len()` / 8, rounded up), and how many actions
+    /// are legal.
+    fn packed_masks(&self, masks: &[bool], bytes: usize) -> (Staging, usize) {
+        debug_assert_eq!(bytes, masks.len().div_ceil(8));
         let buffer = self.pooled(&self.answers, bytes.max(1), Kind::Uint8);
         let ptr = buffer.host.data_ptr().cast::<u8>();
         // SAFETY: a contiguous CPU tensor of at least `bytes` bytes that this pass alone holds

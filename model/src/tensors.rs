@@ -41,39 +41,39 @@ pub(crate) fn pack_masks(masks: &[bool], out: &mut [u8]) -> usize {
 /// Widens the numbers of `src` (a contiguous CPU tensor of fp32, bf16 or fp16: the entries of
 /// `dst` whose bits are set in `bits`, in order, as [`pack_masks`] packs them) into their
 /// places in `dst`, and says where the first NaN or infinity went, if any. The other entries
-/// of `dst` are left as they were.
+/// of `dst` are left as they were. An error (answers that are not one for each set bit, among
+/// others) leaves `dst` of no use.
 pub(crate) fn unpack_widen(
     src: &Tensor,
     bits: &[u8],
     dst: &mut [f32],
 ) -> Result<Option<usize>, String> {
     let k = src.numel();
-    let set: usize = bits.iter().map(|b| b.count_ones() as usize).sum();
-    if set != k || !src.is_contiguous() || src.device() != Device::Cpu {
-        return Err(format!("{k} selected answers for {set} legal actions"));
+    if !src.is_contiguous() || src.device() != Device::Cpu {
+        return Err(format!("{k} selected answers that are not a contiguous CPU tensor"));
     }
     if bits.len() != dst.len().div_ceil(8)
         || (dst.len() % 8 != 0 && bits[bits.len() - 1] >> (dst.len() % 8) != 0)
     {
         return Err(format!("{} bytes of masks for {} answers", bits.len(), dst.len()));
     }
-    if k == 0 {
-        return Ok(None);
-    }
+    /// Writes `from` at the set bits in order (NaN where it runs short), and returns where the
+    /// first NaN or infinity went and how many bits are set.
     fn walk<T: Copy>(
         from: &[T],
         bits: &[u8],
         dst: &mut [f32],
         f32_of: impl Fn(T) -> f32,
-    ) -> Option<usize> {
+    ) -> (Option<usize>, usize) {
         let mut bad = None;
         let mut next = from.iter();
+        let mut set = 0;
         for (i, &byte) in bits.iter().enumerate() {
             let mut b = byte;
             while b != 0 {
                 let at = 8 * i + b.trailing_zeros() as usize;
                 b &= b - 1;
-                // (As many numbers as set bits: checked above.)
+                set += 1;
                 let x = next.next().map_or(f32::NAN, |&x| f32_of(x));
                 dst[at] = x;
                 if bad.is_none() && !x.is_finite() {
@@ -81,28 +81,33 @@ pub(crate) fn unpack_widen(
                 }
             }
         }
-        bad
+        (bad, set)
     }
     let ptr = src.data_ptr();
-    // SAFETY: a contiguous CPU tensor of `k` elements of the kind matched below, alive for the
-    // call and not written meanwhile.
+    // SAFETY: a contiguous CPU tensor of `k > 0` elements of the kind matched below, alive for
+    // the call and not written meanwhile.
     #[allow(unsafe_code)]
-    unsafe {
-        match src.kind() {
-            Kind::Float => {
-                Ok(walk(std::slice::from_raw_parts(ptr.cast::<f32>(), k), bits, dst, |x| x))
-            }
-            Kind::BFloat16 => {
-                let from = std::slice::from_raw_parts(ptr.cast::<half::bf16>(), k);
-                Ok(walk(from, bits, dst, half::bf16::to_f32))
-            }
-            Kind::Half => {
-                let from = std::slice::from_raw_parts(ptr.cast::<half::f16>(), k);
-                Ok(walk(from, bits, dst, half::f16::to_f32))
-            }
-            other => Err(format!("answers of kind {other:?}")),
-        }
+    let (bad, set) = match (k, src.kind()) {
+        (0, _) => walk::<f32>(&[], bits, dst, |x| x),
+        (_, Kind::Float) => unsafe {
+            walk(std::slice::from_raw_parts(ptr.cast::<f32>(), k), bits, dst, |x| x)
+        },
+        (_, Kind::BFloat16) => unsafe {
+            let from = std::slice::from_raw_parts(ptr.cast::<half::bf16>(), k);
+            walk(from, bits, dst, half::bf16::to_f32)
+        },
+        (_, Kind::Half) => unsafe {
+            let from = std::slice::from_raw_parts(ptr.cast::<half::f16>(), k);
+            walk(from, bits, dst, half::f16::to_f32)
+        },
+        (_, other) => return Err(format!("answers of kind {other:?}")),
+    };
+    // Counted as they are written, not in a pass of their own: answers that are not one for
+    // each set bit are an error (the entries written meanwhile are of no use).
+    if set != k {
+        return Err(format!("{k} selected answers for {set} legal actions"));
     }
+    Ok(bad)
 }
 
 /// The entries of `flat` (one dimension, on any device) whose bits are set in `bits` (a u8
