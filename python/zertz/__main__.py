@@ -258,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             from zertz.training.folder import read_state
             from zertz.training.layout import RunLayout
 
-            # A kill (SIGTERM) stops the run as Ctrl-C does.
+            # A kill (SIGTERM) stops the run as Ctrl-C does (a call of main in a process that
+            # was signalled before starts without those).
+            _signalled.clear()
             signal.signal(signal.SIGTERM, _interrupt)
             signal.signal(signal.SIGINT, _interrupt)
             run = Path(args.run or Path("runs") / Path(args.config).stem)
