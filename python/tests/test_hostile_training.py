@@ -676,6 +676,9 @@ def one_iteration(program: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
         ({"ladder": [0.0]}, "state.ladder = [0.0]"),
         ({"pretrained": "yes"}, "state.pretrained = 'yes'"),
         ({"pretrained": True}, "state.pretrained = True"),
+        ({"carried": 2}, "state.carried = 2"),
+        ({"carried": -1}, "state.carried = -1"),
+        ({"carried": "1"}, "state.carried = '1'"),
         ({"evil": 1}, "state.evil = 1"),
     ],
 )
