@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use zertz_env::{Action, Position};
-use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search_interruptible};
+use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, TurnOrder, search_threads};
 use zertz_search::{EvalError, Evaluator, SearchConfig};
 
 use crate::players::MAX_SIMULATIONS;
@@ -108,6 +108,19 @@ pub fn analyze_until(
     max_tree_bytes: usize,
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<Analysis, EvalError> {
+    analyze_on(evaluator, config, pos, simulations, max_tree_bytes, 1, stop)
+}
+
+/// [`analyze_until`] on `threads` search threads ([`search_threads`]).
+fn analyze_on(
+    evaluator: &dyn Evaluator,
+    config: &SearchConfig,
+    pos: &Position,
+    simulations: u32,
+    max_tree_bytes: usize,
+    threads: usize,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Analysis, EvalError> {
     if let Some(outcome) = pos.outcome() {
         let value = f32::from(outcome.score(pos.turn()));
         let proven = Some(outcome.score(pos.turn()));
@@ -115,14 +128,9 @@ pub fn analyze_until(
     }
     let mut tree = Tree::with_max_bytes(*pos, max_tree_bytes);
     let simulations = simulations.min(MAX_SIMULATIONS);
-    search_interruptible(
-        std::slice::from_mut(&mut tree),
-        &[simulations],
-        config,
-        evaluator,
-        &mut Scratch::default(),
-        stop,
-    )?;
+    let mut scratches: Vec<Scratch> = (0..threads.max(1)).map(|_| Scratch::default()).collect();
+    let order = TurnOrder::Fixed;
+    search_threads(&mut tree, simulations, config, evaluator, &mut scratches, order, stop)?;
     let info = tree.root_info();
     let mut moves: Vec<MoveStats> = tree
         .root_children()
@@ -156,18 +164,23 @@ pub struct Analyzer {
     pub evaluator: Arc<dyn Evaluator>,
     /// The search settings.
     pub config: SearchConfig,
+    /// The threads each search runs on ([`search_threads`]).
+    pub threads: usize,
 }
 
 impl fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Analyzer").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Analyzer")
+            .field("config", &self.config)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
     }
 }
 
 impl Analyzer {
     /// [`analyze`] with this evaluator and these settings.
     pub fn analyze(&self, pos: &Position, simulations: u32) -> Result<Analysis, EvalError> {
-        analyze(self.evaluator.as_ref(), &self.config, pos, simulations)
+        self.analyze_within(pos, simulations, DEFAULT_MAX_TREE_BYTES)
     }
 
     /// [`analyze_within`] with this evaluator and these settings: a tree of at most
@@ -178,7 +191,7 @@ impl Analyzer {
         simulations: u32,
         max_tree_bytes: usize,
     ) -> Result<Analysis, EvalError> {
-        analyze_within(self.evaluator.as_ref(), &self.config, pos, simulations, max_tree_bytes)
+        self.analyze_until(pos, simulations, max_tree_bytes, &mut || false)
     }
 
     /// [`analyze_until`] with this evaluator and these settings.
@@ -189,6 +202,7 @@ impl Analyzer {
         max_tree_bytes: usize,
         stop: &mut dyn FnMut() -> bool,
     ) -> Result<Analysis, EvalError> {
-        analyze_until(self.evaluator.as_ref(), &self.config, pos, simulations, max_tree_bytes, stop)
+        let (evaluator, config) = (self.evaluator.as_ref(), &self.config);
+        analyze_on(evaluator, config, pos, simulations, max_tree_bytes, self.threads, stop)
     }
 }

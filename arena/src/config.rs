@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use zertz_env::{Board, MarbleSet, Variant};
-use zertz_search::split::MAX_SEARCH_THREADS;
+use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_selfplay::config::{ConfigError, MAX_THREADS, read_text};
 use zertz_selfplay::settings::{self, Layer, Seconds, Settings};
 

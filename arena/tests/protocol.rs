@@ -428,8 +428,9 @@ fn a_networks_analysis_searches_on_the_models_search_threads() {
         let mut models = Models::new().with_search_threads(threads);
         models.insert("m.pt", network.clone());
         let analyzer = "nn:m.pt".parse::<PlayerSpec>().unwrap().analyzer(0, &models).unwrap();
-        let least = if threads > 1 { 8 * threads as u32 } else { 1 };
+        let least = if threads > 1 { 8 } else { 1 };
         assert!(analyzer.config.leaves_per_round >= least, "{threads}: {:?}", analyzer.config);
+        assert_eq!(analyzer.threads, threads);
         let pos = Position::new(Variant::default(), Player::P0);
         let a = analyzer.analyze(&pos, 300).unwrap();
         assert_eq!(a.simulations, 300);

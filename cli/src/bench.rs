@@ -84,7 +84,7 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Player { spec, board, search_threads, move_time, searches, json, device } => {
             let move_time =
                 zertz_arena::players::check_move_time(move_time).map_err(anyhow::Error::msg)?;
-            let max = zertz_search::split::MAX_SEARCH_THREADS;
+            let max = zertz_search::mcts::MAX_SEARCH_THREADS;
             if let Some(t) = search_threads.iter().find(|&&t| t == 0 || t > max) {
                 bail!("search threads must be from 1 to {max}, not {t}");
             }

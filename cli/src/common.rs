@@ -48,7 +48,7 @@ pub struct SearchThreadsArgs {
         long,
         value_name = "N",
         value_parser = clap::value_parser!(u16)
-            .range(1..=zertz_search::split::MAX_SEARCH_THREADS as i64)
+            .range(1..=zertz_search::mcts::MAX_SEARCH_THREADS as i64)
     )]
     search_threads: Option<u16>,
 }

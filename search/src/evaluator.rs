@@ -4,6 +4,7 @@ use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Outcome, Position, SplitMix64};
 
 use crate::config::Preset;
+use crate::priors::{BadLogit, Priors};
 
 /// A batch of `B` positions to evaluate, all of one board.
 #[derive(Debug)]
@@ -137,6 +138,77 @@ pub trait Evaluator: Send + Sync {
 
     /// Writes policy logits and values for every position of the batch.
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError>;
+
+    /// Evaluates `batch` as [`Evaluator::evaluate`] does and turns each position's logits into
+    /// its [`Priors`] at `temperature`, what the search expands its leaves from: `out` holds the
+    /// values and the priors after. The default makes the priors here, after `evaluate`, on the
+    /// thread that evaluated the batch.
+    fn evaluate_priors(
+        &self,
+        batch: &Batch<'_>,
+        temperature: f32,
+        out: &mut Evaluated,
+    ) -> Result<(), EvalError> {
+        out.evaluate(self, batch)?;
+        out.make_priors(batch.positions, 0..batch.len(), temperature)
+    }
+}
+
+/// What [`Evaluator::evaluate_priors`] answers for a batch: each position's value and its
+/// [`Priors`]. A search keeps one from one batch to the next.
+#[derive(Debug, Default)]
+pub struct Evaluated {
+    /// `[B]`, as [`Output::values`].
+    pub(crate) values: Vec<f32>,
+    /// Each position's priors, in the batch's order.
+    pub(crate) priors: Priors,
+    /// `[B, A]`: the logits the priors are made from (rows made elsewhere are left as they
+    /// were).
+    pub(crate) logits: Vec<f32>,
+}
+
+impl Evaluated {
+    /// Sizes the values and logits for `batch` (the priors are emptied), and has `evaluator`
+    /// write them.
+    pub(crate) fn evaluate<E: Evaluator + ?Sized>(
+        &mut self,
+        evaluator: &E,
+        batch: &Batch<'_>,
+    ) -> Result<(), EvalError> {
+        self.resize(batch.board, batch.len());
+        evaluator
+            .evaluate(batch, &mut Output { logits: &mut self.logits, values: &mut self.values })
+    }
+
+    /// Sizes the values and logits for `b` positions of `board`, and empties the priors.
+    pub(crate) fn resize(&mut self, board: Board, b: usize) {
+        self.values.clear();
+        self.values.resize(b, 0.0);
+        self.logits.resize(b * ActionSpace::new(board).len(), 0.0);
+        self.priors.clear();
+    }
+
+    /// Adds the priors of rows `rows` of the batch (`positions`, those rows' positions) from
+    /// their logits.
+    pub(crate) fn make_priors(
+        &mut self,
+        positions: &[Position],
+        rows: std::ops::Range<usize>,
+        temperature: f32,
+    ) -> Result<(), EvalError> {
+        let a = self.logits.len() / self.values.len().max(1);
+        let logits = &self.logits[rows.start * a..rows.end * a];
+        Ok(self.priors.extend(positions, logits, temperature, rows.start)?)
+    }
+}
+
+impl From<BadLogit> for EvalError {
+    fn from(bad: BadLogit) -> EvalError {
+        EvalError(format!(
+            "the logit of legal action {} of position {} of the batch is {}, not a finite number",
+            bad.action, bad.position, bad.logit
+        ))
+    }
 }
 
 /// A shared evaluator evaluates as the one it points to.
@@ -151,6 +223,15 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
         (**self).evaluate(batch, out)
+    }
+
+    fn evaluate_priors(
+        &self,
+        batch: &Batch<'_>,
+        temperature: f32,
+        out: &mut Evaluated,
+    ) -> Result<(), EvalError> {
+        (**self).evaluate_priors(batch, temperature, out)
     }
 }
 

@@ -9,7 +9,9 @@
 //! - [`config`]: every search setting, named presets, and the `[search]` table of configs.
 //! - [`batching`]: inference threads that merge the requests of many search threads into large
 //!   batches (a network on a GPU wants them).
-//! - [`split`]: one search on several cores: each batch cut into parts evaluated at once.
+//! - [`priors`]: the priors a tree expands a node with, made from an evaluator's logits on the
+//!   thread that evaluated them.
+//! - [`mcts::search_threads`]: one tree searched on several cores, in turns fixed in advance.
 //!
 //! The crates above it: `zertz-model` (networks as evaluators), `zertz-selfplay` (the self-play
 //! driver, shards, game records), `zertz-arena` (players, matches, Elo).
@@ -29,10 +31,10 @@ pub mod batching;
 pub mod config;
 pub mod evaluator;
 pub mod mcts;
-pub mod split;
+pub mod priors;
 
 pub use config::{Preset, SearchConfig, SearchSettings, SettingError};
 pub use evaluator::{
-    Batch, EvalError, Evaluator, Output, Precision, RolloutEvaluator, UniformEvaluator,
+    Batch, EvalError, Evaluated, Evaluator, Output, Precision, RolloutEvaluator, UniformEvaluator,
     UnknownPrecision,
 };

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use zertz_env::{Action, Position, SplitMix64};
 
 use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
-use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, search_interruptible};
-use zertz_search::split::{MAX_SEARCH_THREADS, Split};
+use zertz_search::mcts::{
+    DEFAULT_MAX_TREE_BYTES, MAX_SEARCH_THREADS, Scratch, Tree, TurnOrder, search_threads,
+};
 use zertz_search::{Preset, SearchConfig};
 
 use super::{
@@ -28,18 +29,14 @@ use super::{
 /// whose simulations would pass it gets fewer.
 pub struct MctsBot {
     name: String,
-    /// What the searches call: `base`, or `base` split over search threads.
     evaluator: Arc<dyn Evaluator>,
-    /// The evaluator it was built with.
-    base: Arc<dyn Evaluator>,
-    /// `evaluator` when it splits batches over search threads ([`Bot::set_search_threads`]).
-    split: Option<Arc<Split>>,
-    /// CPU time of the search threads of the splits it no longer uses.
+    /// CPU time of search threads whose scratch buffers it no longer keeps.
     cpu_before: Duration,
     simulations: u32,
     config: SearchConfig,
     tree: Option<Tree>,
-    scratch: Scratch,
+    /// One scratch a search thread ([`Bot::set_search_threads`]), the calling thread's first.
+    scratches: Vec<Scratch>,
     rng: SplitMix64,
     /// The arena size past which a tree starts afresh instead of keeping a subtree.
     max_arena: usize,
@@ -56,19 +53,17 @@ pub struct MctsBot {
     rate: Option<f64>,
     /// Ends a search under way when set ([`Bot::set_stop`]).
     stop: Option<Arc<AtomicBool>>,
-    /// Threads of each search ([`Bot::set_search_threads`]).
-    search_threads: usize,
 }
 
-/// The fewest leaves a search round collects per search thread (when the search settings ask
-/// for fewer): each thread's part of a round is then a batch of this many positions, which a
-/// network on the CPU evaluates for little more than one (BENCHMARKS.md, issue 46).
+/// The fewest leaves each thread's rounds collect when a search runs on several threads (when
+/// the search settings ask for fewer): each round is then a batch of this many positions, which
+/// a network on the CPU evaluates for little more than one (BENCHMARKS.md, issue 46).
 pub const LEAVES_PER_SEARCH_THREAD: u32 = 8;
 
 /// `config` for a search on `threads` threads: at least [`LEAVES_PER_SEARCH_THREAD`] leaves a
-/// round per thread (with one thread, `config` as it is).
+/// round on each (with one thread, `config` as it is).
 pub(crate) fn for_search_threads(config: &SearchConfig, threads: usize) -> SearchConfig {
-    let least = if threads > 1 { LEAVES_PER_SEARCH_THREAD * threads as u32 } else { 0 };
+    let least = if threads > 1 { LEAVES_PER_SEARCH_THREAD } else { 0 };
     SearchConfig { leaves_per_round: config.leaves_per_round.max(least), ..config.clone() }
 }
 
@@ -93,14 +88,12 @@ impl MctsBot {
         let simulations = simulations.max(1);
         MctsBot {
             name: name.into(),
-            evaluator: evaluator.clone(),
-            base: evaluator,
-            split: None,
+            evaluator,
             cpu_before: Duration::ZERO,
             simulations,
             config: SearchConfig::default(),
             tree: None,
-            scratch: Scratch::default(),
+            scratches: vec![Scratch::default()],
             rng: SplitMix64(seed),
             // Expanded nodes carry every legal action as an edge (up to ~2000 in the opening), so
             // keep a few searches' worth of nodes at most.
@@ -111,7 +104,6 @@ impl MctsBot {
             tactics: false,
             rate: None,
             stop: None,
-            search_threads: 1,
         }
     }
 
@@ -228,13 +220,20 @@ impl Bot for MctsBot {
                     Some(t) => (MAX_SIMULATIONS, Some(started + t)),
                     None => (self.simulations, None),
                 };
-                let config = for_search_threads(&self.config, self.search_threads);
-                let searched = search_interruptible(
-                    std::slice::from_mut(tree),
-                    &[simulations],
+                let config = for_search_threads(&self.config, self.scratches.len());
+                // A timed search depends on the timing anyway: its threads take turns as they
+                // come; a search of a fixed count is the same on any machine.
+                let order = match deadline {
+                    Some(_) => TurnOrder::AsReady,
+                    None => TurnOrder::Fixed,
+                };
+                let searched = search_threads(
+                    tree,
+                    simulations,
                     &config,
                     self.evaluator.as_ref(),
-                    &mut self.scratch,
+                    &mut self.scratches,
+                    order,
                     &mut || {
                         deadline.is_some_and(|d| Instant::now() >= d)
                             || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
@@ -290,7 +289,8 @@ impl Bot for MctsBot {
 
     fn release_memory(&mut self) {
         self.tree = None;
-        self.scratch = Scratch::default();
+        self.cpu_before = self.cpu_elsewhere();
+        self.scratches.iter_mut().for_each(|s| *s = Scratch::default());
     }
 
     fn kept_bytes(&self) -> usize {
@@ -325,28 +325,19 @@ impl Bot for MctsBot {
         self.stop = Some(stop);
     }
 
-    /// With more than one thread, each round's leaves are evaluated on `threads` threads at
-    /// once ([`Split`]), and a round collects at least [`LEAVES_PER_SEARCH_THREAD`] leaves per
-    /// thread.
+    /// With more than one thread, each search runs on `threads` threads
+    /// ([`search_threads`]: each evaluates rounds of its own while the others work on the
+    /// tree), and each thread's rounds collect at least [`LEAVES_PER_SEARCH_THREAD`] leaves.
+    /// The threads take turns in an order fixed in advance for a fixed count of simulations (the
+    /// same game on any machine), and as they come under a time per move.
     fn set_search_threads(&mut self, threads: usize) {
         let threads = threads.clamp(1, MAX_SEARCH_THREADS);
-        if self.split.as_ref().map_or(1, |s| s.threads()) == threads {
-            return;
-        }
-        if let Some(old) = self.split.take() {
-            self.cpu_before += old.helper_cpu();
-        }
-        if threads == 1 {
-            self.evaluator = self.base.clone();
-        } else {
-            let split = Arc::new(Split::new(self.base.clone(), threads));
-            self.evaluator = split.clone();
-            self.split = Some(split);
-        }
-        self.search_threads = threads;
+        let gone = self.scratches.get(threads.max(1)..).unwrap_or_default();
+        self.cpu_before += gone.iter().map(|s| s.cpu).sum::<Duration>();
+        self.scratches.resize_with(threads, Scratch::default);
     }
 
     fn cpu_elsewhere(&self) -> Duration {
-        self.cpu_before + self.split.as_ref().map_or(Duration::ZERO, |s| s.helper_cpu())
+        self.cpu_before + self.scratches.iter().map(|s| s.cpu).sum::<Duration>()
     }
 }

@@ -267,11 +267,11 @@ pub trait Bot: Send {
         let _ = stop;
     }
 
-    /// Searches with `threads` threads, the calling one included ([`Split`]: each round's leaves
-    /// evaluated side by side), from the next decision on. Players that do not search with an
-    /// evaluator here ignore it.
+    /// Searches with `threads` threads, the calling one included ([`search_threads`]: each
+    /// evaluates rounds of its own while the others work on the tree), from the next decision
+    /// on. Players that do not search with an evaluator here ignore it.
     ///
-    /// [`Split`]: zertz_search::split::Split
+    /// [`search_threads`]: zertz_search::mcts::search_threads
     fn set_search_threads(&mut self, threads: usize) {
         let _ = threads;
     }

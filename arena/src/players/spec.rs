@@ -10,7 +10,7 @@ use std::time::Duration;
 use zertz_search::alphabeta::MAX_DEPTH;
 use zertz_search::config::MAX_GUMBEL_ACTIONS;
 use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
-use zertz_search::split::{MAX_SEARCH_THREADS, Split};
+use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_search::{Precision, Preset, SearchConfig};
 
 use super::mcts::for_search_threads;
@@ -274,20 +274,16 @@ impl PlayerSpec {
     /// such: an analysis reports every legal action's visits, which a PUCT root spreads by the
     /// priors and a Gumbel root gives to its K candidates only, so the analysis searches with the
     /// player's PUCT root. A network's analysis searches on [`Models::search_threads`] threads
-    /// as its player does ([`Split`], at least
-    /// [`LEAVES_PER_SEARCH_THREAD`](super::LEAVES_PER_SEARCH_THREAD) leaves a round per
-    /// thread). An error names a network missing from `models`.
+    /// as its player does ([`search_threads`](zertz_search::mcts::search_threads), at least
+    /// [`LEAVES_PER_SEARCH_THREAD`](super::LEAVES_PER_SEARCH_THREAD) leaves a round on each).
+    /// An error names a network missing from `models`.
     pub fn analyzer(&self, seed: u64, models: &Models) -> Result<Analyzer, SpecError> {
         let (evaluator, preset): (Arc<dyn Evaluator>, Preset) = match self {
             PlayerSpec::Neural { .. } => {
                 let network = self.network_evaluator(models)?.expect("a neural player's network");
                 let threads = models.search_threads();
-                if threads > 1 {
-                    let config = for_search_threads(&Preset::Network.config(), threads);
-                    let evaluator = Arc::new(Split::new(network, threads));
-                    return Ok(Analyzer { evaluator, config });
-                }
-                (network, Preset::Network)
+                let config = for_search_threads(&Preset::Network.config(), threads);
+                return Ok(Analyzer { evaluator: network, config, threads });
             }
             PlayerSpec::Uniform(_) => (Arc::new(UniformEvaluator), Preset::Rollout),
             PlayerSpec::Timed { spec, .. } => return spec.analyzer(seed, models),
@@ -299,7 +295,7 @@ impl PlayerSpec {
                 (Arc::new(RolloutEvaluator { rollouts: 1, seed }), Preset::Rollout)
             }
         };
-        Ok(Analyzer { evaluator, config: preset.config() })
+        Ok(Analyzer { evaluator, config: preset.config(), threads: 1 })
     }
 }
 

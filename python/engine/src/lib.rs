@@ -27,7 +27,7 @@ use zertz_pycommon::error::guard;
 use zertz_pycommon::evaluators::{Raised, evaluator};
 use zertz_pycommon::players::{BotPlayer, parse_spec};
 use zertz_pycommon::signals::run_detached;
-use zertz_search::split::MAX_SEARCH_THREADS;
+use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_selfplay::driver::{Progress, SelfPlayError};
 
 /// A network's error as the bindings' ([`Error::Model`], with its class).

@@ -44,23 +44,26 @@
 
 mod gumbel;
 mod noise;
+mod parallel;
 mod root;
 mod tree;
 
 pub use gumbel::considered_visits;
 pub use noise::Noise;
+pub use parallel::{MAX_SEARCH_THREADS, TurnOrder, search_threads};
 pub use root::{ChildStats, RootInfo};
 pub use tree::Tree;
 
+use std::time::Duration;
 use zertz_env::encode::{GLOBALS, Shape};
-use zertz_env::{ActionSpace, Position};
+
+use zertz_env::{ActionSpace, Board, Position};
 
 use crate::config::SearchConfig;
-use crate::evaluator::{Batch, EvalError, Evaluator, Output, encode_batch};
+use crate::evaluator::{Batch, EvalError, Evaluated, Evaluator, encode_batch};
+use crate::priors::Edge;
 
-use tree::{Edge, Node, State};
-
-const NONE: u32 = u32::MAX;
+use tree::{Node, State};
 
 /// A node's [`Node::proof`] while its value is not known exactly.
 const UNPROVEN: i8 = i8::MIN;
@@ -89,12 +92,14 @@ pub struct Scratch {
     planes: Vec<f32>,
     globals: Vec<f32>,
     masks: Vec<bool>,
-    logits: Vec<f32>,
-    values: Vec<f32>,
+    /// The evaluator's answers: values and priors.
+    answers: Evaluated,
     /// Evaluator calls and positions evaluated, for statistics.
     pub batches: u64,
     /// Positions evaluated.
     pub evaluated: u64,
+    /// CPU time of the threads [`search_threads`] started with this scratch (its helpers).
+    pub cpu: Duration,
 }
 
 /// Runs `simulations[i]` more simulations in `trees[i]` for every tree, evaluating the leaves of
@@ -139,54 +144,17 @@ pub fn search_interruptible(
     };
     let targets: Vec<u32> =
         trees.iter().zip(simulations).map(|(t, &s)| t.root_visits() + s).collect();
-    let space = ActionSpace::new(board);
-    let shape = Shape::of(board);
-    let gumbel = config.gumbel_actions > 0;
     for tree in trees.iter_mut() {
         // A Gumbel root starts again with each search (once its root is expanded, below).
         tree.gumbel = None;
     }
+    let leaves = config.leaves_per_round.max(1) as usize;
     loop {
         scratch.requests.clear();
         let mut busy = false;
         for (ti, tree) in trees.iter_mut().enumerate() {
             assert_eq!(tree.position().board(), board, "all trees must be of one board");
-            // A proven root (a finished game included) needs no more search.
-            if tree.root_proven() {
-                continue;
-            }
-            if gumbel
-                && tree.gumbel.is_none()
-                && tree.nodes[tree.root as usize].state == State::Expanded
-            {
-                let left = targets[ti].saturating_sub(tree.root_visits());
-                tree.begin_gumbel(left, config);
-            }
-            let leaves = config.leaves_per_round.max(1) as usize;
-            let target = targets[ti];
-            // Far from the budget the round cannot pass it, even if every leaf added the most it
-            // could: no check per leaf.
-            if tree.over_budget(leaves.saturating_sub(1).saturating_mul(tree.leaf_bytes())) {
-                busy |= tree.select_near_budget(ti as u32, target, leaves, config, scratch);
-                continue;
-            }
-            for _ in 0..leaves {
-                // (A root proven in this round needs no more.)
-                if tree.root_visits() >= target || tree.root_proven() {
-                    break;
-                }
-                // `select_near_budget`'s loop without its count, written out: the usual round
-                // stays as lean as before the budget (BENCHMARKS.md, issue 25).
-                busy = true;
-                let Some(leaf) = tree.select(config) else { break };
-                let node = &mut tree.nodes[leaf as usize];
-                if node.proof != UNPROVEN {
-                    tree.backup_proven(leaf, config);
-                } else {
-                    node.state = State::Pending;
-                    scratch.requests.push((ti as u32, leaf));
-                }
-            }
+            busy |= tree.select_round(ti as u32, targets[ti], leaves, 0, config, scratch);
         }
         if scratch.requests.is_empty() {
             if busy {
@@ -194,62 +162,147 @@ pub fn search_interruptible(
             }
             return Ok(Finished::Done);
         }
-        let b = scratch.requests.len();
-        scratch.positions.clear();
-        scratch.positions.extend(
-            scratch.requests.iter().map(|&(t, n)| trees[t as usize].nodes[n as usize].position),
-        );
-        let wants = evaluator.wants_encoding();
-        if wants {
-            let Scratch { positions, planes, globals, masks, .. } = &mut *scratch;
-            encode_batch(board, positions, planes, globals, masks);
-        }
-        scratch.logits.resize(b * space.len(), 0.0);
-        scratch.values.resize(b, 0.0);
-        let batch = Batch {
-            board,
-            positions: &scratch.positions,
-            planes: if wants { &scratch.planes[..b * shape.planes_len()] } else { &[] },
-            globals: if wants { &scratch.globals[..b * GLOBALS] } else { &[] },
-            masks: if wants { &scratch.masks[..b * space.len()] } else { &[] },
-        };
-        let mut out = Output {
-            logits: &mut scratch.logits[..b * space.len()],
-            values: &mut scratch.values[..b],
-        };
-        let evaluated = evaluator.evaluate(&batch, &mut out).and_then(|()| {
-            check_outputs(&scratch.logits[..b * space.len()], &scratch.values[..b], batch.masks)
-        });
+        let evaluated = evaluate_round(trees, board, config, evaluator, scratch);
         if let Err(e) = evaluated {
             // Leave the trees as they were: the leaves wait for nothing, the virtual losses go.
-            for &(t, n) in &scratch.requests {
-                let tree = &mut trees[t as usize];
-                tree.nodes[n as usize].state = State::New;
-                tree.undo_virtual(n, config);
-            }
+            abandon_round(trees, &scratch.requests, config);
             return Err(e);
         }
-        scratch.batches += 1;
-        scratch.evaluated += b as u64;
-        for (i, &(t, n)) in scratch.requests.iter().enumerate() {
-            let tree = &mut trees[t as usize];
-            let logits = &scratch.logits[i * space.len()..(i + 1) * space.len()];
-            tree.expand(n, logits, config.policy_temperature);
-            let v = scratch.values[i].clamp(-1.0, 1.0);
-            tree.nodes[n as usize].raw = v;
-            tree.backup(n, v, config);
-        }
+        expand_round(trees, config, scratch);
         if interrupted() {
             return Ok(Finished::Interrupted);
         }
     }
 }
 
+/// Evaluates the leaves of `scratch.requests` (their positions copied, and encoded when the
+/// evaluator wants it): their values and priors are in `scratch.answers` after.
+fn evaluate_round(
+    trees: &[Tree],
+    board: Board,
+    config: &SearchConfig,
+    evaluator: &dyn Evaluator,
+    scratch: &mut Scratch,
+) -> Result<(), EvalError> {
+    scratch.positions.clear();
+    scratch.positions.extend(
+        scratch.requests.iter().map(|&(t, n)| trees[t as usize].nodes[n as usize].position),
+    );
+    evaluate_positions(board, config, evaluator, scratch)
+}
+
+/// Evaluates `scratch.positions` (encoded first when the evaluator wants it): their values and
+/// priors are in `scratch.answers` after, checked.
+fn evaluate_positions(
+    board: Board,
+    config: &SearchConfig,
+    evaluator: &dyn Evaluator,
+    scratch: &mut Scratch,
+) -> Result<(), EvalError> {
+    let b = scratch.positions.len();
+    let wants = evaluator.wants_encoding();
+    if wants {
+        let Scratch { positions, planes, globals, masks, .. } = &mut *scratch;
+        encode_batch(board, positions, planes, globals, masks);
+    }
+    let (shape, actions) = (Shape::of(board), ActionSpace::new(board).len());
+    let batch = Batch {
+        board,
+        positions: &scratch.positions,
+        planes: if wants { &scratch.planes[..b * shape.planes_len()] } else { &[] },
+        globals: if wants { &scratch.globals[..b * GLOBALS] } else { &[] },
+        masks: if wants { &scratch.masks[..b * actions] } else { &[] },
+    };
+    let answers = &mut scratch.answers;
+    evaluator
+        .evaluate_priors(&batch, config.policy_temperature, answers)
+        .and_then(|()| check_answers(answers, b))
+}
+
+/// Expands each leaf of `scratch.requests` with its answers and backs up its value.
+fn expand_round(trees: &mut [Tree], config: &SearchConfig, scratch: &mut Scratch) {
+    let answers = &scratch.answers;
+    for (i, &(t, n)) in scratch.requests.iter().enumerate() {
+        let tree = &mut trees[t as usize];
+        let (edges, sorted) = answers.priors.get(i);
+        tree.expand(n, edges, sorted);
+        let v = answers.values[i].clamp(-1.0, 1.0);
+        tree.nodes[n as usize].raw = v;
+        tree.backup(n, v, config);
+    }
+    scratch.batches += 1;
+    scratch.evaluated += scratch.requests.len() as u64;
+}
+
+/// Takes the leaves of `requests` back: they wait for nothing, their virtual losses go.
+fn abandon_round(trees: &mut [Tree], requests: &[(u32, u32)], config: &SearchConfig) {
+    for &(t, n) in requests {
+        let tree = &mut trees[t as usize];
+        tree.nodes[n as usize].state = State::New;
+        tree.undo_virtual(n, config);
+    }
+}
+
 impl Tree {
-    /// The leaves of one round of [`search_interruptible`] for a tree near its budget: as many
-    /// of `leaves` as the budget holds, each counted as the edges it will have, for the tree
-    /// `index` of the search; whether any simulation was started. Apart from the usual round so
-    /// that the usual one stays as lean as it was.
+    /// Selects the leaves of one round of the tree `index` of a search: up to `leaves` of them
+    /// (fewer when the tree reaches `target` root visits, is proven, or nears its memory budget
+    /// with `reserved` bytes of other leaves waiting), pushed on `scratch.requests`; whether any
+    /// simulation was started (a proven leaf's is backed up at once). A Gumbel root begins its
+    /// schedule here once the root is expanded.
+    #[inline]
+    fn select_round(
+        &mut self,
+        index: u32,
+        target: u32,
+        leaves: usize,
+        reserved: usize,
+        config: &SearchConfig,
+        scratch: &mut Scratch,
+    ) -> bool {
+        // A proven root (a finished game included) needs no more search.
+        if self.root_proven() {
+            return false;
+        }
+        if config.gumbel_actions > 0
+            && self.gumbel.is_none()
+            && self.nodes[self.root as usize].state == State::Expanded
+        {
+            let left = target.saturating_sub(self.root_visits());
+            self.begin_gumbel(left, config);
+        }
+        // Far from the budget the round cannot pass it, even if every leaf added the most it
+        // could: no check per leaf.
+        let most = leaves.saturating_sub(1).saturating_mul(self.leaf_bytes());
+        if self.over_budget(most.saturating_add(reserved)) {
+            return self.select_near_budget(index, target, leaves, reserved, config, scratch);
+        }
+        let mut busy = false;
+        for _ in 0..leaves {
+            // (A root proven in this round needs no more.)
+            if self.root_visits() >= target || self.root_proven() {
+                break;
+            }
+            // `select_near_budget`'s loop without its count, written out: the usual round
+            // stays as lean as before the budget (BENCHMARKS.md, issue 25).
+            busy = true;
+            let Some(leaf) = self.select(config) else { break };
+            let node = &mut self.nodes[leaf as usize];
+            if node.proof != UNPROVEN {
+                self.backup_proven(leaf, config);
+            } else {
+                node.state = State::Pending;
+                scratch.requests.push((index, leaf));
+            }
+        }
+        busy
+    }
+}
+
+impl Tree {
+    /// The leaves of one round of a search for a tree near its budget: as many of `leaves` as
+    /// the budget holds with `reserved` bytes of other leaves waiting, each counted as the edges
+    /// it will have, for the tree `index` of the search; whether any simulation was started.
+    /// Apart from the usual round so that the usual one stays as lean as it was.
     #[cold]
     #[inline(never)]
     fn select_near_budget(
@@ -257,11 +310,11 @@ impl Tree {
         index: u32,
         target: u32,
         leaves: usize,
+        mut reserved: usize,
         config: &SearchConfig,
         scratch: &mut Scratch,
     ) -> bool {
         let mut busy = false;
-        let mut reserved = 0usize;
         for _ in 0..leaves {
             if self.root_visits() >= target || self.root_proven() || self.over_budget(reserved) {
                 break;
@@ -281,24 +334,21 @@ impl Tree {
     }
 }
 
-/// Refuses an evaluator's answers that are not numbers: a NaN or infinite value, or a NaN or
-/// infinite logit of a legal action (`masks` `[B, A]`; empty for evaluators that take no
-/// encoding, whose logits are not checked). Illegal actions' logits are never read.
-fn check_outputs(logits: &[f32], values: &[f32], masks: &[bool]) -> Result<(), EvalError> {
-    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+/// Refuses an evaluator's answers to a batch of `b` positions that are not all there (a value
+/// and priors for each position) or not numbers (a NaN or infinite value; the logits were checked
+/// as the priors were made from them).
+fn check_answers(answers: &Evaluated, b: usize) -> Result<(), EvalError> {
+    if answers.values.len() != b || answers.priors.len() != b {
         return Err(EvalError(format!(
-            "the value of position {i} of the batch is {}, not a finite number",
-            values[i]
+            "the evaluator answered {} values and {} priors for {b} positions",
+            answers.values.len(),
+            answers.priors.len()
         )));
     }
-    let bad = masks.iter().zip(logits).position(|(&legal, l)| legal && !l.is_finite());
-    if let Some(k) = bad {
-        let a = masks.len() / values.len().max(1);
+    if let Some(i) = answers.values.iter().position(|v| !v.is_finite()) {
         return Err(EvalError(format!(
-            "the logit of legal action {} of position {} of the batch is {}, not a finite number",
-            k % a,
-            k / a,
-            logits[k]
+            "the value of position {i} of the batch is {}, not a finite number",
+            answers.values[i]
         )));
     }
     Ok(())

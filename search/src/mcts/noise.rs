@@ -2,8 +2,9 @@
 
 use zertz_env::SplitMix64;
 
-use super::tree::{State, Tree, sort_edges};
+use super::tree::{State, Tree};
 use crate::config::{SettingError, check};
+use crate::priors::sort_edges;
 
 /// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
 /// `fraction`.

@@ -5,8 +5,9 @@ use zertz_env::{Action, ActionSpace, Position};
 
 use super::gumbel::GumbelRoot;
 use super::noise::Noise;
-use super::{DEFAULT_MAX_TREE_BYTES, EDGE_BYTES, NODE_BYTES, NONE, UNPROVEN};
+use super::{DEFAULT_MAX_TREE_BYTES, EDGE_BYTES, NODE_BYTES, UNPROVEN};
 use crate::config::SearchConfig;
+use crate::priors::{Edge, NONE, SORT_AHEAD, sort_edges, sort_front};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum State {
@@ -47,30 +48,6 @@ pub(super) struct Node {
     pub(super) raw: f32,
 }
 
-/// An edge of the tree: 8 bytes, since a node stores one per legal action (often 1000+).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Edge {
-    pub(super) child: u32,
-    /// The prior as a bfloat16 (the top 16 bits of an `f32`, rounded): 3 significant digits are
-    /// plenty for PUCT, and the bits of non-negative values sort like the values.
-    prior: u16,
-    pub(super) action: u16,
-}
-
-impl Edge {
-    #[inline]
-    pub(super) fn prior(&self) -> f32 {
-        f32::from_bits((self.prior as u32) << 16)
-    }
-
-    #[inline]
-    pub(super) fn set_prior(&mut self, p: f32) {
-        let bits = p.max(0.0).to_bits();
-        // Round to nearest, ties to even.
-        self.prior = (bits.saturating_add(0x7FFF + ((bits >> 16) & 1)) >> 16) as u16;
-    }
-}
-
 /// One search tree over single actions.
 #[derive(Clone, Debug)]
 pub struct Tree {
@@ -79,8 +56,6 @@ pub struct Tree {
     pub(super) root: u32,
     /// Dirichlet noise to mix into the root priors once the root is expanded.
     pub(super) pending_noise: Option<Noise>,
-    /// Scratch for the softmax of an expansion.
-    priors: Vec<f32>,
     /// The memory budget of `nodes` and `edges`, in bytes.
     max_bytes: usize,
     /// Seed of the Gumbel draws of the next Gumbel search at this root ([`Tree::set_gumbel_seed`]).
@@ -105,7 +80,6 @@ impl Tree {
             edges: Vec::new(),
             root: 0,
             pending_noise: None,
-            priors: Vec::new(),
             max_bytes,
             gumbel_seed: None,
             gumbel: None,
@@ -242,8 +216,11 @@ impl Tree {
             let start = node.edges_start as usize;
             node.edges_start = edges.len() as u32;
             edges.extend(self.edges[start..start + node.edges_len as usize].iter().map(|e| {
-                let child = if e.child == NONE { NONE } else { new_index[e.child as usize] };
-                Edge { child, ..*e }
+                let mut e = *e;
+                if e.child != NONE {
+                    e.child = new_index[e.child as usize];
+                }
+                e
             }));
             nodes.push(node);
         }
@@ -415,12 +392,7 @@ impl Tree {
     fn expand_forced(&mut self, n: u32) {
         let pos = self.nodes[n as usize].position;
         let action = pos.nth_legal_action(0).expect("a forced position has its action");
-        let mut edge = Edge {
-            child: NONE,
-            prior: 0,
-            action: ActionSpace::new(pos.board()).index(&action) as u16,
-        };
-        edge.set_prior(1.0);
+        let edge = Edge::new(ActionSpace::new(pos.board()).index(&action) as u16, 1.0);
         let node = &mut self.nodes[n as usize];
         node.edges_start = self.edges.len() as u32;
         node.edges_len = 1;
@@ -493,52 +465,18 @@ impl Tree {
         self.nodes[n as usize].value_sum += v;
     }
 
-    /// Expands `leaf` with the evaluator's logits over the action space (`[A]`), their softmax at
-    /// `temperature` as priors.
-    pub(super) fn expand(&mut self, leaf: u32, logits: &[f32], temperature: f32) {
-        let space = ActionSpace::new(self.nodes[leaf as usize].position.board());
+    /// Expands `leaf` with its edges from [`Priors`](crate::priors::Priors) (`sorted` of them in
+    /// order); the root sorts them all.
+    pub(super) fn expand(&mut self, leaf: u32, edges: &[Edge], sorted: usize) {
         let start = self.edges.len();
-        let pos = self.nodes[leaf as usize].position;
-        let mut priors = std::mem::take(&mut self.priors);
-        priors.clear();
-        pos.for_each_legal_action(|a| {
-            let i = space.index(&a);
-            priors.push(logits[i]);
-            self.edges.push(Edge { child: NONE, prior: 0, action: i as u16 });
-        });
-        let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let edges = &mut self.edges[start..];
-        let sorted = if priors.iter().all(|&p| p == max) {
-            // Equal priors: taken in the order of the legal actions.
-            let mut e0 = Edge { child: NONE, prior: 0, action: 0 };
-            e0.set_prior(1.0 / edges.len().max(1) as f32);
-            edges.iter_mut().for_each(|e| e.prior = e0.prior);
-            edges.len()
-        } else {
-            let mut sum = 0.0;
-            let inverse = 1.0 / temperature;
-            for p in priors.iter_mut() {
-                *p = ((*p - max) * inverse).exp();
-                sum += *p;
-            }
-            for (e, p) in edges.iter_mut().zip(&priors) {
-                e.set_prior(p / sum);
-            }
-            match leaf == self.root {
-                true => {
-                    sort_edges(edges);
-                    edges.len()
-                }
-                false => sort_front(edges, SORT_AHEAD),
-            }
-        };
-        self.priors = priors;
+        self.edges.extend_from_slice(edges);
         let node = &mut self.nodes[leaf as usize];
         node.sorted = sorted as u16;
         node.edges_start = start as u32;
-        node.edges_len = (self.edges.len() - start) as u32;
+        node.edges_len = edges.len() as u32;
         node.state = State::Expanded;
         if leaf == self.root {
+            self.sort_all(leaf);
             if let Some(noise) = self.pending_noise.take() {
                 self.apply_noise(noise);
             }
@@ -569,38 +507,10 @@ impl Node {
     }
 }
 
-/// Sorts edges by prior, highest first (ties by action index, for determinism).
-pub(super) fn sort_edges(edges: &mut [Edge]) {
-    edges.sort_unstable_by(edge_order);
-}
-
-/// The order of [`sort_edges`]: a total one (no two edges of a node have one action).
-fn edge_order(a: &Edge, b: &Edge) -> std::cmp::Ordering {
-    b.prior.cmp(&a.prior).then(a.action.cmp(&b.action))
-}
-
-/// The edges a node has sorted beyond its visited ones ([`Node::sorted`]; twice as many each
-/// time they are all visited).
-const SORT_AHEAD: usize = 16;
-
-/// Puts the first `k` edges of [`sort_edges`]'s order at the front of `edges`, in that order,
-/// the others after them in any order; how many are sorted (`k`, or all when there are fewer).
-/// A partial selection and `k` sorted instead of all: the same first `k` as a full sort.
-fn sort_front(edges: &mut [Edge], k: usize) -> usize {
-    if k >= edges.len() {
-        sort_edges(edges);
-        return edges.len();
-    }
-    if k > 0 {
-        edges.select_nth_unstable_by(k - 1, edge_order);
-        edges[..k - 1].sort_unstable_by(edge_order);
-    }
-    k
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::priors::edge_order;
 
     #[test]
     fn every_action_index_fits_an_edge() {
@@ -609,49 +519,6 @@ mod tests {
             assert!(ActionSpace::new(b).len() <= u16::MAX as usize + 1);
         }
         assert_eq!(NODE_BYTES, 96);
-    }
-
-    #[test]
-    fn priors_keep_three_digits_and_their_order() {
-        let mut e = Edge { child: NONE, prior: 0, action: 0 };
-        for p in [1.0, 0.5, 1.0 / 1944.0, 0.123_456, 1e-7, 0.0] {
-            e.set_prior(p);
-            assert!((e.prior() - p).abs() <= p * 0.004, "{p} became {}", e.prior());
-        }
-        let bits = |p: f32| {
-            let mut e = Edge { child: NONE, prior: 0, action: 0 };
-            e.set_prior(p);
-            e.prior
-        };
-        assert!(bits(0.3) > bits(0.2) && bits(0.2) > bits(1e-5) && bits(1e-5) > bits(0.0));
-        assert_eq!(std::mem::size_of::<Edge>(), 8);
-    }
-
-    /// Edges of pseudo-random priors (some equal) and distinct actions.
-    fn edges(n: usize, seed: u64) -> Vec<Edge> {
-        let mut rng = zertz_env::SplitMix64(seed);
-        (0..n)
-            .map(|i| {
-                let mut e = Edge { child: NONE, prior: 0, action: i as u16 };
-                e.set_prior((rng.next_u64() % 50) as f32 / 64.0);
-                e
-            })
-            .collect()
-    }
-
-    #[test]
-    fn sorting_the_front_gives_the_first_edges_of_a_full_sort() {
-        for (n, seed) in [(0, 1), (1, 2), (15, 3), (16, 4), (17, 5), (1944, 6), (300, 7)] {
-            let mut full = edges(n, seed);
-            sort_edges(&mut full);
-            for k in [0, 1, 2, 16, 17, 300, 5000] {
-                let mut front = edges(n, seed);
-                let sorted = sort_front(&mut front, k);
-                assert_eq!(sorted, k.min(n));
-                let actions = |e: &[Edge]| e.iter().map(|e| e.action).collect::<Vec<_>>();
-                assert_eq!(actions(&front[..sorted]), actions(&full[..sorted]), "{n} {k}");
-            }
-        }
     }
 
     /// Logits that differ from one action and one position to the next.
