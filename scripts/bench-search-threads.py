@@ -38,7 +38,7 @@ def rate(process: subprocess.Popen[str]) -> float:
     if process.returncode != 0:
         raise SystemExit(f"zertz bench player failed with status {process.returncode}")
     rows = [json.loads(line) for line in out.splitlines() if line.strip()]
-    return sum(r["work"] for r in rows) / sum(r["seconds"] for r in rows)
+    return float(sum(r["work"] for r in rows)) / float(sum(r["seconds"] for r in rows))
 
 
 def main() -> None:
@@ -51,7 +51,9 @@ def main() -> None:
     a = parser.parse_args()
     with open("/proc/cpuinfo") as f:
         model = next((line.split(":", 1)[1].strip() for line in f if "model name" in line), "?")
-    print(f"{a.spec}, {a.board} rings, {a.seconds} s a search; CPU: {model}, {os.cpu_count()} cores")
+    print(
+        f"{a.spec}, {a.board} rings, {a.seconds} s a search; CPU: {model}, {os.cpu_count()} cores"
+    )
     print(f"{'rep':>3} {'one':>8} {'two':>8} {'apart':>8} {'two/one':>8} {'apart/one':>9}")
     two_one, apart_one = [], []
     for rep in range(a.reps):
