@@ -296,9 +296,7 @@ impl Tree {
         }
         busy
     }
-}
 
-impl Tree {
     /// The leaves of one round of a search for a tree near its budget: as many of `leaves` as
     /// the budget holds with `reserved` bytes of other leaves waiting, each counted as the edges
     /// it will have, for the tree `index` of the search; whether any simulation was started.
