@@ -92,11 +92,21 @@ impl<'t> Shared<'t> {
         self.turns.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits for turn `turn` (once the threads are all started; any turn as it comes in
-    /// [`TurnOrder::AsReady`]); `None` when the search was abandoned.
-    fn wait(&self, turn: usize, order: TurnOrder) -> Option<MutexGuard<'_, Turns<'t>>> {
+    /// Waits for turn `turn` (once the threads are all started); in [`TurnOrder::AsReady`] for
+    /// any turn, but after turn `idle` when the thread's last turn selected nothing (so that it
+    /// waits for another thread's turn to change the tree instead of spinning on the lock);
+    /// `None` when the search was abandoned.
+    fn wait(
+        &self,
+        turn: usize,
+        order: TurnOrder,
+        idle: Option<usize>,
+    ) -> Option<MutexGuard<'_, Turns<'t>>> {
         let mut s = self.lock();
-        let mine = |s: &Turns<'_>| order == TurnOrder::AsReady || s.turn == turn;
+        let mine = |s: &Turns<'_>| match order {
+            TurnOrder::Fixed => s.turn == turn,
+            TurnOrder::AsReady => idle.is_none_or(|t| s.turn > t),
+        };
         while !s.abandoned && (s.threads == 0 || !mine(&s)) {
             s = self.turn_taken.wait(s).unwrap_or_else(|e| e.into_inner());
         }
@@ -221,8 +231,10 @@ impl Round<'_> {
             // The evaluation of the thread's leaves out.
             let mut evaluated: Result<(), EvalError> = Ok(());
             let mut turn = t;
+            // The turn after which this thread's last one selected nothing.
+            let mut idle = None;
             loop {
-                let Some(mut s) = shared.wait(turn, self.order) else { return own_panic };
+                let Some(mut s) = shared.wait(turn, self.order, idle) else { return own_panic };
                 let threads = s.threads;
                 let board = s.tree.position().board();
                 if !scratch.requests.is_empty() {
@@ -252,6 +264,7 @@ impl Round<'_> {
                 }
                 let last = s.finished.is_some();
                 s.turn += 1;
+                idle = scratch.requests.is_empty().then_some(s.turn);
                 drop(s);
                 shared.turn_taken.notify_all();
                 if last {
