@@ -16,7 +16,8 @@
 # there, with and without CUDA graphs, at BATCHES; the JSON lines go to $OUT/inference.jsonl when
 # OUT is set), profile (where a bf16 forward pass of each size spends its time, by kernel),
 # selfplay (positions per second and the network's share on the GPU and on the CPU cores;
-# DEVICES, GAMES, GAMES_PER_WORKER (default 64) and EXTRA (more options, such as --cuda-graphs)
+# DEVICES, GAMES, GAMES_PER_WORKER (default 64) and EXTRA (more options, such as --cuda-graphs
+# off: graphs are on by default where a network can use them)
 # choose them),
 # matches (the network on the GPU against rollout MCTS), train (the default training run),
 # tests (the model tests alone; SKIP_TESTS: a pattern of test binaries to leave out),
@@ -62,8 +63,8 @@ if [[ " $what " == *" slot "* ]]; then
     what=${what//slot/tests inference selfplay train-gpu}
     export SKIP_TESTS=${SKIP_TESTS:-aoti} AOTI=${AOTI:-0} BATCHES=${BATCHES:-1024,4096}
     export SECONDS_PER=${SECONDS_PER:-2} DEVICES=${DEVICES:-cuda} GAMES=${GAMES:-2048}
-    export GAMES_PER_WORKER=${GAMES_PER_WORKER:-128} EXTRA=${EXTRA:---cuda-graphs}
-    export RUNS=${RUNS:-"pt bf16 --cuda-graphs;pt bf16 --cuda-graphs --threads 4"}
+    export GAMES_PER_WORKER=${GAMES_PER_WORKER:-128} EXTRA=${EXTRA:---cuda-graphs on}
+    export RUNS=${RUNS:-"pt bf16 --cuda-graphs on;pt bf16 --cuda-graphs on --threads 4"}
 fi
 py=${PYTHON:-python3}
 torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
@@ -116,7 +117,7 @@ for w in $what; do
           --precision bf16 2>&1 | tail -3
         echo "compiled in $(($(date +%s) - t0)) s"
       fi
-      IFS=';' read -ra runs <<<"${RUNS:-pt fp32;pt bf16;pt bf16 --cuda-graphs;pt2 bf16;pt bf16 --cuda-graphs --threads 2}"
+      IFS=';' read -ra runs <<<"${RUNS:-pt fp32 --cuda-graphs off;pt bf16 --cuda-graphs off;pt bf16 --cuda-graphs on;pt2 bf16;pt bf16 --cuda-graphs on --threads 2}"
       for run in "${runs[@]}"; do
         # shellcheck disable=SC2086
         set -- $run

@@ -30,10 +30,10 @@ zertz_selfplay::settings! {
         /// each), a search tree for an MCTS or network player (up to 1 GiB on long searches).
         pub threads: usize = 0,
         /// Threads of each network player's search (0: the cores shared among the games played
-        /// at once, so that one game at a time searches on every core; at most 256): each round
-        /// of a search collects at least 8 leaves a thread and evaluates them on the threads
-        /// side by side. The games of a fixed number of simulations depend on it: name it (1,
-        /// say) for games that do not depend on the machine's cores.
+        /// at once, so that one game at a time searches on every core; at most 256): each
+        /// thread evaluates rounds of at least 8 leaves of its own and takes turns on the tree.
+        /// The games of a fixed number of simulations depend on it (not on the timing): name it
+        /// (1, say) for games that do not depend on the machine's cores.
         pub search_threads: usize = 0,
         /// Random single actions played before the players take over, the same for both games
         /// of a pair (A on each side once): varied games between deterministic players.

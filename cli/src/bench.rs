@@ -20,7 +20,7 @@ pub enum BenchCommand {
     /// shares of a forward pass spent copying in, in the network and copying out.
     ///
     /// Example: zertz bench inference --model m.pt --device cuda --batch 64,256,1024,4096
-    /// --precision bf16 [--cuda-graphs]. A model may be an AOTInductor package (.pt2).
+    /// --precision bf16 [--cuda-graphs off]. A model may be an AOTInductor package (.pt2).
     Inference {
         /// An exported network (`python -m zertz random-model` writes one of a preset size).
         #[arg(long)]
@@ -169,7 +169,11 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
                     model.path().display(),
                     device_name(model.device()),
                     model.precision(),
-                    if model.cuda_graphs() { " with CUDA graphs" } else { "" },
+                    match (model.cuda_graphs(), model.cuda_graphs_off()) {
+                        (true, _) => " with CUDA graphs".to_string(),
+                        (false, Some(why)) => format!(" without CUDA graphs ({why})"),
+                        (false, None) => String::new(),
+                    },
                     if model.device() == zertz_model::Device::Cpu { torch_threads } else { 0 },
                     match native {
                         Ok(()) => format!("native pass up to batch {}", model.native_batch()),

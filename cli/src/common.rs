@@ -33,17 +33,26 @@ pub struct DeviceArgs {
     )]
     inference_threads: u16,
     /// On a GPU, run the networks through CUDA graphs captured per batch size (fewer kernel
-    /// launches; the first passes of each size are slower, as they capture).
-    #[arg(long)]
-    cuda_graphs: bool,
+    /// launches; the first passes of each size are slower, as they capture): auto (where they
+    /// can be: a TorchScript file exported with evaluate()), on (`--cuda-graphs` alone: an error
+    /// where they cannot be) or off.
+    #[arg(
+        long,
+        value_name = "WHEN",
+        default_value = "auto",
+        num_args = 0..=1,
+        default_missing_value = "on",
+        value_parser = str::parse::<zertz_model::CudaGraphs>
+    )]
+    cuda_graphs: zertz_model::CudaGraphs,
 }
 
 /// `--search-threads`: the threads of one game's search.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct SearchThreadsArgs {
     /// Threads of each search of a network's player and of each analysis with a network
-    /// (default: every core): each round of the search evaluates its leaves on that many threads
-    /// side by side, one libtorch thread each.
+    /// (default: every core): each evaluates rounds of leaves of its own, one libtorch thread
+    /// each, and takes turns on the tree.
     #[arg(
         long,
         value_name = "N",
@@ -69,7 +78,7 @@ impl DeviceArgs {
     }
 
     /// Loads the model at `path` on the chosen device in the chosen precision (through CUDA
-    /// graphs with --cuda-graphs).
+    /// graphs as --cuda-graphs says).
     pub fn load(&self, path: &Path) -> Result<zertz_model::Model> {
         Ok(self.inference()?.load(path)?)
     }

@@ -838,6 +838,23 @@ fn bench_inference_measures_each_batch_size() {
     let out = stdout(&o);
     assert!(out.contains("in fp32") && out.contains("evaluations/s"), "{out}");
     assert_eq!(out.lines().count(), 3, "{out}");
+    // CUDA graphs: auto by default and off leave the CPU as it is; on (the flag alone, or
+    // named) is an error there, and a choice that is not one is refused naming the three.
+    for graphs in [&[][..], &["--cuda-graphs", "off"], &["--cuda-graphs", "AUTO"]] {
+        let o = zertz(&[&args[..], &["--batch", "1"], graphs].concat());
+        assert!(o.status.success(), "{graphs:?}: {}", stderr(&o));
+        assert!(!stdout(&o).contains("CUDA graphs"), "{graphs:?}: {}", stdout(&o));
+    }
+    if !zertz_model::cuda_available() {
+        for graphs in [&["--cuda-graphs"][..], &["--cuda-graphs", "on"]] {
+            let o = zertz(&[&args[..], graphs].concat());
+            assert_eq!(o.status.code(), Some(2), "{graphs:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains("CUDA graphs need a CUDA device"), "{}", stderr(&o));
+        }
+    }
+    let o = zertz(&[&args[..], &["--cuda-graphs", "maybe"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("auto, on or off"), "{}", stderr(&o));
     for bad in [
         &["--batch", "0"][..],
         &["--batch", "100000"],

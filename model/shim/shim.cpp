@@ -189,6 +189,22 @@ int zertz_module_state(const char* data, size_t len, char** names, at::Tensor***
   });
 }
 
+// The names of the methods of the TorchScript module serialized in `data` (loaded on the CPU),
+// one a line, in `*names`.
+int zertz_module_methods(const char* data, size_t len, char** names, char** err) {
+  return guarded(err, -1, [&]() -> int {
+    std::istringstream in(std::string(data, len));
+    auto module = torch::jit::load(in, c10::Device(c10::kCPU));
+    std::string text;
+    for (const auto& method : module.get_methods()) {
+      text += method.name();
+      text += '\n';
+    }
+    *names = copy_string(text);
+    return 0;
+  });
+}
+
 // Frees the array of zertz_module_state (not its tensors, which tch owns once taken).
 void zertz_tensors_free(at::Tensor** tensors) { std::free(tensors); }
 

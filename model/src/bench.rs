@@ -4,7 +4,10 @@
 //! apart.
 //!
 //! The positions are real: taken from random games on the board, encoded once, with their legal
-//! masks; the answers are the legal actions' logits and checked, as in search.
+//! masks; the answers are the legal actions' logits and checked, as search gets them: on a GPU
+//! the legal ones alone, one after the other, as the inference threads hand them over
+//! ([`Answers::Compact`](crate::Answers::Compact)); on the CPU in their places in a buffer of
+//! the whole action space, as a search thread's own pass writes them.
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -93,13 +96,29 @@ impl Buffers {
         b
     }
 
+    /// What a pass of `model` answers: the legal logits alone on a GPU, in their places on the
+    /// CPU (see the module docs).
+    fn answers(model: &Model) -> crate::Answers {
+        match model.device().is_cuda() {
+            true => crate::Answers::Compact,
+            false => crate::Answers::Legal,
+        }
+    }
+
     fn run(&mut self, model: &Model, board: Board) -> Result<Phases, ModelError> {
+        let actions = ActionSpace::new(board).len();
+        let answers = Buffers::answers(model);
+        if answers == crate::Answers::Compact && self.logits.len() == self.values.len() * actions {
+            // (Once: the legal logits alone from then on.)
+            let legal = self.masks.iter().filter(|&&m| m).count();
+            self.logits.truncate(legal);
+        }
         model.forward_timed(
             board,
             &self.planes,
             &self.globals,
             &self.masks,
-            crate::Answers::Legal,
+            answers,
             &mut self.logits,
             &mut self.values,
             true,

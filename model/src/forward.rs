@@ -2,7 +2,7 @@
 //! the network run (directly or through CUDA graphs), and the answers brought back, widened
 //! and checked.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -13,12 +13,18 @@ use zertz_env::{ActionSpace, Board};
 
 use crate::model::Backend;
 use crate::stats::{RunningGuard, Staging};
-use crate::tensors::{first_line, kind_of, pack_masks, pair, select_packed, unpack_widen, widen};
+use crate::tensors::{
+    first_line, gather_legal, kind_of, nth_set_bit, pack_masks, pair, select_packed, unpack_widen,
+    widen,
+};
 use crate::{Answers, Model, ModelError, Phases, graphs};
 
 thread_local! {
     /// The libtorch threads this thread last set for its forward passes (0: none yet).
     static INTRA_OP_THREADS: Cell<usize> = const { Cell::new(0) };
+    /// Every logit of a pass on the CPU whose caller wants the legal ones alone
+    /// ([`Answers::Compact`]), kept from one pass to the next.
+    static DENSE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Gives the calling thread `threads` libtorch threads for its forward passes on the CPU, once
@@ -51,12 +57,35 @@ impl Model {
         let actions = ActionSpace::new(board).len();
         let b = values.len();
         let fail = |reason: String| ModelError::Forward { path: self.path.clone(), reason };
+        let compact = answers == Answers::Compact;
         if planes.len() != b * shape.planes_len()
             || globals.len() != b * GLOBALS
-            || logits.len() != b * actions
+            || (!compact && logits.len() != b * actions)
             || masks.is_some_and(|m| m.len() != b * actions)
+            || (compact && masks.is_none())
         {
             return Err(fail(format!("buffers do not hold {b} positions of {board}")));
+        }
+        if compact && !self.device.is_cuda() {
+            // On the CPU every logit is computed on the host anyway: into a buffer of this
+            // thread's, then the legal ones gathered.
+            let masks = masks.unwrap_or_default();
+            return DENSE.with(|dense| {
+                let mut dense = dense.borrow_mut();
+                dense.resize(b * actions, 0.0);
+                let phases = self.run_timed(
+                    board,
+                    planes,
+                    globals,
+                    Some(masks),
+                    Answers::Legal,
+                    &mut dense,
+                    values,
+                    sync,
+                )?;
+                gather_legal(&dense, masks, logits).map_err(fail)?;
+                Ok(phases)
+            });
         }
         if b == 0 {
             return Ok(Phases::default());
@@ -134,7 +163,9 @@ impl Model {
             // of bools), the legal logits are selected there, and only they come back.
             let bytes = (b * actions).div_ceil(8);
             let legal = match (answers, masks) {
-                (Answers::Legal, Some(masks)) => Some(self.packed_masks(masks, bytes)),
+                (Answers::Legal | Answers::Compact, Some(masks)) => {
+                    Some(self.packed_masks(masks, bytes))
+                }
                 _ => None,
             };
             let la = legal.as_ref().map_or(b * actions, |(_, k)| *k) as i64;
@@ -166,6 +197,22 @@ impl Model {
             // below reads every logit, and on a GPU's large batches that pass over the whole
             // action space cost more than the network.
             let legal_checked = match &legal {
+                Some((bits, k)) if compact => {
+                    if logits.len() != *k {
+                        return Err(fail(format!(
+                            "room for {} legal logits where {k} actions are legal",
+                            logits.len()
+                        )));
+                    }
+                    widen(&host_l, logits).map_err(fail)?;
+                    // SAFETY: as below.
+                    #[allow(unsafe_code)]
+                    let packed = unsafe {
+                        std::slice::from_raw_parts(bits.host.data_ptr().cast::<u8>(), bytes)
+                    };
+                    let bad = logits.iter().position(|l| !l.is_finite());
+                    Some(bad.map(|j| (nth_set_bit(packed, j), logits[j])))
+                }
                 Some((bits, _)) => {
                     // SAFETY: a contiguous CPU tensor of at least `bytes` bytes that this pass
                     // alone holds until it goes back to the pool.
@@ -173,7 +220,8 @@ impl Model {
                     let packed = unsafe {
                         std::slice::from_raw_parts(bits.host.data_ptr().cast::<u8>(), bytes)
                     };
-                    Some(unpack_widen(&host_l, packed, logits).map_err(fail)?)
+                    let bad = unpack_widen(&host_l, packed, logits).map_err(fail)?;
+                    Some(bad.map(|i| (i, logits[i])))
                 }
                 None => {
                     widen(&host_l, logits).map_err(fail)?;
@@ -199,7 +247,7 @@ impl Model {
             graphs.put(lane);
         }
         match legal_checked {
-            Some(bad_logit) => self.check_finite_at(logits, values, bad_logit, actions, true)?,
+            Some(bad_logit) => self.check_finite_at(values, bad_logit, actions, true)?,
             None => self.check_finite(logits, values, masks, actions)?,
         }
         self.count(b, started);
@@ -322,15 +370,15 @@ impl Model {
             None => l.is_nan() || l == f32::INFINITY,
         };
         let bad_logit = logits.iter().enumerate().position(|(i, &l)| wrong(i, l));
-        self.check_finite_at(logits, values, bad_logit, actions, masks.is_some())
+        self.check_finite_at(values, bad_logit.map(|i| (i, logits[i])), actions, masks.is_some())
     }
 
-    /// Refuses NaN and infinite values, and the logit at `bad_logit` (a flat index) if any.
+    /// Refuses NaN and infinite values, and the logit `bad_logit` if any (its flat index in
+    /// `[b, A]` and its value).
     fn check_finite_at(
         &self,
-        logits: &[f32],
         values: &[f32],
-        bad_logit: Option<usize>,
+        bad_logit: Option<(usize, f32)>,
         actions: usize,
         legal: bool,
     ) -> Result<(), ModelError> {
@@ -339,11 +387,10 @@ impl Model {
         if let Some(i) = values.iter().position(|v| !v.is_finite()) {
             return Err(bad(format!("values ({} for position {i} of {b})", values[i])));
         }
-        if let Some(i) = bad_logit {
+        if let Some((i, logit)) = bad_logit {
             let legal = if legal { "legal " } else { "" };
             return Err(bad(format!(
-                "logits ({} for {legal}action {} of position {} of {b})",
-                logits[i],
+                "logits ({logit} for {legal}action {} of position {} of {b})",
                 i % actions,
                 i / actions
             )));

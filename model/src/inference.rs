@@ -25,8 +25,77 @@ pub const MAX_MERGED_BATCH: usize = 4096;
 /// How long an inference thread waits for more requests before it runs a partial batch.
 pub const MERGE_WAIT: Duration = Duration::from_micros(500);
 
+/// Whether a network on a GPU runs its passes through CUDA graphs captured per batch size
+/// (`--cuda-graphs auto|on|off`, the `cuda_graphs` keyword: None, True, False): fewer kernel
+/// launches, 2.5 to 2.9 times the self-play of a small network on an H200 (BENCHMARKS.md, "GPU
+/// check, 2026-11-26"); the first passes of each size are slower, as they capture.
+///
+/// ```
+/// use zertz_model::inference::CudaGraphs;
+/// assert_eq!("AUTO".parse::<CudaGraphs>(), Ok(CudaGraphs::Auto));
+/// assert_eq!(CudaGraphs::default(), CudaGraphs::Auto);
+/// for c in CudaGraphs::ALL {
+///     assert_eq!(c.to_string().parse::<CudaGraphs>(), Ok(c));
+/// }
+/// assert!("yes".parse::<CudaGraphs>().unwrap_err().contains("auto, on or off"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CudaGraphs {
+    /// On a CUDA device where they can be (a TorchScript file exported with `evaluate()`), off
+    /// elsewhere: an AOTInductor package, an older file, the CPU.
+    #[default]
+    Auto,
+    /// Always: an error where they cannot be used (on the CPU, a package, an older file).
+    On,
+    /// Never.
+    Off,
+}
+
+impl CudaGraphs {
+    /// Every choice, as written.
+    pub const ALL: [CudaGraphs; 3] = [CudaGraphs::Auto, CudaGraphs::On, CudaGraphs::Off];
+
+    /// The name, as parsed.
+    pub fn name(self) -> &'static str {
+        match self {
+            CudaGraphs::Auto => "auto",
+            CudaGraphs::On => "on",
+            CudaGraphs::Off => "off",
+        }
+    }
+
+    /// `Some(true)` for on, `Some(false)` for off, `None` for auto (the Python keyword's
+    /// values).
+    pub fn from_flag(flag: Option<bool>) -> CudaGraphs {
+        match flag {
+            None => CudaGraphs::Auto,
+            Some(true) => CudaGraphs::On,
+            Some(false) => CudaGraphs::Off,
+        }
+    }
+}
+
+impl std::fmt::Display for CudaGraphs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for CudaGraphs {
+    type Err = String;
+
+    /// `auto`, `on` or `off` (any case).
+    fn from_str(s: &str) -> Result<CudaGraphs, String> {
+        let t = s.trim().to_ascii_lowercase();
+        CudaGraphs::ALL
+            .into_iter()
+            .find(|c| c.name() == t)
+            .ok_or_else(|| format!("{s:?} is not a CUDA graphs choice: use auto, on or off"))
+    }
+}
+
 /// Where and how a network runs (`--device`, `--precision`, `--shared-inference`,
-/// `--inference-threads`).
+/// `--inference-threads`, `--cuda-graphs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inference {
     /// The device.
@@ -37,8 +106,9 @@ pub struct Inference {
     pub shared: bool,
     /// Inference threads per shared network, 1 to [`MAX_INFERENCE_THREADS`].
     pub threads: u16,
-    /// On a CUDA device, run forward passes through CUDA graphs ([`Model::enable_cuda_graphs`]).
-    pub cuda_graphs: bool,
+    /// On a CUDA device, run forward passes through CUDA graphs ([`Model::use_cuda_graphs`]):
+    /// where they can be by default.
+    pub cuda_graphs: CudaGraphs,
 }
 
 impl Default for Inference {
@@ -48,7 +118,7 @@ impl Default for Inference {
             precision: Precision::Auto,
             shared: false,
             threads: 4,
-            cuda_graphs: false,
+            cuda_graphs: CudaGraphs::Auto,
         }
     }
 }
@@ -57,9 +127,7 @@ impl Inference {
     /// Loads the model at `path` as this says: device, precision, CUDA graphs.
     pub fn load(&self, path: &Path) -> Result<Model, ModelError> {
         let mut model = Model::load_with(path, self.device, self.precision)?;
-        if self.cuda_graphs {
-            model.enable_cuda_graphs()?;
-        }
+        model.use_cuda_graphs(self.cuda_graphs)?;
         Ok(model)
     }
 

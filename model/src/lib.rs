@@ -51,7 +51,7 @@ pub use aoti::AOTI_MODEL_PREFIX;
 pub use bench::BenchRow;
 pub use device::{DeviceChoice, MAX_CUDA_DEVICES, cuda_available};
 pub use error::ModelError;
-pub use inference::{Inference, Network};
+pub use inference::{CudaGraphs, Inference, Network};
 pub use metadata::{
     BUILTIN, MODEL_FORMAT, MODEL_FORMAT_VERSION, Metadata, builtin_bytes, builtin_metadata,
     is_builtin,

@@ -13,8 +13,9 @@ use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Variant};
 use zertz_search::batching::BatchingEvaluator;
 use zertz_search::evaluator::encode_batch;
-use zertz_search::{Batch, EvalError, Evaluator, Output, Precision};
+use zertz_search::{Batch, EvalError, Evaluator, LegalAnswers, Output, Precision};
 
+use crate::inference::CudaGraphs;
 use crate::metadata::{BUILTIN_BYTES, check_metadata};
 use crate::native::{NATIVE_MAX_BATCH, Native};
 use crate::stats::{Running, Staging};
@@ -58,6 +59,12 @@ pub struct Model {
     pub(crate) native: Result<Native, String>,
     /// Whether small batches go to `native` ([`Model::set_native_forward`]).
     native_on: bool,
+    /// Whether the TorchScript module has the `evaluate()` method that CUDA graphs record
+    /// (files exported before them lack it); asked on a CUDA device only.
+    evaluate_method: bool,
+    /// Why passes do not run through CUDA graphs, where [`CudaGraphs::Auto`] left them off on a
+    /// CUDA device.
+    graphs_off: Option<String>,
 }
 
 impl fmt::Debug for Model {
@@ -138,6 +145,10 @@ impl Model {
         };
         let metadata = check_metadata(&path, &json)?;
         let mut model = Model::new(Backend::Script(module), metadata, device, precision, path);
+        if device.is_cuda() {
+            model.evaluate_method = crate::shim::module_methods(&bytes)
+                .is_ok_and(|methods| methods.iter().any(|m| m == "evaluate"));
+        }
         if device == Device::Cpu && precision == Precision::Fp32 {
             // On a thread of its own: libtorch's pass sets the libtorch threads of the thread
             // that runs it, and the caller's (a Python program's main thread) keep theirs.
@@ -274,6 +285,8 @@ impl Model {
             cpu_threads: 1,
             native: Err("it runs through libtorch alone".into()),
             native_on: false,
+            evaluate_method: false,
+            graphs_off: None,
         }
     }
 
@@ -492,13 +505,11 @@ impl Model {
                 self.path.display()
             )));
         };
-        if matches!(self.backend, Backend::Aoti(_)) {
-            // A package's runners record an event per run, which a capture cannot hold and a
-            // later run then fails to query.
+        if let Some(reason) = self.cannot_graph() {
             return Err(ModelError::Unsupported {
                 path: self.path.clone(),
                 precision: self.precision,
-                reason: "CUDA graphs are for TorchScript files, not AOTInductor packages".into(),
+                reason: reason.into(),
             });
         }
         self.graphs = Some(graphs::Graphs::new(i));
@@ -510,9 +521,53 @@ impl Model {
         Ok(())
     }
 
+    /// Why this model on its CUDA device cannot run through CUDA graphs, if it cannot.
+    fn cannot_graph(&self) -> Option<&'static str> {
+        match self.backend {
+            // A package's runners record an event per run, which a capture cannot hold and a
+            // later run then fails to query.
+            Backend::Aoti(_) => {
+                Some("CUDA graphs are for TorchScript files, not AOTInductor packages")
+            }
+            Backend::Script(_) if !self.evaluate_method => Some(
+                "CUDA graphs record the evaluate() method, which files exported before them lack: \
+                 export the network again",
+            ),
+            Backend::Script(_) => None,
+        }
+    }
+
+    /// Runs passes through CUDA graphs or not, as `when` says: [`CudaGraphs::On`] as
+    /// [`Model::enable_cuda_graphs`] (an error where they cannot be used), [`CudaGraphs::Off`]
+    /// never, [`CudaGraphs::Auto`] on a CUDA device where they can be (a TorchScript file with
+    /// `evaluate()`; [`Model::cuda_graphs_off`] says why not elsewhere on a CUDA device, and a
+    /// capture that fails leaves them off with its reason).
+    pub fn use_cuda_graphs(&mut self, when: CudaGraphs) -> Result<(), ModelError> {
+        match when {
+            CudaGraphs::Off => Ok(()),
+            CudaGraphs::On => self.enable_cuda_graphs(),
+            CudaGraphs::Auto if !self.device.is_cuda() => Ok(()),
+            CudaGraphs::Auto => {
+                if let Some(reason) = self.cannot_graph() {
+                    self.graphs_off = Some(reason.into());
+                } else if let Err(e) = self.enable_cuda_graphs() {
+                    self.graphs_off = Some(e.to_string());
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Whether passes run through CUDA graphs.
     pub fn cuda_graphs(&self) -> bool {
         self.graphs.is_some()
+    }
+
+    /// Why passes do not run through CUDA graphs on this model's CUDA device, when
+    /// [`CudaGraphs::Auto`] left them off (an AOTInductor package, a file without `evaluate()`,
+    /// a capture that failed).
+    pub fn cuda_graphs_off(&self) -> Option<&str> {
+        self.graphs_off.as_deref()
     }
 
     /// This model behind `threads` inference threads that merge the concurrent requests of all
@@ -542,6 +597,27 @@ impl Evaluator for Model {
             Answers::Legal,
             out.logits,
             out.values,
+            false,
+        )
+        .map(|_| ())
+        .map_err(|e| EvalError(e.to_string()))
+    }
+
+    /// [`Answers::Compact`]: on a GPU the legal logits come back alone and are widened as they
+    /// come, with no buffer of the whole action space.
+    fn evaluate_legal(&self, batch: &Batch<'_>, out: &mut LegalAnswers) -> Result<(), EvalError> {
+        out.check_masks(batch)?;
+        let legal = batch.masks.iter().filter(|&&m| m).count();
+        out.legal.resize(legal, 0.0);
+        out.values.resize(batch.len(), 0.0);
+        self.forward_timed(
+            batch.board,
+            batch.planes,
+            batch.globals,
+            batch.masks,
+            Answers::Compact,
+            &mut out.legal,
+            &mut out.values,
             false,
         )
         .map(|_| ())

@@ -53,6 +53,12 @@ unsafe extern "C" {
         err: *mut *mut c_char,
     ) -> c_int;
     pub(crate) fn zertz_tensors_free(tensors: *mut *mut C_tensor);
+    pub(crate) fn zertz_module_methods(
+        data: *const c_char,
+        len: usize,
+        names: *mut *mut c_char,
+        err: *mut *mut c_char,
+    ) -> c_int;
     pub(crate) fn zertz_aoti_load(
         path: *const c_char,
         name: *const c_char,
@@ -110,6 +116,18 @@ pub(crate) fn check(status: c_int, err: *mut c_char) -> Result<(), String> {
     if status == 0 { Ok(()) } else { Err(first(&take(err).unwrap_or_default()).to_string()) }
 }
 
+/// The names of the methods of the TorchScript module serialized in `data` (loaded on the CPU):
+/// tch has no way to ask whether a method is there but to call it.
+pub(crate) fn module_methods(data: &[u8]) -> Result<Vec<String>, String> {
+    let mut names = std::ptr::null_mut();
+    let mut err = std::ptr::null_mut();
+    // SAFETY: `data` is valid for `len` bytes; the out-pointers are valid for writes.
+    let status =
+        unsafe { zertz_module_methods(data.as_ptr().cast(), data.len(), &mut names, &mut err) };
+    check(status, err)?;
+    Ok(take(names).unwrap_or_default().lines().map(str::to_string).collect())
+}
+
 /// The parameters and buffers of the TorchScript module serialized in `data`, by name (loaded
 /// on the CPU): tch lists parameters only.
 pub(crate) fn module_state(data: &[u8]) -> Result<Vec<(String, tch::Tensor)>, String> {
@@ -143,4 +161,17 @@ pub(crate) fn module_state(data: &[u8]) -> Result<Vec<(String, tch::Tensor)>, St
         return Err("the names and tensors of the module's state differ in number".into());
     }
     Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_modules_methods_are_listed() {
+        let methods = super::module_methods(crate::metadata::BUILTIN_BYTES).unwrap();
+        for m in ["forward", "evaluate", "metadata"] {
+            assert!(methods.iter().any(|x| x == m), "{m} in {methods:?}");
+        }
+        let e = super::module_methods(b"not a module").unwrap_err();
+        assert!(!e.is_empty());
+    }
 }

@@ -37,6 +37,12 @@ pub enum Answers {
     /// nothing else, and on a GPU only those cross back to the host (a tenth of the action space
     /// in a typical position), selected on the device by the masks, sent packed into bits.
     Legal,
+    /// Only the legal actions' (by the masks), one after the other: position after position,
+    /// each position's in the order of the action space, so that the caller's buffer holds as
+    /// many logits as the masks have legal actions. On a GPU they come back so from the device,
+    /// and no buffer of the whole action space is written (on the CPU the pass writes every
+    /// logit into one of its own first).
+    Compact,
 }
 
 /// Where the time of one forward pass went ([`Model::forward_timed`]).

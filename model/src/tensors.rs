@@ -110,6 +110,43 @@ pub(crate) fn unpack_widen(
     Ok(bad)
 }
 
+/// The entries of `dense` whose masks are set, in order, into `legal` (which holds as many as
+/// the masks have set): what [`Answers::Compact`](crate::Answers::Compact) answers.
+pub(crate) fn gather_legal(dense: &[f32], masks: &[bool], legal: &mut [f32]) -> Result<(), String> {
+    let mut out = legal.iter_mut();
+    let mut set = 0;
+    for (&l, _) in dense.iter().zip(masks).filter(|(_, m)| **m) {
+        set += 1;
+        if let Some(slot) = out.next() {
+            *slot = l;
+        }
+    }
+    match set == legal.len() {
+        true => Ok(()),
+        false => {
+            Err(format!("room for {} legal logits where {set} actions are legal", legal.len()))
+        }
+    }
+}
+
+/// The index of the `n`-th set bit (from 0) of masks packed as [`pack_masks`] packs them (the
+/// flat index of the `n`-th legal action); past the last, the number of bits.
+pub(crate) fn nth_set_bit(bits: &[u8], n: usize) -> usize {
+    let mut left = n;
+    for (i, &byte) in bits.iter().enumerate() {
+        let ones = byte.count_ones() as usize;
+        if left < ones {
+            let mut b = byte;
+            for _ in 0..left {
+                b &= b - 1;
+            }
+            return 8 * i + b.trailing_zeros() as usize;
+        }
+        left -= ones;
+    }
+    8 * bits.len()
+}
+
 /// The entries of `flat` (one dimension, on any device) whose bits are set in `bits` (a u8
 /// tensor on the same device, packed as [`pack_masks`] packs them), in order: the masks are
 /// unpacked and the entries selected where `flat` is, and only those cross back.
@@ -204,6 +241,16 @@ mod tests {
                     let flat = Tensor::from_slice(&dense).to_kind(kind);
                     let picked = select_packed(&flat, &on).unwrap();
                     assert_eq!(picked.numel(), k);
+                    // Compact: widened as they come, the n-th at the n-th set bit.
+                    let mut compact = vec![f32::NAN; k];
+                    widen(&picked, &mut compact).unwrap();
+                    let mut gathered = vec![f32::NAN; k];
+                    gather_legal(&dense, &masks, &mut gathered).unwrap();
+                    assert_eq!(compact, gathered, "{kind:?} {len} {density}");
+                    for (n, &c) in compact.iter().enumerate() {
+                        assert_eq!(c, dense[nth_set_bit(&bits, n)], "{kind:?} {len} {n}");
+                    }
+                    assert_eq!(nth_set_bit(&bits, k), 8 * bits.len());
                     let mut dst = vec![f32::NAN; len];
                     assert_eq!(unpack_widen(&picked, &bits, &mut dst).unwrap(), None);
                     for (i, d) in dst.iter().enumerate() {
@@ -229,6 +276,15 @@ mod tests {
         // A bit past the answers is refused, not written out of bounds.
         let e = unpack_widen(&picked, &bits, &mut [0.0f32; 6]).unwrap_err();
         assert!(e.contains("1 bytes of masks for 6 answers"), "{e}");
+    }
+
+    #[test]
+    fn gathering_needs_room_for_every_legal_logit() {
+        let e = gather_legal(&[1.0, 2.0, 3.0], &[true, false, true], &mut [0.0]).unwrap_err();
+        assert!(e.contains("room for 1 legal logits where 2 actions are legal"), "{e}");
+        let mut legal = [0.0; 2];
+        gather_legal(&[1.0, 2.0, 3.0], &[true, false, true], &mut legal).unwrap();
+        assert_eq!(legal, [1.0, 3.0]);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use std::sync::{Arc, OnceLock};
 use zertz_arena::players::{Bot as _, MctsBot};
 use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::{ActionSpace, Board, Player, Position, Variant};
-use zertz_model::{BUILTIN, DeviceChoice, Model, ModelError, Precision};
-use zertz_search::{Batch, Evaluator, Output};
+use zertz_model::{BUILTIN, CudaGraphs, DeviceChoice, Model, ModelError, Precision};
+use zertz_search::{Batch, Evaluator, LegalAnswers, Output};
 
 /// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
 /// (every board), `wide.pt` (64 channels, 37 rings), `m32.pt` (32 channels, every board),
@@ -205,6 +205,13 @@ fn a_network_spread_over_copies_answers_as_one() {
         network.evaluator.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
         assert_eq!(v, want_v);
         assert_legal_answers(&l, &want_l, &masks, f32::MIN_POSITIVE, &format!("seed {seed}"));
+        // The legal logits alone, in order, from the model itself (on the CPU every logit is
+        // computed, then the legal ones gathered).
+        let mut legal = LegalAnswers::default();
+        one.evaluate_legal(&batch, &mut legal).unwrap();
+        let want: Vec<f32> =
+            want_l.iter().zip(&masks).filter(|(_, m)| **m).map(|(l, _)| *l).collect();
+        assert_eq!((legal.legal, legal.values), (want, want_v));
     }
     // Six calls in turn: three batches of five positions on each copy, summed.
     let stats = network.stats();
@@ -339,6 +346,12 @@ fn non_finite_answers_are_errors_naming_the_model() {
     assert!(masks[2000..a].iter().any(|&m| m));
     let e = tail.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap_err();
     assert!(e.0.contains("tail_inf.pt") && e.0.contains("legal action"), "{e}");
+    // And asking for the legal logits alone; without masks that is an error of its own.
+    let e = tail.evaluate_legal(&batch, &mut LegalAnswers::default()).unwrap_err();
+    assert!(e.0.contains("tail_inf.pt") && e.0.contains("legal action"), "{e}");
+    let unmasked = Batch { masks: &[], ..batch };
+    let e = tail.evaluate_legal(&unmasked, &mut LegalAnswers::default()).unwrap_err();
+    assert!(e.0.contains("legal masks"), "{e}");
 }
 
 #[test]
@@ -416,7 +429,46 @@ fn cuda_gives_the_cpu_answers() {
         batching.evaluate(&batch, &mut Output { logits: &mut l, values: &mut v }).unwrap();
         assert!(max_diff(&v, &v_gpu) < 1e-5);
         assert_legal_answers(&l, &l_gpu, &masks, 1e-5, &board.to_string());
+        // Compact: the legal logits alone, in order, widened as they come from the GPU.
+        let mut legal = LegalAnswers::default();
+        gpu.evaluate_legal(&batch, &mut legal).unwrap();
+        let want: Vec<f32> =
+            l_gpu.iter().zip(&masks).filter(|(_, m)| **m).map(|(l, _)| *l).collect();
+        assert!(max_diff(&legal.legal, &want) < 1e-5 && max_diff(&legal.values, &v_gpu) < 1e-5);
     }
+}
+
+/// CUDA graphs are used where they can be by default ([`CudaGraphs::Auto`]): on a CUDA device
+/// for a TorchScript file with `evaluate()`; a file without it runs without them (and says why),
+/// and asking for them there is an error naming it. On the CPU auto and off leave them off, and
+/// on is an error.
+#[test]
+fn cuda_graphs_are_used_where_they_can_be_by_default() {
+    if !zertz_model::cuda_available() {
+        for when in [CudaGraphs::Auto, CudaGraphs::Off] {
+            let mut cpu = load("m_all.pt").unwrap();
+            cpu.use_cuda_graphs(when).unwrap();
+            assert!(!cpu.cuda_graphs() && cpu.cuda_graphs_off().is_none(), "{when}");
+        }
+        let mut cpu = load("m_all.pt").unwrap();
+        let e = cpu.use_cuda_graphs(CudaGraphs::On).unwrap_err();
+        assert!(matches!(e, ModelError::Device(_)) && e.to_string().contains("CUDA"), "{e}");
+        return;
+    }
+    let on_cuda = |name: &str| Model::load(models().join(name), DeviceChoice::Cuda(0)).unwrap();
+    let mut graphed = on_cuda("m_all.pt");
+    graphed.use_cuda_graphs(CudaGraphs::Auto).unwrap();
+    assert!(graphed.cuda_graphs() && graphed.cuda_graphs_off().is_none());
+    let mut off = on_cuda("m_all.pt");
+    off.use_cuda_graphs(CudaGraphs::Off).unwrap();
+    assert!(!off.cuda_graphs());
+    // tail_inf.pt has no evaluate(), as files exported before CUDA graphs.
+    let mut older = on_cuda("tail_inf.pt");
+    older.use_cuda_graphs(CudaGraphs::Auto).unwrap();
+    assert!(!older.cuda_graphs());
+    assert!(older.cuda_graphs_off().is_some_and(|why| why.contains("evaluate()")));
+    let e = on_cuda("tail_inf.pt").use_cuda_graphs(CudaGraphs::On).unwrap_err();
+    assert!(e.to_string().contains("evaluate()"), "{e}");
 }
 
 /// CUDA graphs (`--cuda-graphs`) give the answers of the same model without them: for batches

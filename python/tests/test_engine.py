@@ -530,6 +530,10 @@ def test_cuda_graphs_on_the_cpu_are_refused(model: Path, tmp_path: Path) -> None
     assert not (tmp_path / "sp").exists()
     with pytest.raises(ValueError, match="CUDA graphs need a CUDA device"):
         zertz.match(f"nn:{model}:8", "random", games=2, device="cpu", cuda_graphs=True)
+    # Where they are left to the engine (None, the default) or turned off, the CPU plays.
+    for graphs in (None, False):
+        r = zertz.match(f"nn:{model}:4", "random", games=1, device="cpu", cuda_graphs=graphs)
+        assert r["wins"] + r["draws"] + r["losses"] == 1
 
 
 def test_random_model_command_writes_a_model_of_the_preset(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use zertz_env::{Board, Position};
 
 use crate::config::Preset;
-use crate::evaluator::{Batch, EvalError, Evaluator, Output, OwnedBatch};
+use crate::evaluator::{Batch, EvalError, Evaluated, Evaluator, LegalAnswers, Output, OwnedBatch};
 
 /// The answer to one request: its logits and values `[b]`. The logits are `[b, A]` for a request
 /// without masks, and the legal actions' alone, in order, for one with masks (search reads no
@@ -144,6 +144,46 @@ impl Evaluator for BatchingEvaluator {
     }
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        let (logits, values) = self.request(batch)?;
+        if batch.masks.is_empty() {
+            out.logits.copy_from_slice(&logits);
+        } else {
+            let mut legal = logits.iter();
+            for (slot, _) in out.logits.iter_mut().zip(batch.masks).filter(|(_, m)| **m) {
+                *slot = *legal.next().ok_or_else(|| EvalError("too few legal logits".into()))?;
+            }
+        }
+        out.values.copy_from_slice(&values);
+        Ok(())
+    }
+
+    /// With masks, the priors are made from the legal logits as they come back: no buffer of
+    /// the whole action space is written for them.
+    fn evaluate_priors(
+        &self,
+        batch: &Batch<'_>,
+        temperature: f32,
+        out: &mut Evaluated,
+    ) -> Result<(), EvalError> {
+        if batch.masks.is_empty() {
+            out.evaluate(self, batch)?;
+            return out.make_priors(batch.positions, 0..batch.len(), temperature);
+        }
+        let (legal, values) = self.request(batch)?;
+        out.take_legal(batch, &legal, &values, temperature)
+    }
+
+    fn evaluate_legal(&self, batch: &Batch<'_>, out: &mut LegalAnswers) -> Result<(), EvalError> {
+        out.check_masks(batch)?;
+        (out.legal, out.values) = self.request(batch)?;
+        Ok(())
+    }
+}
+
+impl BatchingEvaluator {
+    /// Queues `batch` for an inference thread and waits for its answer: its logits (the legal
+    /// actions' alone when it carries masks) and values.
+    fn request(&self, batch: &Batch<'_>) -> Result<(Vec<f32>, Vec<f32>), EvalError> {
         if self.threads.is_empty() {
             return Err(EvalError("the inference threads could not start".into()));
         }
@@ -164,18 +204,7 @@ impl Evaluator for BatchingEvaluator {
             });
         }
         self.shared.wake.notify_all();
-        let (logits, values) =
-            rx.recv().map_err(|_| EvalError("the inference thread stopped".into()))??;
-        if batch.masks.is_empty() {
-            out.logits.copy_from_slice(&logits);
-        } else {
-            let mut legal = logits.iter();
-            for (slot, _) in out.logits.iter_mut().zip(batch.masks).filter(|(_, m)| **m) {
-                *slot = *legal.next().ok_or_else(|| EvalError("too few legal logits".into()))?;
-            }
-        }
-        out.values.copy_from_slice(&values);
-        Ok(())
+        rx.recv().map_err(|_| EvalError("the inference thread stopped".into()))?
     }
 }
 
@@ -191,7 +220,7 @@ fn serve(
     // The buffers of its merged batches, kept from one to the next: a merged batch of thousands
     // of positions holds tens of megabytes of logits, which fresh allocations would fault in
     // page by page every time.
-    let mut merged = OwnedBatch::default();
+    let mut merged = (OwnedBatch::default(), LegalAnswers::default());
     loop {
         let requests = {
             let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -232,11 +261,14 @@ fn serve(
     }
 }
 
+/// Evaluates the requests in one call of `inner` and answers each: with masks, the legal
+/// logits alone, which the inner evaluator hands over as they are
+/// ([`Evaluator::evaluate_legal`]: from a GPU, no others come back); without, every logit.
 fn evaluate_merged(
     inner: &dyn Evaluator,
     requests: Vec<Request>,
     stats: &Mutex<BatchingStats>,
-    m: &mut OwnedBatch,
+    (m, legal): &mut (OwnedBatch, LegalAnswers),
 ) {
     let board = requests[0].board;
     let actions = zertz_env::ActionSpace::new(board).len();
@@ -251,30 +283,55 @@ fn evaluate_merged(
         m.masks.extend_from_slice(&r.masks);
     }
     let b = m.positions.len();
-    m.logits.resize(b * actions, 0.0);
+    // Every request with masks (a search that encodes its leaves), or none.
+    let masked = requests.iter().all(|r| !r.masks.is_empty());
+    if !masked {
+        m.masks.clear();
+        m.logits.resize(b * actions, 0.0);
+    }
     m.values.resize(b, 0.0);
     let (batch, mut out) = m.parts(board);
-    let result = inner.evaluate(&batch, &mut out);
+    // Each request's legal actions (its share of the legal logits).
+    let counts: Vec<usize> = match masked {
+        true => requests.iter().map(|r| r.masks.iter().filter(|&&m| m).count()).collect(),
+        false => Vec::new(),
+    };
+    let result = match masked {
+        true => inner.evaluate_legal(&batch, legal).and_then(|()| {
+            let set: usize = counts.iter().sum();
+            match legal.values.len() == b && legal.legal.len() == set {
+                true => Ok(()),
+                false => Err(EvalError(format!(
+                    "the evaluator answered {} values and {} legal logits for {b} positions \
+                     with {set} legal actions",
+                    legal.values.len(),
+                    legal.legal.len()
+                ))),
+            }
+        }),
+        false => inner.evaluate(&batch, &mut out),
+    };
     {
         let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
         s.batches += 1;
         s.positions += b as u64;
         s.requests += requests.len() as u64;
     }
-    let mut start = 0;
-    for r in requests {
+    let (mut start, mut first_legal) = (0, 0);
+    for (i, r) in requests.into_iter().enumerate() {
         let n = r.positions.len();
-        let answer = match &result {
-            Ok(()) => {
-                let rows = &m.logits[start * actions..(start + n) * actions];
-                let logits = if r.masks.is_empty() {
-                    rows.to_vec()
-                } else {
-                    rows.iter().zip(&r.masks).filter(|(_, m)| **m).map(|(l, _)| *l).collect()
-                };
-                Ok((logits, m.values[start..start + n].to_vec()))
+        let answer = match (&result, masked) {
+            (Ok(()), true) => {
+                let k = counts[i];
+                let logits = legal.legal[first_legal..first_legal + k].to_vec();
+                first_legal += k;
+                Ok((logits, legal.values[start..start + n].to_vec()))
             }
-            Err(e) => Err(e.clone()),
+            (Ok(()), false) => {
+                let rows = &m.logits[start * actions..(start + n) * actions];
+                Ok((rows.to_vec(), m.values[start..start + n].to_vec()))
+            }
+            (Err(e), _) => Err(e.clone()),
         };
         let _ = r.reply.send(answer); // a caller that went away needs no answer
         start += n;
@@ -322,7 +379,27 @@ impl Evaluator for Spread {
     }
 
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        self.next_part().evaluate(batch, out)
+    }
+
+    fn evaluate_priors(
+        &self,
+        batch: &Batch<'_>,
+        temperature: f32,
+        out: &mut Evaluated,
+    ) -> Result<(), EvalError> {
+        self.next_part().evaluate_priors(batch, temperature, out)
+    }
+
+    fn evaluate_legal(&self, batch: &Batch<'_>, out: &mut LegalAnswers) -> Result<(), EvalError> {
+        self.next_part().evaluate_legal(batch, out)
+    }
+}
+
+impl Spread {
+    /// The evaluator whose turn it is.
+    fn next_part(&self) -> &dyn Evaluator {
         let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % self.parts.len();
-        self.parts[i].evaluate(batch, out)
+        self.parts[i].as_ref()
     }
 }

@@ -152,6 +152,47 @@ pub trait Evaluator: Send + Sync {
         out.evaluate(self, batch)?;
         out.make_priors(batch.positions, 0..batch.len(), temperature)
     }
+
+    /// Writes the values and the legal actions' logits alone (by the batch's masks, which it
+    /// must carry), position after position, each position's in the order of the action space,
+    /// into `out`: what the inference threads of a
+    /// [`BatchingEvaluator`](crate::batching::BatchingEvaluator) hand their callers. A network on
+    /// a GPU sends no others back to the host; the default evaluates every logit into
+    /// `out.room` and gathers the legal ones.
+    fn evaluate_legal(&self, batch: &Batch<'_>, out: &mut LegalAnswers) -> Result<(), EvalError> {
+        out.check_masks(batch)?;
+        let LegalAnswers { values, legal, room } = out;
+        values.clear();
+        values.resize(batch.len(), 0.0);
+        room.resize(batch.masks.len(), 0.0);
+        self.evaluate(batch, &mut Output { logits: room, values })?;
+        legal.clear();
+        legal.extend(room.iter().zip(batch.masks).filter(|(_, m)| **m).map(|(l, _)| *l));
+        Ok(())
+    }
+}
+
+/// What [`Evaluator::evaluate_legal`] answers: values `[B]` and the legal actions' logits alone,
+/// position after position (each position's in the order of the action space). The caller
+/// keeps it from one batch to the next.
+#[derive(Debug, Default)]
+pub struct LegalAnswers {
+    /// `[B]`, as [`Output::values`].
+    pub values: Vec<f32>,
+    /// As many as the batch's masks have legal actions.
+    pub legal: Vec<f32>,
+    /// Room for every logit `[B, A]`, for an evaluator that computes them all.
+    pub room: Vec<f32>,
+}
+
+impl LegalAnswers {
+    /// Refuses a batch without masks for every position: the legal logits are known by them.
+    pub fn check_masks(&self, batch: &Batch<'_>) -> Result<(), EvalError> {
+        match batch.masks.len() == batch.len() * ActionSpace::new(batch.board).len() {
+            true => Ok(()),
+            false => Err(EvalError("the legal logits need the batch's legal masks".into())),
+        }
+    }
 }
 
 /// What [`Evaluator::evaluate_priors`] answers for a batch: each position's value and its
@@ -186,6 +227,30 @@ impl Evaluated {
         self.values.resize(b, 0.0);
         self.logits.resize(b * ActionSpace::new(board).len(), 0.0);
         self.priors.clear();
+    }
+
+    /// Takes the values and the priors of `batch` from its legal logits alone (as
+    /// [`Evaluator::evaluate_legal`] writes them) at `temperature`.
+    pub(crate) fn take_legal(
+        &mut self,
+        batch: &Batch<'_>,
+        legal: &[f32],
+        values: &[f32],
+        temperature: f32,
+    ) -> Result<(), EvalError> {
+        let b = batch.len();
+        let set = batch.masks.iter().filter(|&&m| m).count();
+        if values.len() != b || legal.len() != set || batch.masks.is_empty() && b > 0 {
+            return Err(EvalError(format!(
+                "{} values and {} legal logits for {b} positions with {set} legal actions",
+                values.len(),
+                legal.len()
+            )));
+        }
+        self.values.clear();
+        self.values.extend_from_slice(values);
+        self.priors.clear();
+        Ok(self.priors.extend_legal(batch.positions, batch.masks, legal, temperature)?)
     }
 
     /// Adds the priors of rows `rows` of the batch (`positions`, those rows' positions) from
@@ -232,6 +297,10 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
         out: &mut Evaluated,
     ) -> Result<(), EvalError> {
         (**self).evaluate_priors(batch, temperature, out)
+    }
+
+    fn evaluate_legal(&self, batch: &Batch<'_>, out: &mut LegalAnswers) -> Result<(), EvalError> {
+        (**self).evaluate_legal(batch, out)
     }
 }
 

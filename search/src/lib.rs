@@ -35,6 +35,6 @@ pub mod priors;
 
 pub use config::{Preset, SearchConfig, SearchSettings, SettingError};
 pub use evaluator::{
-    Batch, EvalError, Evaluated, Evaluator, Output, Precision, RolloutEvaluator, UniformEvaluator,
-    UnknownPrecision,
+    Batch, EvalError, Evaluated, Evaluator, LegalAnswers, Output, Precision, RolloutEvaluator,
+    UniformEvaluator, UnknownPrecision,
 };

@@ -89,6 +89,8 @@ pub struct Priors {
     ends: Vec<(usize, usize)>,
     /// Room for the softmax.
     scratch: Vec<f32>,
+    /// Room for one position's logits over the action space, from its legal ones.
+    row: Vec<f32>,
 }
 
 impl Priors {
@@ -132,6 +134,39 @@ impl Priors {
                 .map_err(|(action, logit)| BadLogit { position: first + i, action, logit })?;
         }
         Ok(())
+    }
+
+    /// Adds the priors of `positions` from their legal actions' logits alone (`legal`: as many
+    /// as `masks` `[B, A]` has set, position after position, each position's in the order of the
+    /// action space, which the caller has checked) at `temperature`: each position's are put in
+    /// their places in a row of the action space, read as [`Priors::extend`] reads its logits.
+    pub(crate) fn extend_legal(
+        &mut self,
+        positions: &[Position],
+        masks: &[bool],
+        legal: &[f32],
+        temperature: f32,
+    ) -> Result<(), BadLogit> {
+        let a = masks.len() / positions.len().max(1);
+        let mut row = std::mem::take(&mut self.row);
+        row.resize(a, 0.0);
+        let mut next = legal.iter();
+        let mut result = Ok(());
+        for (i, pos) in positions.iter().enumerate() {
+            for (slot, _) in row.iter_mut().zip(&masks[i * a..(i + 1) * a]).filter(|(_, m)| **m) {
+                *slot = next.next().copied().unwrap_or(f32::NAN);
+            }
+            result = self.push(pos, &row, temperature).map_err(|(action, logit)| BadLogit {
+                position: i,
+                action,
+                logit,
+            });
+            if result.is_err() {
+                break;
+            }
+        }
+        self.row = row;
+        result
     }
 
     /// Adds the priors of `pos` from its logits over the action space.

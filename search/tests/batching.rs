@@ -241,3 +241,55 @@ fn masked_calls_get_their_legal_logits_and_nothing_else() {
     }
     assert_eq!(eval.stats().requests, 3);
 }
+
+/// Logits that differ from one legal action and one position to the next (only the legal ones
+/// finite: the others are NaN, which nothing may read), values by the position.
+struct Varied;
+
+impl Evaluator for Varied {
+    fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
+        let a = ActionSpace::new(batch.board).len();
+        for (i, p) in batch.positions.iter().enumerate() {
+            let mut rng = zertz_env::SplitMix64(p.hash());
+            for (l, &m) in out.logits[i * a..(i + 1) * a].iter_mut().zip(&batch.masks[i * a..]) {
+                *l = if m { (rng.next_u64() % 1000) as f32 / 250.0 } else { f32::NAN };
+            }
+            out.values[i] = tag(p) * 2.0 - 1.0;
+        }
+        Ok(())
+    }
+}
+
+/// Searches that go through the queue (their priors made from the legal logits alone, merged
+/// with other searches' leaves) build the trees that the evaluator builds when called directly.
+#[test]
+fn searches_through_the_queue_build_the_trees_of_their_evaluator() {
+    use zertz_search::SearchConfig;
+    use zertz_search::mcts::{Scratch, Tree, search};
+    let config = SearchConfig { leaves_per_round: 8, ..SearchConfig::default() };
+    let roots = positions(5, 3);
+    let alone: Vec<_> = roots
+        .iter()
+        .map(|&root| {
+            let mut tree = vec![Tree::new(root)];
+            search(&mut tree, &[300], &config, &Varied, &mut Scratch::default()).unwrap();
+            tree[0].root_info()
+        })
+        .collect();
+    let eval = Arc::new(BatchingEvaluator::new(Arc::new(Varied), 64, Duration::from_millis(1)));
+    let handles: Vec<_> = roots
+        .iter()
+        .map(|&root| {
+            let (eval, config) = (eval.clone(), config.clone());
+            std::thread::spawn(move || {
+                let mut tree = vec![Tree::new(root)];
+                search(&mut tree, &[300], &config, eval.as_ref(), &mut Scratch::default()).unwrap();
+                tree[0].root_info()
+            })
+        })
+        .collect();
+    for (h, want) in handles.into_iter().zip(alone) {
+        assert_eq!(h.join().unwrap(), want);
+    }
+    assert!(eval.stats().requests > 0);
+}

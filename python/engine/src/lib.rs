@@ -19,7 +19,7 @@ use zertz_arena::config::MatchSettings;
 use zertz_env::{Classify, MarbleSet, Position, Variant};
 use zertz_jobs::{Guide, JobError, MatchJob};
 use zertz_model::inference::{MAX_INFERENCE_THREADS, load_networks};
-use zertz_model::{DeviceChoice, Inference, ModelError, Precision};
+use zertz_model::{CudaGraphs, DeviceChoice, Inference, ModelError, Precision};
 use zertz_pycommon::args::BoardArg;
 use zertz_pycommon::convert::{selfplay_settings, settings_layer, to_python};
 use zertz_pycommon::error::Error;
@@ -99,7 +99,7 @@ fn inference(
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<i64>,
-    cuda_graphs: bool,
+    cuda_graphs: Option<bool>,
 ) -> Result<Inference, Error> {
     let default = Inference::default();
     let inference = Inference {
@@ -122,7 +122,7 @@ fn inference(
                 ))
             })?,
         },
-        cuda_graphs,
+        cuda_graphs: CudaGraphs::from_flag(cuda_graphs),
     };
     inference.validate().map_err(model_error)?;
     Ok(inference)
@@ -139,15 +139,16 @@ fn inference(
 /// `threads`, `seed`, ...: those of `zertz selfplay`, listed by `selfplay_settings()`; an
 /// unknown one is a TypeError; `search` is a table, given in `config`). Ctrl-C stops
 /// the workers after their round of evaluations; the games finished by then are written whole,
-/// and `KeyboardInterrupt` is raised. With `cuda_graphs`, a network on a GPU runs through CUDA
-/// graphs (`zertz selfplay --cuda-graphs`).
+/// and `KeyboardInterrupt` is raised. A network on a GPU runs through CUDA graphs where it can
+/// (`cuda_graphs` None; True: always, an error where it cannot; False: never; `zertz selfplay
+/// --cuda-graphs auto|on|off`).
 #[pyfunction]
 #[pyo3(signature = (out, evaluator=None, *, model=None, config=None, device=None,
                     precision=None, shared_inference=false, inference_threads=None,
-                    cuda_graphs=false, **settings),
+                    cuda_graphs=None, **settings),
        text_signature = "(out, evaluator=None, *, model=None, config=None, device=None, \
                          precision=None, shared_inference=False, inference_threads=None, \
-                         cuda_graphs=False, **settings)")]
+                         cuda_graphs=None, **settings)")]
 #[allow(clippy::too_many_arguments)]
 pub fn selfplay<'py>(
     py: Python<'py>,
@@ -159,7 +160,7 @@ pub fn selfplay<'py>(
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<i64>,
-    cuda_graphs: bool,
+    cuda_graphs: Option<bool>,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let cfg = selfplay_settings(config, settings)?;
@@ -202,15 +203,16 @@ pub fn selfplay<'py>(
 /// settings by keyword, those of `zertz match` (`match_settings()` lists them with their
 /// defaults: `games`, `board`, `blitz`, `seed`, `threads`, `search_threads`, `opening_actions`,
 /// `max_actions`, `out`, `answer_time`, `move_time`); an unknown one is a TypeError. Networks run on `device` in `precision` (unless
-/// their spec names one; with `cuda_graphs` through CUDA graphs on a GPU). With `out`, a new file
+/// their spec names one; on a GPU through CUDA graphs where they can be, as `cuda_graphs` says:
+/// None, True, False). With `out`, a new file
 /// (one that exists is refused with `FileExistsError`, never replaced), every game is written
 /// there as a JSON line as it ends, in game order. Ctrl-C stops it (`KeyboardInterrupt`;
 /// programs are ended at once, the games finished are in `out`).
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, device=None, precision=None, shared_inference=false,
-                    inference_threads=None, cuda_graphs=false, **settings),
+                    inference_threads=None, cuda_graphs=None, **settings),
        text_signature = "(a, b, *, device=None, precision=None, shared_inference=False, \
-                         inference_threads=None, cuda_graphs=False, **settings)")]
+                         inference_threads=None, cuda_graphs=None, **settings)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -220,7 +222,7 @@ pub fn play_match<'py>(
     precision: Option<&str>,
     shared_inference: bool,
     inference_threads: Option<i64>,
-    cuda_graphs: bool,
+    cuda_graphs: Option<bool>,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let layer = settings_layer::<MatchSettings>("match", settings, &[])?;
@@ -265,7 +267,7 @@ pub fn bench_player<'py>(
     device: Option<&str>,
     precision: Option<&str>,
 ) -> Result<Bound<'py, PyAny>, Error> {
-    let inference = inference(device, precision, false, None, false)?;
+    let inference = inference(device, precision, false, None, None)?;
     let move_time = zertz_arena::players::check_move_time(move_time).map_err(Error::Shape)?;
     let threads = search_threads
         .unwrap_or_else(|| vec![1])
@@ -308,7 +310,7 @@ pub fn bench_player<'py>(
 /// for one single action at a time in games of `board` rings and the blitz marble set or not
 /// (a network is checked to play them when it loads). Networks run on `device` in `precision`
 /// (unless the spec names one), one libtorch thread per forward pass; a network's search uses
-/// `search_threads` threads (default: every core), each round's leaves evaluated side by side.
+/// `search_threads` threads (default: every core), each evaluating rounds of its own.
 /// `zertz.player` builds it for a network's spec; the others are `zertz.Player`'s.
 #[pyclass(name = "Player", module = "zertz_engine")]
 #[derive(Debug)]
@@ -347,7 +349,7 @@ impl EnginePlayer {
                 )));
             }
         };
-        let inference = inference(device, precision, false, inference_threads, false)?;
+        let inference = inference(device, precision, false, inference_threads, None)?;
         let variant = Variant::new(board.0, MarbleSet::of_blitz(blitz));
         py.detach(|| {
             guard(|| {

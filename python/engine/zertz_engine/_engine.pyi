@@ -51,7 +51,7 @@ def selfplay(
     precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
-    cuda_graphs: bool = False,
+    cuda_graphs: bool | None = None,
     # <generated: selfplay keywords>
     board: int = ...,
     blitz: bool = ...,
@@ -82,7 +82,8 @@ def selfplay(
     in ``precision``: ``"auto"`` (bf16 on a GPU, fp32 on the CPU), ``"fp32"``, ``"bf16"`` or
     ``"fp16"``; on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
     ``inference_threads`` threads merge the workers' requests; None: the engine's defaults,
-    ``"auto"``, ``"auto"`` and 4; ``cuda_graphs`` runs it through CUDA graphs on a GPU).
+    ``"auto"``, ``"auto"`` and 4; on a GPU it runs through CUDA graphs where it can:
+    ``cuda_graphs`` None, or True for always, an error where it cannot, or False for never).
     ``config`` is a TOML file, a dict
     of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
     defaults); the keyword settings below override its keys (those of ``zertz selfplay``,
@@ -151,7 +152,7 @@ def match(
     precision: str | None = None,
     shared_inference: bool = False,
     inference_threads: int | None = None,
-    cuda_graphs: bool = False,
+    cuda_graphs: bool | None = None,
     # <generated: match keywords>
     games: int = 100,
     board: int = 37,
@@ -176,8 +177,8 @@ def match(
     "work", "unit"}``, where ``cpu_seconds`` is the CPU time of every thread that worked for the
     side (its search threads, a ``cmd:`` program's process) and ``work`` counts the ``"nodes"``
     or ``"simulations"`` of ``unit``, None for a player that does not search). Networks run on
-    ``device`` in ``precision`` (unless a spec names its own; through CUDA graphs on a GPU with
-    ``cuda_graphs``).
+    ``device`` in ``precision`` (unless a spec names its own; on a GPU through CUDA graphs where
+    they can be: ``cuda_graphs`` None, or True for always, False for never).
 
     The other keywords are the match's settings, those of ``zertz match`` and its config files
     (``match_settings()``); an unknown one raises TypeError, a value of the wrong type TypeError,
@@ -196,8 +197,8 @@ def match(
       searches).
     - ``search_threads`` (default ``0``): Threads of each network player's search (0: the cores
       shared among the games played at once, so that one game at a time searches on every core;
-      at most 256): each round of a search collects at least 8 leaves a thread and evaluates
-      them on the threads side by side. The games of a fixed number of simulations depend on it:
+      at most 256): each thread evaluates rounds of at least 8 leaves of its own and takes turns
+      on the tree. The games of a fixed number of simulations depend on it (not on the timing):
       name it (1, say) for games that do not depend on the machine's cores.
     - ``opening_actions`` (default ``0``): Random single actions played before the players take
       over, the same for both games of a pair (A on each side once): varied games between
@@ -251,7 +252,7 @@ class Player:
     """One of the engine's players, networks' included (``nn:MODEL[:SIMS]``, ``nn:builtin``),
     asked for one single action at a time in games of ``board`` rings and the blitz marble set
     or not (a network is checked to play them as it loads). A network's search uses
-    ``search_threads`` threads (None: every core), each round's leaves evaluated side by side
+    ``search_threads`` threads (None: every core), each evaluating rounds of leaves of its own
     with one libtorch thread each."""
 
     def __new__(

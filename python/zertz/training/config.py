@@ -46,9 +46,16 @@ class RunSection:
     device: str = "auto"
     #: Threads of torch in the training process (0: torch's default).
     torch_threads: int = 0
-    #: On a GPU, the engine's networks (self-play, evaluation matches) run through CUDA graphs
-    #: (``zertz selfplay --cuda-graphs``). One-machine runs; Ray actors use the engine's default.
-    cuda_graphs: bool = False
+    #: On a GPU, the engine's networks (self-play, evaluation matches) run through CUDA graphs:
+    #: "auto" where they can be (a TorchScript network exported with evaluate()), true always
+    #: (an error where they cannot be), false never (``zertz selfplay --cuda-graphs
+    #: auto|on|off``). One-machine runs; Ray actors use the engine's default, "auto".
+    cuda_graphs: bool | str = "auto"
+
+    @property
+    def cuda_graphs_flag(self) -> bool | None:
+        """``cuda_graphs`` as the engine's ``cuda_graphs`` keyword takes it: None for "auto"."""
+        return None if self.cuda_graphs == "auto" else self.cuda_graphs is True
 
 
 @dataclass(frozen=True)
@@ -240,6 +247,7 @@ def section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
             "float": isinstance(v, int | float) and not isinstance(v, bool),
             "bool": isinstance(v, bool),
             "str": isinstance(v, str),
+            "bool | str": isinstance(v, bool | str),
             "list[str]": isinstance(v, list) and all(isinstance(x, str) for x in v),
             "list[int]": isinstance(v, list)
             and all(isinstance(x, int) and not isinstance(x, bool) for x in v),
@@ -303,7 +311,11 @@ def parse_config(text: str) -> TrainConfig:
         (0 <= r.seed <= MAX_SEED, f"run.seed must be in 0..{MAX_SEED} (2**63 - 1), not {r.seed}"),
         (0 <= r.torch_threads <= 4096, "run.torch_threads must be in 0..4096"),
         (
-            not (r.cuda_graphs and r.device == "cpu"),
+            r.cuda_graphs is True or r.cuda_graphs is False or r.cuda_graphs == "auto",
+            f'run.cuda_graphs must be true, false or "auto", not {r.cuda_graphs!r}',
+        ),
+        (
+            not (r.cuda_graphs is True and r.device == "cpu"),
             "run.cuda_graphs needs a GPU, and run.device is cpu",
         ),
         (1 <= sp_.games <= U32, f"selfplay.games must be in 1..{U32}"),

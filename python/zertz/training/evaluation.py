@@ -44,7 +44,7 @@ def match(
         blitz=run.cfg.run.blitz,
         seed=run.cfg.run.seed + iteration,
         device=run.cfg.run.device,
-        cuda_graphs=run.cfg.run.cuda_graphs,
+        cuda_graphs=run.cfg.run.cuda_graphs_flag,
         out=partial,
         opening_actions=opening,
         # One thread a search whatever the machine's cores: the games (and so which network is

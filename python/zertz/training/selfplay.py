@@ -66,7 +66,7 @@ def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict
             "model": run.layout.model(run.state.best),
             "config": run.selfplay_settings,
             "device": run.cfg.run.device,
-            "cuda_graphs": run.cfg.run.cuda_graphs,
+            "cuda_graphs": run.cfg.run.cuda_graphs_flag,
         }
         games = run.cfg.selfplay.games
     chunks = run.cfg.selfplay.chunks
