@@ -166,8 +166,7 @@ impl Evaluator for BatchingEvaluator {
         out: &mut Evaluated,
     ) -> Result<(), EvalError> {
         if batch.masks.is_empty() {
-            out.evaluate(self, batch)?;
-            return out.make_priors(batch.positions, 0..batch.len(), temperature);
+            return out.evaluate_all(self, batch, temperature);
         }
         let (legal, values) = self.request(batch)?;
         out.take_legal(batch, &legal, &values, temperature)

@@ -149,8 +149,7 @@ pub trait Evaluator: Send + Sync {
         temperature: f32,
         out: &mut Evaluated,
     ) -> Result<(), EvalError> {
-        out.evaluate(self, batch)?;
-        out.make_priors(batch.positions, 0..batch.len(), temperature)
+        out.evaluate_all(self, batch, temperature)
     }
 
     /// Writes the values and the legal actions' logits alone (by the batch's masks, which it
@@ -219,6 +218,18 @@ impl Evaluated {
         self.resize(batch.board, batch.len());
         evaluator
             .evaluate(batch, &mut Output { logits: &mut self.logits, values: &mut self.values })
+    }
+
+    /// Has `evaluator` write every logit and value of `batch`, then makes the priors of its
+    /// positions here at `temperature` (what [`Evaluator::evaluate_priors`] does by default).
+    pub(crate) fn evaluate_all<E: Evaluator + ?Sized>(
+        &mut self,
+        evaluator: &E,
+        batch: &Batch<'_>,
+        temperature: f32,
+    ) -> Result<(), EvalError> {
+        self.evaluate(evaluator, batch)?;
+        self.make_priors(batch.positions, 0..batch.len(), temperature)
     }
 
     /// Sizes the values and logits for `b` positions of `board`, and empties the priors.
