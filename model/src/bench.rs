@@ -77,48 +77,34 @@ struct Buffers {
     planes: Vec<f32>,
     globals: Vec<f32>,
     masks: Vec<bool>,
+    /// What a pass answers ([`Buffers::new`]).
+    answers: crate::Answers,
     logits: Vec<f32>,
     values: Vec<f32>,
 }
 
 impl Buffers {
-    fn new(positions: &[Position]) -> Buffers {
+    /// The encoded batch of `positions`, and room for what a pass of `model` answers: the legal
+    /// logits alone on a GPU, in their places on the CPU (see the module docs).
+    fn new(positions: &[Position], model: &Model) -> Buffers {
         let board = positions[0].board();
         let (n, a) = (positions.len(), ActionSpace::new(board).len());
-        let mut b = Buffers {
-            planes: Vec::new(),
-            globals: Vec::new(),
-            masks: Vec::new(),
-            logits: vec![0.0; n * a],
-            values: vec![0.0; n],
+        let (mut planes, mut globals, mut masks) = (Vec::new(), Vec::new(), Vec::new());
+        encode_batch(board, positions, &mut planes, &mut globals, &mut masks);
+        let (answers, logits) = match model.device().is_cuda() {
+            true => (crate::Answers::Compact, masks.iter().filter(|&&m| m).count()),
+            false => (crate::Answers::Legal, n * a),
         };
-        encode_batch(board, positions, &mut b.planes, &mut b.globals, &mut b.masks);
-        b
-    }
-
-    /// What a pass of `model` answers: the legal logits alone on a GPU, in their places on the
-    /// CPU (see the module docs).
-    fn answers(model: &Model) -> crate::Answers {
-        match model.device().is_cuda() {
-            true => crate::Answers::Compact,
-            false => crate::Answers::Legal,
-        }
+        Buffers { planes, globals, masks, answers, logits: vec![0.0; logits], values: vec![0.0; n] }
     }
 
     fn run(&mut self, model: &Model, board: Board) -> Result<Phases, ModelError> {
-        let actions = ActionSpace::new(board).len();
-        let answers = Buffers::answers(model);
-        if answers == crate::Answers::Compact && self.logits.len() == self.values.len() * actions {
-            // (Once: the legal logits alone from then on.)
-            let legal = self.masks.iter().filter(|&&m| m).count();
-            self.logits.truncate(legal);
-        }
         model.forward_timed(
             board,
             &self.planes,
             &self.globals,
             &self.masks,
-            answers,
+            self.answers,
             &mut self.logits,
             &mut self.values,
             true,
@@ -147,7 +133,7 @@ pub fn inference(
                 let warm = &warm;
                 scope.spawn(move || {
                     let positions = sample_positions(board, batch, 1 + t as u64);
-                    let mut buffers = Buffers::new(&positions);
+                    let mut buffers = Buffers::new(&positions, model);
                     let warmed =
                         (0..WARM_UP_BATCHES).try_for_each(|_| buffers.run(model, board).map(drop));
                     warm.wait();

@@ -202,42 +202,27 @@ pub struct Evaluated {
     pub(crate) values: Vec<f32>,
     /// Each position's priors, in the batch's order.
     pub(crate) priors: Priors,
-    /// `[B, A]`: the logits the priors are made from (rows made elsewhere are left as they
-    /// were).
+    /// `[B, A]`: the logits the priors are made from.
     pub(crate) logits: Vec<f32>,
 }
 
 impl Evaluated {
-    /// Sizes the values and logits for `batch` (the priors are emptied), and has `evaluator`
-    /// write them.
-    pub(crate) fn evaluate<E: Evaluator + ?Sized>(
-        &mut self,
-        evaluator: &E,
-        batch: &Batch<'_>,
-    ) -> Result<(), EvalError> {
-        self.resize(batch.board, batch.len());
-        evaluator
-            .evaluate(batch, &mut Output { logits: &mut self.logits, values: &mut self.values })
-    }
-
-    /// Has `evaluator` write every logit and value of `batch`, then makes the priors of its
-    /// positions here at `temperature` (what [`Evaluator::evaluate_priors`] does by default).
+    /// Has `evaluator` write every logit and value of `batch` (into buffers sized for it), then
+    /// makes the priors of its positions here at `temperature` (what
+    /// [`Evaluator::evaluate_priors`] does by default).
     pub(crate) fn evaluate_all<E: Evaluator + ?Sized>(
         &mut self,
         evaluator: &E,
         batch: &Batch<'_>,
         temperature: f32,
     ) -> Result<(), EvalError> {
-        self.evaluate(evaluator, batch)?;
-        self.make_priors(batch.positions, 0..batch.len(), temperature)
-    }
-
-    /// Sizes the values and logits for `b` positions of `board`, and empties the priors.
-    pub(crate) fn resize(&mut self, board: Board, b: usize) {
         self.values.clear();
-        self.values.resize(b, 0.0);
-        self.logits.resize(b * ActionSpace::new(board).len(), 0.0);
+        self.values.resize(batch.len(), 0.0);
+        self.logits.resize(batch.len() * ActionSpace::new(batch.board).len(), 0.0);
         self.priors.clear();
+        evaluator
+            .evaluate(batch, &mut Output { logits: &mut self.logits, values: &mut self.values })?;
+        Ok(self.priors.extend(batch.positions, &self.logits, temperature)?)
     }
 
     /// Takes the values and the priors of `batch` from its legal logits alone (as
@@ -262,19 +247,6 @@ impl Evaluated {
         self.values.extend_from_slice(values);
         self.priors.clear();
         Ok(self.priors.extend_legal(batch.positions, batch.masks, legal, temperature)?)
-    }
-
-    /// Adds the priors of rows `rows` of the batch (`positions`, those rows' positions) from
-    /// their logits.
-    pub(crate) fn make_priors(
-        &mut self,
-        positions: &[Position],
-        rows: std::ops::Range<usize>,
-        temperature: f32,
-    ) -> Result<(), EvalError> {
-        let a = self.logits.len() / self.values.len().max(1);
-        let logits = &self.logits[rows.start * a..rows.end * a];
-        Ok(self.priors.extend(positions, logits, temperature, rows.start)?)
     }
 }
 

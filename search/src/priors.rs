@@ -118,20 +118,18 @@ impl Priors {
     }
 
     /// Adds the priors of `positions` from their logits `[B, A]` (only the legal actions' are
-    /// read) at `temperature`; the first position is row `first` of the batch, which a logit
-    /// that is not a number names.
+    /// read) at `temperature`; a logit that is not a number is named by its row and action.
     pub(crate) fn extend(
         &mut self,
         positions: &[Position],
         logits: &[f32],
         temperature: f32,
-        first: usize,
     ) -> Result<(), BadLogit> {
         let Some(board) = positions.first().map(Position::board) else { return Ok(()) };
         let a = ActionSpace::new(board).len();
         for (i, pos) in positions.iter().enumerate() {
             self.push(pos, &logits[i * a..(i + 1) * a], temperature)
-                .map_err(|(action, logit)| BadLogit { position: first + i, action, logit })?;
+                .map_err(|(action, logit)| BadLogit { position: i, action, logit })?;
         }
         Ok(())
     }
@@ -267,8 +265,8 @@ mod tests {
             (0..2 * space.len()).map(|_| (rng.next_u64() % 1000) as f32 / 100.0 - 5.0).collect();
         let mut priors = Priors::default();
         // Two positions: the second row's logits are read for the second.
-        priors.extend(&[pos, pos], &logits, 0.5, 0).unwrap();
-        priors.extend(&[pos], &vec![1.5; space.len()], 1.0, 2).unwrap();
+        priors.extend(&[pos, pos], &logits, 0.5).unwrap();
+        priors.extend(&[pos], &vec![1.5; space.len()], 1.0).unwrap();
         assert_eq!(priors.len(), 3);
         let legal = pos.count_legal_actions();
         for row in 0..2 {
@@ -305,10 +303,10 @@ mod tests {
         let mut logits = vec![0.25; space.len()];
         logits[illegal] = f32::NAN;
         let mut priors = Priors::default();
-        priors.extend(&[pos], &logits, 1.0, 0).unwrap();
+        priors.extend(&[pos], &logits, 1.0).unwrap();
         logits[legal] = f32::INFINITY;
-        let err = priors.extend(&[pos, pos], &[logits.clone(), logits].concat(), 1.0, 5);
-        assert_eq!(err, Err(BadLogit { position: 5, action: legal, logit: f32::INFINITY }));
+        let err = priors.extend(&[pos, pos], &[logits.clone(), logits].concat(), 1.0);
+        assert_eq!(err, Err(BadLogit { position: 0, action: legal, logit: f32::INFINITY }));
         assert_eq!(priors.len(), 1, "the position in error is not kept");
         assert_eq!(priors.get(0).0.len(), pos.count_legal_actions());
     }

@@ -184,11 +184,17 @@ fn evaluate_round(
     evaluator: &dyn Evaluator,
     scratch: &mut Scratch,
 ) -> Result<(), EvalError> {
+    copy_positions(trees, scratch);
+    evaluate_positions(board, config, evaluator, scratch)
+}
+
+/// Copies the positions of the leaves of `scratch.requests` into `scratch.positions`, to be
+/// evaluated.
+fn copy_positions(trees: &[Tree], scratch: &mut Scratch) {
     scratch.positions.clear();
     scratch.positions.extend(
         scratch.requests.iter().map(|&(t, n)| trees[t as usize].nodes[n as usize].position),
     );
-    evaluate_positions(board, config, evaluator, scratch)
 }
 
 /// Evaluates `scratch.positions` (encoded first when the evaluator wants it): their values and

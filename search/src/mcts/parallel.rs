@@ -42,7 +42,8 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use cpu_time::ThreadTime;
 
 use super::{
-    Finished, Scratch, Tree, abandon_round, evaluate_positions, expand_round, search_interruptible,
+    Finished, Scratch, Tree, abandon_round, copy_positions, evaluate_positions, expand_round,
+    search_interruptible,
 };
 use crate::config::SearchConfig;
 use crate::evaluator::{EvalError, Evaluator};
@@ -311,9 +312,6 @@ impl Round<'_> {
             return;
         }
         s.out += scratch.requests.len();
-        scratch.positions.clear();
-        scratch
-            .positions
-            .extend(scratch.requests.iter().map(|&(_, n)| tree.nodes[n as usize].position));
+        copy_positions(std::slice::from_ref(tree), scratch);
     }
 }
