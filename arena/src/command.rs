@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use zertz_settings::{Kind, Range};
 
 use zertz_env::{Action, MarbleSet, Player, Position};
 
@@ -49,6 +50,9 @@ pub const DEFAULT_ANSWER_BYTES: usize = 1 << 20;
 
 /// The longest answer time that can be set (a day): longer is a mistake.
 pub const MAX_ANSWER_TIME: Duration = Duration::from_secs(86_400);
+
+/// The answer times that can be set, in seconds: more than 0, at most [`MAX_ANSWER_TIME`].
+pub const ANSWER_TIME: Range = Range::above(0.0).up_to(MAX_ANSWER_TIME.as_secs_f64());
 
 /// How long a dropped player waits for its program to end after `quit` before killing it.
 const QUIT_WAIT: Duration = Duration::from_secs(2);
@@ -97,13 +101,9 @@ impl ProgramLimits {
 /// An answer time in seconds, checked: positive, finite and at most [`MAX_ANSWER_TIME`]; the
 /// error says what is allowed.
 pub fn check_answer_time(seconds: f64) -> Result<Duration, String> {
-    if seconds > 0.0 && seconds <= MAX_ANSWER_TIME.as_secs_f64() {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        Err(format!(
-            "a program's answer time must be from more than 0 to {} seconds, not {seconds}",
-            MAX_ANSWER_TIME.as_secs()
-        ))
+    match ANSWER_TIME.check(seconds, Kind::Seconds) {
+        Ok(()) => Ok(Duration::from_secs_f64(seconds)),
+        Err(reason) => Err(format!("a program's answer time {reason}, not {seconds}")),
     }
 }
 

@@ -9,89 +9,61 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use zertz_env::{Board, MarbleSet, Variant};
 use zertz_search::mcts::MAX_SEARCH_THREADS;
-use zertz_selfplay::config::{ConfigError, MAX_THREADS, read_text};
-use zertz_selfplay::settings::{self, Layer, Seconds, Settings};
+use zertz_selfplay::config::MAX_THREADS;
+use zertz_settings::{ConfigError, Layer, Seconds, Settings, read_text};
 
-use crate::matches::{DEFAULT_GAMES, DEFAULT_MAX_ACTIONS, MAX_GAMES};
+use crate::command::{ANSWER_TIME, DEFAULT_ANSWER_TIME};
+use crate::players::MOVE_TIME;
 
-zertz_selfplay::settings! {
+/// Actions after which an unfinished game counts as a draw.
+pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
+
+/// Games of a match when none are asked for (`zertz match`, `zertz.match`, match configs).
+pub const DEFAULT_GAMES: usize = 100;
+
+/// Most games of one match.
+pub const MAX_GAMES: usize = 1 << 24;
+
+zertz_settings::settings! {
     /// The settings of a match (everything but its two players and where networks run).
     pub struct MatchSettings {
-        /// Number of games (at most 16777216); the players alternate who starts.
-        pub games: usize = DEFAULT_GAMES,
-        /// The board, by its number of rings: 37, 40, 43, 44, 48 or 61.
+        /// Number of games; the players alternate who starts.
+        pub games: usize = DEFAULT_GAMES, in Range::at_most(MAX_GAMES as f64),
+        /// The board, by its number of rings.
         pub board: Board = Board::R37,
         /// The blitz marble set (5/7/9) instead of the standard one (6/8/10).
         pub blitz: bool = false,
         /// Seed of the match (players and games are seeded from it).
         pub seed: u64 = 0,
-        /// Worker threads (0: one per core; at most 1024). Each plays one game at a time and
+        /// Worker threads (0: one per core). Each plays one game at a time and
         /// keeps its two players' memory: 32 MiB for two alpha-beta players (a 16 MiB table
         /// each), a search tree for an MCTS or network player (up to 1 GiB on long searches).
-        pub threads: usize = 0,
+        pub threads: usize = 0, in Range::at_most(MAX_THREADS as f64),
         /// Threads of each network player's search (0: the cores shared among the games played
-        /// at once, so that one game at a time searches on every core; at most 256): each
-        /// thread evaluates rounds of at least 8 leaves of its own and takes turns on the tree.
-        /// The games of a fixed number of simulations depend on it (not on the timing): name it
+        /// at once, so that one game at a time searches on every core): each thread evaluates
+        /// rounds of at least 8 leaves of its own and takes turns on the tree. The games of a fixed number of simulations depend on it (not on the timing): name it
         /// (1, say) for games that do not depend on the machine's cores.
-        pub search_threads: usize = 0,
+        pub search_threads: usize = 0, in Range::at_most(MAX_SEARCH_THREADS as f64),
         /// Random single actions played before the players take over, the same for both games
         /// of a pair (A on each side once): varied games between deterministic players.
         pub opening_actions: u32 = 0,
-        /// Actions after which an unfinished game is a draw (at least 1).
-        pub max_actions: u32 = DEFAULT_MAX_ACTIONS,
+        /// Actions after which an unfinished game is a draw.
+        pub max_actions: u32 = DEFAULT_MAX_ACTIONS, in Range::at_least(1.0),
         /// Write every game as a JSON line to this file, in game order as they end: a new file,
         /// never one that exists (left out: not written).
         pub out: Option<PathBuf> = None,
-        /// The longest a cmd: player's program may take to answer one command, in seconds (more
-        /// than 0, at most a day); past it, or past 1 MiB, it fails the match and is ended.
-        pub answer_time: Seconds = Seconds(crate::command::DEFAULT_ANSWER_TIME.as_secs_f64()),
-        /// Time per move in seconds (0.001 to 3600; left out or 0: none) for every player that
+        /// The longest a cmd: player's program may take to answer one command, in seconds;
+        /// past it, or past 1 MiB, it fails the match and is ended.
+        pub answer_time: Seconds = Seconds(DEFAULT_ANSWER_TIME.as_secs_f64()), in ANSWER_TIME,
+        /// Time per move in seconds (left out or 0: none) for every player that
         /// searches (alphabeta, mcts, uniform, nn) and has no :time= of its own: each search runs
         /// until it is spent instead of counting simulations or depth. Players of different kinds
         /// meet fairly only this way.
-        pub move_time: Option<Seconds> = None,
+        pub move_time: Option<Seconds> = None, in MOVE_TIME.or(0.0),
     }
 }
 
-impl Settings for MatchSettings {
-    fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |key, reason: String| Err(ConfigError::Value { key, reason });
-        if self.games > MAX_GAMES {
-            return bad("games", format!("must be at most {MAX_GAMES}, not {}", self.games));
-        }
-        if self.threads > MAX_THREADS {
-            return bad(
-                "threads",
-                format!("must be at most {MAX_THREADS} (0: one per core), not {}", self.threads),
-            );
-        }
-        if self.search_threads > MAX_SEARCH_THREADS {
-            return bad(
-                "search_threads",
-                format!(
-                    "must be at most {MAX_SEARCH_THREADS} (0: the cores shared among the games), \
-                     not {}",
-                    self.search_threads
-                ),
-            );
-        }
-        if self.max_actions == 0 {
-            return bad("max_actions", "must be at least 1".into());
-        }
-        if let Err(reason) = crate::command::check_answer_time(self.answer_time.0) {
-            return bad("answer_time", reason);
-        }
-        if let Some(Seconds(t)) = self.move_time {
-            if t != 0.0 {
-                if let Err(reason) = crate::players::check_move_time(t) {
-                    return bad("move_time", format!("{reason} (or 0 for none)"));
-                }
-            }
-        }
-        Ok(())
-    }
-}
+impl Settings for MatchSettings {}
 
 impl MatchSettings {
     /// The board and marble set.
@@ -156,9 +128,9 @@ impl MatchFileConfig {
     }
 
     /// Parses TOML text and checks it: the file's settings, and the same as a layer of settings
-    /// (only the keys it has) for options to go over ([`settings::from_layers`]).
+    /// (only the keys it has) for options to go over ([`zertz_settings::from_layers`]).
     pub fn layer(text: &str) -> Result<(MatchFileConfig, Layer), ConfigError> {
-        let (layer, mut others) = settings::toml_layer(text, &["players"])?;
+        let (layer, mut others) = zertz_settings::toml_layer(text, &["players"])?;
         let players = match others.remove("players") {
             None => MatchFileConfig::default().players,
             Some(v) => Vec::<String>::deserialize(v).map_err(|_| ConfigError::Value {
@@ -175,7 +147,7 @@ impl MatchFileConfig {
                 return bad(e.to_string());
             }
         }
-        let settings = settings::from_layers([layer.clone()])?;
+        let settings = zertz_settings::from_layers([layer.clone()])?;
         Ok((MatchFileConfig { players, settings }, layer))
     }
 }

@@ -30,18 +30,9 @@ use crate::config::MatchSettings;
 use crate::players::{Bot, BotError, Models, PlayerSpec, SpecError};
 pub use zertz_selfplay::records::End;
 use zertz_selfplay::records::GameRecord;
-use zertz_selfplay::settings::Settings;
+use zertz_settings::Settings;
 
 pub use crate::results::{Effort, Elo, MatchResult, elo, elo_from_score};
-
-/// Actions after which an unfinished game counts as a draw.
-pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
-
-/// Games of a match when none are asked for (`zertz match`, `zertz.match`, match configs).
-pub const DEFAULT_GAMES: usize = 100;
-
-/// Most games of one match.
-pub const MAX_GAMES: usize = 1 << 24;
 
 /// How often a match looks at its stop flag while games are under way.
 const STOP_POLL: Duration = Duration::from_millis(20);

@@ -11,7 +11,7 @@ use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::{MatchConfig, MatchError, run_match, run_match_until};
 use zertz_arena::players::{BotError, Models, PlayerSpec, SpecError};
 use zertz_env::{Player, Position, Variant};
-use zertz_selfplay::settings::Seconds;
+use zertz_settings::Seconds;
 
 /// The error of a player that must not build.
 fn build_error(spec: &PlayerSpec) -> SpecError {

@@ -32,7 +32,7 @@ fn every_config_file_loads() {
 
 #[test]
 fn the_match_example_documents_every_setting() {
-    use zertz_selfplay::settings::Described;
+    use zertz_settings::Described;
     let text = std::fs::read_to_string(configs_dir().join("match.toml")).unwrap();
     for field in zertz_arena::config::MatchSettings::FIELDS {
         let set = format!("{} = ", field.name);
@@ -69,7 +69,7 @@ fn the_match_example_shows_the_defaults_and_bad_files_are_named() {
 #[test]
 fn a_value_past_its_type_names_the_range_not_the_rust_type() {
     use zertz_arena::config::MatchSettings;
-    let e = zertz_selfplay::settings::check_value::<MatchSettings>(
+    let e = zertz_settings::check_value::<MatchSettings>(
         "opening_actions",
         &serde_json::json!(1u64 << 40),
     )
@@ -81,7 +81,7 @@ fn a_value_past_its_type_names_the_range_not_the_rust_type() {
 
 #[test]
 fn the_selfplay_example_shows_every_setting_and_its_default() {
-    use zertz_selfplay::settings::Described;
+    use zertz_settings::Described;
     let text = std::fs::read_to_string(configs_dir().join("selfplay.toml")).unwrap();
     for field in SelfPlayConfig::FIELDS {
         let set = format!("{} = ", field.name);
@@ -95,10 +95,10 @@ fn the_selfplay_example_shows_every_setting_and_its_default() {
 
 #[test]
 fn a_value_toml_has_and_json_has_not_is_refused_by_its_whole_key() {
-    let e = zertz_selfplay::settings::toml_layer("games = 2\n[search]\nc_puct = inf\n", &[])
+    let e = zertz_settings::toml_layer("games = 2\n[search]\nc_puct = inf\n", &[])
         .unwrap_err()
         .to_string();
     assert_eq!(e, "search.c_puct: must be a finite number, not inf");
-    let e = zertz_selfplay::settings::toml_layer("temperature = nan\n", &[]).unwrap_err();
+    let e = zertz_settings::toml_layer("temperature = nan\n", &[]).unwrap_err();
     assert_eq!(e.to_string(), "temperature: must be a finite number, not NaN");
 }

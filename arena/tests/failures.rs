@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use zertz_arena::config::MAX_GAMES;
 use zertz_arena::config::MatchSettings;
-use zertz_arena::matches::{MAX_GAMES, MatchConfig, MatchError, run_match};
+use zertz_arena::matches::{MatchConfig, MatchError, run_match};
 use zertz_arena::players::{
     Bot, BotError, GreedyBot, MAX_SIMULATIONS, MctsBot, Models, PlayerSpec, RandomBot, SpecError,
 };

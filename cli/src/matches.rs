@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Args;
 use zertz_arena::config::{MatchFileConfig, MatchSettings};
-use zertz_selfplay::settings::Layer;
+use zertz_settings::Layer;
 
 use crate::common::{DeviceArgs, check_regular_file, classified};
 use crate::settings::SettingArgs;
@@ -37,7 +37,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
     let (file, layer) = match &config {
         Some(path) => {
             check_regular_file(path)?;
-            let text = zertz_selfplay::config::read_text(path)?;
+            let text = zertz_settings::read_text(path)?;
             MatchFileConfig::layer(&text)?
         }
         None => (MatchFileConfig::default(), Layer::new()),
@@ -50,7 +50,7 @@ pub fn run(args: MatchArgs) -> Result<ExitCode> {
         bail!("give exactly two players (--player A --player B), not {}", players.len());
     };
     // The options over the config file.
-    let settings = zertz_selfplay::settings::from_layers([layer, settings.given])?;
+    let settings = zertz_settings::from_layers([layer, settings.given])?;
     let job = zertz_jobs::MatchJob {
         inference: device.inference()?,
         ..zertz_jobs::MatchJob::with(a.clone(), b.clone(), settings)

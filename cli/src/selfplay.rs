@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use zertz_selfplay::config::SelfPlayConfig;
-use zertz_selfplay::settings::Layer;
+use zertz_settings::Layer;
 
 use crate::common::{DeviceArgs, check_regular_file, classified};
 use crate::settings::SettingArgs;
@@ -52,13 +52,13 @@ pub fn run(args: SelfplayArgs) -> Result<ExitCode> {
     let file = match &config {
         Some(path) => {
             check_regular_file(path)?;
-            let text = zertz_selfplay::config::read_text(path)?;
-            zertz_selfplay::settings::toml_layer(&text, &[])?.0
+            let text = zertz_settings::read_text(path)?;
+            zertz_settings::toml_layer(&text, &[])?.0
         }
         None => Layer::new(),
     };
     // The options over the config file.
-    let cfg: SelfPlayConfig = zertz_selfplay::settings::from_layers([file, settings.given])?;
+    let cfg: SelfPlayConfig = zertz_settings::from_layers([file, settings.given])?;
     if check {
         println!("settings ok");
         return Ok(ExitCode::SUCCESS);

@@ -1,5 +1,5 @@
 //! Command-line options made from a settings type
-//! ([`zertz_selfplay::settings`](mod@zertz_selfplay::settings)): one option per field
+//! ([`zertz_settings`]): one option per field
 //! (`opening_actions` is `--opening-actions N`), its help the field's doc and default, each
 //! value checked as it is parsed (a usage error naming the option). What was given becomes a
 //! layer of settings that goes over a config file's. A table of settings (self-play's
@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use zertz_selfplay::settings::{self, Field, Kind, Layer, Settings, Value};
+use zertz_settings::{self as settings, Field, Kind, Layer, Settings, Value};
 
 /// The options of settings type `S` that were given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,7 @@ fn arg<S: Settings>(field: &'static Field, defaults: &Layer) -> Arg {
         .value_parser(move |text: &str| -> Result<Value, String> {
             let value = field.kind.parse(text)?;
             settings::check_value::<S>(field.name, &value).map_err(|e| match e {
-                zertz_selfplay::config::ConfigError::Value { reason, .. } => reason,
+                zertz_settings::ConfigError::Value { reason, .. } => reason,
                 other => other.to_string(),
             })?;
             Ok(value)

@@ -60,6 +60,20 @@ impl Board {
         })
     }
 
+    /// The shapes there are, by their rings, for messages and help: `37, 40, 43, 44, 48 or 61`.
+    pub fn choices() -> String {
+        let mut text = String::new();
+        for (i, b) in Board::ALL.iter().enumerate() {
+            let sep = match i {
+                0 => "",
+                _ if i + 1 == Board::ALL.len() => " or ",
+                _ => ", ",
+            };
+            text += &format!("{sep}{}", b.rings());
+        }
+        text
+    }
+
     /// The shape with `n` rings, or an error naming the shapes there are.
     pub fn parse_rings(n: u64) -> Result<Board, UnknownBoard> {
         usize::try_from(n).ok().and_then(Board::from_rings).ok_or(UnknownBoard(n.to_string()))
@@ -78,16 +92,7 @@ pub struct UnknownBoard(pub String);
 
 impl fmt::Display for UnknownBoard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "no {}-ring board: choose ", self.0)?;
-        for (i, b) in Board::ALL.iter().enumerate() {
-            let sep = match i {
-                0 => "",
-                _ if i + 1 == Board::ALL.len() => " or ",
-                _ => ", ",
-            };
-            write!(f, "{sep}{}", b.rings())?;
-        }
-        Ok(())
+        write!(f, "no {}-ring board: choose {}", self.0, Board::choices())
     }
 }
 

@@ -37,9 +37,10 @@ use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Board, MarbleSet, Variant};
 use zertz_model::{Inference, ModelError, Network};
 use zertz_search::{Evaluator, RolloutEvaluator, UniformEvaluator};
-use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
+use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::driver::{self, Progress, SelfPlayError, Summary};
-use zertz_selfplay::settings::Settings;
+use zertz_settings::ConfigError;
+use zertz_settings::Settings;
 
 /// Why a job could not run or did not finish.
 #[derive(Debug, thiserror::Error)]

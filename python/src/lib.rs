@@ -53,12 +53,12 @@ mod _zertz {
     /// Single actions after which an unfinished match game is a draw (`zertz.match`'s default
     /// `max_actions`).
     #[pymodule_export]
-    const DEFAULT_MAX_ACTIONS: u32 = zertz_arena::matches::DEFAULT_MAX_ACTIONS;
+    const DEFAULT_MAX_ACTIONS: u32 = zertz_arena::config::DEFAULT_MAX_ACTIONS;
 
     /// The most games of one match (`zertz.match(games=)`, `[evaluate] games` of a training
     /// config).
     #[pymodule_export]
-    const MAX_MATCH_GAMES: usize = zertz_arena::matches::MAX_GAMES;
+    const MAX_MATCH_GAMES: usize = zertz_arena::config::MAX_GAMES;
 
     /// Single actions after which a game of the RL environments is truncated, by default
     /// (`VecEnv`, `zertz.gymnasium`, `zertz.pettingzoo`: their `max_steps`).

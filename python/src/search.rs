@@ -9,7 +9,7 @@ use zertz_arena::players::MAX_SIMULATIONS;
 use zertz_env::{ActionSpace, Position};
 use zertz_search::mcts::{Finished, Noise, Scratch, Tree, search_interruptible};
 use zertz_search::{Evaluator, Preset, SearchConfig, SearchSettings};
-use zertz_selfplay::settings::from_layers;
+use zertz_settings::from_layers;
 
 use crate::convert::{describe_settings, settings_layer, to_python};
 use crate::error::{Error, guard};

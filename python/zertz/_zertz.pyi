@@ -307,33 +307,37 @@ class MCTS:
 
     # <generated: mcts settings>
     - ``c_puct`` (default ``None``): Exploration constant `c_init` of PUCT (AlphaZero: 1.25).
+      More than 0.
     - ``c_base`` (default ``None``): Growth of exploration with visits, `c_base` (AlphaZero:
-      19652).
+      19652). More than 0.
     - ``fpu_reduction`` (default ``None``): First-play urgency: an unvisited child is valued at
       the parent's value minus this times the square root of the prior mass of the children
-      already visited (KataGo).
+      already visited (KataGo). Any finite number.
     - ``virtual_loss`` (default ``None``): Virtual loss added on the path of a leaf waiting for
-      evaluation.
+      evaluation. 0 or more.
     - ``leaves_per_round`` (default ``None``): Leaves collected from one tree per evaluation
-      round.
+      round. 1 to 65536.
     - ``policy_temperature`` (default ``None``): Softmax temperature of the priors:
       `softmax(logits / policy_temperature)` over the legal actions (1: the network's own
-      distribution; above 1 flattens it, as Leela Chess Zero's `PolicySoftmaxTemp`).
+      distribution; above 1 flattens it, as Leela Chess Zero's `PolicySoftmaxTemp`). More than
+      0.
     - ``dirichlet_alpha_total`` (default ``None``): Dirichlet noise at the root: total
       concentration spread over the legal actions (alpha = this / legal actions; KataGo: 10.83).
+      More than 0.
     - ``dirichlet_fraction`` (default ``None``): Weight of the noise in the root priors (0 turns
-      noise off; AlphaZero: 0.25).
+      noise off; AlphaZero: 0.25). 0 to 1.
     - ``gumbel_actions`` (default ``None``): Gumbel root search (Danihelka et al., "Policy
       improvement by planning with Gumbel", ICLR 2022; mctx's `gumbel_muzero_policy`): the
       number of root actions considered, sampled without replacement by Gumbel draws plus log
       priors and narrowed by sequential halving over the search's simulations; the policy target
       is the completed-Q improved policy (`mcts::Tree::policy`). Below the root the search is
       PUCT as usual. 0: PUCT at the root too (visit counts are the policy, Dirichlet noise
-      explores).
+      explores). 0 or 2 to 65536.
     - ``gumbel_c_visit`` (default ``None``): `c_visit` of the Gumbel search's value transform
       `sigma(q) = (c_visit + max visits) * c_scale * q`, `q` rescaled to 0..1 over the root's
-      children (mctx: 50).
-    - ``gumbel_c_scale`` (default ``None``): `c_scale` of the same transform (mctx: 0.1).
+      children (mctx: 50). 0 or more.
+    - ``gumbel_c_scale`` (default ``None``): `c_scale` of the same transform (mctx: 0.1). More
+      than 0.
     # </generated: mcts settings>
     """
 

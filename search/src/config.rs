@@ -18,9 +18,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use zertz_settings::{Described, Field, Kind, SettingType};
-
-use crate::mcts::Noise;
+pub use zertz_settings::SettingError;
+use zertz_settings::{Described, Kind, SettingType, Settings};
 
 /// The most leaves one tree may collect per round.
 pub const MAX_LEAVES_PER_ROUND: u32 = 1 << 16;
@@ -36,173 +35,79 @@ pub const MAX_GUMBEL_ACTIONS: u32 = 1 << 16;
 /// reason.
 pub const NEURAL_POLICY_TEMPERATURE: f32 = 3.0;
 
-/// Declares, from one list of the search settings (each with its doc comment, type and
-/// default): [`SearchConfig`] and its `Default`; [`SearchSettings`], a preset with one optional
-/// override per setting, and the one place where they are applied
-/// ([`SearchSettings::resolve`]); and the description of those overrides that the fronts derive
-/// their keywords and docs from ([`zertz_settings::Described`]). Adding a setting is a line here
-/// and its check in [`SearchConfig::validate`].
-macro_rules! search_settings {
-    ($($(#[doc = $doc:literal])* $key:ident: $ty:ty = $default:expr,)*) => {
-        /// Every search setting; the defaults follow AlphaZero and KataGo. The root noise and
-        /// tree reuse are applied by whoever drives the search (self-play, players), the rest by
-        /// [`crate::mcts`].
-        #[derive(Clone, Debug, PartialEq, Serialize)]
-        pub struct SearchConfig {
-            $(
-                $(#[doc = $doc])*
-                pub $key: $ty,
-            )*
-        }
+zertz_settings::settings! {
+    /// Every search setting; the defaults follow AlphaZero and KataGo. The root noise and tree
+    /// reuse are applied by whoever drives the search (self-play, players), the rest by
+    /// [`crate::mcts`].
+    pub struct SearchConfig {
+        /// Exploration constant `c_init` of PUCT (AlphaZero: 1.25).
+        pub c_puct: f32 = 1.25, in Range::above(0.0),
+        /// Growth of exploration with visits, `c_base` (AlphaZero: 19652).
+        pub c_base: f32 = 19652.0, in Range::above(0.0),
+        /// First-play urgency: an unvisited child is valued at the parent's value minus this times
+        /// the square root of the prior mass of the children already visited (KataGo).
+        pub fpu_reduction: f32 = 0.2, in Range::finite(),
+        /// Virtual loss added on the path of a leaf waiting for evaluation.
+        pub virtual_loss: f32 = 1.0, in Range::at_least(0.0),
+        /// Leaves collected from one tree per evaluation round.
+        pub leaves_per_round: u32 = 8, in Range::between(1.0, MAX_LEAVES_PER_ROUND as f64),
+        /// Softmax temperature of the priors: `softmax(logits / policy_temperature)` over the legal
+        /// actions (1: the network's own distribution; above 1 flattens it, as Leela Chess Zero's
+        /// `PolicySoftmaxTemp`).
+        pub policy_temperature: f32 = 1.0, in Range::above(0.0),
+        /// Dirichlet noise at the root: total concentration spread over the legal actions (alpha =
+        /// this / legal actions; KataGo: 10.83).
+        pub dirichlet_alpha_total: f32 = 10.83, in Range::above(0.0),
+        /// Weight of the noise in the root priors (0 turns noise off; AlphaZero: 0.25).
+        pub dirichlet_fraction: f32 = 0.25, in Range::between(0.0, 1.0),
+        /// Keep the chosen child's subtree for the next move.
+        pub tree_reuse: bool = true,
+        /// Gumbel root search (Danihelka et al., "Policy improvement by planning with Gumbel", ICLR
+        /// 2022; mctx's `gumbel_muzero_policy`): the number of root actions considered, sampled
+        /// without replacement by Gumbel draws plus log priors and narrowed by sequential halving
+        /// over the search's simulations; the policy target is the completed-Q improved policy
+        /// (`mcts::Tree::policy`). Below the root the search is PUCT as usual. 0: PUCT at
+        /// the root too (visit counts are the policy, Dirichlet noise explores).
+        pub gumbel_actions: u32 = 0, in Range::between(2.0, MAX_GUMBEL_ACTIONS as f64).or(0.0),
+        /// `c_visit` of the Gumbel search's value transform `sigma(q) = (c_visit + max visits) *
+        /// c_scale * q`, `q` rescaled to 0..1 over the root's children (mctx: 50).
+        pub gumbel_c_visit: f32 = 50.0, in Range::at_least(0.0),
+        /// `c_scale` of the same transform (mctx: 0.1).
+        pub gumbel_c_scale: f32 = 0.1, in Range::above(0.0),
+    }
 
-        impl Default for SearchConfig {
-            fn default() -> SearchConfig {
-                SearchConfig { $($key: $default,)* }
-            }
-        }
-
-        /// The `[search]` table of a config (or the keywords of a Python call): a preset, and
-        /// overrides of its settings. Unknown keys are refused.
-        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct SearchSettings {
-            /// The settings to start from (none: the evaluator's choice).
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub preset: Option<Preset>,
-            $(
-                $(#[doc = $doc])*
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub $key: Option<$ty>,
-            )*
-        }
-
-        impl SearchSettings {
-            /// The settings of the preset named here (else `default_preset`, the evaluator's
-            /// choice) with the overrides applied, checked.
-            pub fn resolve(&self, default_preset: Preset) -> Result<SearchConfig, SettingError> {
-                let mut config = self.preset.unwrap_or(default_preset).config();
-                $(
-                    if let Some(v) = self.$key {
-                        config.$key = v;
-                    }
-                )*
-                config.validate()?;
-                Ok(config)
-            }
-        }
-
-        /// The overrides (the preset is not one of them: it picks what they override).
-        impl Described for SearchSettings {
-            const FIELDS: &'static [Field] = &[$(
-                Field {
-                    name: stringify!($key),
-                    doc: concat!($($doc, "\n",)*),
-                    kind: <$ty as SettingType>::KIND,
-                    optional: true,
-                },
-            )*];
-        }
-    };
+    /// The `[search]` table of a config (or the keywords of a Python call): a preset, and
+    /// overrides of its settings. Unknown keys are refused.
+    pub struct SearchSettings overrides {
+        /// The settings to start from (none: the evaluator's choice).
+        pub preset: Option<Preset>,
+    }
 }
+
+impl SearchSettings {
+    /// The settings of the preset named here (else `default_preset`, the evaluator's choice)
+    /// with the overrides applied, checked.
+    pub fn resolve(&self, default_preset: Preset) -> Result<SearchConfig, SettingError> {
+        let config = self.apply(self.preset.unwrap_or(default_preset).config());
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// The overrides as settings of their own (Python's `MCTS(**settings)`), each checked by its
+/// declared range.
+impl Settings for SearchSettings {}
 
 /// A table of its own in a config (`[search]`).
 impl SettingType for SearchSettings {
     const KIND: Kind = Kind::Table;
 }
 
-search_settings! {
-    /// Exploration constant `c_init` of PUCT (AlphaZero: 1.25).
-    c_puct: f32 = 1.25,
-    /// Growth of exploration with visits, `c_base` (AlphaZero: 19652).
-    c_base: f32 = 19652.0,
-    /// First-play urgency: an unvisited child is valued at the parent's value minus this times
-    /// the square root of the prior mass of the children already visited (KataGo).
-    fpu_reduction: f32 = 0.2,
-    /// Virtual loss added on the path of a leaf waiting for evaluation.
-    virtual_loss: f32 = 1.0,
-    /// Leaves collected from one tree per evaluation round.
-    leaves_per_round: u32 = 8,
-    /// Softmax temperature of the priors: `softmax(logits / policy_temperature)` over the legal
-    /// actions (1: the network's own distribution; above 1 flattens it, as Leela Chess Zero's
-    /// `PolicySoftmaxTemp`).
-    policy_temperature: f32 = 1.0,
-    /// Dirichlet noise at the root: total concentration spread over the legal actions (alpha =
-    /// this / legal actions; KataGo: 10.83).
-    dirichlet_alpha_total: f32 = 10.83,
-    /// Weight of the noise in the root priors (0 turns noise off; AlphaZero: 0.25).
-    dirichlet_fraction: f32 = 0.25,
-    /// Keep the chosen child's subtree for the next move.
-    tree_reuse: bool = true,
-    /// Gumbel root search (Danihelka et al., "Policy improvement by planning with Gumbel", ICLR
-    /// 2022; mctx's `gumbel_muzero_policy`): the number of root actions considered, sampled
-    /// without replacement by Gumbel draws plus log priors and narrowed by sequential halving
-    /// over the search's simulations; the policy target is the completed-Q improved policy
-    /// (`mcts::Tree::policy`). Below the root the search is PUCT as usual. 0: PUCT at
-    /// the root too (visit counts are the policy, Dirichlet noise explores).
-    gumbel_actions: u32 = 0,
-    /// `c_visit` of the Gumbel search's value transform `sigma(q) = (c_visit + max visits) *
-    /// c_scale * q`, `q` rescaled to 0..1 over the root's children (mctx: 50).
-    gumbel_c_visit: f32 = 50.0,
-    /// `c_scale` of the same transform (mctx: 0.1).
-    gumbel_c_scale: f32 = 0.1,
-}
-
-/// A search setting out of its range (NaN and infinities included).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{key}: {reason}")]
-pub struct SettingError {
-    /// The setting, by its config key.
-    pub key: &'static str,
-    /// What its value must be.
-    pub reason: &'static str,
-}
-
-/// Checks a setting: `Err` with its key and range unless `ok`.
-pub(crate) fn check(ok: bool, key: &'static str, reason: &'static str) -> Result<(), SettingError> {
-    if ok { Ok(()) } else { Err(SettingError { key, reason }) }
-}
-
 impl SearchConfig {
-    /// Checks every value's range; NaN and infinities are refused everywhere.
+    /// Checks every value against its declared range; NaN and infinities are refused
+    /// everywhere.
     pub fn validate(&self) -> Result<(), SettingError> {
-        let positive = |x: f32| x > 0.0 && x.is_finite();
-        check(positive(self.c_puct), "c_puct", "must be a positive finite number")?;
-        check(positive(self.c_base), "c_base", "must be a positive finite number")?;
-        check(self.fpu_reduction.is_finite(), "fpu_reduction", "must be a finite number")?;
-        check(
-            self.virtual_loss >= 0.0 && self.virtual_loss.is_finite(),
-            "virtual_loss",
-            "must be a finite number, 0 or more",
-        )?;
-        check(
-            (1..=MAX_LEAVES_PER_ROUND).contains(&self.leaves_per_round),
-            "leaves_per_round",
-            "must be between 1 and 65536",
-        )?;
-        check(
-            positive(self.policy_temperature),
-            "policy_temperature",
-            "must be a positive finite number",
-        )?;
-        // One action is no choice: a Gumbel root needs two or more (the player grammar's
-        // `gumbel=K` the same).
-        check(
-            self.gumbel_actions != 1 && self.gumbel_actions <= MAX_GUMBEL_ACTIONS,
-            "gumbel_actions",
-            "must be 0 (a PUCT root) or between 2 and 65536",
-        )?;
-        check(
-            self.gumbel_c_visit >= 0.0 && self.gumbel_c_visit.is_finite(),
-            "gumbel_c_visit",
-            "must be a finite number, 0 or more",
-        )?;
-        check(positive(self.gumbel_c_scale), "gumbel_c_scale", "must be a positive finite number")?;
-        self.noise(0).validate()
-    }
-
-    /// The root noise of these settings, with `seed`.
-    pub fn noise(&self, seed: u64) -> Noise {
-        Noise { alpha_total: self.dirichlet_alpha_total, fraction: self.dirichlet_fraction, seed }
+        self.check_ranges()
     }
 }
 
@@ -296,7 +201,7 @@ mod tests {
         }
         assert_eq!(
             SearchSettings::field("c_puct").unwrap().help(),
-            "Exploration constant `c_init` of PUCT (AlphaZero: 1.25)."
+            "Exploration constant `c_init` of PUCT (AlphaZero: 1.25). More than 0."
         );
     }
 

@@ -1,63 +1,12 @@
 //! Typed self-play settings, read from TOML. Every key is documented and defaulted; an unknown key
 //! is an error naming it. Examples: `configs/selfplay.toml`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use zertz_env::{Board, MarbleSet, Variant};
 use zertz_search::{Preset, SearchConfig, SearchSettings, SettingError};
-
-use crate::settings::Settings;
-
-/// A config file that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file cannot be read.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// Not valid TOML (or JSON, from a Python dict), an unknown key, or a value of the wrong
-    /// type.
-    #[error("{0}")]
-    Parse(String),
-    /// A value out of range.
-    #[error("{key}: {reason}")]
-    Value {
-        /// The key.
-        key: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A value of a section out of range.
-    #[error("{section}.{error}")]
-    Setting {
-        /// The section (`search`).
-        section: &'static str,
-        /// The key and what is wrong.
-        error: SettingError,
-    },
-}
-
-impl zertz_env::Classify for ConfigError {
-    fn class(&self) -> zertz_env::ErrorClass {
-        use zertz_env::{Cause, ErrorClass};
-        match self {
-            ConfigError::Io { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
-            ConfigError::Parse(_) | ConfigError::Value { .. } | ConfigError::Setting { .. } => {
-                ErrorClass::refused(Cause::Invalid)
-            }
-        }
-    }
-}
-
-/// The text of a config file: a regular file (a FIFO or a device would block or never end).
-pub fn read_text(path: &Path) -> Result<String, ConfigError> {
-    zertz_env::files::read_text(path)
-        .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })
-}
+use zertz_settings::Settings;
+pub use zertz_settings::{ConfigError, read_text};
 
 /// The fewest simulations of a self-play search: the first evaluates the root, the second visits
 /// a move.
@@ -70,48 +19,46 @@ pub const MAX_GAMES_PER_WORKER: usize = 1 << 16;
 /// The most samples of one shard file.
 pub const MAX_SHARD_SIZE: usize = 1 << 20;
 
-crate::settings! {
+zertz_settings::settings! {
     /// Self-play settings: a config file's keys (configs/selfplay.toml), `zertz selfplay`'s
     /// options and the keywords of `zertz.selfplay`.
     pub struct SelfPlayConfig {
-        /// The board, by its number of rings (37, 40, 43, 44, 48 or 61; checked when read).
+        /// The board, by its number of rings.
         pub board: Board = Board::R37,
         /// Blitz marble set (5/7/9) instead of the standard one.
         pub blitz: bool = false,
         /// Games to play.
         pub games: u32 = 100,
-        /// Worker threads (0: every core; at most 1024).
-        pub threads: usize = 0,
-        /// Games searched together by one worker (1 to 65536); their leaves are evaluated in
-        /// one batch.
-        pub games_per_worker: usize = 32,
+        /// Worker threads (0: every core).
+        pub threads: usize = 0, in Range::at_most(MAX_THREADS as f64),
+        /// Games searched together by one worker; their leaves are evaluated in one batch.
+        pub games_per_worker: usize = 32, in Range::between(1.0, MAX_GAMES_PER_WORKER as f64),
         /// Seed of everything random (first player, noise, temperature, playout caps).
         pub seed: u64 = 0,
-        /// Simulations of a full search (its visits become a policy target); at least 2.
-        pub full_simulations: u32 = 400,
+        /// Simulations of a full search (its visits become a policy target; one simulation
+        /// evaluates the root only).
+        pub full_simulations: u32 = 400, in Range::at_least(MIN_SIMULATIONS as f64),
         /// Simulations of a fast search (KataGo's playout-cap randomization; not a policy
-        /// target); at least 2.
-        pub fast_simulations: u32 = 80,
-        /// Probability that a move gets a full search, 0 to 1 (1 turns playout-cap
-        /// randomization off).
-        pub full_search_probability: f32 = 0.25,
-        /// Temperature of move selection (0 or more) for the first `temperature_actions`
-        /// actions of a game.
-        pub temperature: f32 = 1.0,
+        /// target).
+        pub fast_simulations: u32 = 80, in Range::at_least(MIN_SIMULATIONS as f64),
+        /// Probability that a move gets a full search (1 turns playout-cap randomization off).
+        pub full_search_probability: f32 = 0.25, in Range::between(0.0, 1.0),
+        /// Temperature of move selection for the first `temperature_actions` actions of a game.
+        pub temperature: f32 = 1.0, in Range::at_least(0.0),
         /// Number of actions played with `temperature`; later ones use `final_temperature`.
         pub temperature_actions: u32 = 20,
-        /// Temperature after that (0 or more; 0: the most visited action).
-        pub final_temperature: f32 = 0.0,
-        /// Resign when the root value of the player to move stays below this, -1 to 1 (-1
-        /// turns it off).
-        pub resign_threshold: f32 = -0.95,
-        /// Share of games that never resign (0 to 1), to measure how often resignation would
-        /// have been wrong.
-        pub resign_playout_fraction: f32 = 0.1,
-        /// A game is stopped as a draw after this many actions (at least 1).
-        pub max_actions: u32 = 1000,
-        /// Training samples per shard file (1 to 1048576).
-        pub shard_size: usize = 4096,
+        /// Temperature after that (0: the most visited action).
+        pub final_temperature: f32 = 0.0, in Range::at_least(0.0),
+        /// Resign when the root value of the player to move stays below this (-1 turns it
+        /// off).
+        pub resign_threshold: f32 = -0.95, in Range::between(-1.0, 1.0),
+        /// Share of games that never resign, to measure how often resignation would have been
+        /// wrong.
+        pub resign_playout_fraction: f32 = 0.1, in Range::between(0.0, 1.0),
+        /// A game is stopped as a draw after this many actions.
+        pub max_actions: u32 = 1000, in Range::at_least(1.0),
+        /// Training samples per shard file.
+        pub shard_size: usize = 4096, in Range::between(1.0, MAX_SHARD_SIZE as f64),
         /// Search settings: a preset (`preset = "rollout"`; none: the evaluator's choice) and
         /// overrides of its settings (`c_puct`, ...; docs/search.md).
         pub search: SearchSettings = SearchSettings::default(),
@@ -119,46 +66,8 @@ crate::settings! {
 }
 
 impl Settings for SelfPlayConfig {
-    /// Checks every value's range (NaN and infinities are refused everywhere).
-    fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |key, reason: &str| Err(ConfigError::Value { key, reason: reason.to_string() });
-        if self.threads > MAX_THREADS {
-            return bad("threads", "must be at most 1024 (0: every core)");
-        }
-        if !(1..=MAX_GAMES_PER_WORKER).contains(&self.games_per_worker) {
-            return bad("games_per_worker", "must be between 1 and 65536");
-        }
-        if !(1..=MAX_SHARD_SIZE).contains(&self.shard_size) {
-            return bad("shard_size", "must be between 1 and 1048576");
-        }
-        if self.max_actions == 0 {
-            return bad("max_actions", "must be at least 1");
-        }
-        if !(-1.0..=1.0).contains(&self.resign_threshold) {
-            return bad("resign_threshold", "must be between -1 (never resign) and 1");
-        }
-        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
-            return bad("temperature", "must be a finite number, 0 or more");
-        }
-        if !(self.final_temperature >= 0.0 && self.final_temperature.is_finite()) {
-            return bad("final_temperature", "must be a finite number, 0 or more");
-        }
-        // One simulation only evaluates the root: no move is visited, so there is neither a
-        // policy target nor visit counts to choose a move from.
-        for (key, n) in [
-            ("full_simulations", self.full_simulations),
-            ("fast_simulations", self.fast_simulations),
-        ] {
-            if n < MIN_SIMULATIONS {
-                return bad(key, "must be at least 2 (one simulation evaluates the root only)");
-            }
-        }
-        if !(0.0..=1.0).contains(&self.full_search_probability) {
-            return bad("full_search_probability", "must be between 0 and 1");
-        }
-        if !(0.0..=1.0).contains(&self.resign_playout_fraction) {
-            return bad("resign_playout_fraction", "must be between 0 and 1");
-        }
+    /// The search's overrides, over any preset (every preset is in range).
+    fn check_together(&self) -> Result<(), ConfigError> {
         self.search_config(Preset::Default).map(|_| ())
     }
 }
@@ -171,9 +80,9 @@ impl SelfPlayConfig {
     }
 
     /// Parses TOML text and checks the values: the settings' one reader of files
-    /// ([`crate::settings::from_layers`]), an error naming the key.
+    /// ([`zertz_settings::from_layers`]), an error naming the key.
     pub fn from_toml(text: &str) -> Result<SelfPlayConfig, ConfigError> {
-        crate::settings::from_layers([crate::settings::toml_layer(text, &[])?.0])
+        zertz_settings::from_layers([zertz_settings::toml_layer(text, &[])?.0])
     }
 
     /// The board and marble set.
@@ -187,16 +96,6 @@ impl SelfPlayConfig {
         self.search
             .resolve(preset)
             .map_err(|e: SettingError| ConfigError::Setting { section: "search", error: e })
-    }
-}
-
-/// The search's overrides as settings of their own (Python's `MCTS(**settings)`), each checked by
-/// the search's ranges (every preset is in range, so resolving over any checks the overrides).
-impl Settings for SearchSettings {
-    fn validate(&self) -> Result<(), ConfigError> {
-        self.resolve(Preset::Default)
-            .map(|_| ())
-            .map_err(|e| ConfigError::Value { key: e.key, reason: e.reason.to_string() })
     }
 }
 

@@ -18,11 +18,11 @@ use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64
 
 use crate::config::{ConfigError, SelfPlayConfig};
 use crate::records::{End, GameRecord};
-use crate::settings::Settings;
 use crate::shard::{Sample, ShardWriter, final_captures};
 use zertz_search::SearchConfig;
 use zertz_search::evaluator::{EvalError, Evaluator};
 use zertz_search::mcts::{Finished, Scratch, Tree, search_interruptible};
+use zertz_settings::Settings;
 
 /// Self-play stopped.
 #[derive(Debug, thiserror::Error)]

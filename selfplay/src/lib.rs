@@ -2,20 +2,15 @@
 //! its settings, the shards (`.npz`) and the game records.
 //!
 //! - [`config`]: [`config::SelfPlayConfig`], read from TOML; every key documented and checked.
-//! - [`settings`](mod@settings): settings types that describe themselves ([`settings!`]), for every front.
 //! - [`driver`]: [`driver::run`] plays the games on worker threads and writes the output.
 //! - [`shard`]: the format of the shards (the training data), [`npz`] their writer; [`records`]:
 //!   game records (JSON lines, boardspace SGF).
 //!
 //! The search itself is `zertz-search`; players and matches are `zertz-arena`.
 
-// The settings! macro names this crate by its name (serde's attributes take a path as text).
-extern crate self as zertz_selfplay;
-
 pub mod config;
 pub mod dataset;
 pub mod driver;
 pub mod npz;
 pub mod records;
-pub mod settings;
 pub mod shard;

@@ -12,7 +12,7 @@
 
 use zertz_fuzzkit::{TOML_TOKENS, config_corpus, fuzz};
 use zertz_selfplay::config::{MAX_THREADS, SelfPlayConfig};
-use zertz_selfplay::settings::Settings;
+use zertz_settings::Settings;
 
 fn check_selfplay_config(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);

@@ -1,23 +1,57 @@
-//! What a settings type says of itself: its fields ([`Described::FIELDS`]: name, documentation,
-//! [`Kind`], whether it may be empty), from which every front derives what it shows and reads:
-//! the command line's options, Python's keywords and their stubs, the docs.
+//! Settings types that describe themselves: each declared once by [`settings!`], every field
+//! with its doc comment, type, default and range, from which come the checks and their errors
+//! ([`Described::check_ranges`]), serde's reading (unknown keys refused, missing keys defaulted),
+//! and what every front shows and reads ([`Described::FIELDS`]: name, documentation, [`Kind`],
+//! [`Range`]): the command line's options, Python's keywords and their stubs, the docs.
 //!
-//! The types are declared once, each field with its doc comment, type and default, by a macro
-//! beside the job that owns them (`zertz_selfplay::settings!` for the jobs' settings,
-//! `zertz_search`'s for the search's); reading and merging layers of them (files, options,
-//! keywords) is `zertz_selfplay::settings`'s. This crate is the part both need.
+//! Reading and merging layers of settings (files, options, keywords) is [`from_layers`]; the
+//! errors are [`ConfigError`] and [`SettingError`].
 //!
 //! ```
-//! use zertz_settings::{Kind, SettingType};
-//! assert_eq!(<u32 as SettingType>::KIND, Kind::Int);
-//! assert!(<Option<f32> as SettingType>::OPTIONAL);
-//! assert_eq!(Kind::Number.parse("0.25").unwrap(), serde_json::json!(0.25));
-//! assert!(Kind::Int.parse("-1").is_err());
+//! use zertz_settings::{ConfigError, Described, Kind, Range, Settings, from_layers};
+//!
+//! zertz_settings::settings! {
+//!     /// A tiny job.
+//!     pub struct Tiny {
+//!         /// How many.
+//!         pub count: u32 = 3, in Range::at_most(9.0),
+//!         /// How hot (`count` of them at most).
+//!         pub heat: f32 = 1.0, in Range::at_least(0.0),
+//!     }
+//! }
+//! impl Settings for Tiny {
+//!     fn check_together(&self) -> Result<(), ConfigError> {
+//!         if self.heat > self.count as f32 {
+//!             return Err(ConfigError::Value { key: "heat", reason: "must be at most count".into() });
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//! assert_eq!(Tiny::FIELDS[0].name, "count");
+//! assert_eq!(Tiny::FIELDS[0].kind, Kind::Int);
+//! assert_eq!(Tiny::FIELDS[0].help(), "How many. At most 9.");
+//! let layer = serde_json::json!({"count": 5}).as_object().unwrap().clone();
+//! assert_eq!(from_layers::<Tiny>([layer]).unwrap().count, 5);
+//! let layer = serde_json::json!({"count": 10}).as_object().unwrap().clone();
+//! assert_eq!(from_layers::<Tiny>([layer]).unwrap_err().to_string(), "count: must be at most 9");
+//! let layer = serde_json::json!({"count": 0}).as_object().unwrap().clone();
+//! assert_eq!(from_layers::<Tiny>([layer]).unwrap_err().to_string(), "heat: must be at most count");
 //! ```
+//!
+//! Adding a setting is a field of its declaration (doc, type, default, range) and its test.
+
+mod error;
+mod layers;
+mod macros;
+mod range;
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+pub use error::{ConfigError, SettingError, read_text};
+pub use layers::{Layer, Settings, check_value, defaults, from_layers, toml_layer};
+pub use range::{Bound, Range};
 /// A setting's value, as the fronts hand it over (JSON's data model).
 pub use serde_json::Value;
 
@@ -86,7 +120,7 @@ impl Kind {
 }
 
 /// One field of a settings type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Field {
     /// Its key (in files, Python keywords; `--key-with-dashes` on the command line).
     pub name: &'static str,
@@ -96,12 +130,42 @@ pub struct Field {
     pub kind: Kind,
     /// Whether it may be empty (`None`: left out of a file, None in Python).
     pub optional: bool,
+    /// The values it takes, if it is a number with a range.
+    pub range: Option<Range>,
 }
 
 impl Field {
-    /// The documentation as one paragraph.
+    /// The documentation as one paragraph, then the range (`At most 1024.`).
     pub fn help(&self) -> String {
-        self.doc.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+        let doc =
+            self.doc.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        match self.range_text() {
+            Some(range) => format!("{doc} {range}."),
+            None => doc,
+        }
+    }
+
+    /// The range in words, capitalised for a sentence of its own (`At most 1024`), if any: a
+    /// number's declared range, the boards there are.
+    pub fn range_text(&self) -> Option<String> {
+        let text = match (self.kind, self.range) {
+            (Kind::Board, _) => format!("one of {}", zertz_env::Board::choices()),
+            (_, Some(range)) => range.describe(self.kind),
+            (_, None) => return None,
+        };
+        let mut chars = text.chars();
+        let first = chars.next()?;
+        Some(first.to_uppercase().chain(chars).collect())
+    }
+
+    /// Checks a value of this field against its range: the error names the key.
+    pub fn check(&self, x: f64) -> Result<(), SettingError> {
+        match self.range {
+            Some(range) => {
+                range.check(x, self.kind).map_err(|reason| SettingError { key: self.name, reason })
+            }
+            None => Ok(()),
+        }
     }
 }
 
@@ -116,6 +180,11 @@ pub trait SettingType {
     fn is_empty(&self) -> bool {
         false
     }
+
+    /// The value as a number, for its range (none: not a number, or empty).
+    fn number(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// `SettingType` for plain types of one kind.
@@ -127,13 +196,34 @@ macro_rules! setting_types {
     };
 }
 
-setting_types! {
+/// `SettingType` for numbers: their value, for their range.
+macro_rules! number_types {
+    ($($kind:ident: $($ty:ty),+;)+) => {
+        $($(impl SettingType for $ty {
+            const KIND: Kind = Kind::$kind;
+
+            fn number(&self) -> Option<f64> {
+                Some(*self as f64)
+            }
+        })+)+
+    };
+}
+
+number_types! {
     Int: usize, u32, u64;
+    Number: f32;
+}
+setting_types! {
     Bool: bool;
-    Seconds: Seconds;
     Path: PathBuf;
     Board: zertz_env::Board;
-    Number: f32;
+}
+impl SettingType for Seconds {
+    const KIND: Kind = Kind::Seconds;
+
+    fn number(&self) -> Option<f64> {
+        Some(self.0)
+    }
 }
 impl<T: SettingType> SettingType for Option<T> {
     const KIND: Kind = T::KIND;
@@ -142,6 +232,10 @@ impl<T: SettingType> SettingType for Option<T> {
     fn is_empty(&self) -> bool {
         self.is_none()
     }
+
+    fn number(&self) -> Option<f64> {
+        self.as_ref().and_then(T::number)
+    }
 }
 
 /// A number of seconds (a float in files and Python, checked by the setting that holds it).
@@ -149,11 +243,24 @@ impl<T: SettingType> SettingType for Option<T> {
 #[serde(transparent)]
 pub struct Seconds(pub f64);
 
-/// A settings type that lists its fields (made by a declaration macro: `zertz_selfplay::settings!`,
-/// `zertz_search`'s search settings).
+/// A settings type that lists its fields (made by [`settings!`]).
 pub trait Described {
     /// Its fields, in order.
     const FIELDS: &'static [Field];
+
+    /// The value of the field `key` as a number, for its range (none: no such field, not a
+    /// number, or empty).
+    fn number(&self, key: &str) -> Option<f64>;
+
+    /// Checks every value against its field's declared range, in the fields' order.
+    fn check_ranges(&self) -> Result<(), SettingError> {
+        for field in Self::FIELDS {
+            if let Some(x) = self.number(field.name) {
+                field.check(x)?;
+            }
+        }
+        Ok(())
+    }
 
     /// The field of that key.
     fn field(name: &str) -> Option<&'static Field> {

@@ -37,6 +37,7 @@ mod timed;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use zertz_settings::{Kind, Range};
 
 use zertz_env::{Action, Move, Outcome, Position};
 
@@ -178,15 +179,15 @@ pub const MIN_MOVE_TIME: Duration = Duration::from_millis(1);
 /// The longest time per move: an hour.
 pub const MAX_MOVE_TIME: Duration = Duration::from_secs(3600);
 
-/// A time per move in seconds (`--move-time`, `:time=`), checked: a number from 0.001 to 3600.
+/// The times per move a player takes, in seconds: [`MIN_MOVE_TIME`] to [`MAX_MOVE_TIME`].
+pub const MOVE_TIME: Range =
+    Range::between(MIN_MOVE_TIME.as_secs_f64(), MAX_MOVE_TIME.as_secs_f64());
+
+/// A time per move in seconds (`--move-time`, `:time=`), checked against [`MOVE_TIME`].
 pub fn check_move_time(seconds: f64) -> Result<Duration, String> {
-    let (min, max) = (MIN_MOVE_TIME.as_secs_f64(), MAX_MOVE_TIME.as_secs_f64());
-    if seconds.is_finite() && (min..=max).contains(&seconds) {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        Err(format!(
-            "the time per move must be a number of seconds from {min} to {max}, not {seconds}"
-        ))
+    match MOVE_TIME.check(seconds, Kind::Seconds) {
+        Ok(()) => Ok(Duration::from_secs_f64(seconds)),
+        Err(reason) => Err(format!("the time per move {reason}, not {seconds}")),
     }
 }
 

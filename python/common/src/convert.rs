@@ -7,8 +7,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList};
 use serde::Serialize;
 use std::path::PathBuf;
-use zertz_selfplay::config::{ConfigError, SelfPlayConfig};
-use zertz_selfplay::settings::{self, Field, Kind, Layer, Settings, Value};
+use zertz_selfplay::config::SelfPlayConfig;
+use zertz_settings::ConfigError;
+use zertz_settings::{self as settings, Field, Kind, Layer, Settings, Value};
 
 use crate::error::Error;
 
@@ -196,7 +197,7 @@ pub fn selfplay_settings(
                         obj.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
                     ))
                 })?;
-                let text = zertz_selfplay::config::read_text(&path)?;
+                let text = zertz_settings::read_text(&path)?;
                 settings::toml_layer(&text, &[])?.0
             }
         },

@@ -13,8 +13,8 @@ use zertz_env::{
 };
 use zertz_search::EvalError;
 use zertz_search::SettingError;
-use zertz_selfplay::config::ConfigError;
 use zertz_selfplay::driver::SelfPlayError;
+use zertz_settings::ConfigError;
 
 /// Why a call into the bindings failed.
 #[derive(Debug, thiserror::Error)]

@@ -201,10 +201,9 @@ pub fn selfplay<'py>(
 /// draws and losses of `a`, score, Elo with its 95% interval, `move_time`, and each side's effort
 /// `a_effort`/`b_effort`: moves, seconds, CPU seconds, work, unit). `settings` are the match's
 /// settings by keyword, those of `zertz match` (`match_settings()` lists them with their
-/// defaults: `games`, `board`, `blitz`, `seed`, `threads`, `search_threads`, `opening_actions`,
-/// `max_actions`, `out`, `answer_time`, `move_time`); an unknown one is a TypeError. Networks run on `device` in `precision` (unless
-/// their spec names one; on a GPU through CUDA graphs where they can be, as `cuda_graphs` says:
-/// None, True, False). With `out`, a new file
+/// defaults, ranges and docs); an unknown one is a TypeError. Networks run on `device` in
+/// `precision` (unless their spec names one; on a GPU through CUDA graphs where they can be, as
+/// `cuda_graphs` says: None, True, False). With `out`, a new file
 /// (one that exists is refused with `FileExistsError`, never replaced), every game is written
 /// there as a JSON line as it ends, in game order. Ctrl-C stops it (`KeyboardInterrupt`;
 /// programs are ended at once, the games finished are in `out`).
@@ -228,7 +227,7 @@ pub fn play_match<'py>(
     let layer = settings_layer::<MatchSettings>("match", settings, &[])?;
     let job = MatchJob {
         inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
-        ..MatchJob::with(a, b, zertz_selfplay::settings::from_layers([layer])?)
+        ..MatchJob::with(a, b, zertz_settings::from_layers([layer])?)
     };
     let stop = AtomicBool::new(false);
     let (result, signal) =

@@ -99,34 +99,34 @@ def selfplay(
     The settings (each defaults to the config's value, else to the engine's default):
 
     # <generated: selfplay settings>
-    - ``board`` (default ``37``): The board, by its number of rings (37, 40, 43, 44, 48 or 61;
-      checked when read).
+    - ``board`` (default ``37``): The board, by its number of rings. One of 37, 40, 43, 44, 48
+      or 61.
     - ``blitz`` (default ``False``): Blitz marble set (5/7/9) instead of the standard one.
     - ``games`` (default ``100``): Games to play.
-    - ``threads`` (default ``0``): Worker threads (0: every core; at most 1024).
-    - ``games_per_worker`` (default ``32``): Games searched together by one worker (1 to 65536);
-      their leaves are evaluated in one batch.
+    - ``threads`` (default ``0``): Worker threads (0: every core). At most 1024.
+    - ``games_per_worker`` (default ``32``): Games searched together by one worker; their leaves
+      are evaluated in one batch. 1 to 65536.
     - ``seed`` (default ``0``): Seed of everything random (first player, noise, temperature,
       playout caps).
     - ``full_simulations`` (default ``400``): Simulations of a full search (its visits become a
-      policy target); at least 2.
+      policy target; one simulation evaluates the root only). At least 2.
     - ``fast_simulations`` (default ``80``): Simulations of a fast search (KataGo's playout-cap
-      randomization; not a policy target); at least 2.
-    - ``full_search_probability`` (default ``0.25``): Probability that a move gets a full
-      search, 0 to 1 (1 turns playout-cap randomization off).
-    - ``temperature`` (default ``1.0``): Temperature of move selection (0 or more) for the first
-      `temperature_actions` actions of a game.
+      randomization; not a policy target). At least 2.
+    - ``full_search_probability`` (default ``0.25``): Probability that a move gets a full search
+      (1 turns playout-cap randomization off). 0 to 1.
+    - ``temperature`` (default ``1.0``): Temperature of move selection for the first
+      `temperature_actions` actions of a game. 0 or more.
     - ``temperature_actions`` (default ``20``): Number of actions played with `temperature`;
       later ones use `final_temperature`.
-    - ``final_temperature`` (default ``0.0``): Temperature after that (0 or more; 0: the most
-      visited action).
+    - ``final_temperature`` (default ``0.0``): Temperature after that (0: the most visited
+      action). 0 or more.
     - ``resign_threshold`` (default ``-0.95``): Resign when the root value of the player to move
-      stays below this, -1 to 1 (-1 turns it off).
-    - ``resign_playout_fraction`` (default ``0.1``): Share of games that never resign (0 to 1),
-      to measure how often resignation would have been wrong.
-    - ``max_actions`` (default ``1000``): A game is stopped as a draw after this many actions
-      (at least 1).
-    - ``shard_size`` (default ``4096``): Training samples per shard file (1 to 1048576).
+      stays below this (-1 turns it off). -1 to 1.
+    - ``resign_playout_fraction`` (default ``0.1``): Share of games that never resign, to
+      measure how often resignation would have been wrong. 0 to 1.
+    - ``max_actions`` (default ``1000``): A game is stopped as a draw after this many actions.
+      At least 1.
+    - ``shard_size`` (default ``4096``): Training samples per shard file. 1 to 1048576.
     # </generated: selfplay settings>
     """
 
@@ -185,35 +185,36 @@ def match(
     one out of range ValueError naming it:
 
     # <generated: match settings>
-    - ``games`` (default ``100``): Number of games (at most 16777216); the players alternate who
-      starts.
-    - ``board`` (default ``37``): The board, by its number of rings: 37, 40, 43, 44, 48 or 61.
+    - ``games`` (default ``100``): Number of games; the players alternate who starts. At most
+      16777216.
+    - ``board`` (default ``37``): The board, by its number of rings. One of 37, 40, 43, 44, 48
+      or 61.
     - ``blitz`` (default ``False``): The blitz marble set (5/7/9) instead of the standard one
       (6/8/10).
     - ``seed`` (default ``0``): Seed of the match (players and games are seeded from it).
-    - ``threads`` (default ``0``): Worker threads (0: one per core; at most 1024). Each plays
-      one game at a time and keeps its two players' memory: 32 MiB for two alpha-beta players (a
-      16 MiB table each), a search tree for an MCTS or network player (up to 1 GiB on long
-      searches).
+    - ``threads`` (default ``0``): Worker threads (0: one per core). Each plays one game at a
+      time and keeps its two players' memory: 32 MiB for two alpha-beta players (a 16 MiB table
+      each), a search tree for an MCTS or network player (up to 1 GiB on long searches). At most
+      1024.
     - ``search_threads`` (default ``0``): Threads of each network player's search (0: the cores
-      shared among the games played at once, so that one game at a time searches on every core;
-      at most 256): each thread evaluates rounds of at least 8 leaves of its own and takes turns
-      on the tree. The games of a fixed number of simulations depend on it (not on the timing):
-      name it (1, say) for games that do not depend on the machine's cores.
+      shared among the games played at once, so that one game at a time searches on every core):
+      each thread evaluates rounds of at least 8 leaves of its own and takes turns on the tree.
+      The games of a fixed number of simulations depend on it (not on the timing): name it (1,
+      say) for games that do not depend on the machine's cores. At most 256.
     - ``opening_actions`` (default ``0``): Random single actions played before the players take
       over, the same for both games of a pair (A on each side once): varied games between
       deterministic players.
-    - ``max_actions`` (default ``2000``): Actions after which an unfinished game is a draw (at
-      least 1).
+    - ``max_actions`` (default ``2000``): Actions after which an unfinished game is a draw. At
+      least 1.
     - ``out`` (default ``None``): Write every game as a JSON line to this file, in game order as
       they end: a new file, never one that exists (left out: not written).
     - ``answer_time`` (default ``30.0``): The longest a cmd: player's program may take to answer
-      one command, in seconds (more than 0, at most a day); past it, or past 1 MiB, it fails the
-      match and is ended.
-    - ``move_time`` (default ``None``): Time per move in seconds (0.001 to 3600; left out or 0:
-      none) for every player that searches (alphabeta, mcts, uniform, nn) and has no :time= of
-      its own: each search runs until it is spent instead of counting simulations or depth.
-      Players of different kinds meet fairly only this way.
+      one command, in seconds; past it, or past 1 MiB, it fails the match and is ended. More
+      than 0, at most 86400 seconds.
+    - ``move_time`` (default ``None``): Time per move in seconds (left out or 0: none) for every
+      player that searches (alphabeta, mcts, uniform, nn) and has no :time= of its own: each
+      search runs until it is spent instead of counting simulations or depth. Players of
+      different kinds meet fairly only this way. 0 or 0.001 to 3600 seconds.
     # </generated: match settings>
 
     With ``out``, a file that exists (a FIFO among them) raises FileExistsError and is never

@@ -2,8 +2,10 @@
 
 use zertz_env::SplitMix64;
 
+use zertz_settings::Described;
+
 use super::tree::{State, Tree};
-use crate::config::{SettingError, check};
+use crate::config::{SearchConfig, SettingError};
 use crate::priors::sort_edges;
 
 /// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
@@ -19,14 +21,27 @@ pub struct Noise {
 }
 
 impl Noise {
-    /// Checks the concentration (positive and finite) and the weight (0 to 1).
+    /// Checks the concentration and the weight against the ranges of the search settings they
+    /// come from (`dirichlet_alpha_total`, `dirichlet_fraction`).
     pub fn validate(&self) -> Result<(), SettingError> {
-        check(
-            self.alpha_total > 0.0 && self.alpha_total.is_finite(),
-            "dirichlet_alpha_total",
-            "must be a positive finite number",
-        )?;
-        check((0.0..=1.0).contains(&self.fraction), "dirichlet_fraction", "must be between 0 and 1")
+        let config = SearchConfig {
+            dirichlet_alpha_total: self.alpha_total,
+            dirichlet_fraction: self.fraction,
+            ..SearchConfig::default()
+        };
+        for key in ["dirichlet_alpha_total", "dirichlet_fraction"] {
+            if let (Some(field), Some(x)) = (SearchConfig::field(key), config.number(key)) {
+                field.check(x)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SearchConfig {
+    /// The root noise of these settings, with `seed`.
+    pub fn noise(&self, seed: u64) -> Noise {
+        Noise { alpha_total: self.dirichlet_alpha_total, fraction: self.dirichlet_fraction, seed }
     }
 }
 

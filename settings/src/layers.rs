@@ -1,107 +1,30 @@
-//! Settings types that describe themselves: one struct per job, declared once with
-//! [`settings!`](crate::settings!), from which every front derives what it shows and checks.
-//!
-//! A settings struct is a serde type (unknown keys refused, missing keys defaulted) that also
-//! lists its fields ([`Described::FIELDS`]: name, documentation, [`Kind`], whether it may be
-//! empty) and checks its values ([`Settings::validate`], errors naming the key). From that:
-//!
-//! - a TOML file is a layer of it ([`toml_layer`]), keys beside the settings taken out first;
-//! - the command line gets one option per field (`cli`'s `SettingArgs`: `--opening-actions N`,
-//!   its help from the field's doc and default, each value checked as it is parsed);
-//! - Python gets keyword arguments of the same names (`zertz.match(**settings)`), their types
-//!   checked by [`Kind`] and the stub generated from [`Described::FIELDS`];
-//! - layers merge in order ([`from_layers`]: the file, then the options), each value checked
-//!   alone, so that an error names the key that holds it.
-//!
-//! Adding a setting is adding a field (its doc, type and default) and its check.
-//!
-//! ```
-//! use zertz_selfplay::settings::{Described, Kind, Settings, from_layers};
-//! use zertz_selfplay::config::ConfigError;
-//!
-//! zertz_selfplay::settings! {
-//!     /// A tiny job.
-//!     pub struct Tiny {
-//!         /// How many (at most 9).
-//!         pub count: u32 = 3,
-//!     }
-//! }
-//! impl Settings for Tiny {
-//!     fn validate(&self) -> Result<(), ConfigError> {
-//!         if self.count > 9 {
-//!             return Err(ConfigError::Value { key: "count", reason: "must be at most 9".into() });
-//!         }
-//!         Ok(())
-//!     }
-//! }
-//! assert_eq!(Tiny::FIELDS[0].name, "count");
-//! assert_eq!(Tiny::FIELDS[0].kind, Kind::Int);
-//! let layer = serde_json::json!({"count": 5}).as_object().unwrap().clone();
-//! assert_eq!(from_layers::<Tiny>([layer]).unwrap().count, 5);
-//! let layer = serde_json::json!({"count": 10}).as_object().unwrap().clone();
-//! assert_eq!(from_layers::<Tiny>([layer]).unwrap_err().to_string(), "count: must be at most 9");
-//! ```
+//! Layers of settings ([`from_layers`]): a config file ([`toml_layer`]), the command line's
+//! options, Python's keywords, each a map of keys to values, merged in order over the defaults,
+//! each value checked alone so that an error names its key, then the whole checked
+//! ([`Settings::validate`]).
 
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Map;
-/// What a settings type says of itself, and the kinds of values (the `zertz-settings` crate's,
-/// which the search's settings share).
-pub use zertz_settings::{Described, Field, Kind, Seconds, SettingType, Value, is_none};
 
-use crate::config::ConfigError;
+use crate::{ConfigError, Described, Value};
 
 /// A layer of settings: keys and their values, some or all of them ([`from_layers`]).
 pub type Layer = Map<String, Value>;
 
-/// A settings type: described, defaulted, read with serde and checked.
+/// A settings type: described, defaulted, read with serde and checked. Its ranges are its
+/// declaration's ([`Described::check_ranges`]); what no range says (how two settings go together,
+/// a grammar) is [`Settings::check_together`], written beside it.
 pub trait Settings: Described + Default + Serialize + DeserializeOwned {
-    /// Checks every value's range; an error names its key.
-    fn validate(&self) -> Result<(), ConfigError>;
-}
+    /// Checks every value's range, then what the values say together; an error names its key.
+    fn validate(&self) -> Result<(), ConfigError> {
+        self.check_ranges()?;
+        self.check_together()
+    }
 
-/// Declares a settings struct: each field with its doc comment, type and default. It derives
-/// serde (unknown keys refused, missing keys defaulted), `Default` and [`Described`]; the
-/// [`Settings`] impl (the checks) is written beside it. Field types implement [`SettingType`].
-#[macro_export]
-macro_rules! settings {
-    (
-        $(#[$meta:meta])*
-        pub struct $name:ident {
-            $(
-                $(#[doc = $doc:literal])*
-                pub $field:ident : $ty:ty = $default:expr,
-            )*
-        }
-    ) => {
-        $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-        #[serde(deny_unknown_fields, default)]
-        pub struct $name {
-            $(
-                $(#[doc = $doc])*
-                // A string path: `$crate` is not expanded inside it (callers name this crate).
-                #[serde(skip_serializing_if = "zertz_selfplay::settings::is_none")]
-                pub $field: $ty,
-            )*
-        }
-
-        impl Default for $name {
-            fn default() -> $name {
-                $name { $($field: $default,)* }
-            }
-        }
-
-        impl $crate::settings::Described for $name {
-            const FIELDS: &'static [$crate::settings::Field] = &[$(
-                $crate::settings::Field {
-                    name: stringify!($field),
-                    doc: concat!($($doc, "\n",)*),
-                    kind: <$ty as $crate::settings::SettingType>::KIND,
-                    optional: <$ty as $crate::settings::SettingType>::OPTIONAL,
-                },
-            )*];
-        }
-    };
+    /// The checks beyond the declared ranges (none by default).
+    fn check_together(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
 }
 
 /// An unknown key, naming the known ones.

@@ -1,0 +1,149 @@
+//! [`settings!`](crate::settings!): the one declaration of a settings type.
+
+/// Declares a settings struct: each field with its doc comment, type, default and, for a number,
+/// its range (`in Range::between(1.0, 65536.0),`). It derives serde (unknown keys refused,
+/// missing keys defaulted), `Default` and [`Described`](crate::Described): the fields' names,
+/// docs, kinds and ranges, and the range checks. Field types implement
+/// [`SettingType`](crate::SettingType). The [`Settings`](crate::Settings) impl is written beside
+/// it, with what no range says ([`Settings::check_together`](crate::Settings::check_together)).
+///
+/// A second struct may follow, `pub struct NAME overrides { ... }`: the settings' overrides, one
+/// `Option` per field (`None`: not overridden) after the fields written in its braces, with
+/// `apply` (a value of the first struct with them applied) and its own description. The search's
+/// `[search]` table is one: a preset, and overrides of the preset's settings.
+///
+/// The crate that uses it names `zertz_settings` and `serde` among its dependencies (serde's
+/// attributes take paths as text).
+#[macro_export]
+macro_rules! settings {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                pub $field:ident : $ty:ty = $default:expr, $(in $range:expr,)?
+            )*
+        }
+        $(#[$ometa:meta])*
+        pub struct $over:ident overrides {
+            $(
+                $(#[doc = $odoc:literal])*
+                pub $ofield:ident : $oty:ty,
+            )*
+        }
+    ) => {
+        $crate::settings! {
+            $(#[$meta])*
+            pub struct $name {
+                $(
+                    $(#[doc = $doc])*
+                    pub $field: $ty = $default, $(in $range,)?
+                )*
+            }
+        }
+
+        $(#[$ometa])*
+        #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $over {
+            $(
+                $(#[doc = $odoc])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $ofield: $oty,
+            )*
+            $(
+                $(#[doc = $doc])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            )*
+        }
+
+        impl $over {
+            /// `base` with these overrides applied (unchecked).
+            pub fn apply(&self, mut base: $name) -> $name {
+                $(
+                    if let Some(v) = &self.$field {
+                        base.$field = v.clone();
+                    }
+                )*
+                base
+            }
+        }
+
+        /// The overrides (the fields before them are not: they pick what is overridden).
+        impl $crate::Described for $over {
+            const FIELDS: &'static [$crate::Field] = &[$(
+                $crate::Field {
+                    name: stringify!($field),
+                    doc: concat!($($doc, "\n",)*),
+                    kind: <$ty as $crate::SettingType>::KIND,
+                    optional: true,
+                    range: $crate::settings!(@range $($range)?),
+                },
+            )*];
+
+            fn number(&self, key: &str) -> Option<f64> {
+                match key {
+                    $(stringify!($field) => $crate::SettingType::number(&self.$field),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                pub $field:ident : $ty:ty = $default:expr, $(in $range:expr,)?
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct $name {
+            $(
+                $(#[doc = $doc])*
+                // A string path: `$crate` is not expanded inside it (callers name this crate).
+                #[serde(skip_serializing_if = "zertz_settings::is_none")]
+                pub $field: $ty,
+            )*
+        }
+
+        impl Default for $name {
+            fn default() -> $name {
+                $name { $($field: $default,)* }
+            }
+        }
+
+        impl $crate::Described for $name {
+            const FIELDS: &'static [$crate::Field] = &[$(
+                $crate::Field {
+                    name: stringify!($field),
+                    doc: concat!($($doc, "\n",)*),
+                    kind: <$ty as $crate::SettingType>::KIND,
+                    optional: <$ty as $crate::SettingType>::OPTIONAL,
+                    range: $crate::settings!(@range $($range)?),
+                },
+            )*];
+
+            fn number(&self, key: &str) -> Option<f64> {
+                match key {
+                    $(stringify!($field) => $crate::SettingType::number(&self.$field),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+    (@range $range:expr) => {
+        Some({
+            #[allow(unused_imports)]
+            use $crate::Range;
+            $range
+        })
+    };
+    (@range) => {
+        None
+    };
+}
