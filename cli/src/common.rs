@@ -157,15 +157,35 @@ pub fn read_text_file(path: &Path) -> Result<String> {
     zertz_env::files::read_text(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
+/// The board and marble set of a game (`--board RINGS`, `--blitz`): the one declaration of
+/// both options, which the commands that start games flatten into theirs.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct VariantArgs {
+    /// The board, by its number of rings.
+    #[arg(long, default_value_t = Board::R37, help = board_help())]
+    pub board: Board,
+    /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
+    #[arg(long)]
+    pub blitz: bool,
+}
+
+/// `--board`'s help: the boards there are.
+fn board_help() -> String {
+    format!("The board, by its number of rings: {}", Board::choices())
+}
+
+impl VariantArgs {
+    /// The board and marble set.
+    pub fn variant(&self) -> Variant {
+        Variant::new(self.board, MarbleSet::of_blitz(self.blitz))
+    }
+}
+
 /// Where a position comes from: a start position, optionally followed by moves.
 #[derive(Args, Debug)]
 pub struct PositionArgs {
-    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-    #[arg(long, default_value_t = Board::R37)]
-    board: Board,
-    /// Use the blitz marble set (5/7/9) instead of the standard one (6/8/10).
-    #[arg(long)]
-    blitz: bool,
+    #[command(flatten)]
+    variant: VariantArgs,
     /// Start from a position in the text format instead (board and marble set come from it).
     #[arg(long, conflicts_with_all = ["board", "blitz"])]
     position: Option<String>,
@@ -178,10 +198,7 @@ impl PositionArgs {
     pub fn resolve(&self) -> Result<Position> {
         let mut pos = match &self.position {
             Some(text) => Position::from_text(text).context("bad --position")?,
-            None => {
-                let set = MarbleSet::of_blitz(self.blitz);
-                Position::new(Variant::new(self.board, set), Player::P0)
-            }
+            None => Position::new(self.variant.variant(), Player::P0),
         };
         for (i, text) in self.moves.split_whitespace().enumerate() {
             let m = pos

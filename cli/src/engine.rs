@@ -14,12 +14,12 @@ use clap::Args;
 use zertz_arena::players::SpecError;
 use zertz_arena::protocol::{EngineSession, VariantHook};
 use zertz_arena::{Models, PlayerSpec};
-use zertz_env::{Board, MarbleSet, Variant};
+use zertz_env::{MarbleSet, Variant};
 use zertz_model::Model;
 use zertz_model::inference::Inference;
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, MAX_TREE_BYTES};
 
-use crate::common::{DeviceArgs, SearchThreadsArgs, default_player};
+use crate::common::{DeviceArgs, SearchThreadsArgs, VariantArgs, default_player};
 
 /// The longest line read, in bytes; the rest of a longer line is read and dropped, and the line
 /// answered as an error.
@@ -40,12 +40,9 @@ pub struct EngineArgs {
     pub device: DeviceArgs,
     #[command(flatten)]
     pub search: SearchThreadsArgs,
-    /// Board of the first game, and of a network's player: 37, 40, 43, 44, 48 or 61 rings.
-    #[arg(long, default_value_t = Board::R37)]
-    pub board: Board,
-    /// Use the blitz marble set in the first game.
-    #[arg(long)]
-    pub blitz: bool,
+    /// The first game's board and marble set (and a network's player's).
+    #[command(flatten)]
+    pub variant: VariantArgs,
     /// Seed of the engine's random choices and playouts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -198,8 +195,8 @@ fn read_input(ended: Arc<OnceLock<Instant>>) -> Receiver<Input> {
 /// Answers the protocol on standard input and output until `quit` or the end of the input
 /// (see [`EOF_GRACE`]); a search stops at once when nobody reads the answers any more.
 pub fn run(args: EngineArgs) -> Result<ExitCode> {
-    let EngineArgs { player, device, search, board, blitz, seed, tree_mib } = args;
-    let variant = Variant::new(board, MarbleSet::of_blitz(blitz));
+    let EngineArgs { player, device, search, variant, seed, tree_mib } = args;
+    let (board, blitz, variant) = (variant.board, variant.blitz, variant.variant());
     let named = player.is_some();
     let player = player.unwrap_or_else(|| default_player(board, blitz));
     let spec: PlayerSpec = player.parse().map_err(anyhow::Error::msg)?;

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use zertz_env::{Board, MarbleSet, Player, Variant};
 
-use crate::common::{DeviceArgs, SearchThreadsArgs, default_player, failed};
+use crate::common::{DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, failed};
 
 /// The arguments of `zertz play`.
 #[derive(Args, Debug)]
@@ -36,12 +36,8 @@ pub struct PlayArgs {
     pub device: DeviceArgs,
     #[command(flatten)]
     pub search: SearchThreadsArgs,
-    /// Board size: 37, 40, 43, 44, 48 or 61 rings.
-    #[arg(long, default_value_t = Board::R37)]
-    pub board: Board,
-    /// Use the blitz marble set.
-    #[arg(long)]
-    pub blitz: bool,
+    #[command(flatten)]
+    pub variant: VariantArgs,
     /// Let the engine move first.
     #[arg(long)]
     pub engine_first: bool,
@@ -52,8 +48,9 @@ pub struct PlayArgs {
 
 /// Plays a game against the engine on standard input and output.
 pub fn run(args: PlayArgs) -> Result<ExitCode> {
-    let PlayArgs { opponent, model, simulations, device, search, board, blitz, engine_first, seed } =
+    let PlayArgs { opponent, model, simulations, device, search, variant, engine_first, seed } =
         args;
+    let (board, blitz) = (variant.board, variant.blitz);
     let opponent = match model {
         Some(m) => format!("nn:{}:{simulations}", m.display()),
         None => opponent.unwrap_or_else(|| default_player(board, blitz)),
