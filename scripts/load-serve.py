@@ -3,7 +3,7 @@
 
 Starts `zertz serve` on a free loopback port, then runs CLIENTS browsers (each with its own
 cookie) for SECONDS: each plays games on 61 rings against `mcts:20000` (the page's largest
-search: every engine turn is one) and asks an analysis of 20,000 simulations of every position
+search: every bot turn is one) and asks an analysis of 20,000 simulations of every position
 it reaches, with random legal moves of its own. Every answer must be a 2xx or a JSON 503 (the
 server at its limit of searches at once); the server's peak memory (VmHWM of /proc/PID/status)
 must stay under its budget: its resident memory once started, plus --searches times --tree-mib
@@ -142,8 +142,8 @@ class Browser:
                 if self.call("analysis", "POST", "/api/analyze", body)[0] == 503:
                     time.sleep(0.2)
                 continue
-            if game["engine_to_move"]:
-                status, view = self.call("engine turn", "POST", f"/api/games/{game['id']}/engine")
+            if game["bot_to_move"]:
+                status, view = self.call("bot turn", "POST", f"/api/games/{game['id']}/bot")
             else:
                 move = {"move": self.random_move(game)}
                 status, view = self.call("move", "POST", f"/api/games/{game['id']}/play", move)

@@ -20,7 +20,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 8000)]
     pub port: u16,
     /// Address to listen on. Only this machine by default: anyone who can reach the port can
-    /// make the engine think.
+    /// make the server's bots think.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// A player the page offers besides random, greedy, mcts:N, uniform:N and alphabeta (at
@@ -34,10 +34,10 @@ pub struct ServeArgs {
     pub device: DeviceArgs,
     #[command(flatten)]
     pub search: SearchThreadsArgs,
-    /// Seed of the engines.
+    /// Seed of the bots.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Searches at once (analyses, and turns of engines that search here); a few more wait, the
+    /// Searches at once (analyses, and turns of bots that search here); a few more wait, the
     /// rest are answered "busy".
     #[arg(
         long,

@@ -204,7 +204,7 @@ def type_move(page: Any, text: str) -> None:
 def test_a_game_by_keyboard_against_random_to_its_end(page: Any) -> None:
     rng = random.Random(2)
     new_game(page, board=61, colour="P1")
-    # The engine moved first.
+    # The bot moved first.
     assert len(moves(page)) == 1
     assert page.locator("[data-cell][data-marble]").count() == 1
     for _ in range(MAX_TURNS):
@@ -321,7 +321,7 @@ def test_the_analysis_is_shown_in_a_table_and_on_the_board(page: Any) -> None:
     shot(page, "analysis")
 
 
-def test_a_game_between_two_engines_is_watched_live(page: Any) -> None:
+def test_a_game_between_two_bots_is_watched_live(page: Any) -> None:
     page.select_option("#colour", "watch")
     page.fill("#opponent", "greedy")
     page.fill("#opponent-b", "random")
@@ -468,9 +468,9 @@ def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_
         assert info["players"] == [nn, cmd] and info["default_opponent"] == nn
         # The network plays 37 and 61 rings, not 48.
         game = post(f"{url}/api/games", {"board": 61, "colour": "P1"})
-        assert game["players"] == [nn, "you"] and game["engine_to_move"]
-        game = post(f"{url}/api/games/{game['id']}/engine")
-        assert len(game["moves"]) == 1 and not game["engine_to_move"]
+        assert game["players"] == [nn, "you"] and game["bot_to_move"]
+        game = post(f"{url}/api/games/{game['id']}/bot")
+        assert len(game["moves"]) == 1 and not game["bot_to_move"]
         code, message = post_error(f"{url}/api/games", {"board": 48, "opponent": nn})
         assert code == 400 and "not 48" in message, message
         # A game of 48 rings that names no opponent: the first offered player that plays it.
@@ -483,7 +483,7 @@ def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_
         assert -1 <= analysis["value"] <= 1
         # The program, a process per game, plays its turns over the engine protocol.
         game = post(f"{url}/api/games", {"board": 37, "opponent": cmd, "colour": "P1"})
-        game = post(f"{url}/api/games/{game['id']}/engine")
+        game = post(f"{url}/api/games/{game['id']}/bot")
         assert len(game["moves"]) == 1
         # What the command line did not offer is refused.
         for other in (f"nn:{model}:17", f"cmd:{program} engine", "nn:/etc/passwd"):
@@ -533,8 +533,8 @@ def play_random_games(url: str, seconds: float, seed: int, counts: dict[str, int
         game = post(f"{url}/api/games", {"board": board, "blitz": blitz, "opponent": "random"})
         gid = game["id"]
         while not game["over"] and time.monotonic() < end:
-            if game["engine_to_move"]:
-                game = post(f"{url}/api/games/{gid}/engine")
+            if game["bot_to_move"]:
+                game = post(f"{url}/api/games/{gid}/bot")
                 continue
             legal = game["legal"]
             if legal["hops"]:

@@ -14,7 +14,7 @@ let mode = "play"; // "play" or "record"
 let record = null; // {games, game, moves, frames, result, text}
 let frame = 0; // the record frame shown
 let analysis = null; // the last analysis of the shown position
-let watching = false; // a game between engines is running
+let watching = false; // a game between bots is running
 let busy = false; // a request is on its way
 
 // Every POST says what it sends: JSON, or a record's text as bytes. The server refuses the types
@@ -70,7 +70,7 @@ function geometry(view) {
 
 // Rings the person can click now, and how each click is read.
 function choices() {
-  if (mode !== "play" || !game || game.over || game.engine_to_move) return {};
+  if (mode !== "play" || !game || game.over || game.bot_to_move) return {};
   const legal = game.legal;
   const out = {};
   if (legal.hops.length > 0) {
@@ -205,7 +205,7 @@ function drawAnalysis(root, view, geo) {
 function drawColours() {
   const box = $("#colours");
   box.replaceChildren();
-  if (mode !== "play" || !game || game.over || game.engine_to_move) return;
+  if (mode !== "play" || !game || game.over || game.bot_to_move) return;
   const colours = game.legal.colours;
   if (colours.length === 0) return;
   const poolEmpty = ["W", "G", "B"].every((m) => game.pool[m] === 0);
@@ -260,7 +260,7 @@ function drawStatus() {
   const names = `P0: ${game.players[0]}, P1: ${game.players[1]}`;
   status.textContent = game.status;
   let hint = "";
-  if (!game.over && !game.engine_to_move && game.legal) {
+  if (!game.over && !game.bot_to_move && game.legal) {
     if (game.legal.hops.length > 0) {
       hint = pick.from
         ? "Capture: click where the marble lands."
@@ -346,9 +346,9 @@ async function request(method, path, body) {
   }
 }
 
-// Lets the engine play while it is to move (one turn at a time when watching).
-async function engineMoves() {
-  while (game && game.engine_to_move && mode === "play") {
+// Lets the bot play while it is to move (one turn at a time when watching).
+async function botMoves() {
+  while (game && game.bot_to_move && mode === "play") {
     if (game.you === null) {
       if (!watching) return;
       await new Promise((r) => setTimeout(r, 250));
@@ -356,7 +356,7 @@ async function engineMoves() {
     }
     const id = game.id;
     drawStatus();
-    const view = await request("POST", `/api/games/${id}/engine`);
+    const view = await request("POST", `/api/games/${id}/bot`);
     if (!view || !game || game.id !== id) return;
     show(view);
   }
@@ -371,12 +371,12 @@ async function playMove(text) {
     return false;
   }
   show(view);
-  await engineMoves();
+  await botMoves();
   return true;
 }
 
 function clickRing(name) {
-  if (mode !== "play" || !game || busy || game.over || game.engine_to_move) return;
+  if (mode !== "play" || !game || busy || game.over || game.bot_to_move) return;
   const legal = game.legal;
   if (legal.hops.length > 0) {
     if (pick.from) {
@@ -422,7 +422,7 @@ async function newGame(event) {
   if (!view) return;
   watching = view.you === null;
   show(view);
-  await engineMoves();
+  await botMoves();
 }
 
 // ------------------------------------------------------------------------------ analysis, records
@@ -435,8 +435,8 @@ async function analyse() {
   try {
     const body = { position: view.position, simulations: Number($("#simulations").value) || 400 };
     if (mode === "play" && game && game.you !== null) {
-      const engine = game.players[game.you === "P0" ? 1 : 0];
-      if (engine.startsWith("nn:")) body.player = engine;
+      const bot = game.players[game.you === "P0" ? 1 : 0];
+      if (bot.startsWith("nn:")) body.player = bot;
     }
     const result = await api("POST", "/api/analyze", body);
     analysis = { ...result, position: view.position, asked: body.simulations };
@@ -483,7 +483,7 @@ function wire() {
   $("#colour").addEventListener("change", () => {
     const watch = $("#colour").value === "watch";
     $("#opponent-b-label").hidden = !watch;
-    $("#opponent-label").textContent = watch ? "P0 engine" : "Opponent";
+    $("#opponent-label").textContent = watch ? "P0 bot" : "Opponent";
   });
   $("#opponent-b-label").hidden = true;
   $("#move").addEventListener("keydown", async (e) => {
@@ -510,7 +510,7 @@ function wire() {
   $("#pause").addEventListener("click", async () => {
     watching = !watching;
     drawStatus();
-    if (watching) await engineMoves();
+    if (watching) await botMoves();
   });
   $("#analyze").addEventListener("click", analyse);
   $("#record-file").addEventListener("change", () => {

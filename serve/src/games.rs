@@ -4,12 +4,12 @@
 //! - A browser at its quota ([`Limits::client_games`]) loses its own game left alone longest;
 //!   a game left alone for [`Limits::idle_game`] goes; past [`Limits::games`] for all browsers a
 //!   new game is refused. A browser's games never go because of another browser.
-//! - A program (`cmd:`) is a process for each of its engines: a game reserves its processes
+//! - A program (`cmd:`) is a process for each of its bots: a game reserves its processes
 //!   before they start ([`Games::reserve_programs`]) and frees them once the game is dropped and
 //!   its processes have ended, so that no more than [`Limits::programs`] run at once.
 //!
 //! A game is behind an asynchronous lock taken without waiting ([`Games::lock`]): a request on a
-//! game whose engine is thinking is answered at once (409), and holds no thread while it waits.
+//! game whose bot is thinking is answered at once (409), and holds no thread while it waits.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -107,7 +107,7 @@ impl Games {
         }
         let refused = || {
             ApiError::busy(format!(
-                "the server runs {} engine programs already (its limit): end one of your games \
+                "the server runs {} programs already (its limit): end one of your games \
                  with a program, or try again later",
                 self.limits.programs
             ))
@@ -133,7 +133,7 @@ impl Games {
         }
     }
 
-    /// Whether `client` may start a new game now: a quick check before its engines start (the
+    /// Whether `client` may start a new game now: a quick check before its bots start (the
     /// limits are enforced again when it is kept).
     pub fn check_room(&self, client: &Client) -> Result<(), ApiError> {
         let entries = self.entries();
@@ -202,7 +202,7 @@ impl Games {
     }
 
     /// The game `id`, locked for one request, and marked as used; 404 when there is none, 409
-    /// while another request has it (its engine is thinking).
+    /// while another request has it (its bot is thinking).
     pub fn lock(&self, id: &str) -> Result<Locked, ApiError> {
         let cell = {
             let mut entries = self.entries();
@@ -222,7 +222,7 @@ impl Games {
         cell.try_lock_owned().map_err(|_| {
             ApiError::new(
                 StatusCode::CONFLICT,
-                "the game is busy: an engine is thinking, try again when it has moved",
+                "the game is busy: a bot is thinking, try again when it has moved",
             )
         })
     }

@@ -1,8 +1,8 @@
 //! The web board of zertz (`zertz serve`): play against any player with the mouse or the
-//! keyboard, watch two engines play, step through a record, and see a network's analysis of the
+//! keyboard, watch two bots play, step through a record, and see a network's analysis of the
 //! shown position, in a browser.
 //!
-//! - [`session`]: one game (a person and an engine, or two engines), undo and resignation, and
+//! - [`session`]: one game (a person and a bot, or two bots), undo and resignation, and
 //!   the view the page draws; no HTTP.
 //! - [`records`]: SGF and JSON-lines records read into frames to step through.
 //! - [`server`]: the routes (axum) and their handlers.
@@ -106,7 +106,7 @@ pub fn run_until(
         let _ = tokio::time::timeout(limits.shutdown_grace, games.drop_off_thread()).await;
         Ok::<(), ServeError>(())
     });
-    // Blocking tasks still running (an engine thinking) are not waited for past the grace.
+    // Blocking tasks still running (a bot thinking) are not waited for past the grace.
     runtime.shutdown_timeout(grace);
     served
 }

@@ -4,17 +4,17 @@
 //! |---|---|
 //! | `GET /` , `/app.js`, `/style.css` | the page (built into the program) |
 //! | `GET /api/info` | version, boards, the players offered, limits |
-//! | `POST /api/games` | a new game: `{"board":37,"blitz":false,"opponent":"random","colour":"P0"}` (`colour` `P0`, `P1` or `watch`; `opponent_b`: the second engine of a watched game) |
+//! | `POST /api/games` | a new game: `{"board":37,"blitz":false,"opponent":"random","colour":"P0"}` (`colour` `P0`, `P1` or `watch`; `opponent_b`: the second bot of a watched game) |
 //! | `GET /api/games/{id}` | the game's [`GameView`] |
 //! | `POST /api/games/{id}/play` | `{"move":"Wd4,a1"}`: a whole move or one hop |
-//! | `POST /api/games/{id}/engine` | the engine to move plays its turn |
+//! | `POST /api/games/{id}/bot` | the bot to move plays its turn |
 //! | `POST /api/games/{id}/undo`, `/resign` | |
 //! | `POST /api/analyze` | `{"position":TEXT,"simulations":N,"player":SPEC}`: an [`Analysis`] |
 //! | `POST /api/record?game=K` | a record (SGF, or JSON lines of this project) as the body (`Content-Type: application/octet-stream`): its frames |
 //!
 //! Every `POST` says `Content-Type: application/json` (a record: `application/octet-stream`);
 //! every answer is JSON; an error is `{"error": "..."}` with a 4xx status, 503 when the server is
-//! at a limit (searches at once, games, programs: try again later), 500 only when an engine
+//! at a limit (searches at once, games, programs: try again later), 500 only when a bot
 //! fails. What every request passes first (same site, `Host`, `Content-Type`, time and size of
 //! the body, the browser's cookie) is in [`crate::guard`]; the games of each browser and their
 //! quotas in [`crate::games`]; the searches at once in [`crate::searches`].
@@ -38,7 +38,7 @@ use crate::games::{Games, Locked};
 use crate::guard::{ApiError, Client, Guard, Site, guard};
 use crate::records::{self, RecordView};
 use crate::searches::Searches;
-use crate::session::{EngineSettings, GameSession, GameView, Seats, SessionError};
+use crate::session::{BotSettings, GameSession, GameView, Seats, SessionError};
 use crate::settings::{
     MAX_BODY_BYTES, MAX_PAGE_DEPTH, MAX_PAGE_MOVE_TIME, MAX_PAGE_SIMULATIONS, ServeSettings,
 };
@@ -46,7 +46,7 @@ use crate::settings::{
 impl From<SessionError> for ApiError {
     fn from(e: SessionError) -> ApiError {
         let status = match e {
-            SessionError::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            SessionError::Bot(_) => StatusCode::INTERNAL_SERVER_ERROR,
             SessionError::NotYourTurn(_) | SessionError::Over => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         };
@@ -60,8 +60,8 @@ type Answer<T> = Result<axum::Json<T>, ApiError>;
 #[derive(Debug)]
 pub(crate) struct App {
     settings: ServeSettings,
-    /// What sessions build their engines with (the programs' stop flag included).
-    engines: EngineSettings,
+    /// What sessions build their bots with (the programs' stop flag included).
+    bots: BotSettings,
     pub(crate) games: Games,
     searches: Searches,
     counter: AtomicU64,
@@ -74,7 +74,7 @@ impl App {
         let stop = settings.programs.stop.clone().unwrap_or_default();
         let mut programs = settings.programs.clone();
         programs.stop = Some(stop.clone());
-        let engines = EngineSettings {
+        let bots = BotSettings {
             models: settings.models.clone(),
             max_tree_bytes: settings.limits.tree_bytes,
             programs,
@@ -82,14 +82,14 @@ impl App {
         App {
             games: Games::new(&settings.limits),
             searches: Searches::new(&settings.limits),
-            engines,
+            bots,
             settings,
             counter: AtomicU64::new(1),
             stop,
         }
     }
 
-    /// The seed of a new game's (or analysis's) engines.
+    /// The seed of a new game's (or analysis's) bots.
     fn next_seed(&self) -> u64 {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         zertz_env::SplitMix64(self.settings.seed ^ n.wrapping_mul(0xA24B_AED4_963E_E407)).next_u64()
@@ -179,7 +179,7 @@ fn body<T: for<'de> Deserialize<'de>>(bytes: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::bad(format!("bad request body: {e}")))
 }
 
-/// Runs `f` on the blocking threads (an engine may think for seconds, a program's player waits
+/// Runs `f` on the blocking threads (a bot may think for seconds, a program's player waits
 /// for its process); a task that panicked (a bug) is a 500 answer naming `what`.
 async fn blocking<T, F>(what: &str, f: F) -> Result<T, ApiError>
 where
@@ -295,7 +295,7 @@ async fn new_game(
     // Building a player may start a program (cmd:): off the async threads, and kept from there,
     // so that a game whose request went away is kept (or dropped) all the same.
     blocking("starting the game", move || {
-        let session = GameSession::new(variant, seats, seed, &shared.engines)?;
+        let session = GameSession::new(variant, seats, seed, &shared.bots)?;
         let v = session.view();
         match shared.games.insert(&client, session, reserved) {
             Ok((id, dropped)) => {
@@ -329,14 +329,14 @@ async fn play(State(app): State<Arc<App>>, Path(id): Path<String>, bytes: Bytes)
     with_game(locked, id, move |s| s.play(&req.text)).await
 }
 
-/// The engine to move plays its turn; one that searches here waits for a search slot first.
-async fn engine(State(app): State<Arc<App>>, Path(id): Path<String>) -> Answer<IdView> {
+/// The bot to move plays its turn; one that searches here waits for a search slot first.
+async fn bot(State(app): State<Arc<App>>, Path(id): Path<String>) -> Answer<IdView> {
     let locked = app.games.lock(&id)?;
     let slot =
         if locked.session.search_to_move() { Some(app.searches.slot().await?) } else { None };
     with_game(locked, id, move |s| {
         let _slot = slot;
-        s.engine_turn()
+        s.bot_turn()
     })
     .await
 }
@@ -448,7 +448,7 @@ pub(crate) fn routes(app: Arc<App>, site: Site) -> Router {
         .route("/api/games", post(new_game))
         .route("/api/games/{id}", get(get_game))
         .route("/api/games/{id}/play", post(play))
-        .route("/api/games/{id}/engine", post(engine))
+        .route("/api/games/{id}/bot", post(bot))
         .route("/api/games/{id}/undo", post(undo))
         .route("/api/games/{id}/resign", post(resign))
         .route("/api/analyze", post(analyze))

@@ -1,23 +1,23 @@
-//! One game of the web board: a [`Game`], who plays each side (a person at the browser or an engine
+//! One game of the web board: a [`Game`], who plays each side (a person at the browser or a bot
 //! built from a [`PlayerSpec`]), undo, resignation, and the [`GameView`] the page draws.
 //!
 //! Nothing here is asynchronous or knows HTTP: the server ([`crate::server`]) locks a session and
-//! calls it, on a blocking thread when an engine thinks.
+//! calls it, on a blocking thread when a bot thinks.
 //!
-//! After every engine turn both engines drop what they keep to decide faster (a search tree,
+//! After every bot turn both bots drop what they keep to decide faster (a search tree,
 //! hundreds of megabytes after 20,000 simulations on 61 rings): a kept game holds its moves, not a
 //! search.
 //!
 //! ```
 //! use zertz_arena::PlayerSpec;
 //! use zertz_env::{Player, Variant};
-//! use zertz_serve::session::{EngineSettings, GameSession, Seats};
+//! use zertz_serve::session::{BotSettings, GameSession, Seats};
 //! let seats = Seats::against("random".parse().unwrap(), Player::P0);
-//! let settings = EngineSettings::default();
+//! let settings = BotSettings::default();
 //! let mut game = GameSession::new(Variant::default(), seats, 7, &settings).unwrap();
 //! game.play("Wd4,a1").unwrap();
-//! assert!(game.view().engine_to_move);
-//! game.engine_turn().unwrap();
+//! assert!(game.view().bot_to_move);
+//! game.bot_turn().unwrap();
 //! assert_eq!(game.view().moves.len(), 2);
 //! game.undo().unwrap();
 //! assert!(game.view().moves.is_empty());
@@ -32,7 +32,7 @@ use zertz_search::mcts::DEFAULT_MAX_TREE_BYTES;
 pub use crate::view::{BoardView, Cell, GameView, HopChoice, Legal, Marbles};
 
 /// Why a request on a game cannot be done. Every variant is the player's or the page's mistake
-/// (a 4xx answer), except [`SessionError::Engine`] (an engine that failed).
+/// (a 4xx answer), except [`SessionError::Bot`] (a bot that failed).
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// Text that is not a legal move or action here.
@@ -47,15 +47,15 @@ pub enum SessionError {
     /// Undo with nothing to take back.
     #[error("nothing to undo")]
     NothingToUndo,
-    /// The engine was asked to move on a person's turn.
-    #[error("no engine plays {0}")]
-    NoEngine(String),
+    /// The bot was asked to move on a person's turn.
+    #[error("no bot plays {0}")]
+    NoBot(String),
     /// A player spec that cannot be built.
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// An engine that failed to choose (a network that failed, a program that died).
+    /// A bot that failed to choose (a network that failed, a program that died).
     #[error(transparent)]
-    Engine(#[from] BotError),
+    Bot(#[from] BotError),
 }
 
 /// Who plays each side: `None` is the person at the browser.
@@ -63,39 +63,39 @@ pub enum SessionError {
 pub struct Seats(pub [Option<PlayerSpec>; 2]);
 
 impl Seats {
-    /// A person playing `you` against the engine `engine`.
-    pub fn against(engine: PlayerSpec, you: Player) -> Seats {
-        let mut seats = [Some(engine.clone()), Some(engine)];
+    /// A person playing `you` against the bot `bot`.
+    pub fn against(bot: PlayerSpec, you: Player) -> Seats {
+        let mut seats = [Some(bot.clone()), Some(bot)];
         seats[you.index()] = None;
         Seats(seats)
     }
 
-    /// Two engines: a game to watch (`first` moves first).
+    /// Two bots: a game to watch (`first` moves first).
     pub fn watch(first: PlayerSpec, second: PlayerSpec) -> Seats {
         Seats([Some(first), Some(second)])
     }
 
-    /// The side the person plays, if one: the first seat without an engine.
+    /// The side the person plays, if one: the first seat without a bot.
     pub fn person(&self) -> Option<Player> {
         [Player::P0, Player::P1].into_iter().find(|p| self.0[p.index()].is_none())
     }
 }
 
-/// What a session builds its engines with.
+/// What a session builds its bots with.
 #[derive(Clone, Debug)]
-pub struct EngineSettings {
+pub struct BotSettings {
     /// The evaluators of the networks its players may name.
     pub models: Models,
-    /// The memory budget of each engine's search tree, in bytes.
+    /// The memory budget of each bot's search tree, in bytes.
     pub max_tree_bytes: usize,
     /// What the answers of a program (`cmd:`) are held to: time, size, a stop flag.
     pub programs: ProgramLimits,
 }
 
-impl Default for EngineSettings {
+impl Default for BotSettings {
     /// No networks, [`DEFAULT_MAX_TREE_BYTES`], the default limits of programs.
-    fn default() -> EngineSettings {
-        EngineSettings {
+    fn default() -> BotSettings {
+        BotSettings {
             models: Models::new(),
             max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
             programs: ProgramLimits::default(),
@@ -106,8 +106,8 @@ impl Default for EngineSettings {
 /// A game in progress at the web board.
 pub struct GameSession {
     seats: Seats,
-    engines: [Option<Box<dyn zertz_arena::Bot>>; 2],
-    settings: EngineSettings,
+    bots: [Option<Box<dyn zertz_arena::Bot>>; 2],
+    settings: BotSettings,
     seed: u64,
     game: Game,
     /// The game at the start of every turn played so far, for undo.
@@ -125,39 +125,39 @@ impl std::fmt::Debug for GameSession {
 }
 
 impl GameSession {
-    /// A new game of `variant` (P0 moves first); engines are seeded from `seed` and built with
+    /// A new game of `variant` (P0 moves first); bots are seeded from `seed` and built with
     /// `settings` (a program's is started here).
     pub fn new(
         variant: Variant,
         seats: Seats,
         seed: u64,
-        settings: &EngineSettings,
+        settings: &BotSettings,
     ) -> Result<GameSession, SessionError> {
         let mut s = GameSession {
             seats,
-            engines: [None, None],
+            bots: [None, None],
             settings: settings.clone(),
             seed,
             game: Game::new(variant, Player::P0),
             turn_starts: Vec::new(),
             resigned: None,
         };
-        s.build_engines()?;
+        s.build_bots()?;
         Ok(s)
     }
 
-    /// Fresh engines for both seats (after undo too: a search tree follows a game only forwards).
+    /// Fresh bots for both seats (after undo too: a search tree follows a game only forwards).
     /// The old ones go first, so that a program's process ends before its successor starts.
-    fn build_engines(&mut self) -> Result<(), SessionError> {
-        self.engines = [None, None];
+    fn build_bots(&mut self) -> Result<(), SessionError> {
+        self.bots = [None, None];
         let settings = &self.settings;
         for side in 0..2 {
-            self.engines[side] = match &self.seats.0[side] {
+            self.bots[side] = match &self.seats.0[side] {
                 Some(spec) => {
                     let seed = self.seed.wrapping_add(side as u64);
-                    let mut engine = spec.build_with(seed, &settings.models, &settings.programs)?;
-                    engine.set_max_tree_bytes(settings.max_tree_bytes);
-                    Some(engine)
+                    let mut bot = spec.build_with(seed, &settings.models, &settings.programs)?;
+                    bot.set_max_tree_bytes(settings.max_tree_bytes);
+                    Some(bot)
                 }
                 None => None,
             };
@@ -166,25 +166,25 @@ impl GameSession {
         Ok(())
     }
 
-    /// How many engines of this game are programs over the engine protocol (`cmd:`), a process
+    /// How many bots of this game are programs over the engine protocol (`cmd:`), a process
     /// each.
     pub fn programs(&self) -> usize {
         self.seats.0.iter().flatten().filter(|s| s.command().is_some()).count()
     }
 
-    /// Whether the engine to move searches in this process (`mcts:`, `uniform:`, `nn:`,
+    /// Whether the bot to move searches in this process (`mcts:`, `uniform:`, `nn:`,
     /// `alphabeta`): its turn takes memory and a core for a while. `random` and `greedy` answer
     /// at once, and a program thinks in its own process.
     pub fn search_to_move(&self) -> bool {
-        self.engine_to_move()
+        self.bot_to_move()
             && self.seats.0[self.position().turn().index()]
                 .as_ref()
                 .is_some_and(PlayerSpec::searches)
     }
 
-    /// Bytes the engines keep between turns (their search trees): none once a turn is over.
+    /// Bytes the bots keep between turns (their search trees): none once a turn is over.
     pub fn kept_bytes(&self) -> usize {
-        self.engines.iter().flatten().map(|e| e.kept_bytes()).sum()
+        self.bots.iter().flatten().map(|e| e.kept_bytes()).sum()
     }
 
     /// The current position.
@@ -197,9 +197,9 @@ impl GameSession {
         self.resigned.is_some() || self.game.is_over()
     }
 
-    /// Whether the side to move is an engine.
-    pub fn engine_to_move(&self) -> bool {
-        !self.is_over() && self.engines[self.position().turn().index()].is_some()
+    /// Whether the side to move is a bot.
+    pub fn bot_to_move(&self) -> bool {
+        !self.is_over() && self.bots[self.position().turn().index()].is_some()
     }
 
     /// Plays the person's move: a whole move in notation, or a single action (one hop of a
@@ -209,7 +209,7 @@ impl GameSession {
             return Err(SessionError::Over);
         }
         let pos = *self.position();
-        if self.engines[pos.turn().index()].is_some() {
+        if self.bots[pos.turn().index()].is_some() {
             return Err(SessionError::NotYourTurn(pos.turn().to_string()));
         }
         let actions = match pos.parse_legal_move(text) {
@@ -225,31 +225,31 @@ impl GameSession {
         Ok(())
     }
 
-    /// The engine to move plays its whole turn (every hop of a capture chain); then both engines
+    /// The bot to move plays its whole turn (every hop of a capture chain); then both bots
     /// drop their search trees.
-    pub fn engine_turn(&mut self) -> Result<(), SessionError> {
-        let played = self.play_engine_turn();
-        for engine in self.engines.iter_mut().flatten() {
-            engine.release_memory();
+    pub fn bot_turn(&mut self) -> Result<(), SessionError> {
+        let played = self.play_bot_turn();
+        for bot in self.bots.iter_mut().flatten() {
+            bot.release_memory();
         }
         played
     }
 
-    fn play_engine_turn(&mut self) -> Result<(), SessionError> {
+    fn play_bot_turn(&mut self) -> Result<(), SessionError> {
         if self.is_over() {
             return Err(SessionError::Over);
         }
         let mover = self.position().turn();
         while !self.is_over() && self.position().turn() == mover {
             let pos = *self.position();
-            let Some(engine) = self.engines[mover.index()].as_mut() else {
-                return Err(SessionError::NoEngine(mover.to_string()));
+            let Some(bot) = self.bots[mover.index()].as_mut() else {
+                return Err(SessionError::NoBot(mover.to_string()));
             };
-            let a = engine.choose(&pos)?;
+            let a = bot.choose(&pos)?;
             if !pos.is_legal_action(&a) {
                 return Err(SessionError::IllegalMove(format!(
-                    "the engine {} played the illegal action {}",
-                    engine.name(),
+                    "the bot {} played the illegal action {}",
+                    bot.name(),
                     pos.action_to_string(&a)
                 )));
             }
@@ -258,7 +258,7 @@ impl GameSession {
         Ok(())
     }
 
-    /// Plays a legal action, tells both engines, and remembers where each turn started.
+    /// Plays a legal action, tells both bots, and remembers where each turn started.
     fn apply(&mut self, a: &Action) -> Result<(), SessionError> {
         let before = *self.position();
         if before.chain().is_none() {
@@ -267,14 +267,14 @@ impl GameSession {
         self.game.play_action(a).map_err(|e| {
             SessionError::IllegalMove(format!("{}: {e}", before.action_to_string(a)))
         })?;
-        for engine in self.engines.iter_mut().flatten() {
-            engine.observe(&before, a);
+        for bot in self.bots.iter_mut().flatten() {
+            bot.observe(&before, a);
         }
         Ok(())
     }
 
-    /// Takes back the person's last turn and the engine's reply to it (or the turn in progress);
-    /// in a game between two engines, the last turn. A resignation is taken back first.
+    /// Takes back the person's last turn and the bot's reply to it (or the turn in progress);
+    /// in a game between two bots, the last turn. A resignation is taken back first.
     pub fn undo(&mut self) -> Result<(), SessionError> {
         if self.resigned.take().is_some() {
             return Ok(());
@@ -290,15 +290,15 @@ impl GameSession {
                 break;
             }
             if self.turn_starts.is_empty() {
-                // Only the engine's opening turn is left: keep it.
+                // Only the bot's opening turn is left: keep it.
                 break;
             }
         }
-        self.build_engines()?;
+        self.build_bots()?;
         Ok(())
     }
 
-    /// The person resigns (in a game between engines, the side to move does).
+    /// The person resigns (in a game between bots, the side to move does).
     pub fn resign(&mut self) -> Result<(), SessionError> {
         if self.is_over() {
             return Err(SessionError::Over);
@@ -333,12 +333,12 @@ impl GameSession {
         let over = self.is_over();
         let status = match self.result() {
             Some(r) => r,
-            None if self.engine_to_move() => {
+            None if self.bot_to_move() => {
                 format!("{} to move ({} is thinking)", pos.turn(), names[pos.turn().index()])
             }
             None => format!("{} to move: your turn", pos.turn()),
         };
-        let legal = if over || self.engine_to_move() { Legal::default() } else { Legal::of(pos) };
+        let legal = if over || self.bot_to_move() { Legal::default() } else { Legal::of(pos) };
         GameView {
             board: BoardView::of(pos),
             you: person.map(|p| p.to_string()),
@@ -347,7 +347,7 @@ impl GameSession {
             over,
             result: self.result(),
             status,
-            engine_to_move: self.engine_to_move(),
+            bot_to_move: self.bot_to_move(),
             can_undo: !self.turn_starts.is_empty() || self.resigned.is_some(),
             legal,
         }
@@ -360,42 +360,42 @@ mod tests {
     use zertz_env::{Board, MarbleSet};
 
     fn session(seats: Seats) -> GameSession {
-        GameSession::new(Variant::default(), seats, 1, &EngineSettings::default()).unwrap()
+        GameSession::new(Variant::default(), seats, 1, &BotSettings::default()).unwrap()
     }
 
     #[test]
     fn a_game_keeps_no_search_tree_between_turns() {
         let r61 = Variant::new(Board::R61, MarbleSet::Standard);
         let seats = Seats::watch(PlayerSpec::Mcts(300), PlayerSpec::Uniform(300));
-        let mut s = GameSession::new(r61, seats, 1, &EngineSettings::default()).unwrap();
+        let mut s = GameSession::new(r61, seats, 1, &BotSettings::default()).unwrap();
         for _ in 0..3 {
             assert!(s.search_to_move());
-            s.engine_turn().unwrap();
+            s.bot_turn().unwrap();
             assert_eq!(s.kept_bytes(), 0);
         }
         assert_eq!(s.view().moves.len(), 3);
     }
 
     #[test]
-    fn engines_search_within_the_tree_budget() {
+    fn bots_search_within_the_tree_budget() {
         // 4 MiB hold about 150 simulations from the 61-ring start: the turn ends, not 20,000 of
         // them (400 MB).
         let r61 = Variant::new(Board::R61, MarbleSet::Standard);
-        let settings = EngineSettings { max_tree_bytes: 4 << 20, ..EngineSettings::default() };
+        let settings = BotSettings { max_tree_bytes: 4 << 20, ..BotSettings::default() };
         let seats = Seats::against(PlayerSpec::Uniform(1 << 20), Player::P1);
         let mut s = GameSession::new(r61, seats, 1, &settings).unwrap();
-        s.engine_turn().unwrap();
+        s.bot_turn().unwrap();
         assert_eq!(s.view().moves.len(), 1);
     }
 
     #[test]
-    fn a_person_and_an_engine_take_turns_to_the_end() {
+    fn a_person_and_a_bot_take_turns_to_the_end() {
         let mut s = session(Seats::against(PlayerSpec::Random, Player::P1));
         let mut rng = zertz_env::SplitMix64(3);
         let mut turns = 0;
         while !s.is_over() {
-            if s.engine_to_move() {
-                s.engine_turn().unwrap();
+            if s.bot_to_move() {
+                s.bot_turn().unwrap();
             } else {
                 let legal = s.position().legal_actions();
                 let a = legal[rng.below(legal.len())];
@@ -416,11 +416,11 @@ mod tests {
     fn moves_out_of_turn_and_illegal_moves_are_refused() {
         let mut s = session(Seats::against(PlayerSpec::Greedy, Player::P1));
         assert!(matches!(s.play("Wd4,a1"), Err(SessionError::NotYourTurn(_))));
-        s.engine_turn().unwrap();
+        s.bot_turn().unwrap();
         let err = s.play("Wz9,a1").unwrap_err();
         assert!(matches!(err, SessionError::IllegalMove(_)), "{err}");
         assert!(err.to_string().contains("z9"), "{err}");
-        assert!(matches!(s.engine_turn(), Err(SessionError::NoEngine(_))));
+        assert!(matches!(s.bot_turn(), Err(SessionError::NoBot(_))));
     }
 
     #[test]
@@ -428,7 +428,7 @@ mod tests {
         let mut s = session(Seats::against(PlayerSpec::Random, Player::P0));
         assert!(matches!(s.undo(), Err(SessionError::NothingToUndo)));
         s.play("Wd4,a1").unwrap();
-        s.engine_turn().unwrap();
+        s.bot_turn().unwrap();
         let after_two = s.position().to_text();
         s.play(&s.view().legal.hops.first().map_or_else(
             || {
@@ -442,7 +442,7 @@ mod tests {
             |h| h.text.clone(),
         ))
         .unwrap();
-        s.engine_turn().unwrap();
+        s.bot_turn().unwrap();
         assert_eq!(s.view().moves.len(), 4);
         s.undo().unwrap();
         assert_eq!(s.position().to_text(), after_two);
@@ -452,9 +452,9 @@ mod tests {
     }
 
     #[test]
-    fn an_engine_that_moves_first_keeps_its_opening_turn_on_undo() {
+    fn a_bot_that_moves_first_keeps_its_opening_turn_on_undo() {
         let mut s = session(Seats::against(PlayerSpec::Random, Player::P1));
-        s.engine_turn().unwrap();
+        s.bot_turn().unwrap();
         let opening = s.position().to_text();
         s.play(&s.position().action_to_string(&s.position().legal_actions()[0])).unwrap();
         s.undo().unwrap();
@@ -474,12 +474,12 @@ mod tests {
     }
 
     #[test]
-    fn two_engines_play_a_game_to_watch() {
+    fn two_bots_play_a_game_to_watch() {
         let mut s = session(Seats::watch(PlayerSpec::Greedy, PlayerSpec::Random));
         assert_eq!(s.view().you, None);
         let mut turns = 0;
-        while s.engine_to_move() {
-            s.engine_turn().unwrap();
+        while s.bot_to_move() {
+            s.bot_turn().unwrap();
             turns += 1;
         }
         assert!(s.is_over() && turns > 3);

@@ -63,7 +63,7 @@ pub struct ServeSettings {
     /// The boards and marble sets each network plays (its metadata's), by model file: a game or
     /// an analysis of another is refused with a message. A network missing here plays every one.
     pub model_plays: BTreeMap<String, NetworkPlays>,
-    /// Seed of the engines (each game gets its own from it).
+    /// Seed of the bots (each game gets its own from it).
     pub seed: u64,
     /// The limits the server keeps.
     pub limits: Limits,
@@ -76,7 +76,7 @@ pub struct ServeSettings {
 /// clients. [`Limits::default`] holds the documented values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Searches at once (an analysis, or the turn of an engine that searches here: `mcts:`,
+    /// Searches at once (an analysis, or the turn of a bot that searches here: `mcts:`,
     /// `uniform:`, `nn:`). Default 2.
     pub searches: usize,
     /// Requests that may wait for a search to end; past them a request is answered 503 at once.
@@ -92,7 +92,7 @@ pub struct Limits {
     /// Games kept for one browser; past it the browser's own game left alone longest is dropped.
     /// Default 100.
     pub client_games: usize,
-    /// Program processes (`cmd:` engines, one per engine of a game) at once, those starting
+    /// Program processes (`cmd:` bots, one per bot of a game) at once, those starting
     /// included; past it the browser's own game with a program left alone longest is dropped, or
     /// the new game refused (503). Default 16.
     pub programs: usize,

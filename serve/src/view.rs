@@ -155,7 +155,7 @@ pub struct GameView {
     /// The position.
     #[serde(flatten)]
     pub board: BoardView,
-    /// The side of the person (`P0` or `P1`), none when two engines play.
+    /// The side of the person (`P0` or `P1`), none when two bots play.
     pub you: Option<String>,
     /// Who plays P0 and P1: `you` or a player spec.
     pub players: [String; 2],
@@ -167,10 +167,10 @@ pub struct GameView {
     pub result: Option<String>,
     /// Whose turn it is or the result, in words.
     pub status: String,
-    /// Whether an engine is to move (the page then asks it to).
-    pub engine_to_move: bool,
+    /// Whether a bot is to move (the page then asks it to).
+    pub bot_to_move: bool,
     /// Whether undo has something to take back.
     pub can_undo: bool,
-    /// The person's legal choices (empty on an engine's turn).
+    /// The person's legal choices (empty on a bot's turn).
     pub legal: Legal,
 }

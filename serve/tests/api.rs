@@ -109,7 +109,7 @@ async fn a_game_against_random_is_played_undone_and_resigned() {
     let (s, g) =
         call(&app, "POST", &format!("/api/games/{id}/play"), Some(r#"{"move":"Wd4,a1"}"#)).await;
     assert_eq!(s, StatusCode::OK, "{g}");
-    assert_eq!(g["engine_to_move"], true);
+    assert_eq!(g["bot_to_move"], true);
     assert_eq!(g["moves"], json!(["Wd4,a1"]));
     let d4 = g["cells"].as_array().unwrap().iter().find(|c| c["name"] == "d4").unwrap().clone();
     assert_eq!(d4["marble"], "W");
@@ -118,10 +118,10 @@ async fn a_game_against_random_is_played_undone_and_resigned() {
         call(&app, "POST", &format!("/api/games/{id}/play"), Some(r#"{"move":"Gd5,a2"}"#)).await;
     assert_eq!(s, StatusCode::CONFLICT);
     assert!(e["error"].as_str().unwrap().contains("not your turn"), "{e}");
-    let (s, g) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
+    let (s, g) = call(&app, "POST", &format!("/api/games/{id}/bot"), None).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(g["moves"].as_array().unwrap().len(), 2);
-    assert_eq!(g["engine_to_move"], false);
+    assert_eq!(g["bot_to_move"], false);
     let (s, g) = call(&app, "POST", &format!("/api/games/{id}/undo"), None).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(g["moves"], json!([]));
@@ -223,13 +223,7 @@ async fn bad_requests_get_4xx_answers_with_messages() {
             "unknown field",
         ),
         ("POST", play.clone(), Some("\u{0}\u{1}"), StatusCode::BAD_REQUEST, "bad request body"),
-        (
-            "POST",
-            format!("/api/games/{id}/engine"),
-            None,
-            StatusCode::BAD_REQUEST,
-            "no engine plays P0",
-        ),
+        ("POST", format!("/api/games/{id}/bot"), None, StatusCode::BAD_REQUEST, "no bot plays P0"),
         ("POST", format!("/api/games/{id}/undo"), None, StatusCode::BAD_REQUEST, "nothing to undo"),
         ("GET", "/api/games/ffff".into(), None, StatusCode::NOT_FOUND, "no game"),
         (
@@ -284,7 +278,7 @@ async fn analysis_reports_visits_priors_and_values() {
 }
 
 #[tokio::test]
-async fn a_watched_game_between_engines_runs_to_its_end() {
+async fn a_watched_game_between_bots_runs_to_its_end() {
     let app = app();
     let game =
         new_game(&app, json!({"opponent": "greedy", "opponent_b": "random", "colour": "watch"}))
@@ -294,8 +288,8 @@ async fn a_watched_game_between_engines_runs_to_its_end() {
     assert_eq!(game["players"], json!(["greedy", "random"]));
     let mut g = game;
     let mut turns = 0;
-    while g["engine_to_move"] == true {
-        let (s, next) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
+    while g["bot_to_move"] == true {
+        let (s, next) = call(&app, "POST", &format!("/api/games/{id}/bot"), None).await;
         assert_eq!(s, StatusCode::OK, "{next}");
         g = next;
         turns += 1;
@@ -303,7 +297,7 @@ async fn a_watched_game_between_engines_runs_to_its_end() {
     }
     assert_eq!(g["over"], true);
     assert_eq!(g["moves"].as_array().unwrap().len(), turns);
-    let (s, _) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
+    let (s, _) = call(&app, "POST", &format!("/api/games/{id}/bot"), None).await;
     assert_eq!(s, StatusCode::CONFLICT);
 }
 
@@ -319,10 +313,10 @@ async fn the_page_plays_alpha_beta_within_its_limits() {
     assert_eq!(game["players"], json!(["alphabeta:time=0.05", "alphabeta:1"]));
     let mut g = game;
     for _ in 0..6 {
-        if g["engine_to_move"] != true {
+        if g["bot_to_move"] != true {
             break;
         }
-        let (s, next) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
+        let (s, next) = call(&app, "POST", &format!("/api/games/{id}/bot"), None).await;
         assert_eq!(s, StatusCode::OK, "{next}");
         g = next;
     }
@@ -382,7 +376,7 @@ async fn offered_networks_play_and_analyse_on_their_boards_only() {
     let game = new_game(&app, json!({"colour": "P1"})).await;
     assert_eq!(game["players"], json!(["nn:fake.pt:50", "you"]));
     let id = game["id"].as_str().unwrap();
-    let (s, g) = call(&app, "POST", &format!("/api/games/{id}/engine"), None).await;
+    let (s, g) = call(&app, "POST", &format!("/api/games/{id}/bot"), None).await;
     assert_eq!(s, StatusCode::OK, "{g}");
     assert_eq!(g["moves"].as_array().unwrap().len(), 1);
     // On another board, or with the blitz marbles, the network is refused by name; a game

@@ -140,12 +140,12 @@ fn play_bodies() {
     }
     let seeds = seeds.iter().map(|s| s.as_bytes().to_vec()).collect();
     let tokens = &["x", ",", "W", "G", "B", "d4", "a1", "g1", "\"move\"", "pass", "\\u0000"];
-    // A fresh game for every input, then the engine's answer to an accepted move.
+    // A fresh game for every input, then the bot's answer to an accepted move.
     let report = fuzz_within(budget(), "serve-play", seeds, tokens, |b| {
         let id = client.new_game();
         let ok = client.post(&format!("/api/games/{id}/play"), b);
         if ok {
-            assert!(client.post(&format!("/api/games/{id}/engine"), b""));
+            assert!(client.post(&format!("/api/games/{id}/bot"), b""));
         }
         ok
     });
@@ -243,7 +243,7 @@ const REQUEST_TOKENS: &[&str] = &[
     "/api/games/",
     "/api/games/{id}",
     "/api/games/%FF/play",
-    "/api/games/{id}/engine",
+    "/api/games/{id}/bot",
     "/api/analyze",
     "/api/record?game=x",
     "/api/nothing",

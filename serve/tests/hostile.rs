@@ -347,9 +347,9 @@ async fn searches_past_the_line_are_answered_503_at_once() {
     }
     statuses.sort();
     assert_eq!(statuses, [StatusCode::OK, StatusCode::OK, StatusCode::SERVICE_UNAVAILABLE]);
-    // An engine that searches takes a slot too; random answers at once whatever runs.
+    // A bot that searches takes a slot too; random answers at once whatever runs.
     let searching = started(&app, &[], json!({"opponent": "mcts:20", "colour": "P1"})).await;
-    let a = send(&app, "POST", &format!("/api/games/{searching}/engine"), &[], "").await;
+    let a = send(&app, "POST", &format!("/api/games/{searching}/bot"), &[], "").await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
 }
 
@@ -480,8 +480,8 @@ async fn a_program_that_hangs_does_not_wedge_the_other_games() {
     let stop = Arc::new(AtomicBool::new(false));
     let (app, spec) = app_with_program(&program, Limits::default(), Duration::from_secs(20), &stop);
     let hung = started(&app, &[], json!({"opponent": spec, "colour": "P1"})).await;
-    let engine = {
-        let (app, uri) = (app.clone(), format!("/api/games/{hung}/engine"));
+    let bot = {
+        let (app, uri) = (app.clone(), format!("/api/games/{hung}/bot"));
         tokio::spawn(async move { send(&app, "POST", &uri, &[], "").await })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -498,12 +498,12 @@ async fn a_program_that_hangs_does_not_wedge_the_other_games() {
             send(&app, "POST", &format!("/api/games/{other}/play"), &[], r#"{"move":"Wd4,a1"}"#)
                 .await;
         assert_eq!(a.status, StatusCode::OK, "{}", a.body);
-        let a = send(&app, "POST", &format!("/api/games/{other}/engine"), &[], "").await;
+        let a = send(&app, "POST", &format!("/api/games/{other}/bot"), &[], "").await;
         assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     };
     tokio::time::timeout(Duration::from_secs(20), burst).await.expect("the server is wedged");
     stop.store(true, Ordering::SeqCst);
-    let a = engine.await.unwrap();
+    let a = bot.await.unwrap();
     assert_eq!(a.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", a.body);
     assert!(error_of(&a).contains("stopped"), "{}", a.body);
     let _ = std::fs::remove_dir_all(&dir);
@@ -615,8 +615,8 @@ fn a_stop_ends_the_server_with_requests_and_connections_open() {
     let (_, answer) = closed_within(&mut s, 10);
     let game: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     let id = game["id"].as_str().unwrap();
-    // The engine thinks forever; a connection waits idle.
-    let _thinking = call("POST", &format!("/api/games/{id}/engine"), "");
+    // The bot thinks forever; a connection waits idle.
+    let _thinking = call("POST", &format!("/api/games/{id}/bot"), "");
     let _idle = TcpStream::connect(addr).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     stop.send(()).unwrap();
