@@ -34,7 +34,7 @@ def match(
     from zertz_engine import match as engine_match
 
     out = run.layout.match_games(iteration, tag)
-    partial = out.with_name(out.name + ".partial")
+    partial = run.layout.partial_match_games(iteration, tag)
     partial.unlink(missing_ok=True)
     r: dict[str, Any] = engine_match(
         f"nn:{model}:{sims}",

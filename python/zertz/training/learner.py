@@ -38,8 +38,8 @@ class Learner:
         self.logs: list[str] = []
         #: Chunks filed, by name.
         self.chunks: dict[str, ChunkRecord] = {}
-        for path in self.run.layout.chunk_records():
-            self.chunks[path.parent.name] = ChunkRecord.read(path)
+        for name, path in self.run.layout.chunk_records().items():
+            self.chunks[name] = ChunkRecord.read(path)
         self.started = time.perf_counter()
 
     def log(self, line: str) -> None:
