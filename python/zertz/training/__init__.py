@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
 #: The module of each name of the package. They are imported on first use: the loop needs torch
 #: and the engine, and where they are missing its names raise ImportError saying what to install
-#: (``zertz.needs_engine``), while what only reads a run folder (its layout, metrics and
+#: (``zertz.optional.needs_engine``), while what only reads a run folder (its layout, metrics and
 #: progress, ``final_table``, ``zertz.plot``) works without them.
 _MODULES = {
     "MAX_SEED": "config",
@@ -100,7 +100,7 @@ _MODULES = {
 
 
 def __getattr__(name: str) -> Any:
-    from zertz import needs_engine
+    from zertz.optional import needs_engine
 
     module = _MODULES.get(name)
     if module is None:
