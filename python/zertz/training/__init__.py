@@ -36,7 +36,8 @@ records of its chunks and the chunk writer), :mod:`~zertz.training.folder` (the 
 and checkpoints), :mod:`~zertz.training.selfplay` (self-play in the engine),
 :mod:`~zertz.training.fitting` (the SGD steps),
 :mod:`~zertz.training.evaluation` (matches, the Elo ladder), :mod:`~zertz.training.metrics`
-(metrics and TensorBoard), :mod:`~zertz.training.loop` (the iterations),
+(metrics and TensorBoard), :mod:`~zertz.training.protocols` (what those steps use of a run),
+:mod:`~zertz.training.loop` (the iterations, and the run that the steps are given),
 :mod:`~zertz.training.distributed` (the same run on Ray: self-play actors and one learner,
 ``python -m zertz train --ray ADDRESS``; Ray is the optional extra ``zertz[ray]``; in
 :mod:`~zertz.training.actor`, :mod:`~zertz.training.learner`, :mod:`~zertz.training.driver` and
