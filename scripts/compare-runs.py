@@ -153,7 +153,7 @@ def recorded_roots(folder: Path) -> set[str]:
     """The folders the run was trained in, as its metrics name its matches' files
     (``OLD/matches/iter-N-TAG.jsonl``): a run moved or copied names its old folder. Lines that
     cannot be read are passed over here (the comparison of the file names them)."""
-    path = folder / NAMES.metrics
+    path = RunLayout(folder).metrics
     try:
         text = regular(path).read_bytes().decode(errors="surrogateescape")
     except (Unreadable, OSError):
@@ -169,9 +169,9 @@ def recorded_roots(folder: Path) -> set[str]:
             out = result.get("out") if isinstance(result, dict) else None
             if not isinstance(out, str):
                 continue
-            matches = Path(out).parent
-            if RunLayout(matches.parent).matches == matches:
-                roots.add(str(matches.parent))
+            layout = RunLayout.of_match_games(out)
+            if layout is not None:
+                roots.add(str(layout.root))
     return roots
 
 
@@ -264,7 +264,7 @@ def reader(name: str, run: Run) -> Callable[[Path], Any]:
     path = Path(name)
     if path == NAMES.checkpoint:
         return checkpoint
-    if path.parent == NAMES.models and path.suffix == ".pt":
+    if NAMES.is_network(path):
         return weights
     if path.suffix == ".npz":
         return arrays

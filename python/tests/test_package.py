@@ -288,3 +288,106 @@ def test_the_step_limit_of_every_rl_front_end_is_the_engines() -> None:
     limit = zertz.DEFAULT_MAX_STEPS
     assert inspect.signature(zertz.VecEnv).parameters["max_steps"].default == limit
     assert stub_defaults("VecEnv", "__new__")["max_steps"] == limit
+
+
+def import_graph(folder: Path, package: str) -> dict[str, dict[str, str]]:
+    """The modules of the package ``package`` in ``folder``, each with the modules of the package
+    it imports, and where (``file:line`` of the first import): every import counts, at the top,
+    in a function or under ``if TYPE_CHECKING:``. ``from P import M`` imports the module ``P.M``
+    where there is one (else ``P``); an extension module is known by its stub (``.pyi``)."""
+    files: dict[str, Path] = {}
+    for path in sorted(folder.rglob("*.py*")):  # x.py before x.pyi
+        if path.suffix in (".py", ".pyi"):
+            parts = [package, *path.relative_to(folder).with_suffix("").parts]
+            files.setdefault(".".join(parts).removesuffix(".__init__"), path)
+    graph: dict[str, dict[str, str]] = {}
+    for name, path in files.items():
+        here = name if path.stem == "__init__" else name.rpartition(".")[0]
+        edges: dict[str, str] = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                names = [f"{base}.{alias.name}" for alias in node.names]
+                targets = [name if name in files else base for name in names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in files:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    where = f"{path.relative_to(folder.parent)}:{node.lineno}"
+                    edges.setdefault(target, where)
+        graph[name] = edges
+    return graph
+
+
+def circles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The circles of ``graph``: its strongly connected components of more than one module
+    (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_graph_finds_a_circle_through_functions_and_type_checking(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from pkg.sub import b\n")
+    (package / "a.py").write_text("from pkg.sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ..c import C\n"
+    )
+    (package / "c.py").write_text("def f() -> None:\n    import pkg.a\n")
+    graph = import_graph(package, "pkg")
+    assert graph["pkg.a"] == {"pkg.sub.b": "pkg/a.py:1"}
+    assert graph["pkg.sub.b"] == {"pkg.c": "pkg/sub/b.py:4"}
+    assert circles(graph) == [["pkg.a", "pkg.c", "pkg.sub.b"]]
+    (package / "c.py").write_text("import pkg\n")
+    assert circles(import_graph(package, "pkg")) == [["pkg", "pkg.c", "pkg.sub.b"]]
+
+
+def test_no_module_of_the_package_imports_itself_round_a_circle() -> None:
+    # A circle of imports makes the order of the imports matter and hides which module is the
+    # lower one; a module that needs what another needs of it takes it from a module below both
+    # (zertz.training.protocols, zertz.optional). Every import counts, even in a function or
+    # under `if TYPE_CHECKING:`.
+    graph = import_graph(Path(zertz.__file__).parent, "zertz")
+    # The graph sees imports of every kind, or its silence would mean nothing.
+    assert "zertz.training.selfplay" in graph["zertz.training.loop"]  # from P import M
+    assert "zertz.plots" in graph["zertz.training.evaluation"]  # in a function
+    assert "zertz.agents" in graph["zertz"]  # under TYPE_CHECKING
+    assert "zertz._zertz" in graph["zertz.episode"]  # an extension module, by its stub
+    found = circles(graph)
+    lines = [
+        f"{v} imports {w} ({graph[v][w]})" for c in found for v in c for w in graph[v] if w in c
+    ]
+    assert not found, "import circles:\n" + "\n".join(lines)

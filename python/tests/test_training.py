@@ -830,11 +830,38 @@ def test_the_layout_keeps_the_names_of_every_run_folder(tmp_path: Path) -> None:
         layout.chunk(3, local_chunk_name(1)): "shards/iter-0003/c1",
         layout.chunk(3, chunk_name(2, 17)): "shards/iter-0003/c-a002-000017",
         layout.match_games(3, "previous"): "matches/iter-0003-previous.jsonl",
+        layout.partial_match_games(3, "previous"): "matches/iter-0003-previous.jsonl.partial",
     }
     assert {str(p.relative_to(tmp_path)): name for p, name in paths.items()} == {
         name: name for name in paths.values()
     }
     assert [str(p.relative_to(tmp_path)) for p in layout.folders] == ["shards", "models", "matches"]
+
+
+def test_the_layout_finds_a_run_from_its_files(tmp_path: Path) -> None:
+    """What the tools read back from a path, by the layout: the run of a checkpoint, of a match
+    file its metrics name (the folder it was trained in, perhaps moved since), its networks, and
+    the records of the chunks the distributed learner filed, by name."""
+    layout = RunLayout(tmp_path)
+    assert RunLayout.of_checkpoint(layout.checkpoint) == layout
+    assert RunLayout.of_match_games(layout.match_games(2, "random")) == layout
+    assert RunLayout.of_match_games(Path("/moved/run/matches/iter-0002-random.jsonl")) == RunLayout(
+        Path("/moved/run")
+    )
+    assert RunLayout.of_match_games(layout.metrics) is None
+    networks = [layout.model(1), layout.average(2), layout.best]
+    others = [layout.checkpoint, layout.config, layout.chunk(0, "c0") / "shard-00-00000.npz"]
+    assert [layout.is_network(p) for p in networks + others] == [True] * 3 + [False] * 3
+    assert layout.chunk_records() == {}
+    names = [chunk_name(2, 1), chunk_name(1, 3), chunk_name(1, 4)]
+    for iteration, name in enumerate(names):
+        layout.chunk(iteration, name).mkdir(parents=True)
+        (layout.chunk(iteration, name) / "chunk.json").write_text("{}")
+    layout.chunk(2, local_chunk_name(0)).mkdir()
+    (layout.chunk(2, local_chunk_name(0)) / "chunk.json").write_text("{}")
+    records = layout.chunk_records()
+    assert list(records) == names
+    assert records == {name: layout.chunk(i, name) / "chunk.json" for i, name in enumerate(names)}
 
 
 def fake_summary(tmp: Path, games: int = 1) -> ChunkSummary:

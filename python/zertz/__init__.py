@@ -17,8 +17,6 @@ Moves are written ``Wd4,a1`` (a white marble on d4, ring a1 removed), ``Wd4`` (n
 removed), ``b4xd6xf6`` (a capture chain; one hop ``b4xd6`` is a single action) or ``pass``.
 """
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 # The environment's native module needs numpy alone; the engine with exported networks
@@ -56,6 +54,9 @@ from zertz._zertz import (
     symmetry_tables,
 )
 from zertz.data import load_shards
+from zertz.optional import engine as engine
+from zertz.optional import missing_engine as missing_engine
+from zertz.optional import needs_engine as needs_engine
 
 if TYPE_CHECKING:
     from zertz.agents import evaluate, player
@@ -84,42 +85,6 @@ ENGINE_NAMES = frozenset(
         "selfplay",
     }
 )
-
-
-def missing_engine(what: str, error: ImportError) -> ImportError | None:
-    """Where ``error`` is the import of the engine (``zertz_engine``) or torch failing, an
-    ImportError saying, in one line, that ``what`` needs them and what to install (else None):
-    the one wording of every such error (``zertz.match``, ``zertz.train``, ``zertz.export``,
-    ``zertz.training``, ``python -m zertz``). It keeps the missing module's ``name``, so that a
-    caller further out may name its own ``what`` instead."""
-    if (error.name or "").partition(".")[0] not in ("zertz_engine", "torch"):
-        return None
-    return ImportError(
-        f"{what} needs the engine, which links torch, and it is not installed: "
-        "pip install 'zertz[train]' (scripts/setup-python.sh installs it)",
-        name=error.name,
-    )
-
-
-@contextmanager
-def needs_engine(what: str) -> Iterator[None]:
-    """The block's import of the engine or torch failing raises :func:`missing_engine`'s
-    ImportError."""
-    try:
-        yield
-    except ImportError as e:
-        worded = missing_engine(what, e)
-        if worded is None:
-            raise
-        raise worded from e
-
-
-def engine() -> Any:
-    """The engine module ``zertz_engine`` (exported networks, matches, self-play), imported on
-    first use; ImportError saying what to install where it is missing."""
-    with needs_engine("zertz.match, zertz.selfplay or a network"):
-        import zertz_engine
-    return zertz_engine
 
 
 def __getattr__(name: str) -> Any:

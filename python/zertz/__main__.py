@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(err, ImportError):
             # Without torch and the engine (the torch-free wheel): what to install, in one line
             # (plot, table and human-ceiling need neither).
-            from zertz import missing_engine
+            from zertz.optional import missing_engine
 
             err = missing_engine(f"python -m zertz {args.command}", err) or err
         print(f"error: {err}", file=sys.stderr)

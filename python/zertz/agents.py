@@ -34,8 +34,18 @@ from typing import Any, Protocol, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-import zertz
+from zertz._zertz import (
+    DEFAULT_MAX_ACTIONS,
+    MAX_MATCH_GAMES,
+    Game,
+    Player,
+    elo,
+    match_opening,
+    match_player_seed,
+    parse_player,
+)
 from zertz.episode import check_observation, observe
+from zertz.optional import needs_engine
 
 #: A Python policy: ``policy(observation, mask) -> action index``.
 Policy: TypeAlias = Callable[[Any, npt.NDArray[np.bool_]], Any]
@@ -47,7 +57,7 @@ class PlayerLike(Protocol):
     @property
     def name(self) -> str: ...
 
-    def choose(self, game: zertz.Game) -> int: ...
+    def choose(self, game: Game) -> int: ...
 
 
 def player(
@@ -64,12 +74,12 @@ def player(
     ``inference_threads`` and ``search_threads``); ImportError saying what to install where the
     engine is not. The others are :class:`zertz.Player`, in the torch-free package. ValueError
     for a spec that is not a player."""
-    parsed = zertz.parse_player(spec)
+    parsed = parse_player(spec)
     if parsed["model"] is None:
         if inference:
             raise TypeError(f"{sorted(inference)} are a network's settings; {spec!r} has none")
-        return zertz.Player(spec, seed=seed)
-    with zertz.needs_engine(f"the player {spec!r}"):
+        return Player(spec, seed=seed)
+    with needs_engine(f"the player {spec!r}"):
         import zertz_engine
     engine_player: PlayerLike = zertz_engine.Player(spec, board, blitz, seed=seed, **inference)
     return engine_player
@@ -79,7 +89,7 @@ def player(
 Agent: TypeAlias = Policy | PlayerLike
 
 
-def policy_action(agent: Agent, game: zertz.Game, observation: str, who: str = "the policy") -> int:
+def policy_action(agent: Agent, game: Game, observation: str, who: str = "the policy") -> int:
     """The legal action index that ``agent`` answers for ``game``'s player to move (a policy is
     given the observation of ``observation``'s kind and the mask, a player the game);
     ValueError for an answer that is not an integer or not legal (naming ``who``)."""
@@ -118,7 +128,7 @@ def evaluate(
     observation: str = "flat",
     opening_actions: int = 2,
     seed: int = 0,
-    max_actions: int = zertz.DEFAULT_MAX_ACTIONS,
+    max_actions: int = DEFAULT_MAX_ACTIONS,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Plays ``policy`` (a Python policy, or a player: anything with ``choose(game)``, such as
@@ -135,8 +145,8 @@ def evaluate(
     unless ``progress`` is False. ValueError for an answer
     of the policy that is not a legal action."""
     kind = check_observation(observation)
-    if not 1 <= games <= zertz.MAX_MATCH_GAMES:
-        raise ValueError(f"games must be from 1 to {zertz.MAX_MATCH_GAMES}, not {games}")
+    if not 1 <= games <= MAX_MATCH_GAMES:
+        raise ValueError(f"games must be from 1 to {MAX_MATCH_GAMES}, not {games}")
     if opening_actions < 0 or max_actions < 1:
         raise ValueError("opening_actions must be at least 0 and max_actions at least 1")
     specs: Sequence[str] = [opponents] if isinstance(opponents, str) else list(opponents)
@@ -145,8 +155,8 @@ def evaluate(
         # A network loads once for the match (its searches are seeded as game 0's player B);
         # the other players are built for each game, seeded as the match seeds them.
         network = (
-            player(spec, board, blitz, seed=zertz.match_player_seed(seed, 0, 1))
-            if (zertz.parse_player(spec)["model"] is not None)
+            player(spec, board, blitz, seed=match_player_seed(seed, 0, 1))
+            if (parse_player(spec)["model"] is not None)
             else None
         )
         wins = draws = losses = 0
@@ -154,10 +164,8 @@ def evaluate(
         # The count of each game on a terminal; the result line everywhere.
         live = progress and sys.stderr.isatty()
         for g in range(games):
-            opponent = network or player(
-                spec, board, blitz, seed=zertz.match_player_seed(seed, g, 1)
-            )
-            game = zertz.match_opening(board, blitz, seed=seed, game=g, actions=opening_actions)
+            opponent = network or player(spec, board, blitz, seed=match_player_seed(seed, g, 1))
+            game = match_opening(board, blitz, seed=seed, game=g, actions=opening_actions)
             policy_side = "P0" if g % 2 == 0 else "P1"
             actions = opening_actions  # the match's limit counts the opening's actions
             while not game.is_over and actions < max_actions:
@@ -183,7 +191,7 @@ def evaluate(
                     file=sys.stderr,
                     flush=True,
                 )
-        elo, low, high = zertz.elo(wins, draws, losses)
+        rating, low, high = elo(wins, draws, losses)
         result = {
             "opponent": spec,
             "games": games,
@@ -191,7 +199,7 @@ def evaluate(
             "draws": draws,
             "losses": losses,
             "score": (wins + 0.5 * draws) / games,
-            "elo": elo,
+            "elo": rating,
             "elo_low": low,
             "elo_high": high,
         }

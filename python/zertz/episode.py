@@ -27,7 +27,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-import zertz
+from zertz._zertz import DEFAULT_MAX_STEPS, Game, observation_shape
 
 #: The observations of the Gymnasium front ends: ``"flat"``, one float32 vector ``[C*H*W + G]``
 #: (the planes, row-major, then the globals), which every library's default networks take and
@@ -48,7 +48,7 @@ def check_observation(kind: str) -> str:
 
 def observation_size(board: int) -> int:
     """The length of a flat observation of ``board`` rings: ``C*H*W + G``."""
-    (c, h, w), g = zertz.observation_shape(board)
+    (c, h, w), g = observation_shape(board)
     return c * h * w + g
 
 
@@ -59,7 +59,7 @@ def flatten(planes: npt.NDArray[np.float32], globals_: npt.NDArray[np.float32]) 
     return np.concatenate([planes.reshape(*lead, -1), globals_], axis=-1)
 
 
-def observe(game: zertz.Game, kind: str, player: Literal["P0", "P1"] | None = None) -> Observation:
+def observe(game: Game, kind: str, player: Literal["P0", "P1"] | None = None) -> Observation:
     """The observation of ``game`` for ``player`` (None: the player to move), of ``kind``."""
     planes, globals_ = game.encode(player)
     if kind == "flat":
@@ -100,10 +100,10 @@ class Episode:
         board: int = 37,
         blitz: bool = False,
         first: Literal["P0", "P1"] = "P0",
-        max_steps: int = zertz.DEFAULT_MAX_STEPS,
+        max_steps: int = DEFAULT_MAX_STEPS,
     ) -> None:
         check_options(None, max_steps)
-        self.game = zertz.Game(board, blitz, first)
+        self.game = Game(board, blitz, first)
         self.max_steps = max_steps
         self.steps = 0
         self.forfeited = False

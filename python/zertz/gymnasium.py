@@ -56,11 +56,19 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
-import zertz
+from zertz._zertz import (
+    DEFAULT_MAX_STEPS,
+    Game,
+    VecEnv,
+    action_space_size,
+    observation_shape,
+    parse_player,
+)
 from zertz.agents import PlayerLike, Policy, player, policy_action
 from zertz.episode import (
     Episode,
     Observation,
+    Step,
     check_observation,
     check_options,
     flatten,
@@ -78,7 +86,7 @@ Opponent = str | PlayerLike | Policy | None
 
 def observation_space(board: int, observation: str = "flat") -> spaces.Space[Any]:
     """The observation space of one game of ``board`` rings: every feature is in 0..1."""
-    (c, h, w), g = zertz.observation_shape(board)
+    (c, h, w), g = observation_shape(board)
     if check_observation(observation) == "flat":
         return spaces.Box(0.0, 1.0, (observation_size(board),), np.float32)
     return spaces.Dict(
@@ -116,7 +124,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         *,
         opponent: Opponent = "random",
         observation: str = "flat",
-        max_steps: int = zertz.DEFAULT_MAX_STEPS,
+        max_steps: int = DEFAULT_MAX_STEPS,
         first_player: str = "random",
         render_mode: str | None = None,
     ) -> None:
@@ -128,7 +136,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         self.render_mode = render_mode
         self.episode = Episode(board, blitz, max_steps=max_steps)
         self.observation_space = observation_space(board, observation)
-        self.action_space = spaces.Discrete(zertz.action_space_size(board))
+        self.action_space = spaces.Discrete(action_space_size(board))
         self._opponent: PlayerLike | Policy | None = None
         self._spec: str | None = None
         self.set_opponent(opponent)
@@ -146,7 +154,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         self.spec = dataclasses.replace(gymnasium.spec(ENV_ID), kwargs=settings)
 
     @property
-    def game(self) -> zertz.Game:
+    def game(self) -> Game:
         """The game of the episode."""
         return self.episode.game
 
@@ -189,7 +197,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         assert self._opponent is not None
         return policy_action(self._opponent, self.game, self.observation, "the opponent")
 
-    def _opponent_turn(self) -> tuple[list[int], zertz.episode.Step | None]:
+    def _opponent_turn(self) -> tuple[list[int], Step | None]:
         """Plays P1's actions until P0 is to move or the episode ends; the actions and the last
         step."""
         actions: list[int] = []
@@ -207,7 +215,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     ) -> tuple[Observation, dict[str, Any]]:
         super().reset(seed=seed)
         spec = self._spec
-        if seed is not None and spec is not None and zertz.parse_player(spec)["model"] is None:
+        if seed is not None and spec is not None and parse_player(spec)["model"] is None:
             self._opponent = player(spec, self.board, self.blitz, seed=seed)
         first: Literal["P0", "P1"]
         if self.first_player == "random":
@@ -274,7 +282,7 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         # A Python policy plays P1 here, between the Rust steps of the two-player batch.
         self._policy = None if isinstance(opponent, str) else opponent
         spec = opponent if isinstance(opponent, str) else None
-        self.env = zertz.VecEnv(num_envs, board, blitz, opponent=spec, **kwargs)
+        self.env = VecEnv(num_envs, board, blitz, opponent=spec, **kwargs)
         self.num_envs = num_envs
         self.observation = check_observation(observation)
         self.single_observation_space = observation_space(board, observation)

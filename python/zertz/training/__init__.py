@@ -36,7 +36,8 @@ records of its chunks and the chunk writer), :mod:`~zertz.training.folder` (the 
 and checkpoints), :mod:`~zertz.training.selfplay` (self-play in the engine),
 :mod:`~zertz.training.fitting` (the SGD steps),
 :mod:`~zertz.training.evaluation` (matches, the Elo ladder), :mod:`~zertz.training.metrics`
-(metrics and TensorBoard), :mod:`~zertz.training.loop` (the iterations),
+(metrics and TensorBoard), :mod:`~zertz.training.protocols` (what those steps use of a run),
+:mod:`~zertz.training.loop` (the iterations, and the run that the steps are given),
 :mod:`~zertz.training.distributed` (the same run on Ray: self-play actors and one learner,
 ``python -m zertz train --ray ADDRESS``; Ray is the optional extra ``zertz[ray]``; in
 :mod:`~zertz.training.actor`, :mod:`~zertz.training.learner`, :mod:`~zertz.training.driver` and
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
 
 #: The module of each name of the package. They are imported on first use: the loop needs torch
 #: and the engine, and where they are missing its names raise ImportError saying what to install
-#: (``zertz.needs_engine``), while what only reads a run folder (its layout, metrics and
+#: (``zertz.optional.needs_engine``), while what only reads a run folder (its layout, metrics and
 #: progress, ``final_table``, ``zertz.plot``) works without them.
 _MODULES = {
     "MAX_SEED": "config",
@@ -100,7 +101,7 @@ _MODULES = {
 
 
 def __getattr__(name: str) -> Any:
-    from zertz import needs_engine
+    from zertz.optional import needs_engine
 
     module = _MODULES.get(name)
     if module is None:

@@ -13,7 +13,7 @@ from typing import Any
 from zertz.training.actor import SelfPlayActor, ray_module
 from zertz.training.config import TrainConfig, load_config
 from zertz.training.driver import local_cpus
-from zertz.training.selfplay import chunk_seed
+from zertz.training.selfplay import chunk_seed, selfplay_settings
 
 
 def _bench_chunk(
@@ -45,8 +45,6 @@ def bench_actors(
     has finished a first chunk (loading the network and the engine); the scaling efficiency is
     the rate over ``n`` times the rate of one actor (of the first count). On Ray at
     ``address`` ("local": an instance of this machine's cores)."""
-    from zertz.training.selfplay import selfplay_settings
-
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
     ray = ray_module()
     d = cfg.distributed

@@ -19,7 +19,7 @@ from zertz.training.folder import first_line
 from zertz.training.learner import Learner
 from zertz.training.progress import RunProgress
 from zertz.training.records import LearnerStatus, PlayedChunk
-from zertz.training.selfplay import chunk_seed
+from zertz.training.selfplay import chunk_seed, selfplay_settings
 
 #: How often the driver looks for dead nodes (seconds).
 NODE_POLL_SECONDS = 2.0
@@ -53,8 +53,6 @@ class Driver:
         ray: ModuleType,
         progress: bool = True,
     ) -> None:
-        from zertz.training.selfplay import selfplay_settings
-
         self.cfg = cfg
         self.folder = folder
         self.log = log

@@ -6,19 +6,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zertz.training.layout import opponent_tag
+from zertz.training.protocols import TrainingRun
 
 # The engine and torch (zertz_engine, zertz.training.folder) are imported where the matches are
 # played: final_table reads a run folder without them (python -m zertz table).
 
-if TYPE_CHECKING:
-    from zertz.training.loop import Run
-
 
 def match(
-    run: Run,
+    run: TrainingRun,
     iteration: int,
     model: Path,
     opponent: str,
@@ -34,7 +32,7 @@ def match(
     from zertz_engine import match as engine_match
 
     out = run.layout.match_games(iteration, tag)
-    partial = out.with_name(out.name + ".partial")
+    partial = run.layout.partial_match_games(iteration, tag)
     partial.unlink(missing_ok=True)
     r: dict[str, Any] = engine_match(
         f"nn:{model}:{sims}",
@@ -57,7 +55,11 @@ def match(
 
 
 def evaluate(
-    run: Run, iteration: int, final: bool, log: Callable[[str], None], model: Path | None = None
+    run: TrainingRun,
+    iteration: int,
+    final: bool,
+    log: Callable[[str], None],
+    model: Path | None = None,
 ) -> dict[str, Any]:
     """The network after ``iteration`` iterations (``model``, by default that iteration's
     export) against the best one and the baselines; it becomes the best (``models/best.pt``)

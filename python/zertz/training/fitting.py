@@ -7,7 +7,6 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -17,9 +16,7 @@ from zertz._zertz import symmetry_tables
 from zertz.data import load_shards
 from zertz.nn import CAPTURES_SCALE, NonFiniteError, ZertzNet, check_finite, masked_log_softmax
 from zertz.training.config import TrainSection
-
-if TYPE_CHECKING:
-    from zertz.training.loop import Run
+from zertz.training.protocols import Augment, TrainingRun
 
 
 def learning_rate(train: TrainSection, iterations: int, step: int) -> float:
@@ -102,9 +99,9 @@ def batch_arrays(
 
 
 def sgd_step(
-    run: Run,
+    run: TrainingRun,
     lr: float,
-    augment: Augmenter | None,
+    augment: Augment | None,
     batch: tuple[torch.Tensor, ...],
     diverged: Callable[[float, float, float], str],
 ) -> tuple[float, float, float]:
@@ -132,7 +129,7 @@ def sgd_step(
     return pl_f, vl_f, cl_f
 
 
-def fit(run: Run, shards: list[Path]) -> dict[str, float]:
+def fit(run: TrainingRun, shards: list[Path]) -> dict[str, float]:
     """``train.steps`` SGD steps on batches drawn from ``shards``."""
     t = run.cfg.train
     data = load_shards(shards, run.actions)

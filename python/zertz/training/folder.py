@@ -227,7 +227,7 @@ def _marbles_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) 
     if "marbles" in ck:
         marbles: list[str] = ck["marbles"]
         return marbles
-    config = RunLayout(Path(path).parent).config
+    config = RunLayout.of_checkpoint(path).config
     return marbles_of(load_config(config).run.blitz if config.is_file() else False)
 
 

@@ -105,6 +105,30 @@ class RunLayout:
 
     root: Path
 
+    @classmethod
+    def of_checkpoint(cls, checkpoint: str | os.PathLike[str]) -> RunLayout:
+        """The run folder of the checkpoint ``checkpoint``: the folder that holds it.
+
+        >>> RunLayout.of_checkpoint("runs/a/checkpoint.pt").config.as_posix()
+        'runs/a/config.toml'
+        """
+        return cls(Path(checkpoint).parent)
+
+    @classmethod
+    def of_match_games(cls, path: str | os.PathLike[str]) -> RunLayout | None:
+        """The run folder whose match games ``path`` names (:meth:`match_games`, read from the
+        path alone, as a run's metrics name them: the folder may have moved since), or None for
+        a path that is not in a run's ``matches/``.
+
+        >>> RunLayout.of_match_games("/old/run/matches/iter-0002-random.jsonl").root.as_posix()
+        '/old/run'
+        >>> RunLayout.of_match_games("/old/run/iter-0002-random.jsonl") is None
+        True
+        """
+        folder = Path(path).parent
+        layout = cls(folder.parent)
+        return layout if layout.matches == folder else None
+
     @property
     def config(self) -> Path:
         return self.root / "config.toml"
@@ -159,6 +183,16 @@ class RunLayout:
         """The best network so far (a copy of one of :meth:`model` or :meth:`average`)."""
         return self.models / "best.pt"
 
+    def is_network(self, path: Path) -> bool:
+        """Whether ``path`` is one of the run's exported networks (``models/*.pt``: a
+        :meth:`model`, an :meth:`average` or :attr:`best`).
+
+        >>> layout = RunLayout(Path("run"))
+        >>> [layout.is_network(p) for p in (layout.model(3), layout.best, layout.checkpoint)]
+        [True, True, False]
+        """
+        return path.parent == self.models and path.suffix == ".pt"
+
     def chunks(self, iteration: int) -> Path:
         """The folder of the self-play chunks of iteration ``iteration`` (0 is the first)."""
         return self.shards / f"iter-{iteration:04d}"
@@ -171,10 +205,23 @@ class RunLayout:
         """The shards of every complete chunk of iteration ``iteration``, in order."""
         return sorted(self.chunks(iteration).glob("c*/shard-*.npz"))
 
-    def chunk_records(self) -> list[Path]:
-        """The ``chunk.json`` of every chunk the distributed learner filed, in order."""
-        return sorted(self.shards.glob(f"iter-*/{CHUNK_PREFIX}*/{RECORD_FILE}"))
+    def chunk_records(self) -> dict[str, Path]:
+        """The ``chunk.json`` of every chunk the distributed learner filed, by the chunk's name
+        (:func:`chunk_name`), in order."""
+        records = sorted(self.shards.glob(f"iter-*/{CHUNK_PREFIX}*/{RECORD_FILE}"))
+        return {path.parent.name: path for path in records}
 
     def match_games(self, iteration: int, tag: str) -> Path:
         """The games of the evaluation match ``tag`` of the network of ``iteration``."""
         return self.matches / f"iter-{iteration:04d}-{tag}.jsonl"
+
+    def partial_match_games(self, iteration: int, tag: str) -> Path:
+        """Where the games of :meth:`match_games` are written while the match is played (it is
+        renamed into place once over).
+
+        >>> layout = RunLayout(Path("run"))
+        >>> layout.partial_match_games(2, "random").name
+        'iter-0002-random.jsonl.partial'
+        """
+        done = self.match_games(iteration, tag)
+        return done.with_name(done.name + ".partial")

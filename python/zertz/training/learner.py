@@ -9,6 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from zertz.training import loop
 from zertz.training.actor import ray_module
 from zertz.training.config import parse_config
 from zertz.training.layout import RECORD_FILE, SUMMARY_FILE, chunk_name
@@ -26,20 +29,16 @@ class Learner:
     """The learner (Ray actor): the run folder, the training, the evaluation."""
 
     def __init__(self, source: str, folder: str) -> None:
-        import torch
-
-        from zertz.training.loop import Run
-
         cfg = parse_config(source)
         threads = cfg.run.torch_threads or max(1, int(cfg.distributed.learner_cpus))
         torch.set_num_threads(threads)
-        self.run = Run(cfg, folder)
+        self.run = loop.Run(cfg, folder)
         self.run.start()
         self.logs: list[str] = []
         #: Chunks filed, by name.
         self.chunks: dict[str, ChunkRecord] = {}
-        for path in self.run.layout.chunk_records():
-            self.chunks[path.parent.name] = ChunkRecord.read(path)
+        for name, path in self.run.layout.chunk_records().items():
+            self.chunks[name] = ChunkRecord.read(path)
         self.started = time.perf_counter()
 
     def log(self, line: str) -> None:
@@ -77,10 +76,8 @@ class Learner:
 
     def pretrain(self) -> LearnerStatus:
         """The pretraining on records (``[pretrain]``) before the first iteration."""
-        from zertz.training.loop import pretrain
-
         if self.run.cfg.pretrain.steps and not self.run.state.pretrained:
-            pretrain(self.run, self.log)
+            loop.pretrain(self.run, self.log)
         return self.status()
 
     def _file(self, played: PlayedChunk, files: dict[str, bytes]) -> bool:
@@ -166,8 +163,6 @@ class Learner:
         )
 
     def _train(self) -> dict[str, Any]:
-        from zertz.training.loop import complete_iteration
-
         run = self.run
         i = run.state.iteration
         chunks = self._current()
@@ -197,4 +192,4 @@ class Learner:
             "staleness_max": max(stale, default=0),
             "wall_seconds": time.perf_counter() - self.started,
         }
-        return complete_iteration(run, i, totals, started, self.log, extra)
+        return loop.complete_iteration(run, i, totals, started, self.log, extra)

@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -17,9 +17,7 @@ from zertz.data import load_shards
 from zertz.human import benchmark, dataset_manifest
 from zertz.nn import check_finite
 from zertz.training.fitting import Augmenter, batch_arrays, sgd_step
-
-if TYPE_CHECKING:
-    from zertz.training.loop import Run
+from zertz.training.protocols import TrainingRun
 
 
 def dataset_shards(dataset: str | Path, board: int, split: str) -> list[Path]:
@@ -27,12 +25,12 @@ def dataset_shards(dataset: str | Path, board: int, split: str) -> list[Path]:
     return sorted((Path(dataset) / split).glob(f"shard-{board:02d}-*.npz"))
 
 
-def boards(run: Run) -> list[int]:
+def boards(run: TrainingRun) -> list[int]:
     """The boards the run pretrains on (the run's own when ``pretrain.boards`` is empty)."""
     return sorted(set(run.cfg.pretrain.boards or [run.board]))
 
 
-def ensure_dataset(run: Run, log: Callable[[str], None]) -> None:
+def ensure_dataset(run: TrainingRun, log: Callable[[str], None]) -> None:
     """Makes ``pretrain.dataset`` from ``pretrain.records`` when it does not exist yet (or is an
     empty folder), then checks that it is a complete dataset: a folder without its manifest (a
     build stopped part-way, or one of an older version) is refused with ValueError, never used
@@ -55,7 +53,7 @@ def ensure_dataset(run: Run, log: Callable[[str], None]) -> None:
     dataset_manifest(folder, again)
 
 
-def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
+def pretrain(run: TrainingRun, log: Callable[[str], None]) -> dict[str, Any]:
     """``pretrain.steps`` SGD steps on the training shards of the dataset, the boards in turn, a
     chunk of ``chunk_shards`` random shards at a time; the learning rate falls from
     ``pretrain.learning_rate`` to a tenth of it (cosine)."""
@@ -119,7 +117,7 @@ def pretrain(run: Run, log: Callable[[str], None]) -> dict[str, Any]:
 
 
 def human_moves(
-    run: Run, log: Callable[[str], None] = print
+    run: TrainingRun, log: Callable[[str], None] = print
 ) -> dict[str, dict[str, float | int]] | None:
     """The human-move benchmark of the run's network on the dataset's validation games of its
     boards (None without a dataset or with ``benchmark_games = 0``), keyed by the ring count as

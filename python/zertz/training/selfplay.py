@@ -6,16 +6,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zertz._zertz import selfplay_config
 from zertz.training.config import TrainConfig
 from zertz.training.layout import local_chunk_name
+from zertz.training.protocols import TrainingRun
 from zertz.training.records import ChunkSummary, write_chunk
 from zertz_engine import selfplay
-
-if TYPE_CHECKING:
-    from zertz.training.loop import Run
 
 
 def chunk_seed(*parts: int) -> int:
@@ -49,7 +47,7 @@ def selfplay_settings(cfg: TrainConfig) -> tuple[dict[str, Any], dict[str, Any]]
     return checked[0], checked[1]
 
 
-def play_iteration(run: Run, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
+def play_iteration(run: TrainingRun, iteration: int, log: Callable[[str], None]) -> dict[str, Any]:
     """Plays the missing chunks of an iteration with the current self-play network (or, in
     the warm-up, rollout MCTS); returns the totals of all its chunks (those kept from before
     an interruption too)."""
@@ -118,7 +116,7 @@ def chunk_totals(summaries: list[ChunkSummary]) -> dict[str, float]:
     return totals
 
 
-def window(run: Run, iteration: int) -> list[Path]:
+def window(run: TrainingRun, iteration: int) -> list[Path]:
     """Shards of the last ``train.window`` iterations up to ``iteration``."""
     first = max(0, iteration - run.cfg.train.window + 1)
     paths: list[Path] = []
