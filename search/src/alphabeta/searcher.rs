@@ -1,50 +1,17 @@
-//! A classic alpha-beta searcher over whole turns: the yardstick of the programs people know
-//! (boardspace.net's robots, the desktop programs), and a second opinion beside MCTS.
+//! The searcher, [`AlphaBeta`]: iterative deepening of a principal variation search over whole
+//! turns, its move ordering (the table's move, captures, killers, history, the one-turn look
+//! ahead) and its quiescence search of captures.
 //!
-//! Why one file of this size: one searcher, whose ordering, table, quiescence and evaluation share
-//! the search's state and are tuned together.
-//!
-//! - Iterative deepening of a negamax principal variation search, one ply per whole turn (a
-//!   capture chain is one move), with aspiration-free null windows after the first move.
-//! - A transposition table on the position's Zobrist hash (and its passes), kept between the
-//!   searches of a game: the move of the deepest search stored, bounds with mate distances.
-//! - Move ordering: the table's move, captures by length, two killers per ply, a history of
-//!   placements; at two turns or more from the horizon, the placements by a one-turn look ahead
-//!   (the evaluation of the position they lead to, and whether they hand the opponent a capture).
-//! - A quiescence search: captures are compulsory in ZÈRTZ, so a position whose mover has a
-//!   capture is never evaluated; the captures are played out (every chain, to the end of the
-//!   exchange) first.
-//! - [`evaluate`]: how far each side is from each win set of the marble set, counting only the
-//!   sets still possible with the marbles the opponent has not captured; what it has captured;
-//!   the move.
-//!
-//! A search stops at its depth, its deadline or its stop flag; an iteration cut short is
-//! abandoned, unless a root move of it has already beaten the previous iteration's best (searched
-//! first), which is then the better choice.
-//!
-//! ```
-//! use zertz_env::{Player, Position, Variant};
-//! use zertz_search::alphabeta::{AlphaBeta, Limits};
-//! let pos = Position::new(Variant::default(), Player::P0);
-//! let mut ab = AlphaBeta::new(1 << 20);
-//! let report = ab.search(&pos, &Limits::depth(1), &|| false).unwrap();
-//! assert!(pos.is_legal_move(&report.best));
-//! assert_eq!(report.depth, 1);
-//! ```
+//! The top of the module: it uses the scores ([`super::eval`]), the table ([`super::table`]) and
+//! the limits ([`super::limits`]); none of them uses it.
 
 use std::time::{Duration, Instant};
 
-use zertz_env::{ByMarble, Move, Outcome, Position};
+use zertz_env::{Move, Outcome, Position};
 
-/// The score of a won position at the root; a win `n` plies away scores `SCORE_WIN - n`, so that
-/// the search prefers the fastest win and the slowest loss.
-pub const SCORE_WIN: i32 = 1_000_000;
-
-/// Scores above this (or below its negation) are wins (losses) found by the search.
-pub const SCORE_MATE_BOUND: i32 = SCORE_WIN - 10_000;
-
-/// The deepest search in whole turns ([`Limits::max_depth`] is held to it).
-pub const MAX_DEPTH: u32 = 64;
+use super::eval::{SCORE_MATE_BOUND, SCORE_WIN, Weights, evaluate_with, terminal};
+use super::limits::{Limits, MAX_DEPTH, Report};
+use super::table::{Bound, Table};
 
 /// The deepest line of a search: [`MAX_DEPTH`] turns and as many captures in quiescence.
 const MAX_PLY: usize = 2 * MAX_DEPTH as usize + 8;
@@ -55,167 +22,13 @@ pub const DEFAULT_TABLE_BYTES: usize = 16 << 20;
 /// Nodes between two looks at the clock and the stop flag.
 const CHECK_EVERY: u64 = 256;
 
-/// The weights of [`evaluate`], in hundredths of a marble.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Weights {
-    /// Score of a win set that still needs `n` marbles (`need[n]`, `n` from 1; `need[0]` is
-    /// unused: a set with nothing missing is a won game), summed over the sets still possible.
-    pub need: [i32; 13],
-    /// Each captured marble of each colour (white, grey, black).
-    pub marble: [i32; 3],
-    /// The side to move, in a position without captures.
-    pub tempo: i32,
-}
-
-impl Default for Weights {
-    /// The weights tuned by matches (BENCHMARKS.md, "Alpha-beta").
-    fn default() -> Weights {
-        Weights {
-            need: [0, 2000, 500, 130, 35, 10, 3, 1, 0, 0, 0, 0, 0],
-            marble: [0, 0, 0],
-            tempo: 20,
-        }
-    }
-}
-
-/// The static evaluation of `pos` for the player to move, with the default [`Weights`]: see
-/// [`evaluate_with`].
-pub fn evaluate(pos: &Position) -> i32 {
-    evaluate_with(pos, &Weights::default())
-}
-
-/// The static evaluation of `pos` for the player to move (positive: good for it), without
-/// looking at captures to come (the quiescence search does): for each side, the sum over the win
-/// sets it can still complete of `need[marbles it still lacks]`, plus the value of the marbles
-/// it holds; the difference between the mover and the opponent, plus the tempo. A set is out of
-/// reach when the opponent holds so many of a colour that too few are left.
-pub fn evaluate_with(pos: &Position, w: &Weights) -> i32 {
-    let me = pos.turn();
-    let mine = pos.captures(me);
-    let theirs = pos.captures(!me);
-    let set = pos.marble_set();
-    let total = set.counts();
-    side_score(&mine, &theirs, &total, set, w) - side_score(&theirs, &mine, &total, set, w)
-        + w.tempo
-}
-
-/// The score of one side with captures `caps` against an opponent with `opp` (see
-/// [`evaluate_with`]).
-fn side_score(
-    caps: &ByMarble<u8>,
-    opp: &ByMarble<u8>,
-    total: &ByMarble<u8>,
-    set: zertz_env::MarbleSet,
-    w: &Weights,
-) -> i32 {
-    let single = set.single_colour_win();
-    let each = set.each_colour_win();
-    let need = |n: u8| w.need[usize::from(n).min(w.need.len() - 1)];
-    let mut score = 0;
-    let mut each_need = 0u8;
-    let mut each_possible = true;
-    for c in 0..3 {
-        let have = caps.0[c];
-        let left = total.0[c] - opp.0[c];
-        if left >= single.0[c] {
-            score += need(single.0[c].saturating_sub(have));
-        }
-        each_possible &= left >= each;
-        each_need += each.saturating_sub(have);
-        score += w.marble[c] * i32::from(have);
-    }
-    if each_possible {
-        score += need(each_need);
-    }
-    score
-}
-
-/// When a search stops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// The deepest iteration, in whole turns (1 to [`MAX_DEPTH`]).
-    pub max_depth: u32,
-    /// The time the search may take; `None`: until `max_depth`. An iteration is not started past
-    /// half of it (it would not finish), and one under way is abandoned at its end.
-    pub time: Option<Duration>,
-}
-
-impl Limits {
-    /// A fixed depth, whatever the time.
-    pub fn depth(depth: u32) -> Limits {
-        Limits { max_depth: depth, time: None }
-    }
-
-    /// Deepening until `time` is spent.
-    pub fn time(time: Duration) -> Limits {
-        Limits { max_depth: MAX_DEPTH, time: Some(time) }
-    }
-}
-
-/// What a search found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Report {
-    /// The move to play.
-    pub best: Move,
-    /// Its score for the player to move, in hundredths of a marble ([`SCORE_WIN`] and near it
-    /// for a forced win: [`Report::mate_in`]).
-    pub score: i32,
-    /// The depth of the deepest iteration that chose the move, in whole turns.
-    pub depth: u32,
-    /// The principal variation: `best` and the replies expected, in whole turns.
-    pub pv: Vec<Move>,
-    /// Positions searched by the main search.
-    pub nodes: u64,
-    /// Positions searched by the quiescence search (captures), counted apart.
-    pub qnodes: u64,
-    /// Time taken.
-    pub elapsed: Duration,
-}
-
-impl Report {
-    /// Turns to a forced win (positive) or loss (negative), counting both sides' turns, when the
-    /// score is one.
-    pub fn mate_in(&self) -> Option<i32> {
-        if self.score > SCORE_MATE_BOUND {
-            Some(SCORE_WIN - self.score)
-        } else if self.score < -SCORE_MATE_BOUND {
-            Some(-(SCORE_WIN + self.score))
-        } else {
-            None
-        }
-    }
-}
-
-/// What the stored score of a table entry is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Bound {
-    Exact,
-    /// The score is at least this (a cut).
-    Lower,
-    /// The score is at most this (no move reached alpha).
-    Upper,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    key: u64,
-    mv: Option<Move>,
-    score: i32,
-    depth: u8,
-    bound: Bound,
-    generation: u8,
-}
-
 /// The searcher: its transposition table, killers and history survive between searches (the
 /// positions of one game), [`AlphaBeta::clear`] forgets them.
 #[derive(Clone, Debug)]
 pub struct AlphaBeta {
     /// Allocated by the first search ([`AlphaBeta::release`] frees it).
-    table: Vec<Option<Entry>>,
-    table_entries: usize,
-    generation: u8,
+    table: Table,
     weights: Weights,
-    use_table: bool,
     killers: Vec<[Option<Move>; 2]>,
     history: Vec<i32>,
     /// Move lists, one per ply (reused).
@@ -250,15 +63,9 @@ impl AlphaBeta {
     /// A searcher with a transposition table of about `table_bytes` (at least one entry),
     /// allocated by the first search.
     pub fn new(table_bytes: usize) -> AlphaBeta {
-        let entries = (table_bytes / std::mem::size_of::<Option<Entry>>()).max(1);
-        // A power of two, to index by the hash's low bits.
-        let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
         AlphaBeta {
-            table: Vec::new(),
-            table_entries: entries,
-            generation: 0,
+            table: Table::new(table_bytes),
             weights: Weights::default(),
-            use_table: true,
             killers: vec![[None; 2]; MAX_PLY + 1],
             history: vec![0; HISTORY_LEN],
             moves: (0..=MAX_PLY).map(|_| Vec::new()).collect(),
@@ -279,14 +86,14 @@ impl AlphaBeta {
     /// The same searcher without its transposition table (for tests: a fixed-depth search then
     /// sees every position afresh).
     pub fn without_table(mut self) -> AlphaBeta {
-        self.use_table = false;
+        self.table.disable();
         self
     }
 
     /// Frees the table, killers and history (the next search starts afresh and allocates
     /// them again).
     pub fn release(&mut self) {
-        self.table = Vec::new();
+        self.table.release();
         self.history.fill(0);
         self.killers.fill([None; 2]);
         for m in &mut self.moves {
@@ -296,7 +103,7 @@ impl AlphaBeta {
 
     /// Bytes held (the table mostly; none before the first search).
     pub fn bytes(&self) -> usize {
-        self.table.len() * std::mem::size_of::<Option<Entry>>()
+        self.table.bytes()
             + self
                 .moves
                 .iter()
@@ -306,7 +113,7 @@ impl AlphaBeta {
 
     /// Forgets the table, killers and history.
     pub fn clear(&mut self) {
-        self.table.fill(None);
+        self.table.clear();
         self.history.fill(0);
         self.killers.fill([None; 2]);
     }
@@ -322,14 +129,11 @@ impl AlphaBeta {
         stop: &dyn Fn() -> bool,
     ) -> Option<Report> {
         let start = Instant::now();
-        if self.table.len() != self.table_entries {
-            self.table = vec![None; self.table_entries];
-        }
+        self.table.new_search();
         self.nodes = 0;
         self.qnodes = 0;
         self.aborted = false;
         self.deadline = limits.time.map(|t| start + t);
-        self.generation = self.generation.wrapping_add(1);
         self.killers.fill([None; 2]);
         for h in &mut self.history {
             *h /= 8;
@@ -444,7 +248,7 @@ impl AlphaBeta {
         // Stable: among equal scores the earlier order stays.
         root.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
         if let Some(m) = best {
-            self.store(pos, depth, best_score, Bound::Exact, Some(m), 0);
+            self.table.store(pos, depth, best_score, Bound::Exact, Some(m), 0);
         }
         (best_score, best, true)
     }
@@ -455,7 +259,7 @@ impl AlphaBeta {
         let mut p = *pos;
         p.play_unchecked(&first);
         while pv.len() < depth as usize {
-            let Some(e) = self.probe(&p) else { break };
+            let Some(e) = self.table.probe(&p) else { break };
             let Some(m) = e.mv else { break };
             if !p.is_legal_move(&m) {
                 break;
@@ -464,56 +268,6 @@ impl AlphaBeta {
             pv.push(m);
         }
         pv
-    }
-
-    /// The position's hash with its passes and its variant: the Zobrist hash holds neither, and
-    /// positions of two boards with marbles and removed rings on rings of the same indices have
-    /// the same hash, while one searcher may serve games of several variants (an engine
-    /// session's player after `newgame 61`). Distinct salts give distinct masks (an odd
-    /// multiplier is a bijection).
-    fn key(pos: &Position) -> u64 {
-        let salt =
-            u64::from(pos.passes()) << 8 | (pos.board() as u64) << 1 | pos.marble_set() as u64;
-        pos.hash() ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-
-    fn probe(&self, pos: &Position) -> Option<Entry> {
-        if !self.use_table {
-            return None;
-        }
-        let key = Self::key(pos);
-        let e = self.table[key as usize & (self.table.len() - 1)]?;
-        (e.key == key).then_some(e)
-    }
-
-    fn store(
-        &mut self,
-        pos: &Position,
-        depth: u32,
-        score: i32,
-        bound: Bound,
-        mv: Option<Move>,
-        ply: usize,
-    ) {
-        if !self.use_table {
-            return;
-        }
-        let key = Self::key(pos);
-        let mask = self.table.len() - 1;
-        let slot = &mut self.table[key as usize & mask];
-        if let Some(old) = slot {
-            if old.key != key && old.generation == self.generation && u32::from(old.depth) > depth {
-                return;
-            }
-        }
-        *slot = Some(Entry {
-            key,
-            mv,
-            score: to_table(score, ply),
-            depth: depth as u8,
-            bound,
-            generation: self.generation,
-        });
     }
 
     fn check_clock(&mut self, stop: &dyn Fn() -> bool) {
@@ -586,10 +340,10 @@ impl AlphaBeta {
         if depth == 0 || ply >= MAX_PLY {
             return self.quiesce(pos, alpha, beta, ply, stop);
         }
-        let entry = self.probe(pos);
+        let entry = self.table.probe(pos);
         if let Some(e) = entry {
             if u32::from(e.depth) >= depth {
-                let s = from_table(e.score, ply);
+                let s = e.score(ply);
                 let usable = match e.bound {
                     Bound::Exact => true,
                     Bound::Lower => s >= beta,
@@ -651,7 +405,7 @@ impl AlphaBeta {
         } else {
             Bound::Upper
         };
-        self.store(pos, depth, best, bound, best_move, ply);
+        self.table.store(pos, depth, best, bound, best_move, ply);
         best
     }
 
@@ -700,35 +454,5 @@ impl AlphaBeta {
         }
         self.moves[ply] = list;
         best
-    }
-}
-
-/// The score of a finished game for the player to move, `ply` plies from the root.
-pub fn terminal(outcome: Outcome, pos: &Position, ply: usize) -> i32 {
-    match outcome {
-        Outcome::Win(p) if p == pos.turn() => SCORE_WIN - ply as i32,
-        Outcome::Win(_) => -(SCORE_WIN - ply as i32),
-        Outcome::Draw => 0,
-    }
-}
-
-/// Mate scores are stored relative to the position, not the root.
-fn to_table(score: i32, ply: usize) -> i32 {
-    if score > SCORE_MATE_BOUND {
-        score + ply as i32
-    } else if score < -SCORE_MATE_BOUND {
-        score - ply as i32
-    } else {
-        score
-    }
-}
-
-fn from_table(score: i32, ply: usize) -> i32 {
-    if score > SCORE_MATE_BOUND {
-        score - ply as i32
-    } else if score < -SCORE_MATE_BOUND {
-        score + ply as i32
-    } else {
-        score
     }
 }

@@ -1,9 +1,6 @@
 //! Training data from game records (`zertz dataset`): the shards that self-play writes, made
 //! from people's and robots' games instead.
 //!
-//! Why one file of this size: one job whose steps (read, filter, replay, split, write,
-//! manifest) each run once and in order; cut apart, each would be read only with the others.
-//!
 //! Every record of the sources (folders, files, archives: [`zertz_archive`]) is replayed; a game
 //! that passes the filters ([`DatasetConfig`]) gives one sample per action it played (a capture
 //! chain one per hop, as in self-play): the observation, the action played as the policy target,
@@ -24,6 +21,16 @@
 //! [`DatasetSummary::removed_leftovers`]), unless its process still runs
 //! ([`DatasetError::InUse`]). A dataset folder without the manifest is incomplete, or older
 //! than the manifest: readers refuse it.
+//!
+//! The parts, each using only those listed before it:
+//!
+//! - `error`: why a dataset cannot be made ([`DatasetError`]);
+//! - `folder`: the dataset's folder: where a build may write, its temporary folder, the
+//!   leftovers of killed builds, the rename that publishes it;
+//! - this file: the build itself ([`build`]): its settings ([`DatasetConfig`]), the records
+//!   replayed, filtered and split into shards and `games.jsonl`, the manifest, the summary.
+//!
+//! Every public item is here, at `zertz_selfplay::dataset::`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -37,6 +44,13 @@ use zertz_env::sgf::{End, Record};
 use zertz_env::{ActionSpace, Board, Player};
 
 use crate::shard::{Sample, ShardWriter, final_captures};
+
+mod error;
+mod folder;
+
+pub use error::DatasetError;
+use error::io;
+use folder::{Partial, publish, refuse_taken, remove_leftovers, resolve, sync_tree};
 
 /// Which games become samples, and how they are split.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,97 +89,6 @@ impl Default for DatasetConfig {
             shard_size: 4096,
             max_games: None,
         }
-    }
-}
-
-/// Why a dataset cannot be made (bad records are not: they are counted).
-#[derive(Debug, thiserror::Error)]
-pub enum DatasetError {
-    /// A setting out of range.
-    #[error("{0}")]
-    Settings(String),
-    /// The output folder already holds a dataset, or cannot be written.
-    #[error("cannot write {}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// What went wrong.
-        source: std::io::Error,
-    },
-    /// A source that cannot be read.
-    #[error(transparent)]
-    Archive(#[from] zertz_archive::ArchiveError),
-    /// Another build of the same dataset is under way: the temporary folder of a process that
-    /// still runs.
-    #[error(
-        "{} is being made by another build (process {pid}, writing {}): wait for it to end, or \
-         remove that folder if no build is running",
-        out.display(),
-        partial.display()
-    )]
-    InUse {
-        /// The dataset folder.
-        out: PathBuf,
-        /// The other build's temporary folder.
-        partial: PathBuf,
-        /// Its process.
-        pid: u32,
-    },
-    /// The build failed part-way (`source` says why): its temporary folder is removed and
-    /// nothing is left at `out`.
-    #[error("{}", stopped(out, partial, cleanup.as_ref(), source))]
-    Stopped {
-        /// The dataset folder, untouched.
-        out: PathBuf,
-        /// The build's temporary folder.
-        partial: PathBuf,
-        /// Why the temporary folder could not be removed (the next build of `out` removes
-        /// it); None when it was.
-        cleanup: Option<std::io::Error>,
-        /// What failed.
-        source: Box<DatasetError>,
-    },
-}
-
-impl zertz_env::Classify for DatasetError {
-    fn class(&self) -> zertz_env::ErrorClass {
-        use zertz_env::{Cause, ErrorClass};
-        match self {
-            DatasetError::Settings(_) => ErrorClass::refused(Cause::Invalid),
-            // Refused: a folder that already holds a dataset, or a build of it under way.
-            DatasetError::InUse { .. } => {
-                ErrorClass::refused(Cause::Io(std::io::ErrorKind::AlreadyExists))
-            }
-            DatasetError::Io { source, .. } => ErrorClass {
-                cause: Cause::Io(source.kind()),
-                while_working: source.kind() != std::io::ErrorKind::AlreadyExists,
-            },
-            DatasetError::Archive(e) => e.class(),
-            DatasetError::Stopped { source, .. } => ErrorClass::during(source.class().cause),
-        }
-    }
-}
-
-/// The message of [`DatasetError::Stopped`].
-fn stopped(
-    out: &Path,
-    partial: &Path,
-    cleanup: Option<&std::io::Error>,
-    source: &DatasetError,
-) -> String {
-    let left = match cleanup {
-        None => "nothing was left (its temporary folder was removed)".to_string(),
-        Some(e) => format!(
-            "its temporary folder {} could not be removed ({e}); the next build of it removes it",
-            partial.display()
-        ),
-    };
-    format!("the dataset {} was not made: {source}; {left}", out.display())
-}
-
-impl From<crate::shard::WriteError> for DatasetError {
-    fn from(e: crate::shard::WriteError) -> DatasetError {
-        DatasetError::Io { path: e.path, source: e.source }
     }
 }
 
@@ -291,123 +214,6 @@ struct Settings<'a> {
     seed: u64,
     shard_size: usize,
     max_games: Option<u64>,
-}
-
-/// The error of an I/O failure at `path`.
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> DatasetError + use<> {
-    let path = path.to_path_buf();
-    move |source| DatasetError::Io { path, source }
-}
-
-/// The refusal of an `out` that holds something (nothing is ever replaced).
-fn taken(out: &Path, why: &str) -> DatasetError {
-    DatasetError::Io {
-        path: out.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, why.to_string()),
-    }
-}
-
-/// Refuses an `out` that is a file or a folder that is not empty.
-fn refuse_taken(out: &Path) -> Result<(), DatasetError> {
-    match std::fs::metadata(out) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io(out)(e)),
-        Ok(m) if !m.is_dir() => Err(taken(out, "it is a file, not a folder")),
-        Ok(_) => match std::fs::read_dir(out).map_err(io(out))?.next() {
-            Some(_) => Err(taken(out, "the folder is not empty (nothing is ever replaced)")),
-            None => Ok(()),
-        },
-    }
-}
-
-/// `out` with a link followed, and `.` or `..` resolved: the folder whose name and parent the
-/// build uses.
-fn resolve(out: &Path) -> Result<PathBuf, DatasetError> {
-    let link = std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink());
-    let out = if link || out.file_name().is_none() {
-        std::fs::canonicalize(out).map_err(io(out))?
-    } else {
-        out.to_path_buf()
-    };
-    if out.file_name().is_none() {
-        return Err(DatasetError::Settings(format!(
-            "the dataset folder must have a name, not {}",
-            out.display()
-        )));
-    }
-    Ok(out)
-}
-
-/// Whether process `pid` runs (this one always; others where the system says, on Linux).
-fn alive(pid: u32) -> bool {
-    pid == std::process::id()
-        || cfg!(target_os = "linux") && Path::new("/proc").join(pid.to_string()).exists()
-}
-
-/// Removes the temporary folders (`PREFIX` + a process id, in `parent`) of builds of `out`
-/// that were stopped part-way; refuses while one's process still runs.
-fn remove_leftovers(out: &Path, parent: &Path, prefix: &str) -> Result<Vec<PathBuf>, DatasetError> {
-    let mut removed = Vec::new();
-    for entry in std::fs::read_dir(parent).map_err(io(parent))? {
-        let entry = entry.map_err(io(parent))?;
-        let name = entry.file_name();
-        let pid = name.to_str().and_then(|n| n.strip_prefix(prefix)).and_then(|p| p.parse().ok());
-        let Some(pid) = pid else { continue };
-        let path = entry.path();
-        if alive(pid) {
-            return Err(DatasetError::InUse { out: out.to_path_buf(), partial: path, pid });
-        }
-        std::fs::remove_dir_all(&path).map_err(io(&path))?;
-        removed.push(path);
-    }
-    Ok(removed)
-}
-
-/// A build's temporary folder: removed when dropped unless published, so that a panic leaves
-/// nothing either.
-struct Partial {
-    path: PathBuf,
-    done: bool,
-}
-
-impl Drop for Partial {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
-
-/// Writes every file of `dir` (and its folders, where the system allows) to the disk, so that
-/// the rename that publishes it never names data still in memory.
-fn sync_tree(dir: &Path) -> Result<(), DatasetError> {
-    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
-        let path = entry.map_err(io(dir))?.path();
-        if path.is_dir() {
-            sync_tree(&path)?;
-        } else {
-            std::fs::File::open(&path).and_then(|f| f.sync_all()).map_err(io(&path))?;
-        }
-    }
-    // Folders cannot be opened everywhere (Windows): their entries are then the system's job.
-    let _ = std::fs::File::open(dir).and_then(|f| f.sync_all());
-    Ok(())
-}
-
-/// Gives the finished temporary folder `out`'s name: a rename, which replaces an empty `out`
-/// where the system allows and never one that holds something.
-fn publish(partial: &Path, out: &Path, parent: &Path) -> Result<(), DatasetError> {
-    if let Err(e) = std::fs::rename(partial, out) {
-        // Filled meanwhile (by another program): refused; empty: removed, then renamed again.
-        refuse_taken(out)?;
-        if !out.is_dir() {
-            return Err(io(out)(e));
-        }
-        std::fs::remove_dir(out).map_err(io(out))?;
-        std::fs::rename(partial, out).map_err(io(out))?;
-    }
-    let _ = std::fs::File::open(parent).and_then(|f| f.sync_all());
-    Ok(())
 }
 
 /// Makes the dataset of `sources` into `out` (a new or empty folder, never replaced); `progress`
