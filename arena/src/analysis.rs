@@ -26,7 +26,7 @@ use zertz_env::{Action, Position};
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, Scratch, Tree, TurnOrder, search_threads};
 use zertz_search::{EvalError, Evaluator, SearchConfig};
 
-use crate::players::MAX_SIMULATIONS;
+use zertz_search::mcts::MAX_SIMULATIONS;
 
 /// What a search of one position found ([`analyze`]). Serialized (JSON, say) with its fields as
 /// named, each move's action as its notation only.

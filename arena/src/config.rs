@@ -12,8 +12,8 @@ use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_selfplay::config::MAX_THREADS;
 use zertz_settings::{ConfigError, Layer, Seconds, Settings, read_text};
 
-use crate::command::{ANSWER_TIME, DEFAULT_ANSWER_TIME};
 use crate::players::MOVE_TIME;
+use crate::players::command::{ANSWER_TIME, DEFAULT_ANSWER_TIME};
 
 /// Actions after which an unfinished game counts as a draw.
 pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
@@ -86,8 +86,8 @@ impl MatchSettings {
     /// [`MatchSettings::answer_time`] as a duration (the default if out of range: checked by
     /// [`Settings::validate`]).
     pub fn answer_time(&self) -> Duration {
-        crate::command::check_answer_time(self.answer_time.0)
-            .unwrap_or(crate::command::DEFAULT_ANSWER_TIME)
+        crate::players::command::check_answer_time(self.answer_time.0)
+            .unwrap_or(DEFAULT_ANSWER_TIME)
     }
 
     /// [`MatchSettings::move_time`] as a duration, `None` for none (or 0, or out of range:

@@ -3,8 +3,9 @@
 //! a thread pool, and Elo differences with their intervals; the engine protocol that other
 //! programs play through.
 //!
-//! - [`players`]: the [`Bot`] trait, the bots and [`PlayerSpec`], their grammar.
-//! - [`command`]: [`CommandBot`], a player behind another program that speaks the protocol.
+//! - [`players`]: the [`Bot`] trait, every bot (alpha-beta among them, and [`CommandBot`], a
+//!   player behind another program that speaks the protocol: [`players::command`]) and
+//!   [`PlayerSpec`], their grammar.
 //! - [`protocol`]: the engine protocol's server side, [`EngineSession`] (`zertz engine`).
 //! - [`analysis`]: [`analyze`], a search of one position and what it thinks of every action.
 //! - [`matches`](mod@matches): one game between two players, a whole match, [`matches::elo`].
@@ -18,10 +19,8 @@
 //! assert_eq!(result.games(), 4);
 //! ```
 
-mod alphabeta;
 pub mod analysis;
 pub mod bench;
-pub mod command;
 pub mod config;
 pub mod matches;
 pub mod players;
@@ -29,8 +28,7 @@ pub mod protocol;
 pub mod results;
 
 pub use analysis::{Analysis, Analyzer, MoveStats, analyze};
-pub use command::CommandBot;
 pub use players::{
-    AlphaBetaBot, Bot, GreedyBot, MctsBot, Models, PlayerSpec, RandomBot, parse_player,
+    AlphaBetaBot, Bot, CommandBot, GreedyBot, MctsBot, Models, PlayerSpec, RandomBot, parse_player,
 };
 pub use protocol::{EngineSession, Reply};

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use cpu_time::ThreadTime;
 use zertz_env::{Game, Outcome, Player, Position, SplitMix64, Variant};
 
-use crate::command::ProgramLimits;
 use crate::config::MatchSettings;
+use crate::players::command::ProgramLimits;
 use crate::players::{Bot, BotError, Models, PlayerSpec, SpecError};
 pub use zertz_selfplay::records::End;
 use zertz_selfplay::records::GameRecord;

@@ -35,9 +35,9 @@ use zertz_search::mcts::DEFAULT_MAX_TREE_BYTES;
 
 use zertz_search::alphabeta::{Limits, MAX_DEPTH};
 
-use crate::alphabeta::AlphaBetaBot;
 use crate::analysis::Analyzer;
-use crate::command::ProgramLimits;
+use crate::players::AlphaBetaBot;
+use crate::players::command::ProgramLimits;
 use crate::players::{Bot, MAX_SIMULATIONS, Models, PlayerSpec, SpecError};
 
 /// The name the `name` command answers.

@@ -6,9 +6,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use zertz_arena::command::{CommandBot, ProgramLimits};
 use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::{MatchConfig, MatchError, run_match, run_match_until};
+use zertz_arena::players::command::{CommandBot, ProgramLimits};
 use zertz_arena::players::{BotError, Models, PlayerSpec, SpecError};
 use zertz_env::{Player, Position, Variant};
 use zertz_settings::Seconds;

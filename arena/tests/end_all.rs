@@ -8,8 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::{ended, hanging, pidfile};
-use zertz_arena::command::end_all_programs;
 use zertz_arena::players::Models;
+use zertz_arena::players::command::end_all_programs;
 use zertz_env::{Player, Position, Variant};
 
 #[test]

@@ -128,7 +128,7 @@ fn catch_signals(stops_cleanly: bool) {
             eprintln!("stopping (again to stop at once)");
             return;
         }
-        zertz_arena::command::end_all_programs();
+        zertz_arena::players::command::end_all_programs();
         std::process::exit(EXIT_SIGNAL);
     });
     if let Err(e) = handled {
@@ -195,7 +195,7 @@ fn main() -> ExitCode {
     let result =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_command(cli.command)));
     // Programs whose players were never dropped (a server's abandoned task, a panic) end here.
-    zertz_arena::command::end_all_programs();
+    zertz_arena::players::command::end_all_programs();
     match result {
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {

@@ -7,8 +7,10 @@ import inspect
 import json
 import math
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -391,3 +393,66 @@ def test_no_module_of_the_package_imports_itself_round_a_circle() -> None:
         f"{v} imports {w} ({graph[v][w]})" for c in found for v in c for w in graph[v] if w in c
     ]
     assert not found, "import circles:\n" + "\n".join(lines)
+
+
+#: The repository's root (the Rust workspace).
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rust_import_graph(src: Path) -> dict[str, dict[str, str]]:
+    """The top modules of the Rust crate whose sources are ``src`` (``x.rs`` or ``x/mod.rs``
+    beside ``lib.rs``), each with the top modules it names, and where (``file:line`` of the
+    first): ``crate::x``, ``crate::{x, ...}`` and the ``super::`` that climbs to the crate root
+    count; comments do not. A module and its own submodules are one module."""
+    tops = {p.stem for p in src.glob("*.rs") if p.stem not in ("lib", "main")}
+    tops |= {p.parent.name for p in src.glob("*/mod.rs")}
+    graph: dict[str, dict[str, str]] = {t: {} for t in tops}
+    for path in sorted(src.rglob("*.rs")):
+        rel = path.relative_to(src)
+        if len(rel.parts) == 1 and rel.stem in ("lib", "main"):
+            continue
+        here = rel.parts[0].removesuffix(".rs")
+        # How many super:: climb from this file to the crate root.
+        up = "super::" * (len(rel.parts) - (1 if rel.name == "mod.rs" else 0))
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("//")[0]
+            names = re.findall(r"\bcrate::([a-z_][a-z0-9_]*)", code)
+            for group in re.findall(r"\bcrate::\{([^}]*)\}", code):
+                names += [item.strip().split("::")[0] for item in group.split(",")]
+            names += re.findall(rf"(?<![:\w]){re.escape(up)}([a-z_][a-z0-9_]*)", code)
+            for name in names:
+                if name in tops and name != here:
+                    graph[here].setdefault(name, f"{rel}:{n}")
+    return graph
+
+
+def test_the_rust_import_graph_finds_a_circle_through_paths_and_super(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "lib.rs").write_text("mod a;\nmod b;\nmod c;\nuse crate::a::X;\n")
+    (tmp_path / "a.rs").write_text("// crate::c is only named here\nuse crate::{b::Y, a};\n")
+    (tmp_path / "b" / "mod.rs").write_text("mod d;\nuse super::c::Z;\n")
+    (tmp_path / "b" / "d.rs").write_text("use super::Y;\nfn f() { super::super::a::g() }\n")
+    (tmp_path / "c.rs").write_text("pub struct Z;\n")
+    graph = rust_import_graph(tmp_path)
+    assert graph == {"a": {"b": "a.rs:2"}, "b": {"c": "b/mod.rs:2", "a": "b/d.rs:2"}, "c": {}}
+    assert circles(graph) == [["a", "b"]]
+
+
+def test_no_module_of_a_rust_crate_uses_itself_round_a_circle() -> None:
+    # The same rule for the Rust crates: what two modules of a crate both need lives in a module
+    # below both (zertz_settings for the settings, players::MOVE_TIME, SearchConfig::noise in
+    # mcts/noise.rs).
+    members = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["members"]
+    found: list[str] = []
+    for member in members:
+        graph = rust_import_graph(ROOT / member / "src")
+        for circle in circles(graph):
+            found += [
+                f"{member}: {v} uses {w} ({graph[v][w]})"
+                for v in circle
+                for w in graph[v]
+                if w in circle
+            ]
+    # The graph sees the crates' modules, or its silence would mean nothing.
+    assert "evaluator" in rust_import_graph(ROOT / "search" / "src")["batching"]
+    assert not found, "import circles:\n" + "\n".join(found)

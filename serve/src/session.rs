@@ -23,7 +23,7 @@
 //! assert!(game.view().moves.is_empty());
 //! ```
 
-use zertz_arena::command::ProgramLimits;
+use zertz_arena::players::command::ProgramLimits;
 use zertz_arena::players::{BotError, SpecError};
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{Action, Game, Outcome, Player, Position, Variant};

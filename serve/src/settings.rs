@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use zertz_arena::command::ProgramLimits;
+use zertz_arena::players::command::ProgramLimits;
 use zertz_arena::{Models, PlayerSpec};
 use zertz_env::{MarbleSet, Variant};
 

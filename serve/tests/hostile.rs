@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
-use zertz_arena::command::ProgramLimits;
+use zertz_arena::players::command::ProgramLimits;
 use zertz_serve::{Limits, ServeSettings, Site, router};
 
 const HOST: &str = "127.0.0.1:8000";

@@ -13,7 +13,7 @@
 //!
 //! [`PlayerSpec`] names them in text (`random`, `greedy`, `mcts:1000`, `uniform:800`,
 //! `nn:MODEL:400`, `alphabeta`, `alphabeta:3`, and `cmd:PROGRAM ARGS` for another program that
-//! speaks the engine protocol, [`crate::command`]) for the command line and [`crate::matches`].
+//! speaks the engine protocol, [`command`]) for the command line and [`crate::matches`].
 //! A searching player's spec may end with its own time per move, `:time=SECONDS`
 //! (`alphabeta:time=0.5`, `mcts:time=2`, `nn:MODEL:time=1`): it then searches until that time is
 //! spent ([`Bot::set_move_time`]).
@@ -28,6 +28,8 @@
 //! assert!(parse_player("alphazero").is_err());
 //! ```
 
+mod alphabeta;
+pub mod command;
 mod greedy;
 mod mcts;
 mod random;
@@ -48,7 +50,8 @@ use zertz_search::evaluator::EvalError;
 use zertz_search::evaluator::Evaluator;
 use zertz_search::mcts::Tree;
 
-pub use crate::alphabeta::AlphaBetaBot;
+pub use alphabeta::AlphaBetaBot;
+pub use command::CommandBot;
 pub(crate) use greedy::ChainPlan;
 pub use greedy::GreedyBot;
 pub use mcts::{GUMBEL_PLAN_HEADROOM, LEAVES_PER_SEARCH_THREAD, MctsBot, gumbel_plan};
@@ -170,9 +173,8 @@ pub enum SpecError {
 }
 
 /// Most simulations per decision of a player spec (`mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL:SIMS`): a search keeps a few nodes per simulation, so a larger count only runs out of
-/// memory.
-pub const MAX_SIMULATIONS: u32 = 1 << 20;
+/// `nn:MODEL:SIMS`): the search's.
+pub use zertz_search::mcts::MAX_SIMULATIONS;
 
 /// The shortest time per move: a searcher asked for less would answer before it started.
 pub const MIN_MOVE_TIME: Duration = Duration::from_millis(1);
@@ -263,7 +265,7 @@ pub trait Bot: Send {
     /// (alpha-beta its last whole iteration, MCTS the simulations it ran). Players that do not
     /// search here ignore it (a `cmd:` player's program is ended through its [`ProgramLimits`]).
     ///
-    /// [`ProgramLimits`]: crate::command::ProgramLimits
+    /// [`ProgramLimits`]: command::ProgramLimits
     fn set_stop(&mut self, stop: Arc<AtomicBool>) {
         let _ = stop;
     }

@@ -13,13 +13,13 @@ use zertz_search::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_search::{Precision, Preset, SearchConfig};
 
+use super::command::{self, CommandBot, ProgramLimits};
 use super::mcts::for_search_threads;
 use super::timed::TimedBot;
 use super::{
     AlphaBetaBot, Bot, GreedyBot, MAX_SIMULATIONS, MctsBot, RandomBot, SpecError, check_move_time,
 };
 use crate::analysis::Analyzer;
-use crate::command::{self, CommandBot, ProgramLimits};
 
 /// A player named in text: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
 /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (search guided by an exported network, in its own

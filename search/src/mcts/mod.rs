@@ -79,6 +79,10 @@ pub const DEFAULT_MAX_TREE_BYTES: usize = 1 << 30;
 /// any machine's memory.
 pub const MAX_TREE_BYTES: usize = 1 << 40;
 
+/// Most simulations of one search (a player's decision, an analysis, `zertz.MCTS.search`): a
+/// search keeps a few nodes per simulation, so a larger count only runs out of memory.
+pub const MAX_SIMULATIONS: u32 = 1 << 20;
+
 /// Bytes of a node in the arena.
 const NODE_BYTES: usize = std::mem::size_of::<Node>();
 /// Bytes of an edge in the arena.

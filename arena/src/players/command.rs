@@ -39,7 +39,7 @@ use zertz_settings::{Kind, Range};
 
 use zertz_env::{Action, MarbleSet, Player, Position};
 
-use crate::players::{Bot, BotError, SpecError};
+use super::{Bot, BotError, SpecError};
 
 /// The longest wait for one answer of a program by default.
 pub const DEFAULT_ANSWER_TIME: Duration = Duration::from_secs(30);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use zertz_env::{Action, Position};
 use zertz_search::alphabeta::{AlphaBeta, DEFAULT_TABLE_BYTES, Limits, MAX_DEPTH, Report, Weights};
 
-use crate::players::{Bot, BotError, ChainPlan, DEFAULT_ALPHABETA_TIME, WorkUnit};
+use super::{Bot, BotError, ChainPlan, DEFAULT_ALPHABETA_TIME, WorkUnit};
 
 /// Searches every turn with iterative-deepening alpha-beta ([`AlphaBeta`]): to a fixed depth in
 /// whole turns, or deepening until its time per move is spent (a fixed depth under a time per
