@@ -11,7 +11,8 @@
 //! - [`sgf`]: boardspace.net game records. [`perft()`]: move-generation counts.
 //! - [`encode`]: observation planes and globals (versioned), [`ActionSpace`]: a fixed index for
 //!   every single action with legal masks, [`symmetry`]: the symmetries of each board shape.
-//! - [`files`]: files named by users must be regular files (a FIFO would block).
+//! - [`files`]: files named by users must be regular files (a FIFO would block); partial
+//!   outputs are written as `.NAME.partial-PID` and renamed into place.
 //!
 //! ```
 //! use zertz_env::{Position, Variant, Player};

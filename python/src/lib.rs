@@ -11,7 +11,8 @@
 //! - `game::PyGame` (`zertz.Game`): a game with its history, moves in notation or as action
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
 //! - Module functions and constants: the boards, the encoding version and shapes, the action
-//!   space size and the number of symmetries of each board.
+//!   space size and the number of symmetries of each board; the name of a partial output
+//!   (`.NAME.partial-PID`) and whether its process runs, for the Python package's writers.
 
 mod game;
 mod jobs;
@@ -166,6 +167,28 @@ mod _zertz {
         let geo = board.0.geometry();
         let cells: Vec<i64> = geo.rings().map(|r| geo.grid_index(r) as i64).collect();
         PyArray1::from_vec(py, cells)
+    }
+
+    /// Where this process writes `path` before it renames it into place: `.NAME.partial-PID`
+    /// beside it (`zertz_env::files::partial_path`: the one name of every partial output, the
+    /// engine's and the Python package's).
+    #[pyfunction]
+    fn partial_path(path: std::path::PathBuf) -> std::path::PathBuf {
+        zertz_env::files::partial_path(&path)
+    }
+
+    /// `(NAME, PID)` of a partial output's file name `.NAME.partial-PID`; None for any other name
+    /// (`zertz_env::files::partial_owner`).
+    #[pyfunction]
+    fn partial_owner(name: &str) -> Option<(String, u32)> {
+        zertz_env::files::partial_owner(name).map(|(target, pid)| (target.to_string(), pid))
+    }
+
+    /// Whether process `pid` runs: this one always, another where the system says (on Linux),
+    /// never elsewhere (`zertz_env::files::process_runs`).
+    #[pyfunction]
+    fn process_runs(pid: u32) -> bool {
+        zertz_env::files::process_runs(pid)
     }
 
     #[pymodule_init]

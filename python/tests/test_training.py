@@ -32,6 +32,7 @@ import torch
 
 import zertz
 import zertz.__main__
+from zertz._zertz import partial_owner
 from zertz.exported import average_networks, export, load_exported, read_metadata
 from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet
 from zertz.training import (
@@ -143,8 +144,8 @@ class Resumed:
 @pytest.fixture(scope="module")
 def run_b(program: Path, cfg: TrainConfig, tmp_path_factory: pytest.TempPathFactory) -> Resumed:
     """The same run as ``run_a`` stopped twice: once after its first iteration (the generator is
-    closed), once during the self-play of the second (chunk c0 finished, c1 left as
-    ``.c1.tmp``); then resumed to the end."""
+    closed), once during the self-play of the second (chunk c0 finished, c1 left half written
+    as ``.c1.partial-PID`` by a process that no longer runs); then resumed to the end."""
     folder = tmp_path_factory.mktemp("run-b")
     loop = iterate(cfg, folder, log=lambda _: None)
     assert isinstance(loop, Generator)
@@ -161,9 +162,10 @@ def run_b(program: Path, cfg: TrainConfig, tmp_path_factory: pytest.TempPathFact
     run.selfplay(1, log=lambda _: None)
     chunks = folder / "shards" / "iter-0001"
     chunk1_arrays = shard_arrays(chunks / "c1")
-    os.replace(chunks / "c1", chunks / ".c1.tmp")
-    (chunks / ".c1.tmp" / "summary.json").unlink()
-    (chunks / ".c1.tmp" / "shard-00-99999.npz").write_bytes(b"cut short")
+    killed = chunks / ".c1.partial-4294967295"  # above any process id: a process that is gone
+    os.replace(chunks / "c1", killed)
+    (killed / "summary.json").unlink()
+    (killed / "shard-00-99999.npz").write_bytes(b"cut short")
     chunk0_before = stamps(chunks / "c0")
     del run  # its process-wide lock on the folder goes with it
 
@@ -400,7 +402,8 @@ def test_run_folder(run_a: Path, cfg: TrainConfig) -> None:
             chunk = run_a / "shards" / f"iter-{i:04d}" / f"c{c}"
             assert list(chunk.glob("shard-*.npz")), chunk
             assert json.loads((chunk / "summary.json").read_text())["games"] == 1
-    assert not [name for name in found if ".tmp" in name]
+    # No partial output (.NAME.partial-PID: a chunk folder, a checkpoint, a network) is left.
+    assert not [name for name in found if any(map(partial_owner, Path(name).parts))]
     # The network after each iteration played the best before it and the baselines.
     matches = {p.name for p in (run_a / "matches").iterdir()}
     assert matches == {
@@ -830,7 +833,9 @@ def test_the_layout_keeps_the_names_of_every_run_folder(tmp_path: Path) -> None:
         layout.chunk(3, local_chunk_name(1)): "shards/iter-0003/c1",
         layout.chunk(3, chunk_name(2, 17)): "shards/iter-0003/c-a002-000017",
         layout.match_games(3, "previous"): "matches/iter-0003-previous.jsonl",
-        layout.partial_match_games(3, "previous"): "matches/iter-0003-previous.jsonl.partial",
+        layout.partial_match_games(3, "previous"): (
+            f"matches/.iter-0003-previous.jsonl.partial-{os.getpid()}"
+        ),
     }
     assert {str(p.relative_to(tmp_path)): name for p, name in paths.items()} == {
         name: name for name in paths.values()
@@ -883,11 +888,21 @@ def fake_summary(tmp: Path, games: int = 1) -> ChunkSummary:
 
 def test_a_chunk_is_written_once_and_the_leftovers_go(tmp_path: Path) -> None:
     """The chunk writer of the loop and the learner: the leftovers of interrupted attempts of
-    the chunk go (not those of other chunks), the folder appears whole, and a chunk written
-    twice is written once."""
+    the chunk go (a killed process's, this process's, those of the versions before
+    ``.NAME.partial-PID``), not those of other chunks nor of a process that still runs, the
+    folder appears whole, and a chunk written twice is written once."""
     folder = RunLayout(tmp_path).chunks(1)
     folder.mkdir(parents=True)
-    for leftover in (".c1.99999.tmp", ".c1.tmp", ".c10.99999.tmp"):
+    gone = 4294967295  # above any process id
+    leftovers = [
+        f".c1.partial-{gone}",  # a killed process's
+        f".c1.partial-{os.getpid()}",  # an attempt of this process that failed
+        ".c1.tmp",  # the versions before the engine's name
+        ".c1.99999.tmp",
+        ".c1.partial-1",  # a process that runs (init, seen in /proc: the engine asks Linux)
+        f".c10.partial-{gone}",  # another chunk's
+    ]
+    for leftover in leftovers:
         (folder / leftover).mkdir()
         (folder / leftover / "shard-00-99999.npz").write_bytes(b"cut short")
     played: list[Path] = []
@@ -909,8 +924,13 @@ def test_a_chunk_is_written_once_and_the_leftovers_go(tmp_path: Path) -> None:
     )
     summary, written = write_chunk(folder, "c1", fill, record)
     assert written and (summary.games, summary.samples, summary.workers) == (1, 7, 1)
-    assert played == [folder / f".c1.{os.getpid()}.tmp"]
-    assert sorted(p.name for p in folder.iterdir()) == [".c10.99999.tmp", "c1"]
+    assert played == [folder / f".c1.partial-{os.getpid()}"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".c1.partial-1",
+        f".c10.partial-{gone}",
+        "c1",
+    ]
+    assert not (folder / "c1" / "shard-00-99999.npz").exists()
     chunk = folder / "c1"
     assert sorted(p.name for p in chunk.iterdir()) == [
         "chunk.json",

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
+from pathlib import Path
 from typing import Any, Final, Literal, SupportsIndex, final
 
 import numpy as np
@@ -33,6 +34,9 @@ __all__ = [
     "mcts_settings",
     "observation_shape",
     "parse_player",
+    "partial_owner",
+    "partial_path",
+    "process_runs",
     "ring_cells",
     "search_presets",
     "selfplay_config",
@@ -61,6 +65,18 @@ def shard_schema() -> list[dict[str, str]]:
 def search_presets() -> dict[str, dict[str, float | int | bool]]:
     """The named search presets and their settings: ``{name: {setting: value}}``
     (``MCTS(preset=...)``, ``[search] preset`` in self-play configs)."""
+
+def partial_path(path: str | PathLike[str]) -> Path:
+    """Where this process writes ``path`` before it renames it into place: ``.NAME.partial-PID``
+    beside it (the one name of every partial output, the engine's and the package's)."""
+
+def partial_owner(name: str) -> tuple[str, int] | None:
+    """``(NAME, PID)`` of a partial output's file name ``.NAME.partial-PID``; None for any other
+    name."""
+
+def process_runs(pid: int) -> bool:
+    """Whether process ``pid`` runs: this one always, another where the system says (on Linux),
+    never elsewhere."""
 
 def action_space_size(board: int) -> int:
     """Number of indices of the action space of a board (legal or not)."""

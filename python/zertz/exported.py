@@ -29,7 +29,13 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from zertz._zertz import ENCODING_VERSION, Game, action_space_size, observation_shape
+from zertz._zertz import (
+    ENCODING_VERSION,
+    Game,
+    action_space_size,
+    observation_shape,
+    partial_path,
+)
 from zertz.nn import NetConfig, ZertzNet, check_finite
 
 # The engine's: the file format and version of exported models (inputs, outputs, metadata),
@@ -44,18 +50,18 @@ from zertz_engine import (
 
 
 @contextmanager
-def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[Path]:
-    """A temporary path beside ``path`` (ending in ``suffix``) to write; it replaces ``path``
-    when the block ends without an error, and is removed otherwise, so a reader never sees a
-    partial file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
-    os.close(fd)
+def atomic_path(path: Path) -> Iterator[Path]:
+    """The path beside ``path`` that this process writes it through, ``.NAME.partial-PID`` (the
+    engine's name of every partial output); the block writes it, and it replaces ``path`` when
+    the block ends without an error and is removed otherwise, so a reader never sees a partial
+    file."""
+    tmp = partial_path(path)
     try:
-        yield Path(tmp)
+        yield tmp
         os.replace(tmp, path)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if tmp.exists():
+            tmp.unlink()
 
 
 @contextmanager
@@ -297,8 +303,9 @@ def export_aoti(
         compiled = _compile_boards_side_by_side(m, boards, device, precision, options)
     files: dict[str, Any] = {f"{AOTI_MODEL_PREFIX}{b}": compiled[b] for b in boards}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path, suffix=".pt2") as tmp:
-        package_aoti(str(tmp), files)
+    # Through a file object: torch wants a file name that ends in .pt2, or a buffer.
+    with atomic_path(path) as tmp, open(tmp, "w+b") as f:
+        package_aoti(f, files)
     return path
 
 

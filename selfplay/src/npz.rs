@@ -163,10 +163,10 @@ impl Npz {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Writes `bytes` to `path` through a temporary file (`.NAME.partial-PID`:
+/// [`zertz_env::files::partial_path`]) and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let tmp = zertz_env::files::partial_path(path);
     {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -178,6 +178,26 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_goes_through_a_partial_file_beside_the_target() {
+        let dir = std::env::temp_dir().join(format!("zertz-npz-partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("shard.npz");
+        write_atomic(&target, b"first").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"first");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "nothing but the target");
+        // A rename that fails (the target is a folder) leaves the partial file, under its name.
+        let folder = dir.join("taken.npz");
+        std::fs::create_dir(&folder).unwrap();
+        assert!(write_atomic(&folder, b"second").is_err());
+        let left = zertz_env::files::partial_path(&folder);
+        assert_eq!(std::fs::read(&left).unwrap(), b"second");
+        let name = left.file_name().unwrap().to_str().unwrap();
+        assert_eq!(zertz_env::files::partial_owner(name), Some(("taken.npz", std::process::id())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn crc_of_known_text() {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use std::sync::atomic::Ordering;
+use zertz_env::files::partial_owner;
 use zertz_env::sgf::Record;
 use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::records::{End, GameRecord};
@@ -43,13 +44,13 @@ fn a_run_writes_shards_and_records() {
         let bytes = std::fs::read(shard).unwrap();
         assert_eq!(&bytes[..4], b"PK\x03\x04", "{} is a zip archive", shard.display());
     }
-    // No temporary file is left behind.
+    // No partial file (`.NAME.partial-PID`) is left behind.
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .filter(|e| partial_owner(&e.file_name().to_string_lossy()).is_some())
         .collect();
-    assert!(leftovers.is_empty());
+    assert!(leftovers.is_empty(), "{leftovers:?}");
     // Every game is a JSON line whose moves replay.
     let mut games = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -180,7 +181,7 @@ fn a_stopped_run_writes_the_games_it_finished_and_says_so() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(!name.contains(".tmp"), "{name} left behind");
+        assert!(partial_owner(&name).is_none(), "{name} left behind");
         if name.ends_with(".jsonl") {
             let text = std::fs::read_to_string(&path).unwrap();
             assert!(text.is_empty() || text.ends_with('\n'), "a partial line in {name}");

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zertz.training.layout import opponent_tag
+from zertz.training.layout import leftovers, opponent_tag
 from zertz.training.protocols import TrainingRun
 
 # The engine and torch (zertz_engine, zertz.training.folder) are imported where the matches are
@@ -27,13 +27,16 @@ def match(
 ) -> dict[str, Any]:
     """The network ``model`` (``sims`` simulations per move) against ``opponent``, its games
     written to ``RUN/matches/iter-N-TAG.jsonl``; the engine's summary. The games go to a
-    ``.partial`` file first (the engine never replaces a file), renamed once the match is over:
-    an iteration that is played again after a kill plays its matches again."""
+    partial file first (``.iter-N-TAG.jsonl.partial-PID``: the engine never replaces a file),
+    renamed once the match is over: an iteration that is played again after a kill plays its
+    matches again, after removing what the killed one left (and the ``iter-N-TAG.jsonl.partial``
+    of the versions before)."""
     from zertz_engine import match as engine_match
 
     out = run.layout.match_games(iteration, tag)
+    for old in [*leftovers(out), out.with_name(out.name + ".partial")]:
+        old.unlink(missing_ok=True)
     partial = run.layout.partial_match_games(iteration, tag)
-    partial.unlink(missing_ok=True)
     r: dict[str, Any] = engine_match(
         f"nn:{model}:{sims}",
         opponent,

@@ -26,8 +26,9 @@ from zertz_engine import devices
 
 def atomic_save(obj: Any, path: Path) -> None:
     """``torch.save(obj)`` to ``path``, atomically. Written through a file object, so that the
-    archive inside is named ``archive`` and not after the temporary file (a random name, which
-    would make two checkpoints of the same contents differ byte for byte)."""
+    archive inside is named ``archive`` and not after the temporary file (``.NAME.partial-PID``,
+    which would make two checkpoints of the same contents, written by two processes, differ byte
+    for byte)."""
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         torch.save(obj, f)
 

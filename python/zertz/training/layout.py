@@ -10,17 +10,19 @@ A run lives in one folder::
         shard-*.npz, games-*.jsonl   the engine's shards and game records
         summary.json           the engine's summary of the chunk (shards by name)
         chunk.json             on Ray only: who played it with which network (ChunkRecord)
-    RUN/shards/iter-0003/.c1.PID.tmp/  a chunk being written (renamed into place once whole)
+    RUN/shards/iter-0003/.c1.partial-PID/  a chunk being written (renamed into place once whole)
     RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
     RUN/models/iter-0003-average.pt  the mean of the last networks (train.average), at the end
     RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
     RUN/matches/iter-0003-TAG.jsonl  every evaluation game (TAG: previous, or the opponent);
-                               ``.partial`` while the match is played
+                               ``.iter-0003-TAG.jsonl.partial-PID`` while the match is played
     RUN/metrics.jsonl          one JSON object per iteration
     RUN/tb/                    TensorBoard files
     RUN/curves.png             ``zertz plot RUN``'s figure (by default)
 
-These names are those of every run written so far: a run folder resumes only if they stay.
+These names are those of every run written so far: a run folder resumes only if they stay. A
+file or folder being written is ``.NAME.partial-PID`` beside it, the engine's one name of a
+partial output (:func:`zertz._zertz.partial_path`; :func:`leftovers`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from zertz._zertz import partial_owner, partial_path, process_runs
 
 #: The chunk folders of a distributed run: ``c-a{actor:03d}-{seq:06d}`` (the one-machine loop's
 #: are ``c0``, ``c1``...; the window reads both).
@@ -85,18 +89,36 @@ def parse_chunk_name(name: str) -> tuple[int, int] | None:
 
 def temporary_chunk(folder: Path, name: str) -> Path:
     """The folder this process writes chunk ``name`` of ``folder`` into before it renames it
-    into place: ``.NAME.PID.tmp``.
+    into place: ``.NAME.partial-PID``, the engine's name of every partial output.
 
-    >>> temporary_chunk(Path("iter-0001"), "c1").name == f".c1.{os.getpid()}.tmp"
+    >>> temporary_chunk(Path("iter-0001"), "c1").name == f".c1.partial-{os.getpid()}"
     True
     """
-    return folder / f".{name}.{os.getpid()}.tmp"
+    return partial_path(folder / name)
+
+
+def leftovers(target: Path) -> list[Path]:
+    """The partial outputs of ``target`` (``.NAME.partial-PID`` beside it) that earlier attempts
+    left: this process's and those of processes that no longer run (one whose process runs is
+    left to it)."""
+    folder = target.parent
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.iterdir():
+        owner = partial_owner(path.name)
+        if owner is not None and owner[0] == target.name:
+            pid = owner[1]
+            if pid == os.getpid() or not process_runs(pid):
+                found.append(path)
+    return sorted(found)
 
 
 def leftover_chunks(folder: Path, name: str) -> list[Path]:
-    """The temporary folders of chunk ``name`` in ``folder`` that earlier attempts left (any
-    process's, and ``.NAME.tmp``)."""
-    return sorted(folder.glob(f".{name}.*tmp"))
+    """The temporary folders of chunk ``name`` in ``folder`` that earlier attempts left
+    (:func:`leftovers`), and those of the versions before the engine's name (``.NAME.tmp``,
+    ``.NAME.PID.tmp``: no process writes them any more)."""
+    return sorted([*leftovers(folder / name), *folder.glob(f".{name}.*tmp")])
 
 
 @dataclass(frozen=True)
@@ -216,12 +238,12 @@ class RunLayout:
         return self.matches / f"iter-{iteration:04d}-{tag}.jsonl"
 
     def partial_match_games(self, iteration: int, tag: str) -> Path:
-        """Where the games of :meth:`match_games` are written while the match is played (it is
-        renamed into place once over).
+        """Where this process writes the games of :meth:`match_games` while the match is played
+        (the one name of partial outputs, ``.NAME.partial-PID``; renamed into place once over).
 
         >>> layout = RunLayout(Path("run"))
-        >>> layout.partial_match_games(2, "random").name
-        'iter-0002-random.jsonl.partial'
+        >>> name = layout.partial_match_games(2, "random").name
+        >>> name == f".iter-0002-random.jsonl.partial-{os.getpid()}"
+        True
         """
-        done = self.match_games(iteration, tag)
-        return done.with_name(done.name + ".partial")
+        return partial_path(self.match_games(iteration, tag))

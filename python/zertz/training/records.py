@@ -233,11 +233,11 @@ def write_chunk(
     record: ChunkRecord | None = None,
 ) -> tuple[ChunkSummary, bool]:
     """Files chunk ``name`` in ``folder`` (an iteration's ``shards/iter-N``) atomically: the
-    leftovers of interrupted attempts go, ``fill`` writes the chunk's files into a temporary
-    folder (``.NAME.PID.tmp``, which it makes) and returns its summary, which is written
-    (``summary.json``) with ``record`` (``chunk.json``), and the folder is renamed into place.
-    Returns the summary and True; a chunk already there is not written again: its summary and
-    False."""
+    leftovers of interrupted attempts go (:func:`leftover_chunks`), ``fill`` writes the chunk's
+    files into a temporary folder (``.NAME.partial-PID``, which it makes) and returns its
+    summary, which is written (``summary.json``) with ``record`` (``chunk.json``), and the
+    folder is renamed into place. Returns the summary and True; a chunk already there is not
+    written again: its summary and False."""
     done = folder / name
     if done.exists():
         return ChunkSummary.read(done / SUMMARY_FILE), False

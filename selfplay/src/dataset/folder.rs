@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use zertz_env::files;
+
 use super::error::{DatasetError, io, taken};
 
 /// Refuses an `out` that is a file or a folder that is not empty.
@@ -39,27 +41,22 @@ pub(super) fn resolve(out: &Path) -> Result<PathBuf, DatasetError> {
     Ok(out)
 }
 
-/// Whether process `pid` runs (this one always; others where the system says, on Linux).
-fn alive(pid: u32) -> bool {
-    pid == std::process::id()
-        || cfg!(target_os = "linux") && Path::new("/proc").join(pid.to_string()).exists()
-}
-
-/// Removes the temporary folders (`PREFIX` + a process id, in `parent`) of builds of `out`
-/// that were stopped part-way; refuses while one's process still runs.
+/// Removes the temporary folders (in `parent`: `.NAME.partial-PID`, NAME `out`'s name,
+/// [`files::partial_owner`]) of builds of `out` that were stopped part-way; refuses while one's
+/// process still runs ([`files::process_runs`]).
 pub(super) fn remove_leftovers(
     out: &Path,
     parent: &Path,
-    prefix: &str,
+    name: &str,
 ) -> Result<Vec<PathBuf>, DatasetError> {
     let mut removed = Vec::new();
     for entry in std::fs::read_dir(parent).map_err(io(parent))? {
         let entry = entry.map_err(io(parent))?;
-        let name = entry.file_name();
-        let pid = name.to_str().and_then(|n| n.strip_prefix(prefix)).and_then(|p| p.parse().ok());
-        let Some(pid) = pid else { continue };
+        let entry_name = entry.file_name();
+        let owner = entry_name.to_str().and_then(files::partial_owner);
+        let Some(pid) = owner.filter(|&(of, _)| of == name).map(|(_, pid)| pid) else { continue };
         let path = entry.path();
-        if alive(pid) {
+        if files::process_runs(pid) {
             return Err(DatasetError::InUse { out: out.to_path_buf(), partial: path, pid });
         }
         std::fs::remove_dir_all(&path).map_err(io(&path))?;

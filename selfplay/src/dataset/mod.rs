@@ -14,8 +14,9 @@
 //! rules are counted by reason and skipped, never fatal.
 //!
 //! A dataset is never seen half-written: it is made in a temporary folder beside `out`
-//! (`.NAME.partial-PID`, in the same parent so that the rename is atomic), which gets the
-//! manifest [`MANIFEST`] (format, version, settings, summary) last and then takes `out`'s name.
+//! (`.NAME.partial-PID`, [`zertz_env::files::partial_name`], in the same parent so that the
+//! rename is atomic), which gets the manifest [`MANIFEST`] (format, version, settings, summary)
+//! last and then takes `out`'s name.
 //! A build that fails removes its temporary folder ([`DatasetError::Stopped`]); the folder of a
 //! killed one is removed by the next build of the same `out` (and listed in
 //! [`DatasetSummary::removed_leftovers`]), unless its process still runs
@@ -246,9 +247,8 @@ pub fn build(
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).map_err(io(&parent))?;
-    let prefix = format!(".{name}.partial-");
-    let removed_leftovers = remove_leftovers(&out, &parent, &prefix)?;
-    let path = parent.join(format!("{prefix}{}", std::process::id()));
+    let removed_leftovers = remove_leftovers(&out, &parent, &name)?;
+    let path = parent.join(zertz_env::files::partial_name(&name, std::process::id()));
     if let Err(e) = std::fs::create_dir(&path) {
         return Err(match e.kind() {
             // Another thread of this process builds the same `out`.
