@@ -21,8 +21,8 @@ pub struct Game {
     start: Position,
     position: Position,
     moves: Vec<Move>,
-    /// Hash of every position reached at the start of a turn, the current one included.
-    hashes: Vec<u64>,
+    /// Every position reached at the start of a turn, the current one included.
+    seen: Repetitions,
     repetition: bool,
     /// Whether the last move is a capture chain still being played hop by hop.
     open_chain: bool,
@@ -51,7 +51,7 @@ impl Game {
             start,
             position: start,
             moves: Vec::new(),
-            hashes: vec![start.hash()],
+            seen: Repetitions::new(&start),
             repetition: false,
             open_chain: false,
         }
@@ -181,11 +181,47 @@ impl Game {
     }
 
     fn note_position(&mut self) {
-        let h = self.position.hash();
-        let seen = self.hashes.iter().filter(|&&x| x == h).count();
-        self.hashes.push(h);
-        if seen >= 2 && !self.position.is_over() {
+        if self.seen.note(&self.position) {
             self.repetition = true;
         }
+    }
+}
+
+/// The positions of a game at the start of each turn, for the rule that [`Position`] cannot know
+/// alone (decisions.md, 6): a position that occurs for the third time, at the start of a turn,
+/// ends the game in a draw. [`Game`] and every episode of the environments keep one.
+///
+/// ```
+/// use zertz_env::{Player, Position, Repetitions, Variant};
+/// let start = Position::new(Variant::default(), Player::P0);
+/// let mut seen = Repetitions::new(&start);
+/// assert!(!seen.note(&start)); // the second time
+/// assert!(seen.note(&start)); // the third: a draw
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Repetitions {
+    /// The hash of every position noted, in order.
+    hashes: Vec<u64>,
+}
+
+impl Repetitions {
+    /// The history of a game that starts at `start`.
+    pub fn new(start: &Position) -> Repetitions {
+        Repetitions { hashes: vec![start.hash()] }
+    }
+
+    /// Forgets every position, then notes `start`: a new game's history, its memory kept.
+    pub fn restart(&mut self, start: &Position) {
+        self.hashes.clear();
+        self.hashes.push(start.hash());
+    }
+
+    /// Notes `pos`, reached at the start of a turn, and says whether the game is now a draw by
+    /// third repetition: it was seen twice before, and the rules did not end the game there.
+    pub fn note(&mut self, pos: &Position) -> bool {
+        let h = pos.hash();
+        let seen = self.hashes.iter().filter(|&&x| x == h).count();
+        self.hashes.push(h);
+        seen >= 2 && !pos.is_over()
     }
 }

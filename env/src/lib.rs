@@ -46,7 +46,7 @@ mod zobrist;
 pub use action_space::ActionSpace;
 pub use board::{Board, Direction, Geometry, MAX_COLUMNS, MAX_RINGS, Ring, RingName, UnknownBoard};
 pub use error_class::{Cause, Classify, ErrorClass};
-pub use game::{Game, GameError};
+pub use game::{Game, GameError, Repetitions};
 pub use moves::{Action, Chain, Hop, MAX_CHAIN, Move, Placement};
 pub use notation::{MoveError, ParseMoveError};
 pub use perft::{divide, perft};

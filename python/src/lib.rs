@@ -10,10 +10,13 @@
 //!
 //! - `game::PyGame` (`zertz.Game`): a game with its history, moves in notation or as action
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
+//! - `episode::PyEpisode` (`zertz.episode.Episode`): one game under the rules of an episode, the
+//!   engine's (`zertz_vecenv::Episode`), which the Gymnasium and PettingZoo environments wrap.
 //! - Module functions and constants: the boards, the encoding version and shapes, the action
 //!   space size and the number of symmetries of each board; the name of a partial output
 //!   (`.NAME.partial-PID`) and whether its process runs, for the Python package's writers.
 
+mod episode;
 mod game;
 mod jobs;
 mod players;
@@ -33,6 +36,8 @@ mod _zertz {
 
     use crate::args::BoardArg;
 
+    #[pymodule_export]
+    use crate::episode::{PyEpisode, PyStep};
     #[pymodule_export]
     use crate::game::PyGame;
     #[pymodule_export]

@@ -288,8 +288,10 @@ def test_the_step_limit_of_every_rl_front_end_is_the_engines() -> None:
     # One default, vecenv's DEFAULT_MAX_STEPS: the VecEnv's signature and stub are checked
     # against it, and the Gymnasium and PettingZoo environments take it by name.
     limit = zertz.DEFAULT_MAX_STEPS
-    assert inspect.signature(zertz.VecEnv).parameters["max_steps"].default == limit
-    assert stub_defaults("VecEnv", "__new__")["max_steps"] == limit
+    for name in ("VecEnv", "Episode"):
+        cls = getattr(native, name)
+        assert inspect.signature(cls).parameters["max_steps"].default == limit, name
+        assert stub_defaults(name, "__new__")["max_steps"] == limit, name
 
 
 def import_graph(folder: Path, package: str) -> dict[str, dict[str, str]]:

@@ -20,8 +20,10 @@ __all__ = [
     "MAX_MATCH_GAMES",
     "MCTS",
     "SHARD_FORMAT_VERSION",
+    "Episode",
     "Game",
     "Player",
+    "Step",
     "VecEnv",
     "__version__",
     "action_space_size",
@@ -188,6 +190,72 @@ class Game:
     def __deepcopy__(self, memo: object, /) -> Game: ...
     def _repr_svg_(self) -> str:
         """The board drawn as SVG, for notebooks."""
+
+@final
+class Step:
+    """What one step of an :class:`Episode` did."""
+
+    @property
+    def mover(self) -> Literal["P0", "P1"]:
+        """The player who acted."""
+
+    @property
+    def rewards(self) -> tuple[float, float]:
+        """The rewards of P0 and of P1."""
+
+    @property
+    def terminated(self) -> bool:
+        """Whether the game ended, by the rules or by forfeit."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the game reached the step limit."""
+
+    @property
+    def illegal(self) -> bool:
+        """Whether the action was illegal (a forfeit: its player lost, and it was not played)."""
+
+    def reward(self, player: str) -> float:
+        """The reward of ``player`` ("P0" or "P1")."""
+
+@final
+class Episode:
+    """One game under the rules of an episode, the engine's (those of :class:`VecEnv` too): a
+    step is one single action of the player to move; a game that ends by the rules is terminated
+    (+1 to the winner, -1 to the loser, 0 each for a draw by passes or third repetition); after
+    ``max_steps`` actions a game that goes on is truncated; an action of the action space that is
+    not legal forfeits the game (-1 to its player, +1 to the other; not played); an index outside
+    the action space is no action (ValueError)."""
+
+    def __new__(
+        cls, board: int = 37, blitz: bool = False, first: str = "P0", max_steps: int = 1000
+    ) -> Episode: ...
+    @property
+    def game(self) -> Game:
+        """The game of the episode, with its moves: a copy."""
+
+    @property
+    def max_steps(self) -> int:
+        """The step limit."""
+
+    @property
+    def steps(self) -> int:
+        """Actions played."""
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the episode has ended: by the rules, by forfeit or by the step limit."""
+
+    @property
+    def forfeited(self) -> bool:
+        """Whether an illegal action ended it."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the step limit ended it."""
+
+    def step(self, action: int) -> Step:
+        """Plays ``action`` (an index of the action space) for the player to move."""
 
 @final
 class VecEnv:

@@ -1,6 +1,8 @@
-"""The rules of an episode, for one game: what the single-game front ends (``zertz.gymnasium``'s
-``ZertzEnv``, ``zertz.pettingzoo``'s ``ZertzAEC``) are built on. ``zertz.VecEnv`` keeps the same
-rules for a batch in Rust, and ``tests/test_rl_conformance.py`` holds every front end to them:
+"""The rules of an episode, for one game: :class:`Episode`, the engine's own (``zertz_vecenv``'s
+``Episode``, which ``zertz.VecEnv`` runs for each game of its batch), is what the single-game
+front ends (``zertz.gymnasium``'s ``ZertzEnv``, ``zertz.pettingzoo``'s ``ZertzAEC``) are built
+on; ``tests/test_rl_conformance.py`` holds every front end to the rules; and this module adds
+the observations of the Gymnasium front ends:
 
 - a step is one single action of the player to move (a placement, one hop of a capture chain,
   or a pass);
@@ -22,12 +24,24 @@ rules for a batch in Rust, and ``tests/test_rl_conformance.py`` holds every fron
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from zertz._zertz import DEFAULT_MAX_STEPS, Game, observation_shape
+from zertz._zertz import Episode, Game, Step, observation_shape
+
+__all__ = [
+    "OBSERVATION_KINDS",
+    "Episode",
+    "Observation",
+    "Step",
+    "check_observation",
+    "check_render_mode",
+    "flatten",
+    "observation_size",
+    "observe",
+]
 
 #: The observations of the Gymnasium front ends: ``"flat"``, one float32 vector ``[C*H*W + G]``
 #: (the planes, row-major, then the globals), which every library's default networks take and
@@ -68,69 +82,7 @@ def observe(game: Game, kind: str, player: Literal["P0", "P1"] | None = None) ->
     return {"planes": planes, "globals": globals_}
 
 
-def check_options(render_mode: str | None, max_steps: int) -> None:
-    """Refuses a render mode other than None or "ansi" and a step limit below 1 (ValueError)."""
+def check_render_mode(render_mode: str | None) -> None:
+    """Refuses a render mode other than None or "ansi" (ValueError)."""
     if render_mode not in (None, "ansi"):
         raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
-    if max_steps < 1:
-        raise ValueError(f"max_steps must be at least 1, not {max_steps}")
-
-
-class Step(NamedTuple):
-    """What one step did: the player who acted, both players' rewards (P0's, P1's), and how the
-    game stands."""
-
-    mover: Literal["P0", "P1"]
-    rewards: tuple[float, float]
-    terminated: bool
-    truncated: bool
-    illegal: bool
-
-    def reward(self, player: Literal["P0", "P1"]) -> float:
-        """The reward of ``player``."""
-        return self.rewards[0 if player == "P0" else 1]
-
-
-class Episode:
-    """One game under the rules above: ``board`` rings (37, 40, 43, 44, 48 or 61), the blitz
-    marble set or not, ``first`` to move, truncated after ``max_steps`` actions."""
-
-    def __init__(
-        self,
-        board: int = 37,
-        blitz: bool = False,
-        first: Literal["P0", "P1"] = "P0",
-        max_steps: int = DEFAULT_MAX_STEPS,
-    ) -> None:
-        check_options(None, max_steps)
-        self.game = Game(board, blitz, first)
-        self.max_steps = max_steps
-        self.steps = 0
-        self.forfeited = False
-        self.truncated = False
-
-    @property
-    def is_over(self) -> bool:
-        """Whether the episode has ended (terminated, forfeited or truncated)."""
-        return self.forfeited or self.truncated or self.game.is_over
-
-    def step(self, action: int) -> Step:
-        """Plays ``action`` (an index of the action space) for the player to move."""
-        size = self.game.action_space_size
-        if not 0 <= action < size:
-            raise ValueError(f"action {action} is out of range (the action space has {size})")
-        if self.is_over:
-            raise ValueError("the episode is over: reset it")
-        mover: Literal["P0", "P1"] = self.game.to_play
-        if not self.game.legal_action_mask()[action]:
-            self.forfeited = True
-            lost = (-1.0, 1.0) if mover == "P0" else (1.0, -1.0)
-            return Step(mover, lost, terminated=True, truncated=False, illegal=True)
-        self.game.play(action)
-        self.steps += 1
-        outcome = self.game.outcome
-        if outcome is not None:
-            p0 = 0.0 if outcome == "draw" else (1.0 if outcome == "P0" else -1.0)
-            return Step(mover, (p0, -p0), terminated=True, truncated=False, illegal=False)
-        self.truncated = self.steps >= self.max_steps
-        return Step(mover, (0.0, 0.0), terminated=False, truncated=self.truncated, illegal=False)

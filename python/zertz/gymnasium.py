@@ -70,7 +70,7 @@ from zertz.episode import (
     Observation,
     Step,
     check_observation,
-    check_options,
+    check_render_mode,
     flatten,
     observation_size,
     observe,
@@ -128,7 +128,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         first_player: str = "random",
         render_mode: str | None = None,
     ) -> None:
-        check_options(render_mode, max_steps)
+        check_render_mode(render_mode)
         check_first_player(first_player)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
         self.observation = check_observation(observation)

@@ -36,7 +36,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
 import zertz
-from zertz.episode import Episode, check_options
+from zertz.episode import Episode, check_render_mode
 
 AGENTS = ["player_0", "player_1"]
 #: The game's player of each agent.
@@ -73,7 +73,7 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
         max_steps: int = zertz.DEFAULT_MAX_STEPS,
     ) -> None:
         super().__init__()
-        check_options(render_mode, max_steps)
+        check_render_mode(render_mode)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
         self.render_mode = render_mode
         self.episode = Episode(board, blitz, "P0", max_steps)

@@ -1,7 +1,8 @@
 //! A batch of ZÈRTZ games stepped together: the reinforcement-learning environment.
 //!
-//! Why one file of this size: the crate is one type with its settings and buffers, and a third of
-//! the lines are the documentation users read.
+//! Why one file of this size: the crate is one type with its settings and buffers (the rules of
+//! an episode are [`Episode`]'s, in a file of their own), and a third of the lines are the
+//! documentation users read.
 //!
 //! [`VecEnv`] holds `N` games of one variant. [`VecEnv::step`] plays one single action (index in the
 //! board's [`ActionSpace`]) in every game at once, on a thread pool of its own, and writes into
@@ -21,7 +22,9 @@
 //! `truncated`), so the observation, mask and player to move always describe a game in progress.
 //!
 //! The rules of an episode are those of every front end (the Python `VecEnv`, Gymnasium and
-//! PettingZoo environments; `docs/vecenv.md`, "The rules of an episode"):
+//! PettingZoo environments; `docs/vecenv.md`, "The rules of an episode"), written once in
+//! [`Episode`], which the batch runs for each of its games and Python's `zertz.episode.Episode`
+//! is:
 //!
 //! - a step is one single action of the player to move; a game ends by the rules (`terminated`,
 //!   rewards ±1 to the winner and loser, 0 each for a draw) or after `max_steps` actions
@@ -60,9 +63,11 @@ use std::fmt;
 
 use rayon::prelude::*;
 use zertz_env::encode::{GLOBALS, Shape};
-use zertz_env::{
-    Action, ActionSpace, Board, MarbleSet, Outcome, Player, Position, SplitMix64, Variant,
-};
+use zertz_env::{Action, ActionSpace, Board, MarbleSet, Player, Position, SplitMix64, Variant};
+
+mod episode;
+
+pub use episode::{Episode, EpisodeOver, Step};
 
 /// The player of the other side of a single-agent batch ([`VecEnv::set_opponents`]): one per game,
 /// asked for each of its actions. This crate knows no players; the caller adapts its own (the
@@ -183,13 +188,10 @@ impl zertz_env::Classify for Error {
     }
 }
 
-/// One game of the batch: position, step count, history for repetition and its random generator.
+/// One game of the batch: its [`Episode`] and its random generators.
 #[derive(Clone, Debug)]
 pub struct GameState {
-    position: Position,
-    steps: u32,
-    /// Hashes of the positions at the start of every turn of this game.
-    history: Vec<u64>,
+    episode: Episode,
     /// Draws first players and opening plies.
     rng: SplitMix64,
     /// Draws the actions of [`VecEnv::sample_actions`].
@@ -203,12 +205,12 @@ pub struct GameState {
 impl GameState {
     /// The current position.
     pub fn position(&self) -> &Position {
-        &self.position
+        self.episode.position()
     }
 
     /// Actions played in this game.
     pub fn steps(&self) -> u32 {
-        self.steps
+        self.episode.steps()
     }
 }
 
@@ -344,9 +346,7 @@ impl VecEnv {
         };
         for i in 0..env.config.num_envs {
             let mut g = GameState {
-                position: Position::new(variant, Player::P0),
-                steps: 0,
-                history: Vec::with_capacity(64),
+                episode: Episode::new(Position::new(variant, Player::P0), env.config.max_steps),
                 rng: SplitMix64(0),
                 sampler: SplitMix64(0),
                 final_position: None,
@@ -421,10 +421,10 @@ impl VecEnv {
 
     /// Replaces game `i` with a snapshot taken earlier from a batch of the same variant.
     pub fn restore(&mut self, i: usize, state: GameState) -> Result<(), Error> {
-        if state.position.variant() != self.variant {
+        if state.position().variant() != self.variant {
             return Err(Error::Config(format!(
                 "snapshot of a {} game cannot go into a {} batch",
-                state.position.variant(),
+                state.position().variant(),
                 self.variant
             )));
         }
@@ -645,18 +645,11 @@ impl VecEnv {
                 return Ok(());
             }
             let action = space.decode(actions[i] as usize).expect("checked above");
-            g.forfeited = !g.position.is_legal_action(&action);
-            let mut end = if g.forfeited {
-                let loser = g.position.turn().index();
-                let mut r = [0.0; 2];
-                r[loser] = -1.0;
-                r[1 - loser] = 1.0;
-                End::Terminated(r)
-            } else {
-                play(g, &action, config.max_steps)
-            };
+            let step = play(g, &action);
+            g.forfeited = step.illegal;
+            let mut end = End::of(step);
             if let (End::Continues, Some(o)) = (&end, opp.as_deref_mut()) {
-                end = opponent_turn(g, o, learner, config.max_steps, i)?;
+                end = opponent_turn(g, o, learner, i)?;
             }
             match end {
                 End::Continues => {}
@@ -667,7 +660,7 @@ impl VecEnv {
                 End::Truncated => *slot.truncated = true,
             }
             if *slot.terminated || *slot.truncated {
-                g.final_position = Some(g.position);
+                g.final_position = Some(*g.position());
                 restart(&config, variant, g, opp, learner, i)?;
             }
             observe(g, slot);
@@ -681,9 +674,10 @@ impl VecEnv {
         let space = self.space;
         let games = &mut self.games;
         let sample = |(g, a): (&mut GameState, &mut u32)| {
-            let k = g.sampler.below(g.position.count_legal_actions());
-            *a = g.position.nth_legal_action(k).map_or(space.pass_index(), |x| space.index(&x))
-                as u32;
+            let position = g.episode.position();
+            let k = g.sampler.below(position.count_legal_actions());
+            *a =
+                position.nth_legal_action(k).map_or(space.pass_index(), |x| space.index(&x)) as u32;
         };
         if self.pool_pid == std::process::id() {
             self.pool.install(|| games.par_iter_mut().zip(actions.par_iter_mut()).for_each(sample));
@@ -704,35 +698,35 @@ fn seed_game(g: &mut GameState, seed: u64, i: usize) {
 enum End {
     /// It goes on.
     Continues,
-    /// It ended by the rules: the rewards of P0 and P1.
+    /// It ended by the rules or by forfeit: the rewards of P0 and P1.
     Terminated([f32; 2]),
     /// It reached the step limit.
     Truncated,
 }
 
-/// Plays a legal `action` in `g` and says how the game stands: ended by the rules (a third
-/// repetition of a position at the start of a turn is a draw), truncated after `max_steps`
-/// actions (0: never), or going on.
-fn play(g: &mut GameState, action: &Action, max_steps: u32) -> End {
-    g.position.play_action_unchecked(action);
-    g.steps += 1;
-    let turn_ended = g.position.chain().is_none();
-    let outcome = g.position.outcome().or_else(|| {
-        if !turn_ended {
-            return None;
+impl End {
+    fn of(step: Step) -> End {
+        if step.terminated {
+            End::Terminated(step.rewards)
+        } else if step.truncated {
+            End::Truncated
+        } else {
+            End::Continues
         }
-        let h = g.position.hash();
-        let seen = g.history.iter().filter(|&&x| x == h).count();
-        g.history.push(h);
-        (seen >= 2).then_some(Outcome::Draw)
-    });
-    if let Some(o) = outcome {
-        End::Terminated([o.score(Player::P0) as f32, o.score(Player::P1) as f32])
-    } else if max_steps > 0 && g.steps >= max_steps {
-        End::Truncated
-    } else {
-        End::Continues
     }
+}
+
+/// Plays `action` in `g` under the rules of an episode ([`Episode::step`]). A game of the batch
+/// is restarted as soon as it ends, so it is never over here.
+fn play(g: &mut GameState, action: &Action) -> Step {
+    let over = Step {
+        mover: g.position().turn(),
+        rewards: [0.0; 2],
+        terminated: true,
+        truncated: false,
+        illegal: false,
+    };
+    g.episode.step(action).unwrap_or(over)
 }
 
 /// Plays the opponent's actions in game `i` until the learner is to move or the game ends.
@@ -740,20 +734,19 @@ fn opponent_turn(
     g: &mut GameState,
     opponent: &mut dyn Opponent,
     learner: Player,
-    max_steps: u32,
     i: usize,
 ) -> Result<End, Error> {
-    while g.position.turn() != learner {
+    while g.position().turn() != learner {
         let action = opponent
-            .act(&g.position)
+            .act(g.position())
             .map_err(|message| Error::Opponent { env: i, message: format!("failed: {message}") })?;
-        if !g.position.is_legal_action(&action) {
+        if !g.position().is_legal_action(&action) {
             return Err(Error::Opponent {
                 env: i,
                 message: format!("answered an illegal action ({action:?})"),
             });
         }
-        match play(g, &action, max_steps) {
+        match End::of(play(g, &action)) {
             End::Continues => {}
             end => return Ok(end),
         }
@@ -775,7 +768,7 @@ fn restart(
     for _ in 0..100 {
         new_game(config, variant, g);
         let Some(o) = opponent.as_deref_mut() else { return Ok(()) };
-        if let End::Continues = opponent_turn(g, o, learner, config.max_steps, i)? {
+        if let End::Continues = opponent_turn(g, o, learner, i)? {
             return Ok(());
         }
     }
@@ -804,33 +797,28 @@ fn new_game(config: &Config, variant: Variant, g: &mut GameState) {
                 }
             }
         };
-        g.position = Position::new(variant, first);
-        g.steps = 0;
-        g.history.clear();
-        g.history.push(g.position.hash());
+        g.episode.restart(Position::new(variant, first));
         for _ in 0..plies {
-            let n = g.position.count_legal_actions();
+            let n = g.position().count_legal_actions();
             if n == 0 {
                 break;
             }
             let k = g.rng.below(n);
-            if let Some(a) = g.position.nth_legal_action(k) {
-                g.position.play_action_unchecked(&a);
-                if g.position.chain().is_none() {
-                    g.history.push(g.position.hash());
-                }
+            if let Some(a) = g.position().nth_legal_action(k) {
+                g.episode.play_opening(&a);
             }
         }
-        if !g.position.is_over() {
+        if !g.position().is_over() {
             return;
         }
     }
 }
 
 fn observe(g: &GameState, slot: Slot<'_>) {
-    g.position.encode(slot.planes, slot.globals);
-    g.position.legal_action_mask(slot.mask);
-    *slot.to_play = g.position.turn().index() as u8;
+    let position = g.position();
+    position.encode(slot.planes, slot.globals);
+    position.legal_action_mask(slot.mask);
+    *slot.to_play = position.turn().index() as u8;
 }
 
 /// The Rust examples of the rules page, compiled and run as doc tests.
