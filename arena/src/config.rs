@@ -11,12 +11,10 @@ use zertz_env::{Board, MarbleSet, Variant};
 use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_selfplay::config::MAX_THREADS;
 use zertz_settings::{ConfigError, Layer, Seconds, Settings, read_text};
+use zertz_vecenv::DEFAULT_MAX_ACTIONS;
 
 use crate::players::MOVE_TIME;
 use crate::players::command::{ANSWER_TIME, DEFAULT_ANSWER_TIME};
-
-/// Actions after which an unfinished game counts as a draw.
-pub const DEFAULT_MAX_ACTIONS: u32 = 2000;
 
 /// Games of a match when none are asked for (`zertz match`, `zertz.match`, match configs).
 pub const DEFAULT_GAMES: usize = 100;

@@ -56,10 +56,11 @@ mod _zertz {
     #[pymodule_export]
     const ENCODING_VERSION: u32 = encode::ENCODING_VERSION;
 
-    /// Single actions after which an unfinished match game is a draw (`zertz.match`'s default
-    /// `max_actions`).
+    /// Single actions after which an unfinished match or self-play game is a draw (the default
+    /// `max_actions` of `zertz.match` and `zertz.selfplay`; not `max_steps`, which truncates an
+    /// RL episode without a result).
     #[pymodule_export]
-    const DEFAULT_MAX_ACTIONS: u32 = zertz_arena::config::DEFAULT_MAX_ACTIONS;
+    const DEFAULT_MAX_ACTIONS: u32 = zertz_vecenv::DEFAULT_MAX_ACTIONS;
 
     /// The most games of one match (`zertz.match(games=)`, `[evaluate] games` of a training
     /// config).

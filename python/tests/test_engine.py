@@ -490,7 +490,10 @@ def test_keyword_defaults_are_the_engines() -> None:
     assert match["device"].default is None and match["inference_threads"].default is None
     assert match["precision"].default is None
     settings = {s["name"]: s["default"] for s in zertz._zertz.match_settings()}
-    assert settings["max_actions"] == zertz.DEFAULT_MAX_ACTIONS == 2000
+    # One default for the draw cap of matches and self-play (it was 2000 for matches, 1000 for
+    # self-play; no real game reaches either).
+    selfplay = {s["name"]: s["default"] for s in zertz._zertz.selfplay_settings()}
+    assert settings["max_actions"] == selfplay["max_actions"] == zertz.DEFAULT_MAX_ACTIONS == 1000
     assert settings["move_time"] is None and settings["answer_time"] == 30.0
     assert inspect.signature(zertz.selfplay).parameters["precision"].default is None
     # MCTS's settings are its keywords (the stub's are generated from `mcts_settings()`).

@@ -56,7 +56,7 @@ zertz_settings::settings! {
         /// wrong.
         pub resign_playout_fraction: f32 = 0.1, in Range::between(0.0, 1.0),
         /// A game is stopped as a draw after this many actions.
-        pub max_actions: u32 = 1000, in Range::at_least(1.0),
+        pub max_actions: u32 = zertz_vecenv::DEFAULT_MAX_ACTIONS, in Range::at_least(1.0),
         /// Training samples per shard file.
         pub shard_size: usize = 4096, in Range::between(1.0, MAX_SHARD_SIZE as f64),
         /// Search settings: a preset (`preset = "rollout"`; none: the evaluator's choice) and

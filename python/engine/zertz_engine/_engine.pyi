@@ -161,7 +161,7 @@ def match(
     threads: int = 0,
     search_threads: int = 0,
     opening_actions: int = 0,
-    max_actions: int = 2000,
+    max_actions: int = 1000,
     out: str | PathLike[str] | None = None,
     answer_time: float = 30.0,
     move_time: float | None = None,
@@ -204,7 +204,7 @@ def match(
     - ``opening_actions`` (default ``0``): Random single actions played before the players take
       over, the same for both games of a pair (A on each side once): varied games between
       deterministic players.
-    - ``max_actions`` (default ``2000``): Actions after which an unfinished game is a draw. At
+    - ``max_actions`` (default ``1000``): Actions after which an unfinished game is a draw. At
       least 1.
     - ``out`` (default ``None``): Write every game as a JSON line to this file, in game order as
       they end: a new file, never one that exists (left out: not written).
