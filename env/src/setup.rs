@@ -72,7 +72,7 @@ pub enum SetupError {
     #[error("expected 9 fields separated by spaces, found {0}")]
     FieldCount(usize),
     /// The board field is not a known shape.
-    #[error("unknown board {0:?} (expected 37, 40, 43, 44, 48 or 61)")]
+    #[error("unknown board {0:?} (expected {boards})", boards = crate::Board::choices())]
     Board(String),
     /// The marble-set field is not known.
     #[error("unknown marble set {0:?} (expected standard or blitz)")]

@@ -97,7 +97,7 @@ impl PyGame {
 
 #[pymethods]
 impl PyGame {
-    /// A new game from the start position: `board` rings (37, 40, 43, 44, 48 or 61), the blitz
+    /// A new game from the start position: `board` rings (one of `zertz.BOARDS`), the blitz
     /// marble set or the standard one, `first` ("P0" or "P1") to move.
     #[new]
     #[pyo3(

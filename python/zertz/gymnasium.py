@@ -105,7 +105,7 @@ def check_first_player(first_player: str) -> None:
 
 class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     """One game of ZÈRTZ against ``opponent`` (see the module docs; None: two players), on
-    ``board`` rings (37, 40, 43, 44, 48 or 61) with the blitz marble set or not, truncated after
+    ``board`` rings (one of ``zertz.BOARDS``) with the blitz marble set or not, truncated after
     ``max_steps`` single actions. ``first_player`` is ``"P0"``, ``"P1"`` or ``"random"`` (drawn
     from the reset's seed); against an opponent the learner is P0. An engine player named by its
     spec is built again at each reset given a seed (so that its games are reproducible); a

@@ -51,7 +51,7 @@ def env(
     render_mode: str | None = None,
     max_steps: int = zertz.DEFAULT_MAX_STEPS,
 ) -> ZertzAEC:
-    """A ZÈRTZ environment for two agents on ``board`` rings (37, 40, 43, 44, 48 or 61)."""
+    """A ZÈRTZ environment for two agents on ``board`` rings (one of ``zertz.BOARDS``)."""
     return ZertzAEC(board, blitz, render_mode=render_mode, max_steps=max_steps)
 
 

@@ -256,9 +256,7 @@ async fn new_game(
     bytes: Bytes,
 ) -> Answer<IdView> {
     let req: NewGame = body(&bytes)?;
-    let board = Board::from_rings(req.board).ok_or_else(|| {
-        ApiError::bad(format!("no {}-ring board: 37, 40, 43, 44, 48 or 61", req.board))
-    })?;
+    let board = Board::parse_rings(req.board as u64).map_err(|e| ApiError::bad(e.to_string()))?;
     let variant = Variant::new(board, MarbleSet::of_blitz(req.blitz));
     // The first offered player that plays this board and marble set, else rollout MCTS.
     let default = app

@@ -33,7 +33,7 @@ fn by_colour(counts: zertz_env::ByMarble<u8>) -> Marbles {
 /// A position as the page draws it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct BoardView {
-    /// Rings of the board (37, 40, 43, 44, 48 or 61).
+    /// Rings of the board (one of `Board::ALL`).
     pub board: usize,
     /// Whether the marble set is blitz.
     pub blitz: bool,
