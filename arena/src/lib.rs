@@ -10,7 +10,7 @@
 //! - [`analysis`]: [`analyze`], a search of one position and what it thinks of every action.
 //! - [`matches`](mod@matches): one game between two players, a whole match, [`matches::elo`].
 //! - [`config`]: match settings from TOML (`zertz match --config`).
-//! - [`bench`]: a player's speed per second and per CPU-second (`zertz bench player`).
+//! - [`bench`](mod@bench): a player's speed per second and per CPU-second (`zertz bench player`).
 //!
 //! ```
 //! use zertz_arena::matches::play_match;

@@ -276,7 +276,7 @@ impl MatchConfig {
 }
 
 /// The seed of one player of one game of a match seeded `seed`: side 0 is player A, side 1
-/// player B (side 2 draws the opening of game pair `game`, [`opening`]).
+/// player B (side 2 draws the opening of game pair `game`, [`match_opening`]).
 pub fn player_seed(seed: u64, game: usize, side: u64) -> u64 {
     let mut rng = SplitMix64(seed ^ (game as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let a = rng.next_u64();
