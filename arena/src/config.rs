@@ -100,9 +100,7 @@ impl MatchSettings {
 /// table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MatchFileConfig {
-    /// The two players: `random`, `greedy`, `mcts:SIMS` (rollout MCTS), `uniform:SIMS`,
-    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]` (an exported network), `alphabeta[:DEPTH]` or
-    /// `cmd:PROGRAM ARGS` (a program that speaks the engine protocol).
+    /// The two players, by their specs ([`crate::players::SPEC_GRAMMAR`]).
     pub players: Vec<String>,
     /// The settings.
     #[serde(flatten)]

@@ -95,6 +95,12 @@ impl DeviceArgs {
     }
 }
 
+/// The help of an option or command that names players: `lead`, the spec grammar
+/// ([`zertz_arena::players::SPEC_GRAMMAR`], its one text), then `tail`.
+pub fn player_help(lead: &str, tail: &str) -> String {
+    format!("{lead}: {}. {tail}", zertz_arena::players::SPEC_GRAMMAR)
+}
+
 /// `cpu` or `cuda:N`, as --device takes them.
 pub fn device_name(d: zertz_model::Device) -> String {
     match d {

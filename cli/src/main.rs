@@ -85,14 +85,15 @@ enum Command {
     /// Example: zertz serve --player nn:runs/default/best.pt:400
     Serve(serve::ServeArgs),
     /// Play a match between two players and report the score and the Elo difference.
-    ///
-    /// Players: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS] (an
-    /// exported network, 400 simulations by default), alphabeta[:DEPTH] (alpha-beta to DEPTH
-    /// whole turns; without one, deepening for 1 s a move), cmd:PROGRAM ARGS (a program that
-    /// speaks the engine protocol, one process per game: "cmd:zertz engine --player
-    /// nn:old.pt:800"). A searching player may end with :time=SECONDS, its own time per move;
-    /// --move-time gives one to all the others. Player A moves first in the even games, B in the
-    /// odd ones.
+    #[command(long_about = common::player_help(
+        "Play a match between two players and report the score and the Elo difference.\n\n\
+         Players",
+        "nn:MODEL plays 400 simulations a move by default; alphabeta without a depth deepens \
+         for 1 s a move; a cmd: player runs one process of its program per game (\"cmd:zertz \
+         engine --player nn:old.pt:800\"). --move-time gives a time per move to every searching \
+         player without one of its own. Player A moves first in the even games, B in the odd \
+         ones.",
+    ))]
     Match(matches::MatchArgs),
     /// The engine protocol on standard input and output, for other programs (GTP style:
     /// `genmove`, `play MOVE`, `analyze N`...; docs/engine-protocol.md).

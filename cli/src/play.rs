@@ -8,17 +8,19 @@ use anyhow::Result;
 use clap::Args;
 use zertz_env::{Board, MarbleSet, Player, Variant};
 
-use crate::common::{DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, failed};
+use crate::common::{
+    DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, failed, player_help,
+};
 
 /// The arguments of `zertz play`.
 #[derive(Args, Debug)]
 pub struct PlayArgs {
-    /// The engine: random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, nn:MODEL[:SIMS],
-    /// alphabeta[:DEPTH] (classic alpha-beta: 1 s per move, or a fixed depth) or cmd:PROGRAM
-    /// ARGS (a program that speaks the engine protocol); a searching player may end with
-    /// :time=SECONDS. Default: the built-in network (nn:builtin) on the boards it plays, else
-    /// mcts:1000.
-    #[arg(long)]
+    /// The engine (see `zertz match --help` for the specs).
+    #[arg(long, long_help = player_help(
+        "The engine",
+        "alphabeta without a depth deepens for 1 s a move. Default: the built-in network \
+         (nn:builtin) on the boards it plays, else mcts:1000.",
+    ))]
     pub opponent: Option<String>,
     /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
     #[arg(long, conflicts_with = "opponent")]

@@ -177,9 +177,8 @@ pub fn selfplay(
 /// A match to play: two player specs, the settings of `zertz match` and where networks run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatchJob {
-    /// Player A (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-    /// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`: one
-    /// process of the program per game).
+    /// Player A, by its spec ([`zertz_arena::players::SPEC_GRAMMAR`]; a `cmd:` player runs one
+    /// process of its program per game).
     pub a: String,
     /// Player B.
     pub b: String,

@@ -35,9 +35,7 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
     to_python(py, &records)
 }
 
-/// A player spec (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
-/// player's may end with `:time=SECONDS`) read by the engine's grammar: `{"name": canonical spec,
+/// A player spec (its grammar: `zertz.PLAYER_SPECS`) read by the engine: `{"name": canonical spec,
 /// "model": the model file or None, "simulations": the count or None, "precision": the precision
 /// it names or None, "gumbel": the actions its Gumbel root considers or None, "depth": an
 /// alpha-beta depth or None, "time": its own time per move in seconds or None, "program": a

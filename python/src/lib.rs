@@ -67,6 +67,11 @@ mod _zertz {
     #[pymodule_export]
     const MAX_MATCH_GAMES: usize = zertz_arena::config::MAX_GAMES;
 
+    /// The grammar of a player spec, in words (`zertz.match`, `zertz.player`, `parse_player`):
+    /// the engine's one text of it.
+    #[pymodule_export]
+    const PLAYER_SPECS: &str = zertz_arena::players::SPEC_GRAMMAR;
+
     /// Single actions after which a game of the RL environments is truncated, by default
     /// (`VecEnv`, `zertz.gymnasium`, `zertz.pettingzoo`: their `max_steps`).
     #[pymodule_export]

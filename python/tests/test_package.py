@@ -458,3 +458,12 @@ def test_no_module_of_a_rust_crate_uses_itself_round_a_circle() -> None:
     # The graph sees the crates' modules, or its silence would mean nothing.
     assert "evaluator" in rust_import_graph(ROOT / "search" / "src")["batching"]
     assert not found, "import circles:\n" + "\n".join(found)
+
+
+def test_the_player_grammar_is_the_engines_one_text() -> None:
+    # One text of the spec grammar (zertz_arena::players::SPEC_GRAMMAR): Python shows it, and an
+    # unknown spec's error says it.
+    assert "alphabeta[:DEPTH]" in zertz.PLAYER_SPECS and ":time=SECONDS" in zertz.PLAYER_SPECS
+    with pytest.raises(ValueError) as e:
+        zertz.parse_player("alphazero")
+    assert zertz.PLAYER_SPECS in str(e.value)

@@ -19,6 +19,7 @@ __all__ = [
     "MARBLE_SETS",
     "MAX_MATCH_GAMES",
     "MCTS",
+    "PLAYER_SPECS",
     "SHARD_FORMAT_VERSION",
     "Episode",
     "Game",
@@ -59,6 +60,7 @@ DEFAULT_MAX_STEPS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
 MARBLE_SETS: Final[tuple[str, str]]
 MAX_MATCH_GAMES: Final[int]
+PLAYER_SPECS: Final[str]
 
 def shard_schema() -> list[dict[str, str]]:
     """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),
@@ -473,13 +475,11 @@ def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
     Raises ValueError naming the line that is not a record or does not replay."""
 
 def parse_player(spec: str) -> dict[str, Any]:
-    """A player spec (``"random"``, ``"greedy"``, ``"mcts:SIMS"``, ``"uniform:SIMS"``,
-    ``"nn:MODEL[:SIMS][:PRECISION][:gumbel=K]"``, ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM
-    ARGS"``; a searching player's may end with ``":time=SECONDS"``, its own time per move) read
-    by the engine's grammar: ``{"name": the canonical spec, "model": the model file or None,
-    "simulations": the count or None, "precision": the precision it names or None, "gumbel": the
-    actions its Gumbel root considers or None, "depth": an alpha-beta depth or None, "time": its
-    own time per move in seconds or None, "program": a ``cmd:`` player's program or None}``.
+    """A player spec (its grammar: :data:`PLAYER_SPECS`) read by the engine: ``{"name": the
+    canonical spec, "model": the model file or None, "simulations": the count or None,
+    "precision": the precision it names or None, "gumbel": the actions its Gumbel root considers
+    or None, "depth": an alpha-beta depth or None, "time": its own time per move in seconds or
+    None, "program": a ``cmd:`` player's program or None}``.
     Raises ValueError otherwise."""
 
 def dataset(

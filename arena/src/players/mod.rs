@@ -98,15 +98,18 @@ impl BotError {
     }
 }
 
+/// The grammar of a player spec, in words: the one text of it that errors, the program's help and
+/// Python (`zertz.PLAYER_SPECS`) show.
+pub const SPEC_GRAMMAR: &str = "random, greedy, mcts:SIMS (rollout MCTS), uniform:SIMS, \
+     nn:MODEL[:SIMS][:PRECISION][:gumbel=K] (an exported network; nn:builtin, the built-in one), \
+     alphabeta[:DEPTH] or cmd:PROGRAM ARGS (a program that speaks the engine protocol); a \
+     searching player may end with :time=SECONDS";
+
 /// A player spec that cannot be read, or a player that cannot be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
     /// Not one of the kinds of player.
-    #[error(
-        "unknown player '{0}': expected random, greedy, mcts:SIMS, uniform:SIMS, \
-         nn:MODEL[:SIMS][:PRECISION][:gumbel=K], alphabeta[:DEPTH] or cmd:PROGRAM ARGS (a \
-         searching player may end with :time=SECONDS)"
-    )]
+    #[error("unknown player '{0}': expected {SPEC_GRAMMAR}")]
     Unknown(String),
     /// An alpha-beta depth that is not a number from 1 to [`MAX_DEPTH`].
     #[error("bad player '{0}': the depth must be an integer from 1 to {MAX_DEPTH} (whole turns)")]

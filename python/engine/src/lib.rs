@@ -195,9 +195,8 @@ pub fn selfplay<'py>(
     Ok(to_python(py, &summary)?.cast_into::<PyDict>().map_err(PyErr::from)?)
 }
 
-/// Plays a match between players `a` and `b` (`random`, `greedy`, `mcts:SIMS`, `uniform:SIMS`,
-/// `nn:MODEL[:SIMS][:PRECISION][:gumbel=K]`, `alphabeta[:DEPTH]`, `cmd:PROGRAM ARGS`; a searching
-/// player's may end with `:time=SECONDS`), alternating who starts; returns the summary dict (wins,
+/// Plays a match between players `a` and `b` (specs: `zertz.PLAYER_SPECS` says their grammar),
+/// alternating who starts; returns the summary dict (wins,
 /// draws and losses of `a`, score, Elo with its 95% interval, `move_time`, and each side's effort
 /// `a_effort`/`b_effort`: moves, seconds, CPU seconds, work, unit). `settings` are the match's
 /// settings by keyword, those of `zertz match` (`match_settings()` lists them with their

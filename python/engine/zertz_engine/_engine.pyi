@@ -167,10 +167,8 @@ def match(
     move_time: float | None = None,
     # </generated: match keywords>
 ) -> dict[str, Any]:
-    """Plays a match in-process between players ``a`` and ``b`` (``"random"``, ``"greedy"``,
-    ``"mcts:SIMS"``, ``"uniform:SIMS"``, ``"nn:MODEL[:SIMS][:PRECISION][:gumbel=K]"``,
-    ``"alphabeta[:DEPTH]"``, ``"cmd:PROGRAM ARGS"``; a searching player's may end with
-    ``":time=SECONDS"``), alternating who starts; returns the summary dict (the same as
+    """Plays a match in-process between players ``a`` and ``b`` (specs: ``zertz.PLAYER_SPECS``
+    says their grammar), alternating who starts; returns the summary dict (the same as
     ``zertz match --json``: ``wins``, ``draws`` and ``losses`` of ``a``, ``score``, ``elo`` with
     ``elo_low`` and ``elo_high`` (95%), ``seconds``, ``move_time``, ``search_threads``, and
     what each side did, ``a_effort`` and ``b_effort``: ``{"moves", "seconds", "cpu_seconds",
