@@ -70,25 +70,10 @@ macro_rules! settings {
             }
         }
 
-        /// The overrides (the fields before them are not: they pick what is overridden).
-        impl $crate::Described for $over {
-            const FIELDS: &'static [$crate::Field] = &[$(
-                $crate::Field {
-                    name: stringify!($field),
-                    doc: concat!($($doc, "\n",)*),
-                    kind: <$ty as $crate::SettingType>::KIND,
-                    optional: true,
-                    range: $crate::settings!(@range $($range)?),
-                },
-            )*];
-
-            fn number(&self, key: &str) -> Option<f64> {
-                match key {
-                    $(stringify!($field) => $crate::SettingType::number(&self.$field),)*
-                    _ => None,
-                }
-            }
-        }
+        // The overrides (the fields before them are not: they pick what is overridden).
+        $crate::settings!(@described $over, option, [$(
+            $field: $ty, [$($doc)*], [$($range)?];
+        )*]);
     };
     (
         $(#[$meta:meta])*
@@ -117,13 +102,22 @@ macro_rules! settings {
             }
         }
 
+        $crate::settings!(@described $name, plain, [$(
+            $field: $ty, [$($doc)*], [$($range)?];
+        )*]);
+    };
+    // `Described` for `$name`, whose fields are the declared types (`plain`) or an `Option` of
+    // each (`option`: overrides).
+    (@described $name:ident, $wrap:ident, [$(
+        $field:ident: $ty:ty, [$($doc:literal)*], [$($range:expr)?];
+    )*]) => {
         impl $crate::Described for $name {
             const FIELDS: &'static [$crate::Field] = &[$(
                 $crate::Field {
                     name: stringify!($field),
                     doc: concat!($($doc, "\n",)*),
                     kind: <$ty as $crate::SettingType>::KIND,
-                    optional: <$ty as $crate::SettingType>::OPTIONAL,
+                    optional: <$crate::settings!(@wrap $wrap, $ty) as $crate::SettingType>::OPTIONAL,
                     range: $crate::settings!(@range $($range)?),
                 },
             )*];
@@ -136,6 +130,8 @@ macro_rules! settings {
             }
         }
     };
+    (@wrap plain, $ty:ty) => { $ty };
+    (@wrap option, $ty:ty) => { Option<$ty> };
     (@range $range:expr) => {
         Some({
             #[allow(unused_imports)]
