@@ -7,44 +7,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use zertz_env::{Board, MarbleSet, Player, Position, Variant};
 
-/// Where networks run.
+use crate::settings::SettingArgs;
+
+/// Where networks run: the options of [`zertz_model::Inference`], made from its declaration
+/// (`--device`, `--precision`, `--shared-inference`, `--inference-threads`, `--cuda-graphs`).
 #[derive(Args, Debug, Clone)]
 pub struct DeviceArgs {
-    /// Device of the networks: auto (every CUDA device when there is one, else the CPU), cpu,
-    /// cuda (every CUDA device), cuda:N, or cuda:N,cuda:M (self-play and matches run a copy of
-    /// each network on every device named; playing a game, the first).
-    #[arg(long, default_value = "auto")]
-    device: String,
-    /// Number format of the networks: auto (bf16 on a GPU, fp32 on the CPU), fp32, bf16 or
-    /// fp16. A player's nn:MODEL:SIMS:PRECISION overrides it for its network.
-    #[arg(long, default_value = "auto", value_parser = str::parse::<zertz_model::Precision>)]
-    precision: zertz_model::Precision,
-    /// On the CPU too, run the network on one inference thread that merges the requests of all
-    /// search threads (always so on a GPU). By default each CPU search thread runs it itself.
-    #[arg(long)]
-    shared_inference: bool,
-    /// Inference threads per network when one is shared (on a GPU, or with --shared-inference):
-    /// while one runs a batch, the next merges and copies its own.
-    #[arg(
-        long,
-        default_value_t = zertz_model::Inference::default().threads,
-        value_parser = clap::value_parser!(u16)
-            .range(1..=i64::from(zertz_model::inference::MAX_INFERENCE_THREADS))
-    )]
-    inference_threads: u16,
-    /// On a GPU, run the networks through CUDA graphs captured per batch size (fewer kernel
-    /// launches; the first passes of each size are slower, as they capture): auto (where they
-    /// can be: a TorchScript file exported with evaluate()), on (`--cuda-graphs` alone: an error
-    /// where they cannot be) or off.
-    #[arg(
-        long,
-        value_name = "WHEN",
-        default_value = "auto",
-        num_args = 0..=1,
-        default_missing_value = "on",
-        value_parser = str::parse::<zertz_model::CudaGraphs>
-    )]
-    cuda_graphs: zertz_model::CudaGraphs,
+    #[command(flatten)]
+    settings: SettingArgs<zertz_model::Inference>,
 }
 
 /// `--search-threads`: the threads of one game's search.
@@ -73,25 +43,16 @@ impl SearchThreadsArgs {
 }
 
 impl DeviceArgs {
-    pub fn choice(&self) -> Result<zertz_model::DeviceChoice> {
-        Ok(self.device.parse()?)
-    }
-
     /// Loads the model at `path` on the chosen device in the chosen precision (through CUDA
     /// graphs as --cuda-graphs says).
     pub fn load(&self, path: &Path) -> Result<zertz_model::Model> {
         Ok(self.inference()?.load(path)?)
     }
 
-    /// Where and how networks run.
+    /// Where and how networks run: the options given, over the defaults (each checked as it was
+    /// parsed).
     pub fn inference(&self) -> Result<zertz_model::Inference> {
-        Ok(zertz_model::Inference {
-            device: self.choice()?,
-            precision: self.precision,
-            shared: self.shared_inference,
-            threads: self.inference_threads,
-            cuda_graphs: self.cuda_graphs,
-        })
+        Ok(zertz_settings::from_layers([self.settings.given.clone()])?)
     }
 }
 

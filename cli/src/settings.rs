@@ -23,12 +23,16 @@ pub struct SettingArgs<S> {
 fn arg<S: Settings>(field: &'static Field, defaults: &Layer) -> Arg {
     let mut help = field.help();
     match defaults.get(field.name) {
+        Some(Value::String(default)) => help = format!("{help} [default: {default}]"),
         Some(default) if field.kind != Kind::Bool => help = format!("{help} [default: {default}]"),
         _ => {}
     }
-    let arg = Arg::new(field.name).long(field.name.replace('_', "-")).help(help);
+    let mut arg = Arg::new(field.name).long(field.name.replace('_', "-")).help(help);
     if field.kind == Kind::Bool {
         return arg.action(ArgAction::SetTrue);
+    }
+    if let Some(alone) = field.flag {
+        arg = arg.num_args(0..=1).default_missing_value(alone);
     }
     arg.value_name(field.kind.value_name())
         .action(ArgAction::Set)

@@ -23,6 +23,27 @@ pub enum DeviceChoice {
 /// The most CUDA devices a [`DeviceChoice::CudaSet`] names.
 pub const MAX_CUDA_DEVICES: usize = 64;
 
+impl std::fmt::Display for DeviceChoice {
+    /// As parsed: `auto`, `cpu`, `cuda`, `cuda:N` or `cuda:N,cuda:M,...`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            DeviceChoice::Auto => f.write_str("auto"),
+            DeviceChoice::Cpu => f.write_str("cpu"),
+            DeviceChoice::AllCuda => f.write_str("cuda"),
+            DeviceChoice::Cuda(i) => write!(f, "cuda:{i}"),
+            DeviceChoice::CudaSet(set) => {
+                let devices: Vec<String> = (0..MAX_CUDA_DEVICES)
+                    .filter(|i| set & (1 << i) != 0)
+                    .map(|i| format!("cuda:{i}"))
+                    .collect();
+                f.write_str(&devices.join(","))
+            }
+        }
+    }
+}
+
+zertz_settings::text_setting!(DeviceChoice);
+
 impl std::str::FromStr for DeviceChoice {
     type Err = ModelError;
 

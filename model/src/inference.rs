@@ -15,6 +15,7 @@ use std::time::Duration;
 use zertz_env::Variant;
 use zertz_search::Evaluator;
 use zertz_search::batching::Spread;
+use zertz_settings::{Described, Settings};
 
 use crate::{Device, DeviceChoice, Model, ModelError, ModelStats, Precision};
 
@@ -94,34 +95,38 @@ impl std::str::FromStr for CudaGraphs {
     }
 }
 
-/// Where and how a network runs (`--device`, `--precision`, `--shared-inference`,
-/// `--inference-threads`, `--cuda-graphs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Inference {
-    /// The device.
-    pub device: DeviceChoice,
-    /// The number format (a player's `nn:MODEL:SIMS:PRECISION` overrides it for its network).
-    pub precision: Precision,
-    /// On the CPU too, run the network on shared inference threads (always so on a GPU).
-    pub shared: bool,
-    /// Inference threads per shared network, 1 to [`MAX_INFERENCE_THREADS`].
-    pub threads: u16,
-    /// On a CUDA device, run forward passes through CUDA graphs ([`Model::use_cuda_graphs`]):
-    /// where they can be by default.
-    pub cuda_graphs: CudaGraphs,
-}
+zertz_settings::text_setting!(CudaGraphs, flag = "on");
 
-impl Default for Inference {
-    fn default() -> Inference {
-        Inference {
-            device: DeviceChoice::Auto,
-            precision: Precision::Auto,
-            shared: false,
-            threads: 4,
-            cuda_graphs: CudaGraphs::Auto,
-        }
+zertz_settings::settings! {
+    /// Where and how networks run: the options of every command that loads networks
+    /// (`--device`, `--precision`, `--shared-inference`, `--inference-threads`,
+    /// `--cuda-graphs`) and the keywords of `zertz.match` and `zertz.selfplay`, declared once.
+    #[derive(Copy, Eq)]
+    pub struct Inference {
+        /// Device of the networks: auto (every CUDA device when there is one, else the CPU),
+        /// cpu, cuda (every CUDA device), cuda:N, or cuda:N,cuda:M (self-play and matches run a
+        /// copy of each network on every device named; playing a game, the first).
+        pub device: DeviceChoice = DeviceChoice::Auto,
+        /// Number format of the networks: auto (bf16 on a GPU, fp32 on the CPU), fp32, bf16 or
+        /// fp16. A player's nn:MODEL:SIMS:PRECISION overrides it for its network.
+        pub precision: Precision = Precision::Auto,
+        /// On the CPU too, run the network on one inference thread that merges the requests of
+        /// all search threads (always so on a GPU). By default each CPU search thread runs it
+        /// itself.
+        pub shared_inference: bool = false,
+        /// Inference threads per network when one is shared (on a GPU, or with shared
+        /// inference): while one runs a batch, the next merges and copies its own.
+        pub inference_threads: u16 = 4, in Range::between(1.0, MAX_INFERENCE_THREADS as f64),
+        /// On a GPU, run the networks through CUDA graphs captured per batch size (fewer kernel
+        /// launches; the first passes of each size are slower, as they capture): auto (where
+        /// they can be: a TorchScript file exported with evaluate()), on (an error where they
+        /// cannot be) or off.
+        pub cuda_graphs: CudaGraphs = CudaGraphs::Auto,
     }
 }
+
+/// Every value checked by its declared range ([`Inference::validate`] says it as a model error).
+impl Settings for Inference {}
 
 impl Inference {
     /// Loads the model at `path` as this says: device, precision, CUDA graphs.
@@ -131,16 +136,9 @@ impl Inference {
         Ok(model)
     }
 
-    /// Checks the thread count.
+    /// Checks the thread count (its declared range).
     pub fn validate(&self) -> Result<(), ModelError> {
-        if (1..=MAX_INFERENCE_THREADS).contains(&self.threads) {
-            Ok(())
-        } else {
-            Err(ModelError::Device(format!(
-                "inference threads must be between 1 and {MAX_INFERENCE_THREADS}, not {}",
-                self.threads
-            )))
-        }
+        self.check_ranges().map_err(|e| ModelError::Device(e.to_string()))
     }
 }
 
@@ -206,7 +204,8 @@ impl Network {
         Ok(Network::spread(copies, inference))
     }
 
-    /// Copies of one model on several GPUs, each behind `inference.threads` inference threads;
+    /// Copies of one model on several GPUs, each behind `inference.inference_threads` inference
+    /// threads;
     /// the search threads' requests go to them in turn.
     pub fn spread(copies: Vec<Arc<Model>>, inference: &Inference) -> Network {
         let parts = copies.iter().map(|m| batched(m, inference)).collect();
@@ -221,7 +220,7 @@ impl Network {
     /// `model` in front of the search threads: on the CPU without sharing, each runs it itself
     /// (on [`Model::cpu_threads`] libtorch threads, one unless set).
     pub fn new(model: Arc<Model>, inference: &Inference) -> Network {
-        let per_worker = model.device() == Device::Cpu && !inference.shared;
+        let per_worker = model.device() == Device::Cpu && !inference.shared_inference;
         let evaluator: Arc<dyn Evaluator> =
             if per_worker { model.clone() } else { batched(&model, inference) };
         Network { copies: vec![model.clone()], model, evaluator, per_worker }
@@ -257,7 +256,7 @@ impl Network {
 
 /// `model` behind `inference.threads` inference threads that merge the search threads' requests.
 fn batched(model: &Arc<Model>, inference: &Inference) -> Arc<dyn Evaluator> {
-    let threads = usize::from(inference.threads.max(1));
+    let threads = usize::from(inference.inference_threads.max(1));
     Arc::new(model.clone().batching(MAX_MERGED_BATCH, MERGE_WAIT, threads))
 }
 
@@ -286,4 +285,51 @@ pub fn load_networks<'a>(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use zertz_settings::{Described, Layer, from_layers};
+
+    use super::*;
+
+    #[test]
+    fn the_inference_settings_are_read_and_checked_by_their_declaration() {
+        let layer = |pairs: &[(&str, zertz_settings::Value)]| -> Layer {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        };
+        let read =
+            |pairs: &[(&str, zertz_settings::Value)]| from_layers::<Inference>([layer(pairs)]);
+        assert_eq!(read(&[]).unwrap(), Inference::default());
+        let i = read(&[
+            ("device", "cuda:1,cuda:3".into()),
+            ("precision", "BF16".into()),
+            ("shared_inference", true.into()),
+            ("inference_threads", 8.into()),
+            ("cuda_graphs", "off".into()),
+        ])
+        .unwrap();
+        assert_eq!(i.device, DeviceChoice::CudaSet(0b1010));
+        assert_eq!((i.precision, i.shared_inference), (Precision::Bf16, true));
+        assert_eq!((i.inference_threads, i.cuda_graphs), (8, CudaGraphs::Off));
+        // Written and read back as the same words (a device set as its list).
+        let text = serde_json::to_string(&i).unwrap();
+        assert!(text.contains("\"cuda:1,cuda:3\"") && text.contains("\"bf16\""), "{text}");
+        assert_eq!(serde_json::from_str::<Inference>(&text).unwrap(), i);
+        for (key, value, words) in [
+            ("inference_threads", zertz_settings::Value::from(0), "must be between 1 and 64"),
+            ("inference_threads", 65.into(), "must be between 1 and 64"),
+            ("device", "tpu".into(), "is not a device"),
+            ("precision", "fp8".into(), "is not a precision"),
+            ("cuda_graphs", "maybe".into(), "auto, on or off"),
+        ] {
+            let e = read(&[(key, value)]).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{key}: ")) && e.contains(words), "{e}");
+        }
+        let threads = Inference::field("inference_threads").unwrap();
+        assert_eq!(threads.range_text().as_deref(), Some("1 to 64"));
+        assert_eq!(Inference::field("cuda_graphs").unwrap().flag, Some("on"));
+        let bad = Inference { inference_threads: 0, ..Inference::default() };
+        assert!(bad.validate().unwrap_err().to_string().contains("between 1 and 64"));
+    }
 }

@@ -185,7 +185,8 @@ fn a_network_spread_over_copies_answers_as_one() {
     use zertz_model::{Inference, Network};
     let one = load("m37.pt").unwrap();
     let copies = vec![Arc::new(load("m37.pt").unwrap()), Arc::new(load("m37.pt").unwrap())];
-    let network = Network::spread(copies, &Inference { threads: 2, ..Inference::default() });
+    let network =
+        Network::spread(copies, &Inference { inference_threads: 2, ..Inference::default() });
     assert_eq!(network.devices(), vec![tch::Device::Cpu, tch::Device::Cpu]);
     let a = ActionSpace::new(Board::R37).len();
     for seed in 0..6 {

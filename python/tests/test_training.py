@@ -326,7 +326,9 @@ def test_int_is_a_float() -> None:
         ("[run]\ncuda_graphs = 1\n", "run.cuda_graphs must be of type bool | str"),
         ("[warmup]\niterations = -1\n", "warmup.iterations"),
         ("[warmup]\ngames = 1\n", "warmup.games"),
-        ("[warmup]\nfast_simulations = 0\n", "warmup simulations"),
+        # The engine's range, its words (zertz_settings): one simulation evaluates the root only.
+        ("[warmup]\nfast_simulations = 0\n", "warmup.fast_simulations: must be at least 2"),
+        ("[warmup]\nfull_simulations = 1\n", "warmup.full_simulations: must be at least 2"),
     ],
 )
 def test_values_out_of_range(text: str, key: str) -> None:

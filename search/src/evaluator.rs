@@ -122,6 +122,8 @@ impl std::str::FromStr for Precision {
     }
 }
 
+zertz_settings::text_setting!(Precision);
+
 /// Evaluates batches of positions. Search calls it with every leaf it collected in a round, across
 /// all the games it searches, so that a network sees large batches.
 pub trait Evaluator: Send + Sync {

@@ -70,6 +70,8 @@ pub enum Kind {
     Board,
     /// A number (a fraction, a temperature).
     Number,
+    /// A word of a small grammar (a device, a number format), read by its type.
+    Text,
     /// A table of settings of its own (`[search]` in a file, a dict in Python): no command-line
     /// option.
     Table,
@@ -85,6 +87,7 @@ impl Kind {
             Kind::Path => "FILE",
             Kind::Board => "RINGS",
             Kind::Number => "X",
+            Kind::Text => "WORD",
             Kind::Table => "TABLE",
         }
     }
@@ -114,6 +117,7 @@ impl Kind {
                 Err(_) => Err(format!("{text:?} is not a number")),
             },
             Kind::Path => Ok(Value::String(text.to_string())),
+            Kind::Text => Ok(Value::String(t.to_string())),
             Kind::Table => Err("a table of settings is given in a config file".into()),
         }
     }
@@ -132,6 +136,9 @@ pub struct Field {
     pub optional: bool,
     /// The values it takes, if it is a number with a range.
     pub range: Option<Range>,
+    /// The value that its command-line option given alone means (`--cuda-graphs` is
+    /// `--cuda-graphs on`), if it may be given alone.
+    pub flag: Option<&'static str>,
 }
 
 impl Field {
@@ -175,6 +182,8 @@ pub trait SettingType {
     const KIND: Kind;
     /// Whether it may be empty.
     const OPTIONAL: bool = false;
+    /// The value that an option of this type given alone means, if it may be given alone.
+    const FLAG: Option<&'static str> = None;
 
     /// Whether this value is empty (`None`).
     fn is_empty(&self) -> bool {
@@ -210,7 +219,7 @@ macro_rules! number_types {
 }
 
 number_types! {
-    Int: usize, u32, u64;
+    Int: usize, u16, u32, u64;
     Number: f32;
 }
 setting_types! {
@@ -228,6 +237,7 @@ impl SettingType for Seconds {
 impl<T: SettingType> SettingType for Option<T> {
     const KIND: Kind = T::KIND;
     const OPTIONAL: bool = true;
+    const FLAG: Option<&'static str> = T::FLAG;
 
     fn is_empty(&self) -> bool {
         self.is_none()

@@ -119,6 +119,7 @@ macro_rules! settings {
                     kind: <$ty as $crate::SettingType>::KIND,
                     optional: <$crate::settings!(@wrap $wrap, $ty) as $crate::SettingType>::OPTIONAL,
                     range: $crate::settings!(@range $($range)?),
+                    flag: <$ty as $crate::SettingType>::FLAG,
                 },
             )*];
 
@@ -141,5 +142,51 @@ macro_rules! settings {
     };
     (@range) => {
         None
+    };
+}
+
+/// Makes a type that is written as a word (it has `Display` and `FromStr`) a setting of
+/// [`Kind::Text`](crate::Kind::Text): serde reads and writes it as its word, and a front checks
+/// it by parsing. `flag = "WORD"`: the word that its option given alone means.
+///
+/// ```
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// enum Side { Left, Right }
+/// impl std::fmt::Display for Side {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str(if *self == Side::Left { "left" } else { "right" })
+///     }
+/// }
+/// impl std::str::FromStr for Side {
+///     type Err = String;
+///     fn from_str(s: &str) -> Result<Side, String> {
+///         match s { "left" => Ok(Side::Left), "right" => Ok(Side::Right), _ => Err(format!("{s:?}: left or right")) }
+///     }
+/// }
+/// zertz_settings::text_setting!(Side, flag = "right");
+/// assert_eq!(serde_json::to_string(&Side::Left).unwrap(), "\"left\"");
+/// assert!(serde_json::from_str::<Side>("\"up\"").unwrap_err().to_string().contains("left or right"));
+/// assert_eq!(<Side as zertz_settings::SettingType>::FLAG, Some("right"));
+/// ```
+#[macro_export]
+macro_rules! text_setting {
+    ($ty:ty $(, flag = $flag:literal)?) => {
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+                text.parse::<$ty>().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl $crate::SettingType for $ty {
+            const KIND: $crate::Kind = $crate::Kind::Text;
+            $(const FLAG: Option<&'static str> = Some($flag);)?
+        }
     };
 }

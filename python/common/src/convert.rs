@@ -30,6 +30,7 @@ fn annotation(field: &Field) -> String {
         Kind::Bool => "bool",
         Kind::Seconds | Kind::Number => "float",
         Kind::Path => "str | PathLike[str]",
+        Kind::Text => "str",
         Kind::Table => "dict[str, Any]",
     };
     if field.optional { format!("{base} | None") } else { base.to_string() }
@@ -120,6 +121,9 @@ fn setting_value(field: &Field, value: &Bound<'_, PyAny>) -> Result<Value, Error
                 Error::Config(ConfigError::Value { key: name, reason: "not UTF-8".into() })
             })?;
             Ok(Value::String(text.to_string()))
+        }
+        Kind::Text if value.is_instance_of::<pyo3::types::PyString>() => {
+            Ok(Value::String(value.extract::<String>()?))
         }
         _ => Err(wrong()),
     }

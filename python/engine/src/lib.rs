@@ -18,8 +18,8 @@ use zertz_arena::bench::BenchError;
 use zertz_arena::config::MatchSettings;
 use zertz_env::{Classify, MarbleSet, Position, Variant};
 use zertz_jobs::{Guide, JobError, MatchJob};
-use zertz_model::inference::{MAX_INFERENCE_THREADS, load_networks};
-use zertz_model::{CudaGraphs, DeviceChoice, Inference, ModelError, Precision};
+use zertz_model::inference::load_networks;
+use zertz_model::{CudaGraphs, DeviceChoice, Inference, ModelError};
 use zertz_pycommon::args::BoardArg;
 use zertz_pycommon::convert::{selfplay_settings, settings_layer, to_python};
 use zertz_pycommon::error::Error;
@@ -101,31 +101,22 @@ fn inference(
     inference_threads: Option<i64>,
     cuda_graphs: Option<bool>,
 ) -> Result<Inference, Error> {
-    let default = Inference::default();
-    let inference = Inference {
-        device: device
-            .map(str::parse::<DeviceChoice>)
-            .transpose()
-            .map_err(model_error)?
-            .unwrap_or(default.device),
-        precision: match precision {
-            Some(p) => p.parse::<Precision>().map_err(|e| Error::Shape(e.to_string()))?,
-            None => default.precision,
-        },
-        shared: shared_inference,
-        // Any Python int: one out of range is refused by its keyword's name, not an overflow.
-        threads: match inference_threads {
-            None => default.threads,
-            Some(t) => u16::try_from(t).map_err(|_| {
-                Error::Shape(format!(
-                    "inference_threads must be between 1 and {MAX_INFERENCE_THREADS}, not {t}"
-                ))
-            })?,
-        },
-        cuda_graphs: CudaGraphs::from_flag(cuda_graphs),
-    };
-    inference.validate().map_err(model_error)?;
-    Ok(inference)
+    // The keywords as a layer of the settings type (None: its default), read and checked by its
+    // declaration: an error names the keyword.
+    let mut layer = zertz_settings::Layer::new();
+    let mut set = |key: &str, value: zertz_settings::Value| layer.insert(key.to_string(), value);
+    if let Some(d) = device {
+        set("device", d.into());
+    }
+    if let Some(p) = precision {
+        set("precision", p.into());
+    }
+    set("shared_inference", shared_inference.into());
+    if let Some(t) = inference_threads {
+        set("inference_threads", t.into());
+    }
+    set("cuda_graphs", CudaGraphs::from_flag(cuda_graphs).name().into());
+    Ok(zertz_settings::from_layers(std::iter::once(layer))?)
 }
 
 /// Runs self-play and writes shards (`.npz`, read with `zertz.load_shards`) and game records

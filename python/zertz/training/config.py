@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zertz._zertz import BOARDS, MAX_MATCH_GAMES, parse_player
+from zertz._zertz import BOARDS, MAX_MATCH_GAMES, parse_player, selfplay_config
 from zertz.nn import NetConfig
 from zertz.training.layout import opponent_tag
 from zertz_engine import BUILTIN_MODEL, check_device
@@ -322,10 +322,6 @@ def parse_config(text: str) -> TrainConfig:
         (1 <= sp_.chunks <= sp_.games, "selfplay.chunks must be 1..games"),
         (w.iterations >= 0, "warmup.iterations must be at least 0"),
         (sp_.chunks <= w.games <= U32, f"warmup.games must be in selfplay.chunks..{U32}"),
-        (
-            2 <= w.full_simulations <= U32 and 2 <= w.fast_simulations <= U32,
-            f"warmup simulations must be in 2..{U32} (one simulation evaluates the root only)",
-        ),
         (pt.steps >= 0 and pt.batch_size >= 1, "pretrain.steps/batch_size too small"),
         (pt.steps == 0 or pt.dataset != "", "pretrain.steps needs pretrain.dataset"),
         (not pt.records or pt.dataset != "", "pretrain.records needs pretrain.dataset"),
@@ -374,8 +370,15 @@ def parse_config(text: str) -> TrainConfig:
     for ok, message in checks:
         if not ok:
             raise ValueError(message)
-    # What the engine owns, the engine checks: the device grammar, and the simulations of the
-    # evaluation's players (the player grammar's limit).
+    # What the engine owns, the engine checks: the warm-up's simulations (the ranges of the
+    # engine's self-play settings), the device grammar, and the simulations of the evaluation's
+    # players (the player grammar's limit).
+    try:
+        selfplay_config(
+            {"full_simulations": w.full_simulations, "fast_simulations": w.fast_simulations}
+        )
+    except ValueError as e:
+        raise ValueError(f"warmup.{e}") from None
     try:
         check_device(r.device)
     except ValueError as e:
