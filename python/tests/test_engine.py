@@ -128,7 +128,7 @@ def test_engine_errors_are_the_right_exceptions(model: Path, tmp_path: Path) -> 
     with pytest.raises(ValueError, match="not a device"):
         zertz.selfplay(tmp_path / "d", model=model, device="tpu")
     # The inference settings' declared range (zertz_model::Inference), in its words.
-    with pytest.raises(ValueError, match="^inference_threads: must be between 1 and 64$"):
+    with pytest.raises(ValueError, match=r"^inference_threads: must be between 1 and 64$"):
         zertz.selfplay(tmp_path / "d", model=model, inference_threads=0)
     # Out of any thread count's range: named, not an OverflowError.
     for threads in (-1, 2**40):
