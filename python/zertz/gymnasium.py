@@ -155,7 +155,8 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
 
     @property
     def game(self) -> Game:
-        """The game of the episode."""
+        """The game of the episode, with its moves: a copy (playing on it leaves the episode as
+        it is)."""
         return self.episode.game
 
     @property

@@ -92,7 +92,8 @@ class ZertzAEC(AECEnv):  # type: ignore[misc]
 
     @property
     def game(self) -> zertz.Game:
-        """The game of the episode."""
+        """The game of the episode, with its moves: a copy (playing on it leaves the episode as
+        it is)."""
         return self.episode.game
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
