@@ -22,10 +22,14 @@ pub struct SettingArgs<S> {
 /// The option of one field.
 fn arg<S: Settings>(field: &'static Field, defaults: &Layer) -> Arg {
     let mut help = field.help();
-    match defaults.get(field.name) {
-        Some(Value::String(default)) => help = format!("{help} [default: {default}]"),
-        Some(default) if field.kind != Kind::Bool => help = format!("{help} [default: {default}]"),
-        _ => {}
+    // A word is shown as it is written on the command line, without JSON's quotes.
+    let shown = match defaults.get(field.name) {
+        Some(Value::String(word)) => Some(word.clone()),
+        Some(default) if field.kind != Kind::Bool => Some(default.to_string()),
+        _ => None,
+    };
+    if let Some(default) = shown {
+        help = format!("{help} [default: {default}]");
     }
     let mut arg = Arg::new(field.name).long(field.name.replace('_', "-")).help(help);
     if field.kind == Kind::Bool {

@@ -131,11 +131,8 @@ impl Episode {
         if self.position.chain().is_none() && self.seen.note(&self.position) {
             self.repetition = true;
         }
-        let outcome = match self.position.outcome() {
-            Some(o) => Some(o),
-            None if self.repetition => Some(zertz_env::Outcome::Draw),
-            None => None,
-        };
+        let outcome =
+            self.position.outcome().or(self.repetition.then_some(zertz_env::Outcome::Draw));
         if let Some(o) = outcome {
             step.rewards = [o.score(Player::P0) as f32, o.score(Player::P1) as f32];
             step.terminated = true;

@@ -728,14 +728,14 @@ impl End {
 /// Plays `action` in `g` under the rules of an episode ([`Episode::step`]). A game of the batch
 /// is restarted as soon as it ends, so it is never over here.
 fn play(g: &mut GameState, action: &Action) -> Step {
-    let over = Step {
-        mover: g.position().turn(),
+    let mover = g.position().turn();
+    g.episode.step(action).unwrap_or(Step {
+        mover,
         rewards: [0.0; 2],
         terminated: true,
         truncated: false,
         illegal: false,
-    };
-    g.episode.step(action).unwrap_or(over)
+    })
 }
 
 /// Plays the opponent's actions in game `i` until the learner is to move or the game ends.

@@ -24,17 +24,13 @@ impl Noise {
     /// Checks the concentration and the weight against the ranges of the search settings they
     /// come from (`dirichlet_alpha_total`, `dirichlet_fraction`).
     pub fn validate(&self) -> Result<(), SettingError> {
-        let config = SearchConfig {
+        // The defaults are in range: only the noise's own settings can fail.
+        SearchConfig {
             dirichlet_alpha_total: self.alpha_total,
             dirichlet_fraction: self.fraction,
             ..SearchConfig::default()
-        };
-        for key in ["dirichlet_alpha_total", "dirichlet_fraction"] {
-            if let (Some(field), Some(x)) = (SearchConfig::field(key), config.number(key)) {
-                field.check(x)?;
-            }
         }
-        Ok(())
+        .check_ranges()
     }
 }
 
