@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use zertz_env::{Board, Game, MarbleSet, Position, Variant};
 use zertz_vecenv::{Episode, EpisodeOver, Step};
 
-use crate::args::BoardArg;
+use crate::args::{BoardArg, IndexArg, IntArg};
 use crate::error::{Error, guard, parse_player, player_name};
 use crate::game::PyGame;
 
@@ -93,13 +93,18 @@ impl PyEpisode {
     #[new]
     #[pyo3(
         signature = (board = BoardArg(Board::R37), blitz = false, first = "P0",
-                     max_steps = i64::from(zertz_vecenv::DEFAULT_MAX_STEPS)),
+                     max_steps = IntArg(Ok(i64::from(zertz_vecenv::DEFAULT_MAX_STEPS)))),
         text_signature = "(board=37, blitz=False, first='P0', max_steps=1000)"
     )]
-    fn new(board: BoardArg, blitz: bool, first: &str, max_steps: i64) -> Result<Self, Error> {
+    fn new(board: BoardArg, blitz: bool, first: &str, max_steps: IntArg) -> Result<Self, Error> {
         guard(|| {
-            let max_steps = u32::try_from(max_steps).ok().filter(|&m| m >= 1).ok_or_else(|| {
-                Error::Shape(format!("max_steps must be at least 1, not {max_steps}"))
+            // Any Python int: one past the engine's u32 is named, not an OverflowError.
+            let steps = max_steps.0.as_ref().ok().and_then(|&m| u32::try_from(m).ok());
+            let max_steps = steps.filter(|&m| m >= 1).ok_or_else(|| {
+                let most = u32::MAX;
+                Error::Shape(format!(
+                    "max_steps must be at least 1 and at most {most}, not {max_steps}"
+                ))
             })?;
             let start = Position::new(
                 Variant::new(board.0, MarbleSet::of_blitz(blitz)),
@@ -151,16 +156,9 @@ impl PyEpisode {
 
     /// Plays `action` (an index of the action space) for the player to move. ValueError for an
     /// index outside the action space, and once the episode is over.
-    fn step(&mut self, action: i64) -> Result<PyStep, Error> {
+    fn step(&mut self, action: IndexArg) -> Result<PyStep, Error> {
         guard(|| {
-            let space = self.episode.position().action_space();
-            let decoded = usize::try_from(action).ok().and_then(|i| space.decode(i));
-            let Some(a) = decoded else {
-                return Err(Error::Shape(format!(
-                    "action {action} is out of range (the action space has {})",
-                    space.len()
-                )));
-            };
+            let (_, a) = action.decode(&self.episode.position().action_space())?;
             let step =
                 self.episode.step(&a).map_err(|e: EpisodeOver| Error::Shape(e.to_string()))?;
             if !step.illegal {

@@ -263,3 +263,18 @@ def test_an_index_outside_the_action_space_is_an_error_and_plays_nothing(
     action = int(np.flatnonzero(front.mask())[0])
     got = front.step(action)
     assert (got.mover, got.reward, got.terminated, got.illegal) == ("P0", 0.0, False, False)
+
+
+def test_the_episode_names_any_int_out_of_range_and_plays_nothing() -> None:
+    # The engine's Episode takes any Python int (numpy's too) and names one that is no index of
+    # the action space, or no step limit, with a ValueError: never an OverflowError.
+    episode = Episode(37)
+    size = zertz.action_space_size(37)
+    for bad in (-1, size, 2**70, -(2**70), np.int64(2**40)):
+        with pytest.raises(ValueError, match=rf"action index {int(bad)} out of range 0\.\.{size}"):
+            episode.step(bad)
+    assert episode.steps == 0 and not episode.is_over
+    for bad in (0, -1, 2**32, 2**70):
+        with pytest.raises(ValueError, match="max_steps must be at least 1"):
+            Episode(37, max_steps=bad)
+    assert Episode(37, max_steps=2**32 - 1).max_steps == 2**32 - 1

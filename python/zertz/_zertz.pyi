@@ -230,7 +230,11 @@ class Episode:
     the action space is no action (ValueError)."""
 
     def __new__(
-        cls, board: int = 37, blitz: bool = False, first: str = "P0", max_steps: int = 1000
+        cls,
+        board: int = 37,
+        blitz: bool = False,
+        first: str = "P0",
+        max_steps: SupportsIndex = 1000,
     ) -> Episode: ...
     @property
     def game(self) -> Game:
@@ -256,7 +260,7 @@ class Episode:
     def truncated(self) -> bool:
         """Whether the step limit ended it."""
 
-    def step(self, action: int) -> Step:
+    def step(self, action: SupportsIndex) -> Step:
         """Plays ``action`` (an index of the action space) for the player to move."""
 
 @final
