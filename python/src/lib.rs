@@ -12,6 +12,8 @@
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
 //! - `episode::PyEpisode` (`zertz.episode.Episode`): one game under the rules of an episode, the
 //!   engine's (`zertz_vecenv::Episode`), which the Gymnasium and PettingZoo environments wrap.
+//! - `range::PyRange` (`zertz._zertz.Range`): the engine's range of a setting, which the training
+//!   config's Python sections declare theirs with.
 //! - Module functions and constants: the boards, the encoding version and shapes, the action
 //!   space size and the number of symmetries of each board; the name of a partial output
 //!   (`.NAME.partial-PID`) and whether its process runs, for the Python package's writers.
@@ -20,6 +22,7 @@ mod episode;
 mod game;
 mod jobs;
 mod players;
+mod range;
 mod search;
 mod svg;
 mod vecenv;
@@ -46,6 +49,8 @@ mod _zertz {
     };
     #[pymodule_export]
     use crate::players::{PyPlayer, elo, match_opening, match_player_seed};
+    #[pymodule_export]
+    use crate::range::PyRange;
     #[pymodule_export]
     use crate::search::{PyMcts, mcts_settings};
     #[pymodule_export]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import matplotlib
 import numpy as np
@@ -32,7 +32,7 @@ import torch
 
 import zertz
 import zertz.__main__
-from zertz._zertz import partial_owner
+from zertz._zertz import Range, partial_owner
 from zertz.exported import average_networks, export, load_exported, read_metadata
 from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet
 from zertz.training import (
@@ -45,6 +45,7 @@ from zertz.training import (
     parse_config,
     train,
 )
+from zertz.training.config import SECTIONS, declared_range
 from zertz.training.distributed import Learner
 from zertz.training.layout import RunLayout, chunk_name, local_chunk_name
 from zertz.training.loop import threads_note
@@ -334,6 +335,76 @@ def test_int_is_a_float() -> None:
 def test_values_out_of_range(text: str, key: str) -> None:
     with pytest.raises(ValueError, match=re.escape(key)):
         parse_config(text)
+
+
+#: Every section's declared range, by key: ``(section, field, range, kind)``.
+DECLARED: list[tuple[str, str, Range, Literal["int", "number"]]] = [
+    (section, f.name, values, "int" if str(f.type) == "int" else "number")
+    for section, cls in SECTIONS.items()
+    for f in dataclasses.fields(cls)
+    if (values := declared_range(f)) is not None
+]
+#: What a probe of a key needs besides it (a field checked against another).
+PROBE_CONTEXT = {("selfplay", "games"): "chunks = 1\n"}
+
+
+def test_every_number_of_the_config_declares_its_range_or_is_the_engines() -> None:
+    """A number added to a section without a range fails here: it declares one with
+    ``ranged``, or the engine checks it (a board, the engine's simulations)."""
+    numbers = {
+        f"{section}.{f.name}"
+        for section, cls in SECTIONS.items()
+        for f in dataclasses.fields(cls)
+        if str(f.type) in ("int", "float")
+    }
+    declared = {f"{section}.{name}" for section, name, _, _ in DECLARED}
+    assert numbers - declared == {
+        "run.board",
+        "warmup.full_simulations",
+        "warmup.fast_simulations",
+        "evaluate.simulations",
+        "evaluate.final_simulations",
+    }
+
+
+def probes(values: Range, integer: bool) -> list[tuple[float, bool]]:
+    """Values at and just past each end of ``values``: ``(value, taken)``."""
+    out: list[tuple[float, bool]] = []
+    for end, outward in ((values.low, -math.inf), (values.high, math.inf)):
+        if end is None:
+            continue
+        at, included = end
+        step = 1 if outward > 0 else -1
+        if integer:
+            first = int(at) if included else int(at) - step
+            out += [(first, True), (first + step, False)]
+        else:
+            inside = at if included else math.nextafter(at, -outward)
+            out += [(inside, True), (math.nextafter(inside, outward), False)]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "values", "kind"), DECLARED, ids=[f"{s}.{k}" for s, k, _, _ in DECLARED]
+)
+def test_every_declared_range_holds_at_its_ends(
+    section: str, key: str, values: Range, kind: Literal["int", "number"]
+) -> None:
+    """A value at an end of a key's declared range is taken, one just past it is refused with
+    the engine's words for the range; the default is in the range."""
+    cls = SECTIONS[section]
+    assert values.contains(getattr(cls(), key))
+    context = PROBE_CONTEXT.get((section, key), "")
+    cases = probes(values, kind == "int")
+    assert cases
+    for value, taken in cases:
+        text = f"[{section}]\n{context}{key} = {value!r}\n"
+        if taken:
+            assert getattr(getattr(parse_config(text), section), key) == value
+        else:
+            message = f"{section}.{key} {values.reason(kind)}, not {value!r}"
+            with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+                parse_config(text)
 
 
 @pytest.mark.parametrize("key", ["board = 37", "blitz = true", "seed = 3"])

@@ -24,6 +24,7 @@ __all__ = [
     "Episode",
     "Game",
     "Player",
+    "Range",
     "Step",
     "VecEnv",
     "__version__",
@@ -192,6 +193,61 @@ class Game:
     def __deepcopy__(self, memo: object, /) -> Game: ...
     def _repr_svg_(self) -> str:
         """The board drawn as SVG, for notebooks."""
+
+@final
+class Range:
+    """The values a number setting takes: finite numbers between two ends, and maybe one more
+    value outside them (the engine's ``zertz_settings::Range``: its check and its words)."""
+
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+    @staticmethod
+    def finite() -> Range:
+        """Any finite number."""
+
+    @staticmethod
+    def between(low: float, high: float) -> Range:
+        """From ``low`` to ``high``, both included."""
+
+    @staticmethod
+    def at_least(low: float) -> Range:
+        """``low`` or more."""
+
+    @staticmethod
+    def at_most(high: float) -> Range:
+        """``high`` or less."""
+
+    @staticmethod
+    def above(low: float) -> Range:
+        """More than ``low``."""
+
+    def up_to(self, high: float) -> Range:
+        """The same range with an upper end ``high`` (included)."""
+
+    def also(self, value: float) -> Range:
+        """The same range, and ``value`` too (0 for "off")."""
+
+    @property
+    def low(self) -> tuple[float, bool] | None:
+        """The low end: None where there is none, else ``(value, included)``."""
+
+    @property
+    def high(self) -> tuple[float, bool] | None:
+        """The high end: None where there is none, else ``(value, included)``."""
+
+    @property
+    def extra(self) -> float | None:
+        """The one value outside the ends that is taken too, if any."""
+
+    def contains(self, x: float) -> bool:
+        """Whether ``x`` is in the range (never NaN nor an infinity)."""
+
+    def reason(self, kind: Literal["int", "number", "seconds"] = "number") -> str:
+        """What a value of ``kind`` must be, as an error says it: ``must be between 1 and
+        1000``."""
+
+    def describe(self, kind: Literal["int", "number", "seconds"] = "number") -> str:
+        """The range in words, as help texts say it: ``1 to 1000``, ``0 or more``."""
 
 @final
 class Step:

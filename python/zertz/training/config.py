@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zertz._zertz import BOARDS, MAX_MATCH_GAMES, parse_player, selfplay_config
+from zertz._zertz import BOARDS, MAX_MATCH_GAMES, Range, parse_player, selfplay_config
 from zertz.nn import NetConfig
 from zertz.training.layout import opponent_tag
 from zertz_engine import BUILTIN_MODEL, check_device
@@ -28,6 +28,19 @@ MAX_SEED = 2**63 - 1
 U32 = 2**32 - 1
 
 
+def ranged(default: Any, values: Range) -> Any:
+    """A section's number whose values ``values`` holds: the engine's :class:`Range`, so that
+    the check and its words are the engine's (``parse_config`` checks every such field, and
+    ``test_training.py`` probes each at its ends)."""
+    return field(default=default, metadata={"range": values})
+
+
+def declared_range(f: dataclasses.Field[Any]) -> Range | None:
+    """The range a section's field declares with :func:`ranged`, if any."""
+    values: Range | None = f.metadata.get("range")
+    return values
+
+
 @dataclass(frozen=True)
 class RunSection:
     """``[run]``: what is trained, for how long."""
@@ -37,15 +50,15 @@ class RunSection:
     #: Blitz marble set.
     blitz: bool = False
     #: Iterations (self-play, then training, then evaluation).
-    iterations: int = 10
+    iterations: int = ranged(10, Range.at_least(1))
     #: Seed of the network's initial weights, the training and the self-play seeds.
-    seed: int = 0
+    seed: int = ranged(0, Range.at_least(0))
     #: Device of the training and of the engine's networks: auto, cpu, cuda (every GPU), cuda:N
     #: or cuda:N,cuda:M (the engine's grammar). The training runs on the first of them, the
     #: engine's networks on each.
     device: str = "auto"
     #: Threads of torch in the training process (0: torch's default).
-    torch_threads: int = 0
+    torch_threads: int = ranged(0, Range.between(0, 4096))
     #: On a GPU, the engine's networks (self-play, evaluation matches) run through CUDA graphs:
     #: "auto" where they can be (a TorchScript network exported with evaluate()), true always
     #: (an error where they cannot be), false never (``zertz selfplay --cuda-graphs
@@ -64,10 +77,10 @@ class SelfPlaySection:
     settings (``configs/selfplay.toml`` documents them; unknown ones are refused there)."""
 
     #: Games per iteration.
-    games: int = 64
+    games: int = ranged(64, Range.between(1, U32))
     #: The games of an iteration are played in this many chunks; a finished chunk survives an
     #: interruption.
-    chunks: int = 2
+    chunks: int = ranged(2, Range.at_least(1))
     #: The engine's self-play settings (full_simulations, temperature, [search] ...).
     engine: Mapping[str, Any] = field(default_factory=dict)
 
@@ -81,9 +94,9 @@ class WarmupSection:
     stay in the replay window like any others; the later iterations are AlphaZero's."""
 
     #: Self-play iterations played by rollout MCTS (0: none, the network from the first).
-    iterations: int = 0
-    #: Games of each of those iterations.
-    games: int = 1000
+    iterations: int = ranged(0, Range.at_least(0))
+    #: Games of each of those iterations (at least [selfplay] chunks).
+    games: int = ranged(1000, Range.at_most(U32))
     #: Rollouts of a full search (the positions that become policy targets).
     full_simulations: int = 800
     #: Rollouts of a fast search ([selfplay]'s playout-cap randomization applies).
@@ -103,18 +116,18 @@ class PretrainSection:
     #: them (the pretraining boards only; ``zertz.dataset``'s other defaults).
     records: list[str] = field(default_factory=list)
     #: SGD steps on the records (0: no pretraining; the dataset still serves the benchmark).
-    steps: int = 0
+    steps: int = ranged(0, Range.at_least(0))
     #: Boards whose records are learnt (empty: the run's board). The network is one for all of
     #: them.
     boards: list[int] = field(default_factory=list)
     #: Positions per SGD step.
-    batch_size: int = 256
+    batch_size: int = ranged(256, Range.at_least(1))
     #: AdamW learning rate of the pretraining (cosine down to a tenth of it).
-    learning_rate: float = 2e-3
+    learning_rate: float = ranged(2e-3, Range.above(0))
     #: Shards loaded at a time (each chunk is trained on once, in random batches).
-    chunk_shards: int = 4
+    chunk_shards: int = ranged(4, Range.at_least(1))
     #: Validation games per board of the human-move benchmark (0: no benchmark).
-    benchmark_games: int = 200
+    benchmark_games: int = ranged(200, Range.at_least(0))
 
 
 @dataclass(frozen=True)
@@ -122,36 +135,36 @@ class TrainSection:
     """``[train]``: the optimisation."""
 
     #: Positions per SGD step.
-    batch_size: int = 256
+    batch_size: int = ranged(256, Range.at_least(1))
     #: SGD steps per iteration.
-    steps: int = 100
+    steps: int = ranged(100, Range.at_least(0))
     #: AdamW learning rate (at the start, with a schedule).
-    learning_rate: float = 2e-3
+    learning_rate: float = ranged(2e-3, Range.above(0))
     #: Learning-rate schedule over the run's steps: "constant", or "cosine" (from learning_rate
     #: down to final_learning_rate at the last step of the last iteration).
     schedule: str = "constant"
     #: The learning rate at the end of a cosine schedule.
-    final_learning_rate: float = 1e-4
+    final_learning_rate: float = ranged(1e-4, Range.at_least(0))
     #: AdamW weight decay.
-    weight_decay: float = 1e-4
+    weight_decay: float = ranged(1e-4, Range.at_least(0))
     #: Self-play iterations in the replay window (the most recent ones).
-    window: int = 4
+    window: int = ranged(4, Range.at_least(1))
     #: Apply a random symmetry of the board to every position.
     augment: bool = True
     #: Weight of the value loss against the policy loss.
-    value_weight: float = 1.0
+    value_weight: float = ranged(1.0, Range.at_least(0))
     #: Weight of the auxiliary loss (each side's captures by colour at the game's end, predicted
     #: by a head that training alone uses; in pretraining too). 0: off.
-    captures_weight: float = 1.0
+    captures_weight: float = ranged(1.0, Range.at_least(0))
     #: The run's final network is the mean of the weights of its last ``average`` iterations'
     #: networks (stochastic weight averaging): ``models/iter-N-average.pt``, which the final
     #: evaluation plays and ``best.pt`` becomes. Self-play and the ladder before it use each
     #: iteration's own network. 1: the last iteration's network, as it is.
-    average: int = 1
+    average: int = ranged(1, Range.between(1, 1000))
     #: Value target: (1 - q_weight) * the game's result + q_weight * the search's value of the
     #: position (0: the result alone, as in AlphaZero; mixing in the search value lowers the
     #: noise of the target when there are few games).
-    q_weight: float = 0.0
+    q_weight: float = ranged(0.0, Range.between(0, 1))
 
 
 @dataclass(frozen=True)
@@ -159,15 +172,15 @@ class EvalSection:
     """``[evaluate]``: matches of the new network."""
 
     #: Evaluate every this many iterations (and after the last one); 0: only after the last.
-    every: int = 1
+    every: int = ranged(1, Range.at_least(0))
     #: Games per match during the run.
-    games: int = 20
+    games: int = ranged(20, Range.between(1, MAX_MATCH_GAMES))
     #: Simulations per move of the network in the matches.
     simulations: int = 100
     #: Baselines played during the run (random, greedy, mcts:SIMS, uniform:SIMS).
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
     #: Games per match in the final evaluation.
-    final_games: int = 100
+    final_games: int = ranged(100, Range.between(1, MAX_MATCH_GAMES))
     #: Baselines of the final evaluation.
     final_opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "mcts:1000"])
     #: Simulations per move of the network in the final evaluation.
@@ -176,10 +189,10 @@ class EvalSection:
     #: gating_score against it (off: always the latest).
     gating: bool = False
     #: Score needed to replace the best network when gating.
-    gating_score: float = 0.55
+    gating_score: float = ranged(0.55, Range.between(0, 1))
     #: Random single actions opening each game between two networks (the same for both games of
     #: a pair): searches without noise would otherwise repeat the same few games.
-    opening_actions: int = 4
+    opening_actions: int = ranged(4, Range.between(0, U32))
 
 
 @dataclass(frozen=True)
@@ -196,22 +209,22 @@ class DistributedSection:
     #: HOST:PORT of the cluster's head.
     address: str = ""
     #: Self-play actors.
-    actors: int = 2
+    actors: int = ranged(2, Range.between(1, 10_000))
     #: CPUs of each actor (its engine runs this many threads, at least one).
-    actor_cpus: float = 1.0
+    actor_cpus: float = ranged(1.0, Range.above(0))
     #: GPUs of each actor (a fraction shares one GPU among actors).
-    actor_gpus: float = 0.0
+    actor_gpus: float = ranged(0.0, Range.at_least(0))
     #: CPUs of the learner (its torch threads, unless run.torch_threads says otherwise).
-    learner_cpus: float = 1.0
+    learner_cpus: float = ranged(1.0, Range.above(0))
     #: GPUs of the learner.
-    learner_gpus: float = 0.0
+    learner_gpus: float = ranged(0.0, Range.at_least(0))
     #: Games per chunk: what an actor plays between two looks at the newest network, and what
     #: reaches the learner whole or not at all.
-    chunk_games: int = 8
+    chunk_games: int = ranged(8, Range.between(1, U32))
     #: Positions trained (train.steps * train.batch_size per iteration) per position generated:
     #: the learner waits for positions when it is ahead (the actors never wait). 9 is the
     #: default run's (76,800 positions trained per iteration of about 8,500 played).
-    train_ratio: float = 9.0
+    train_ratio: float = ranged(9.0, Range.above(0))
 
 
 @dataclass(frozen=True)
@@ -229,6 +242,19 @@ class TrainConfig:
     #: The TOML text it came from (copied into the run folder); not part of the settings, so
     #: configs that differ only in comments or layout are equal.
     source: str = field(default="", compare=False)
+
+
+#: The tables of a training config that :func:`section` reads, by name (``[network]`` is
+#: :class:`NetConfig`'s; the keys of ``[selfplay]`` but ``games`` and ``chunks`` are the engine's).
+SECTIONS: dict[str, type[Any]] = {
+    "run": RunSection,
+    "selfplay": SelfPlaySection,
+    "warmup": WarmupSection,
+    "pretrain": PretrainSection,
+    "train": TrainSection,
+    "evaluate": EvalSection,
+    "distributed": DistributedSection,
+}
 
 
 def section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
@@ -259,6 +285,10 @@ def section(cls: type[Any], table: Mapping[str, Any], name: str) -> Any:
             raise ValueError(f"{name}.{k} must be a finite number, not {v!r}")
         if want == "int" and not -MAX_SEED <= v <= MAX_SEED:
             raise ValueError(f"{name}.{k} is out of range: {v!r} (the limit is ±(2**63 - 1))")
+        declared = declared_range(known[k])
+        if declared is not None and not declared.contains(v):
+            words = declared.reason("int" if want == "int" else "number")
+            raise ValueError(f"{name}.{k} {words}, not {v!r}")
         values[k] = float(v) if want == "float" else v
     return cls(**values)
 
@@ -269,16 +299,7 @@ def parse_config(text: str) -> TrainConfig:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"bad TOML: {e}") from e
-    tables = {
-        "run",
-        "network",
-        "selfplay",
-        "warmup",
-        "pretrain",
-        "train",
-        "evaluate",
-        "distributed",
-    }
+    tables = {*SECTIONS, "network"}
     unknown = sorted(set(doc) - tables)
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}: expected {sorted(tables)}")
@@ -290,26 +311,15 @@ def parse_config(text: str) -> TrainConfig:
     for bad in ("board", "blitz", "games", "seed"):
         if bad in sp:
             raise ValueError(f"selfplay.{bad} is set by the training loop ([run] or [selfplay])")
-    cfg = TrainConfig(
-        run=section(RunSection, doc.get("run", {}), "run"),
-        network=NetConfig.from_dict(doc.get("network", {})),
-        selfplay=dataclasses.replace(section(SelfPlaySection, ours, "selfplay"), engine=sp),
-        warmup=section(WarmupSection, doc.get("warmup", {}), "warmup"),
-        pretrain=section(PretrainSection, doc.get("pretrain", {}), "pretrain"),
-        train=section(TrainSection, doc.get("train", {}), "train"),
-        evaluate=section(EvalSection, doc.get("evaluate", {}), "evaluate"),
-        distributed=section(DistributedSection, doc.get("distributed", {}), "distributed"),
-        source=text,
-    )
-    # Each condition states what is right (``x > 0``, never ``not x <= 0``): NaN fails every
-    # comparison, so it fails them too (section already refuses NaN and infinities).
+    tables_of = {**doc, "selfplay": ours}
+    sections = {name: section(cls, tables_of.get(name, {}), name) for name, cls in SECTIONS.items()}
+    sections["selfplay"] = dataclasses.replace(sections["selfplay"], engine=sp)
+    cfg = TrainConfig(network=NetConfig.from_dict(doc.get("network", {})), source=text, **sections)
     r, sp_, w, tr, ev = cfg.run, cfg.selfplay, cfg.warmup, cfg.train, cfg.evaluate
-    pt, d = cfg.pretrain, cfg.distributed
+    pt = cfg.pretrain
+    # What one field's range cannot say: a field against another, a word of a grammar.
     checks = [
-        (r.iterations >= 1, "run.iterations must be at least 1"),
         (r.board in BOARDS, f"run.board must be one of {BOARDS}, not {r.board}"),
-        (0 <= r.seed <= MAX_SEED, f"run.seed must be in 0..{MAX_SEED} (2**63 - 1), not {r.seed}"),
-        (0 <= r.torch_threads <= 4096, "run.torch_threads must be in 0..4096"),
         (
             r.cuda_graphs is True or r.cuda_graphs is False or r.cuda_graphs == "auto",
             f'run.cuda_graphs must be true, false or "auto", not {r.cuda_graphs!r}',
@@ -318,54 +328,15 @@ def parse_config(text: str) -> TrainConfig:
             not (r.cuda_graphs is True and r.device == "cpu"),
             "run.cuda_graphs needs a GPU, and run.device is cpu",
         ),
-        (1 <= sp_.games <= U32, f"selfplay.games must be in 1..{U32}"),
-        (1 <= sp_.chunks <= sp_.games, "selfplay.chunks must be 1..games"),
-        (w.iterations >= 0, "warmup.iterations must be at least 0"),
-        (sp_.chunks <= w.games <= U32, f"warmup.games must be in selfplay.chunks..{U32}"),
-        (pt.steps >= 0 and pt.batch_size >= 1, "pretrain.steps/batch_size too small"),
+        (sp_.chunks <= sp_.games, "selfplay.chunks must be at most selfplay.games"),
+        (sp_.chunks <= w.games, "warmup.games must be at least selfplay.chunks"),
         (pt.steps == 0 or pt.dataset != "", "pretrain.steps needs pretrain.dataset"),
         (not pt.records or pt.dataset != "", "pretrain.records needs pretrain.dataset"),
-        (pt.learning_rate > 0, "pretrain.learning_rate must be positive"),
-        (pt.chunk_shards >= 1, "pretrain.chunk_shards must be at least 1"),
-        (pt.benchmark_games >= 0, "pretrain.benchmark_games must be at least 0"),
         (
             all(b in BOARDS for b in pt.boards),
             f"pretrain.boards must be among {BOARDS}, not {pt.boards}",
         ),
-        (tr.batch_size >= 1 and tr.steps >= 0, "train.batch_size/steps too small"),
-        (tr.window >= 1, "train.window must be at least 1"),
-        (1 <= tr.average <= 1000, "train.average must be in 1..1000"),
-        (tr.learning_rate > 0, "train.learning_rate must be positive"),
-        (tr.final_learning_rate >= 0, "train.final_learning_rate must be at least 0"),
         (tr.schedule in ("constant", "cosine"), "train.schedule: constant or cosine"),
-        (0.0 <= tr.q_weight <= 1.0, "train.q_weight must be in 0..1"),
-        (tr.weight_decay >= 0, "train.weight_decay must be at least 0"),
-        (tr.value_weight >= 0, "train.value_weight must be at least 0"),
-        (tr.captures_weight >= 0, "train.captures_weight must be at least 0"),
-        (ev.every >= 0, "evaluate.every must be at least 0"),
-        (
-            1 <= ev.games <= MAX_MATCH_GAMES,
-            f"evaluate.games must be in 1..{MAX_MATCH_GAMES} (the most games of a match), "
-            f"not {ev.games}",
-        ),
-        (
-            1 <= ev.final_games <= MAX_MATCH_GAMES,
-            f"evaluate.final_games must be in 1..{MAX_MATCH_GAMES} (the most games of a "
-            f"match), not {ev.final_games}",
-        ),
-        (0.0 <= ev.gating_score <= 1.0, "evaluate.gating_score must be in 0..1"),
-        (0 <= ev.opening_actions <= U32, f"evaluate.opening_actions must be in 0..{U32}"),
-        (1 <= d.actors <= 10_000, "distributed.actors must be in 1..10000"),
-        (
-            d.actor_cpus > 0 and d.learner_cpus > 0,
-            "distributed.actor_cpus and learner_cpus must be positive",
-        ),
-        (
-            d.actor_gpus >= 0 and d.learner_gpus >= 0,
-            "distributed.actor_gpus and learner_gpus must be at least 0",
-        ),
-        (1 <= d.chunk_games <= U32, f"distributed.chunk_games must be in 1..{U32}"),
-        (d.train_ratio > 0, "distributed.train_ratio must be positive"),
     ]
     for ok, message in checks:
         if not ok:
