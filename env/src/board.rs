@@ -60,7 +60,8 @@ impl Board {
         })
     }
 
-    /// The shapes there are, by their rings, for messages and help: `37, 40, 43, 44, 48 or 61`.
+    /// The shapes there are, by their rings, for messages and help: `A, B, … or F` (of
+    /// [`Board::ALL`]).
     pub fn choices() -> String {
         let mut text = String::new();
         for (i, b) in Board::ALL.iter().enumerate() {

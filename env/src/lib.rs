@@ -1,6 +1,6 @@
 //! ZÈRTZ rules engine.
 //!
-//! Every board of `shared/rules/boards.md` (37, 40, 43, 44, 48 and 61 rings) with the standard or
+//! Every board of `shared/rules/boards.md` ([`Board::ALL`]) with the standard or
 //! the blitz marble set, following the rulebook and `shared/rules/decisions.md`.
 //!
 //! - [`Position`]: a legal position; legal moves at two granularities ([`Move`]: whole turns,

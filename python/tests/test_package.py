@@ -467,3 +467,34 @@ def test_the_player_grammar_is_the_engines_one_text() -> None:
     with pytest.raises(ValueError) as e:
         zertz.parse_player("alphazero")
     assert zertz.PLAYER_SPECS in str(e.value)
+
+
+def test_the_board_list_is_written_in_prose_once() -> None:
+    """The prose of the docs, the configs' comments and the code's docs names the boards by
+    pointing at one list, docs/rules.md's, and that list is the engine's (``zertz.BOARDS``): a
+    board added to the engine fails here until the one list says it. Shorter lists of boards (the
+    records' 37, 48 and 61) are other facts."""
+    number = "|".join(str(b) for b in zertz.BOARDS)
+    written = re.compile(rf"\b(?:{number})(?:(?:, | or | and |, or |, and )(?:{number})\b){{3,}}")
+    prose = [
+        *ROOT.glob("*.md"),
+        *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "configs").rglob("*.toml"),
+        *(ROOT / "python").glob("*.md"),
+    ]
+    code = [p for crate in ROOT.glob("*/src") for p in crate.rglob("*.rs")]
+    assert len(prose) > 20 and len(code) > 50
+
+    def comments(path: Path) -> str:
+        """The text of a file, or of a Rust file's comments (its tests may say the list)."""
+        lines = path.read_text().splitlines()
+        if path.suffix == ".rs":
+            lines = [x for x in lines if x.lstrip().startswith("//")]
+        return "\n".join(lines)
+
+    found = [
+        (str(path.relative_to(ROOT)), [int(x) for x in re.findall(r"\d+", m.group(0))])
+        for path in prose + code
+        for m in written.finditer(comments(path))
+    ]
+    assert found == [("docs/rules.md", list(zertz.BOARDS))], found
