@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zertz_env::{Board, MarbleSet, Variant};
+use zertz_env::{Board, Variant};
 use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_selfplay::config::MAX_THREADS;
 use zertz_settings::{ConfigError, Layer, Seconds, Settings, read_text};
@@ -66,8 +66,7 @@ impl Settings for MatchSettings {}
 impl MatchSettings {
     /// The board and marble set.
     pub fn variant(&self) -> Variant {
-        let set = MarbleSet::of_blitz(self.blitz);
-        Variant::new(self.board, set)
+        Variant::of_blitz(self.board, self.blitz)
     }
 
     /// The threads of each network player's search: [`MatchSettings::search_threads`], or with

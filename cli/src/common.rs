@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use zertz_env::{Board, MarbleSet, Player, Position, Variant};
+use zertz_env::{Board, Player, Position, Variant};
 
 use crate::settings::SettingArgs;
 
@@ -144,7 +144,7 @@ fn board_help() -> String {
 impl VariantArgs {
     /// The board and marble set.
     pub fn variant(&self) -> Variant {
-        Variant::new(self.board, MarbleSet::of_blitz(self.blitz))
+        Variant::of_blitz(self.board, self.blitz)
     }
 }
 

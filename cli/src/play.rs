@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use zertz_env::{Board, MarbleSet, Player, Variant};
+use zertz_env::{Board, Player, Variant};
 
 use crate::common::{
     DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, failed, player_help,
@@ -72,7 +72,7 @@ fn play(
     use std::io::BufRead;
     use zertz_arena::players::PlayerSpec;
     let spec: PlayerSpec = opponent.parse().map_err(anyhow::Error::msg)?;
-    let variant = Variant::new(board, MarbleSet::of_blitz(blitz));
+    let variant = Variant::of_blitz(board, blitz);
     let mut models = zertz_arena::Models::new().with_search_threads(search_threads);
     let inference = device.inference()?;
     for (key, network) in

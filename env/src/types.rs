@@ -249,6 +249,13 @@ impl Variant {
         Variant { board, marbles }
     }
 
+    /// The variant of a board and a `blitz` flag (`--board 48 --blitz`, `board = 48` and
+    /// `blitz = true` in a config, the `board` and `blitz` keywords in Python): the one place
+    /// where the flag becomes a marble set ([`MarbleSet::of_blitz`]).
+    pub const fn of_blitz(board: Board, blitz: bool) -> Variant {
+        Variant::new(board, MarbleSet::of_blitz(blitz))
+    }
+
     /// Every combination of shape and marble set.
     pub fn all() -> impl Iterator<Item = Variant> {
         Board::ALL

@@ -106,10 +106,7 @@ impl PyEpisode {
                     "max_steps must be at least 1 and at most {most}, not {max_steps}"
                 ))
             })?;
-            let start = Position::new(
-                Variant::new(board.0, MarbleSet::of_blitz(blitz)),
-                parse_player(first)?,
-            );
+            let start = Position::new(Variant::of_blitz(board.0, blitz), parse_player(first)?);
             Ok(PyEpisode {
                 episode: Episode::new(start, max_steps),
                 game: Game::from_position(start),

@@ -106,8 +106,7 @@ impl PyGame {
     )]
     fn new(board: BoardArg, blitz: bool, first: &str) -> Result<PyGame, Error> {
         guard(|| {
-            let marbles = MarbleSet::of_blitz(blitz);
-            let variant = Variant::new(board.0, marbles);
+            let variant = Variant::of_blitz(board.0, blitz);
             Ok(PyGame { game: Game::new(variant, parse_player(first)?) })
         })
     }

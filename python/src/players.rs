@@ -6,7 +6,7 @@
 use pyo3::prelude::*;
 use zertz_arena::Models;
 use zertz_arena::matches::{match_opening as opening, player_seed};
-use zertz_env::{MarbleSet, Variant};
+use zertz_env::Variant;
 use zertz_pycommon::args::BoardArg;
 use zertz_pycommon::players::{BotPlayer, parse_spec};
 
@@ -79,7 +79,7 @@ pub fn match_opening(
     actions: u32,
 ) -> Result<PyGame, Error> {
     guard(|| {
-        let variant = Variant::new(board.0, MarbleSet::of_blitz(blitz));
+        let variant = Variant::of_blitz(board.0, blitz);
         let (start, _) = opening(variant, seed, game, actions)?;
         Ok(PyGame::from_game(start))
     })

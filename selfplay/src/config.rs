@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use zertz_env::{Board, MarbleSet, Variant};
+use zertz_env::{Board, Variant};
 use zertz_search::{Preset, SearchConfig, SearchSettings, SettingError};
 use zertz_settings::Settings;
 pub use zertz_settings::{ConfigError, read_text};
@@ -87,7 +87,7 @@ impl SelfPlayConfig {
 
     /// The board and marble set.
     pub fn variant(&self) -> Variant {
-        Variant::new(self.board, MarbleSet::of_blitz(self.blitz))
+        Variant::of_blitz(self.board, self.blitz)
     }
 
     /// The search settings for an evaluator that suits `preset` (when the config names none),

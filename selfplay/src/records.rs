@@ -109,8 +109,7 @@ impl GameRecord {
 
     /// The game its moves replay to, from the start of its board and marble set.
     pub fn replay(&self) -> Result<Game, RecordError> {
-        let set = MarbleSet::of_blitz(self.blitz);
-        let mut game = Game::new(Variant::new(self.board, set), self.first);
+        let mut game = Game::new(Variant::of_blitz(self.board, self.blitz), self.first);
         for (i, text) in self.moves.iter().enumerate() {
             game.play_str(text).map_err(|e| RecordError::Move {
                 index: i + 1,

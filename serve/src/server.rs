@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use zertz_arena::PlayerSpec;
 use zertz_arena::analysis::Analysis;
 use zertz_arena::players::DEFAULT_SIMULATIONS;
-use zertz_env::{Board, MarbleSet, Player, Position, Variant};
+use zertz_env::{Board, Player, Position, Variant};
 
 use crate::games::{Games, Locked};
 use crate::guard::{ApiError, Client, Guard, Site, guard};
@@ -257,7 +257,7 @@ async fn new_game(
 ) -> Answer<IdView> {
     let req: NewGame = body(&bytes)?;
     let board = Board::parse_rings(req.board as u64).map_err(|e| ApiError::bad(e.to_string()))?;
-    let variant = Variant::new(board, MarbleSet::of_blitz(req.blitz));
+    let variant = Variant::of_blitz(board, req.blitz);
     // The first offered player that plays this board and marble set, else rollout MCTS.
     let default = app
         .settings

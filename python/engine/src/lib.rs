@@ -16,7 +16,7 @@ use pyo3::types::PyDict;
 use zertz_arena::Models;
 use zertz_arena::bench::BenchError;
 use zertz_arena::config::MatchSettings;
-use zertz_env::{Classify, MarbleSet, Position, Variant};
+use zertz_env::{Classify, Position, Variant};
 use zertz_jobs::{Guide, JobError, MatchJob};
 use zertz_model::inference::load_networks;
 use zertz_model::{CudaGraphs, DeviceChoice, Inference, ModelError};
@@ -339,7 +339,7 @@ impl EnginePlayer {
             }
         };
         let inference = inference(device, precision, false, inference_threads, None)?;
-        let variant = Variant::new(board.0, MarbleSet::of_blitz(blitz));
+        let variant = Variant::of_blitz(board.0, blitz);
         py.detach(|| {
             guard(|| {
                 let mut models = Models::new().with_search_threads(search_threads);
