@@ -2,6 +2,10 @@
 //! through which other programs play with this engine (`zertz engine`), documented with an
 //! example session in `docs/engine-protocol.md`.
 //!
+//! Why one file of this size: one command table and the session it reads and writes. Each
+//! command's parsing, checks and answer sit together, in the order docs/engine-protocol.md lists
+//! them.
+//!
 //! An [`EngineSession`] holds a game and a player; [`EngineSession::handle`] takes one line and
 //! gives a [`Reply`], which [`Reply::format`] writes as `= answer` or `? error` followed by an
 //! empty line. Answers may span lines but never hold an empty one. A command may start with a

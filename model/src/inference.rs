@@ -3,10 +3,11 @@
 //!
 //! On the CPU each search thread runs the network itself on its own batch, with one libtorch
 //! thread ([`Model::set_cpu_threads`]; BENCHMARKS.md: OpenMP threads spinning against the search
-//! threads, or against another process, cost far more than they give). On a GPU, and on the CPU with [`Inference::shared`], inference threads in front of
-//! the network merge the requests of every search thread into large batches
-//! ([`zertz_search::batching::BatchingEvaluator`]); several of them let one batch be merged and copied while the device
-//! runs another.
+//! threads, or against another process, cost far more than they give). On a GPU, and on the
+//! CPU with [`Inference::shared_inference`], inference threads in front of the network merge the
+//! requests of every search thread into large batches
+//! ([`zertz_search::batching::BatchingEvaluator`]); several of them let one batch be merged and
+//! copied while the device runs another.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,5 +1,9 @@
 //! The [`Model`] type: loading and checking an exported network, its counters, and the
 //! forward passes it offers (run by `forward.rs`).
+//!
+//! Why one file of this size: one type. Loading either format (TorchScript, AOTInductor),
+//! checking the metadata against what it is asked to play, and counting its work all read and
+//! write the same fields; the passes themselves are `forward.rs`'s.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -329,7 +333,7 @@ impl Model {
     /// Sets the libtorch threads of each forward pass on the CPU: 1 unless set (BENCHMARKS.md,
     /// issue 46: a second thread gains little on a small network, and its OpenMP team spinning
     /// at every operation's barrier makes a pass a hundred times slower when another process
-    /// wants the core). Search threads ([`zertz_search::split`]) are how one game uses several
+    /// wants the core). Search threads ([`zertz_search::mcts::search_threads`]) are how one game uses several
     /// cores. libtorch keeps the count per thread: the thread that runs a pass is given it (once:
     /// setting it rebuilds a pool of libtorch's, which costs more than a small pass), so a Python
     /// process's own threads (its main thread, which torch set up when imported) keep theirs.

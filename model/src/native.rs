@@ -1,6 +1,10 @@
 //! The network's forward pass written out in Rust for small batches on the CPU: what a search
 //! player asks for, one to a few positions at a time.
 //!
+//! Why one file of this size: one forward pass of one architecture. Its weight reading, folded
+//! layers and kernels change together whenever `zertz.nn.ZertzNet` does, and the AVX2 kernel
+//! (`direct`) stays beside the portable product that it must equal.
+//!
 //! At batch 1 libtorch spends most of a pass of a small network dispatching its ~300 operations
 //! (a few microseconds each) rather than computing: the built-in network (32 channels, 3 blocks)
 //! took 1.4–1.7 ms a pass on one core of an AMD EPYC (AVX2), of which its eight convolutions

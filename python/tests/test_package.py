@@ -498,3 +498,35 @@ def test_the_board_list_is_written_in_prose_once() -> None:
         for m in written.finditer(comments(path))
     ]
     assert found == [("docs/rules.md", list(zertz.BOARDS))], found
+
+
+#: The most lines of a source file that does not say why it is one file.
+MOST_LINES = 600
+
+
+def test_every_source_file_over_600_lines_says_why_it_is_one() -> None:
+    """A source file of more than 600 lines holds one room, and its first lines say which and why
+    ("Why one file of this size: ..."); a file of two rooms is two files. Test files are lists of
+    independent tests, and are not held to it."""
+
+    skipped = {"target", "tests", ".venv", ".git", "node_modules", "benches", "__pycache__"}
+    files = []
+    for folder, subfolders, names in os.walk(ROOT):
+        subfolders[:] = [d for d in subfolders if d not in skipped]
+        files += [
+            Path(folder) / n
+            for n in names
+            if n.endswith((".rs", ".py")) and not n.startswith("test_") and n != "conftest.py"
+        ]
+    assert len(files) > 100
+    long = {p: len(p.read_text().splitlines()) for p in files}
+    long = {p: n for p, n in long.items() if n > MOST_LINES}
+    assert len(long) >= 5  # the check sees the long files, or its silence would mean nothing
+    silent = [
+        f"{p.relative_to(ROOT)} ({n} lines)"
+        for p, n in long.items()
+        if "Why one file of this size:" not in "\n".join(p.read_text().splitlines()[:30])
+    ]
+    assert not silent, "files over 600 lines that do not say why they are one:\n" + "\n".join(
+        silent
+    )

@@ -1,11 +1,13 @@
 //! The self-play driver: many games searched together on a thread pool, training samples written
 //! as `.npz` shards, every game kept as a JSON line.
 //!
+//! Why one file of this size: one loop, the workers', with what it writes as it goes (shards,
+//! records), what it answers to (a stop, progress) and its errors. The formats it writes are
+//! [`crate::shard`]'s and [`crate::records`]'.
+//!
 //! Worker `w` of `W` plays games `w, w + W, w + 2W, …`, `games_per_worker` at a time; their leaves
 //! are evaluated together. Each game's randomness comes from the run seed and the game index, so a
 //! run is reproducible for a fixed thread count.
-//!
-//! The shards' format is [`crate::shard`].
 
 use serde::Serialize;
 use std::io::Write;
