@@ -26,6 +26,14 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Stable-Baselines3 makes a log folder for every ``learn`` (``SB3-DATE`` in the system's
+    temporary folder, empty unless asked to log): under pytest's temporary folder instead, for
+    the examples run as programs too, so that the suite leaves nothing behind."""
+    os.environ.setdefault("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
+
+
 def games_dir() -> Path:
     """The folder of boardspace records: $ZERTZ_GAMES, else ../shared/games beside the repo."""
     return Path(os.environ.get("ZERTZ_GAMES", REPO.parent / "shared" / "games"))
