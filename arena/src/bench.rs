@@ -75,6 +75,40 @@ pub struct BenchPlayerRow {
     pub per_cpu_second: f64,
 }
 
+/// Searches timed per position unless told (`zertz bench player --searches`, `searches=` of
+/// Python's `bench_player`).
+pub const DEFAULT_SEARCHES: u32 = 2;
+/// The most searches timed per position.
+pub const MAX_SEARCHES: u32 = 1000;
+/// Seconds of each search unless told (a spec's own `:time=` wins).
+pub const DEFAULT_MOVE_TIME: f64 = 1.0;
+
+/// `searches` (of any integer type: the CLI's, Python's) as a count of searches, 1 to
+/// [`MAX_SEARCHES`].
+pub fn check_searches<T: TryInto<u32> + Copy + std::fmt::Display>(
+    searches: T,
+) -> Result<u32, BenchError> {
+    match searches.try_into() {
+        Ok(n) if (1..=MAX_SEARCHES).contains(&n) => Ok(n),
+        _ => Err(BenchError::Searches(searches.to_string())),
+    }
+}
+
+/// `threads` (of any integer type) as counts of search threads, each 1 to
+/// [`MAX_SEARCH_THREADS`](zertz_search::mcts::MAX_SEARCH_THREADS).
+pub fn check_search_threads<T: TryInto<usize> + Copy + std::fmt::Display>(
+    threads: &[T],
+) -> Result<Vec<usize>, BenchError> {
+    let max = zertz_search::mcts::MAX_SEARCH_THREADS;
+    threads
+        .iter()
+        .map(|&t| match t.try_into() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(BenchError::SearchThreads(t.to_string())),
+        })
+        .collect()
+}
+
 /// What went wrong measuring a player.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
@@ -90,13 +124,22 @@ pub enum BenchError {
     /// The player does not search here, so it has nothing to measure.
     #[error("{0} does not search here: give a player that does (mcts, uniform, alphabeta, nn)")]
     NoSearch(String),
+    /// A count of searches per position out of range ([`check_searches`]).
+    #[error("searches must be from 1 to {MAX_SEARCHES}, not {0}")]
+    Searches(String),
+    /// A count of search threads out of range ([`check_search_threads`]).
+    #[error("search threads must be from 1 to {max}, not {0}", max = zertz_search::mcts::MAX_SEARCH_THREADS)]
+    SearchThreads(String),
 }
 
 impl zertz_env::Classify for BenchError {
     fn class(&self) -> zertz_env::ErrorClass {
         use zertz_env::{Cause, ErrorClass};
         match self {
-            BenchError::Spec(_) | BenchError::NoSearch(_) => ErrorClass::refused(Cause::Invalid),
+            BenchError::Spec(_)
+            | BenchError::NoSearch(_)
+            | BenchError::Searches(_)
+            | BenchError::SearchThreads(_) => ErrorClass::refused(Cause::Invalid),
             BenchError::Bot(_) => ErrorClass::during(Cause::Failed),
             BenchError::Stopped => ErrorClass::during(Cause::Stopped),
         }

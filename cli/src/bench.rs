@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use zertz_env::Board;
 
-use crate::common::{DeviceArgs, device_name, failed};
+use crate::common::{DeviceArgs, classified, device_name, failed};
 
 /// The most seconds per batch size.
 const MAX_SECONDS: f64 = 3600.0;
@@ -66,10 +66,10 @@ pub enum BenchCommand {
         #[arg(long, value_delimiter = ',', default_value = "1")]
         search_threads: Vec<usize>,
         /// Seconds of each search (unless the spec has its own :time=).
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = zertz_arena::bench::DEFAULT_MOVE_TIME)]
         move_time: f64,
         /// Searches timed per position.
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, default_value_t = zertz_arena::bench::DEFAULT_SEARCHES)]
         searches: u32,
         /// One JSON line per row instead of the table.
         #[arg(long)]
@@ -84,20 +84,8 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Player { spec, board, search_threads, move_time, searches, json, device } => {
             let move_time =
                 zertz_arena::players::check_move_time(move_time).map_err(anyhow::Error::msg)?;
-            let max = zertz_search::mcts::MAX_SEARCH_THREADS;
-            if let Some(t) = search_threads.iter().find(|&&t| t == 0 || t > max) {
-                bail!("search threads must be from 1 to {max}, not {t}");
-            }
-            if searches == 0 || searches > 1000 {
-                bail!("--searches must be from 1 to 1000, not {searches}");
-            }
-            let parsed: zertz_arena::PlayerSpec = spec.parse().map_err(anyhow::Error::msg)?;
-            if !parsed.searches() {
-                bail!(
-                    "{spec} does not search here: give a player that does (mcts, uniform, \
-                     alphabeta, nn)"
-                );
-            }
+            let search_threads = zertz_arena::bench::check_search_threads(&search_threads)?;
+            let searches = zertz_arena::bench::check_searches(searches)?;
             let inference = device.inference()?;
             if !json {
                 println!("{spec}, {move_time:?} a search, {searches} searches a position");
@@ -115,7 +103,7 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
                 &inference,
                 &std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
             )
-            .map_err(failed)?;
+            .map_err(classified)?;
             for row in rows {
                 if json {
                     println!("{}", serde_json::to_string(&row)?);

@@ -106,11 +106,16 @@ pub fn failed(e: impl Into<anyhow::Error>) -> anyhow::Error {
 
 /// The engine's player when none is named (`zertz play`, `zertz engine`): the built-in
 /// network (`nn:builtin`, [`zertz_model::BUILTIN`]) on the boards it was trained for with the
-/// standard marbles, else rollout MCTS (`mcts:1000`).
+/// standard marbles, else rollout MCTS at its default simulations (`mcts:1000`, as the web board
+/// falls back to).
 pub fn default_player(board: Board, blitz: bool) -> String {
     let plays = !blitz
         && zertz_model::builtin_metadata().is_some_and(|m| m.boards.contains(&board.rings()));
-    if plays { format!("nn:{}", zertz_model::BUILTIN) } else { "mcts:1000".to_string() }
+    if plays {
+        format!("nn:{}", zertz_model::BUILTIN)
+    } else {
+        zertz_arena::PlayerSpec::Mcts(zertz_arena::players::DEFAULT_SIMULATIONS).to_string()
+    }
 }
 
 /// Refuses a path that is not a regular file (after symbolic links) before anything opens it:

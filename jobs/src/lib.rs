@@ -341,6 +341,10 @@ pub fn bench_player(
     stop: &Arc<AtomicBool>,
 ) -> Result<Vec<BenchPlayerRow>, JobError> {
     let parsed: PlayerSpec = spec.parse().map_err(|e| JobError::Bench(BenchError::Spec(e)))?;
+    // Before a network is loaded for nothing.
+    if !parsed.searches() {
+        return Err(BenchError::NoSearch(spec.to_string()).into());
+    }
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for &board in boards.unwrap_or(&DEFAULT_BENCH_BOARDS) {

@@ -1,5 +1,5 @@
-//! `zertz.load_records`, `zertz.parse_player`, `zertz.dataset`, `zertz.selfplay_config` and
-//! `zertz._zertz.match_settings`: records, player specs, datasets and settings, without networks
+//! `zertz.load_records`, `zertz.parse_player`, `zertz.dataset`, `zertz.selfplay_config`,
+//! `zertz._zertz.match_config` and `zertz._zertz.match_settings`: records, player specs, datasets and settings, without networks
 //! (the jobs that run them, `zertz.selfplay` and `zertz.match`, are the engine module's:
 //! `python/engine`).
 
@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use zertz_arena::config::MatchSettings;
 use zertz_pycommon::args::BoardArg;
-use zertz_pycommon::convert::{describe_settings, to_python};
+use zertz_pycommon::convert::{describe_settings, settings_layer, to_python};
 use zertz_pycommon::error::Error;
 use zertz_selfplay::config::SelfPlayConfig;
 
@@ -166,4 +166,18 @@ pub fn selfplay_settings<'py>(py: Python<'py>) -> Result<Bound<'py, PyList>, Err
 #[pyfunction]
 pub fn match_settings(py: Python<'_>) -> Result<Bound<'_, PyList>, Error> {
     describe_settings::<MatchSettings>(py)
+}
+
+/// The match settings `settings` (keywords of `zertz.match`, of any match: `zertz.evaluate`'s
+/// too) as the engine reads them: a dict with every key, checked by the engine's own ranges.
+/// ValueError names a value out of range, TypeError an unknown keyword or a value of the wrong
+/// type.
+#[pyfunction]
+#[pyo3(signature = (**settings))]
+pub fn match_config<'py>(
+    py: Python<'py>,
+    settings: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>, Error> {
+    let layer = settings_layer::<MatchSettings>("match_config", settings, &[])?;
+    to_python(py, &zertz_settings::from_layers::<MatchSettings>([layer])?)
 }

@@ -45,7 +45,8 @@ mod _zertz {
     use crate::game::PyGame;
     #[pymodule_export]
     use crate::jobs::{
-        dataset, load_records, match_settings, parse_player, selfplay_config, selfplay_settings,
+        dataset, load_records, match_config, match_settings, parse_player, selfplay_config,
+        selfplay_settings,
     };
     #[pymodule_export]
     use crate::players::{PyPlayer, elo, match_opening, match_player_seed};
@@ -54,7 +55,7 @@ mod _zertz {
     #[pymodule_export]
     use crate::search::{PyMcts, mcts_settings};
     #[pymodule_export]
-    use crate::vecenv::PyVecEnv;
+    use crate::vecenv::{PyVecEnv, parse_first_player};
 
     /// Version of the observation encoding (`Game.encode`); it changes whenever planes or globals
     /// change meaning.

@@ -241,16 +241,7 @@ impl PyVecEnv {
         seed: u64,
         opponent: Option<&str>,
     ) -> Result<PyVecEnv, Error> {
-        let first_player = match first_player.to_ascii_lowercase().as_str() {
-            "random" => FirstPlayer::Random,
-            "p0" => FirstPlayer::P0,
-            "p1" => FirstPlayer::P1,
-            _ => {
-                return Err(Error::Env(zertz_vecenv::Error::Config(format!(
-                    "first_player must be \"random\", \"P0\" or \"P1\", not {first_player:?}"
-                ))));
-            }
-        };
+        let first_player: FirstPlayer = first_player.parse()?;
         let config = Config {
             num_envs,
             board: board.0,
@@ -431,4 +422,12 @@ impl PyVecEnv {
             self.env.threads()
         )
     }
+}
+
+/// The word of a first player (`"random"`, `"P0"` or `"P1"`) as `text` names it in any case:
+/// the one reading of `first_player` in every front end (`VecEnv`, `zertz.gymnasium`,
+/// `zertz.sb3`). ValueError for any other text.
+#[pyfunction]
+pub fn parse_first_player(text: &str) -> Result<&'static str, Error> {
+    Ok(text.parse::<FirstPlayer>()?.word())
 }

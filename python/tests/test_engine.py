@@ -272,9 +272,9 @@ def test_bench_player_measures_each_position() -> None:
         assert r["per_cpu_second"] > 0 and r["cpu_seconds"] > 0, r
     with pytest.raises(ValueError, match="does not search here"):
         zertz_engine.bench_player("random", move_time=0.01, searches=1)
-    with pytest.raises(ValueError, match="search_threads must be from 1"):
+    with pytest.raises(ValueError, match="search threads must be from 1 to 256, not 0"):
         zertz_engine.bench_player("mcts:10", search_threads=[0])
-    with pytest.raises(ValueError, match="searches must be from 1 to 1000"):
+    with pytest.raises(ValueError, match="searches must be from 1 to 1000, not 0"):
         zertz_engine.bench_player("mcts:10", searches=0)
 
 

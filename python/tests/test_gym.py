@@ -4,6 +4,7 @@ the environments promise (rewards of the mover, final observations, masks, per-a
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -148,3 +149,27 @@ def test_bad_options_are_refused() -> None:
     with pytest.raises(ValueError, match="no 38-ring board"):
         VectorEnv(2, 38)
     assert ZertzEnv(render_mode="ansi").render() is not None
+
+
+def test_every_front_end_reads_first_player_as_the_engine_does() -> None:
+    """One reading of ``first_player`` (``zertz._zertz.parse_first_player``): the same words in
+    any case, the same refusal. The Gymnasium environment once took only the exact words, with
+    a message of its own."""
+    from zertz.sb3 import VecEnv as Sb3VecEnv
+
+    fronts: dict[str, Callable[[str], object]] = {
+        "zertz.VecEnv": lambda fp: zertz.VecEnv(2, first_player=fp),
+        "gymnasium.VectorEnv": lambda fp: VectorEnv(2, first_player=fp),
+        "gymnasium.ZertzEnv": lambda fp: ZertzEnv(first_player=fp),
+        "sb3.VecEnv": lambda fp: Sb3VecEnv(2, first_player=fp),
+    }
+    message = 'first_player must be "random", "P0" or "P1", not "first"'
+    for name, make in fronts.items():
+        for word in ("random", "P0", "p1", "RANDOM"):
+            make(word)
+        with pytest.raises(ValueError) as refused:
+            make("first")
+        assert message in str(refused.value), name
+    first = ZertzEnv(opponent=None, first_player="p1")
+    first.reset(seed=0)
+    assert first.game.to_play == "P1"

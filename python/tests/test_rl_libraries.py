@@ -243,8 +243,16 @@ def test_evaluate_plays_paired_openings_and_reports_the_engines_elo() -> None:
     assert a.to_text() == b.to_text() != c.to_text() and len(a.moves) == 3
     with pytest.raises(ValueError, match="not legal"):
         evaluate(lambda obs, mask: int(np.flatnonzero(~mask)[0]), ["random"], games=2)
-    with pytest.raises(ValueError, match="games must be"):
+    with pytest.raises(ValueError, match="games: must be at least 1 to evaluate, not 0"):
         evaluate(first_legal, ["random"], games=0)
+    # The engine's ranges of a match, in its words.
+    most = zertz.MAX_MATCH_GAMES
+    with pytest.raises(ValueError, match=f"games: must be at most {most}"):
+        evaluate(first_legal, ["random"], games=most + 1)
+    with pytest.raises(ValueError, match="max_actions: must be at least 1"):
+        evaluate(first_legal, ["random"], games=2, max_actions=0)
+    with pytest.raises((ValueError, TypeError), match="opening_actions"):
+        evaluate(first_legal, ["random"], games=2, opening_actions=-1)
 
 
 @pytest.mark.engine

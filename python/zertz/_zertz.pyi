@@ -32,11 +32,13 @@ __all__ = [
     "dataset",
     "elo",
     "load_records",
+    "match_config",
     "match_opening",
     "match_player_seed",
     "match_settings",
     "mcts_settings",
     "observation_shape",
+    "parse_first_player",
     "parse_player",
     "partial_owner",
     "partial_path",
@@ -534,6 +536,11 @@ def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
     "blitz", "first", "players" (matches only), "moves", "winner", "end", "captures"}``.
     Raises ValueError naming the line that is not a record or does not replay."""
 
+def parse_first_player(text: str) -> Literal["random", "P0", "P1"]:
+    """The word of a first player (``"random"``, ``"P0"`` or ``"P1"``) as ``text`` names it in
+    any case: the one reading of ``first_player`` in every front end (``VecEnv``,
+    ``zertz.gymnasium``, ``zertz.sb3``). ValueError for any other text."""
+
 def parse_player(spec: str) -> dict[str, Any]:
     """A player spec (its grammar: :data:`PLAYER_SPECS`) read by the engine: ``{"name": the
     canonical spec, "model": the model file or None, "simulations": the count or None,
@@ -598,6 +605,12 @@ def mcts_settings() -> list[dict[str, Any]]:
     >>> [s["name"] for s in mcts_settings()][:3]
     ['c_puct', 'c_base', 'fpu_reduction']
     """
+
+def match_config(**settings: Any) -> dict[str, Any]:
+    """The match settings ``settings`` (keywords of ``zertz.match``, of any match:
+    ``zertz.evaluate``'s too) as the engine reads them: a dict with every key, checked by the
+    engine's own ranges. ValueError names a value out of range, TypeError an unknown keyword or
+    a value of the wrong type."""
 
 def match_settings() -> list[dict[str, Any]]:
     """The settings of ``match`` (those of ``zertz match`` and its config files: the engine's

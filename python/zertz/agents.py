@@ -36,10 +36,10 @@ import numpy.typing as npt
 
 from zertz._zertz import (
     DEFAULT_MAX_ACTIONS,
-    MAX_MATCH_GAMES,
     Game,
     Player,
     elo,
+    match_config,
     match_opening,
     match_player_seed,
     parse_player,
@@ -145,10 +145,18 @@ def evaluate(
     unless ``progress`` is False. ValueError for an answer
     of the policy that is not a legal action."""
     kind = check_observation(observation)
-    if not 1 <= games <= MAX_MATCH_GAMES:
-        raise ValueError(f"games must be from 1 to {MAX_MATCH_GAMES}, not {games}")
-    if opening_actions < 0 or max_actions < 1:
-        raise ValueError("opening_actions must be at least 0 and max_actions at least 1")
+    # The engine's ranges of a match (its words: "games: must be at most 16777216"); a match of
+    # no games would evaluate nothing.
+    match_config(
+        games=games,
+        board=board,
+        blitz=blitz,
+        seed=seed,
+        opening_actions=opening_actions,
+        max_actions=max_actions,
+    )
+    if games < 1:
+        raise ValueError(f"games: must be at least 1 to evaluate, not {games}")
     specs: Sequence[str] = [opponents] if isinstance(opponents, str) else list(opponents)
     results = []
     for spec in specs:

@@ -62,6 +62,7 @@ from zertz._zertz import (
     VecEnv,
     action_space_size,
     observation_shape,
+    parse_first_player,
     parse_player,
 )
 from zertz.agents import PlayerLike, Policy, player, policy_action
@@ -97,12 +98,6 @@ def observation_space(board: int, observation: str = "flat") -> spaces.Space[Any
     )
 
 
-def check_first_player(first_player: str) -> None:
-    """Refuses a first player other than "P0", "P1" or "random" (ValueError)."""
-    if first_player not in ("P0", "P1", "random"):
-        raise ValueError(f"first_player must be 'P0', 'P1' or 'random', not {first_player!r}")
-
-
 class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     """One game of ZÈRTZ against ``opponent`` (see the module docs; None: two players), on
     ``board`` rings (one of ``zertz.BOARDS``) with the blitz marble set or not, truncated after
@@ -129,7 +124,8 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         render_mode: str | None = None,
     ) -> None:
         check_render_mode(render_mode)
-        check_first_player(first_player)
+        # The engine's reading, that of every front end: "random", "P0" or "P1", in any case.
+        first_player = parse_first_player(first_player)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
         self.observation = check_observation(observation)
         self.first_player = first_player

@@ -90,6 +90,40 @@ pub enum FirstPlayer {
     P1,
 }
 
+impl FirstPlayer {
+    /// The word of each choice, as a front end takes it (`first_player="random"`).
+    pub fn word(self) -> &'static str {
+        match self {
+            FirstPlayer::Random => "random",
+            FirstPlayer::P0 => "P0",
+            FirstPlayer::P1 => "P1",
+        }
+    }
+}
+
+impl fmt::Display for FirstPlayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+impl std::str::FromStr for FirstPlayer {
+    type Err = Error;
+
+    /// `random`, `P0` or `P1`, in any case: the one reading of every front end's
+    /// `first_player`.
+    fn from_str(text: &str) -> Result<FirstPlayer, Error> {
+        [FirstPlayer::Random, FirstPlayer::P0, FirstPlayer::P1]
+            .into_iter()
+            .find(|p| p.word().eq_ignore_ascii_case(text))
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "first_player must be \"random\", \"P0\" or \"P1\", not {text:?}"
+                ))
+            })
+    }
+}
+
 /// The most games of one [`VecEnv`] (about 6 GB of observations per step on 37 rings).
 pub const MAX_NUM_ENVS: usize = 1 << 20;
 /// The most worker threads of one [`VecEnv`], and of every other job (self-play and matches

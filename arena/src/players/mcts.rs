@@ -77,6 +77,13 @@ impl fmt::Debug for MctsBot {
     }
 }
 
+/// The nodes a tree of a search of `simulations` keeps at most between moves, without a time
+/// per move: expanded nodes carry every legal action as an edge (up to ~2000 in the opening),
+/// so a few searches' worth.
+fn arena_nodes(simulations: u32) -> usize {
+    4 * simulations as usize + 1024
+}
+
 impl MctsBot {
     /// A search player with any evaluator and `simulations` new simulations per decision.
     pub fn new(
@@ -95,9 +102,7 @@ impl MctsBot {
             tree: None,
             scratches: vec![Scratch::default()],
             rng: SplitMix64(seed),
-            // Expanded nodes carry every legal action as an edge (up to ~2000 in the opening), so
-            // keep a few searches' worth of nodes at most.
-            max_arena: 4 * simulations as usize + 1024,
+            max_arena: arena_nodes(simulations),
             max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
             move_time: None,
             simulations_run: 0,
@@ -313,7 +318,7 @@ impl Bot for MctsBot {
         self.move_time = time;
         self.max_arena = match time {
             Some(_) => usize::MAX,
-            None => 4 * self.simulations as usize + 1024,
+            None => arena_nodes(self.simulations),
         };
     }
 

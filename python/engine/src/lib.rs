@@ -239,12 +239,13 @@ pub fn play_match<'py>(
 /// second and per CPU-second of `searches` searches of `move_time` seconds on the opening, a
 /// middle game and an endgame (a fresh player each search, after one to warm up); a list of dicts, one per row
 /// (`board`, `position`, `search_threads`, `searches`, `seconds`, `cpu_seconds`, `work`, `unit`,
-/// `per_second`, `per_cpu_second`). Networks run on `device` in `precision`. Ctrl-C stops it.
+/// `per_second`, `per_cpu_second`). Networks run on `device` in `precision`. `move_time` and
+/// `searches` default to `zertz_arena::bench`'s. Ctrl-C stops it.
 #[pyfunction]
-#[pyo3(signature = (spec, *, boards=None, search_threads=None, move_time=1.0, searches=2,
-                    device=None, precision=None),
-       text_signature = "(spec, *, boards=None, search_threads=None, move_time=1.0, searches=2, \
-                         device=None, precision=None)")]
+#[pyo3(signature = (spec, *, boards=None, search_threads=None,
+                    move_time=zertz_arena::bench::DEFAULT_MOVE_TIME,
+                    searches=i64::from(zertz_arena::bench::DEFAULT_SEARCHES), device=None,
+                    precision=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench_player<'py>(
     py: Python<'py>,
@@ -258,20 +259,10 @@ pub fn bench_player<'py>(
 ) -> Result<Bound<'py, PyAny>, Error> {
     let inference = inference(device, precision, false, None, None)?;
     let move_time = zertz_arena::players::check_move_time(move_time).map_err(Error::Shape)?;
-    let threads = search_threads
-        .unwrap_or_else(|| vec![1])
-        .iter()
-        .map(|&t| match usize::try_from(t) {
-            Ok(t) if (1..=MAX_SEARCH_THREADS).contains(&t) => Ok(t),
-            _ => Err(Error::Shape(format!(
-                "search_threads must be from 1 to {MAX_SEARCH_THREADS}, not {t}"
-            ))),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let searches = match u32::try_from(searches) {
-        Ok(n) if (1..=1000).contains(&n) => n,
-        _ => return Err(Error::Shape(format!("searches must be from 1 to 1000, not {searches}"))),
-    };
+    let refused = |e: zertz_arena::bench::BenchError| Error::Shape(e.to_string());
+    let threads = zertz_arena::bench::check_search_threads(&search_threads.unwrap_or(vec![1]))
+        .map_err(refused)?;
+    let searches = zertz_arena::bench::check_searches(searches).map_err(refused)?;
     let boards: Option<Vec<zertz_env::Board>> =
         boards.map(|boards| boards.into_iter().map(|b| b.0).collect());
     let stop = Arc::new(AtomicBool::new(false));

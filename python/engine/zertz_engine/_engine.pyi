@@ -225,8 +225,8 @@ def bench_player(
     *,
     boards: Sequence[int] | None = None,
     search_threads: Sequence[int] | None = None,
-    move_time: float = 1.0,
-    searches: int = 2,
+    move_time: float = ...,
+    searches: int = ...,
     device: str | None = None,
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
@@ -237,7 +237,8 @@ def bench_player(
     player each search, after one to warm up);
     one dict per row (``board``, ``position``, ``search_threads``, ``searches``, ``seconds``,
     ``cpu_seconds``, ``work``, ``unit``, ``per_second``, ``per_cpu_second``). Networks run on
-    ``device`` in ``precision``. Ctrl-C stops it (KeyboardInterrupt).
+    ``device`` in ``precision``. ``move_time`` and ``searches`` default to the engine's
+    (``zertz bench player --help`` shows them). Ctrl-C stops it (KeyboardInterrupt).
 
     >>> rows = bench_player("mcts:100", move_time=0.05, searches=1)
     >>> [(r["board"], r["position"]) for r in rows][:4]
