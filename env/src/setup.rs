@@ -6,7 +6,7 @@
 //! 37 standard ..../...../....../......./....../...../.... 6/8/10 0/0/0 0/0/0 P0 - 0
 //! ```
 //!
-//! 1. board: `37`, `40`, `43`, `44`, `48` or `61`;
+//! 1. board: its rings (one of [`Board::ALL`](crate::Board::ALL));
 //! 2. marble set: `standard` or `blitz`;
 //! 3. the rings, column by column from A, separated by `/`; inside a column from row 1 upward one
 //!    character per ring: `.` vacant ring, `w` `g` `b` a ring with a white, grey or black marble,

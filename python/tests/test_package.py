@@ -470,17 +470,19 @@ def test_the_player_grammar_is_the_engines_one_text() -> None:
 
 
 def test_the_board_list_is_written_in_prose_once() -> None:
-    """The prose of the docs, the configs' comments and the code's docs names the boards by
-    pointing at one list, docs/rules.md's, and that list is the engine's (``zertz.BOARDS``): a
-    board added to the engine fails here until the one list says it. Shorter lists of boards (the
-    records' 37, 48 and 61) are other facts."""
+    """The prose of the docs, the configs' comments, the web page and the code's docs names the
+    boards by pointing at one list, docs/rules.md's, and that list is the engine's
+    (``zertz.BOARDS``): a board added to the engine fails here until the one list says it.
+    Shorter lists of boards (the records' 37, 48 and 61) are other facts."""
     number = "|".join(str(b) for b in zertz.BOARDS)
-    written = re.compile(rf"\b(?:{number})(?:(?:, | or | and |, or |, and )(?:{number})\b){{3,}}")
+    board = rf"`?\b(?:{number})\b`?"
+    written = re.compile(rf"{board}(?:(?:, | or | and |, or |, and ){board}){{3,}}")
     prose = [
         *ROOT.glob("*.md"),
         *(ROOT / "docs").glob("*.md"),
         *(ROOT / "configs").rglob("*.toml"),
         *(ROOT / "python").glob("*.md"),
+        *(ROOT / "serve" / "assets").glob("*.*"),
     ]
     code = [p for crate in ROOT.glob("*/src") for p in crate.rglob("*.rs")]
     assert len(prose) > 20 and len(code) > 50

@@ -29,6 +29,8 @@ from typing import Any
 
 import pytest
 
+import zertz
+
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,6 +219,19 @@ def test_a_game_by_keyboard_against_random_to_its_end(page: Any) -> None:
     assert over(page)
     assert "wins" in status(page) or "draw" in status(page)
     shot(page, "keyboard-game-over")
+
+
+def test_the_page_takes_its_boards_players_and_limits_from_the_server(page: Any) -> None:
+    """The page's HTML names no board, player or limit: it builds them from ``/api/info``, so
+    they are the engine's."""
+    idle(page)
+    boards = page.eval_on_selector_all("#board option", "os => os.map(o => Number(o.value))")
+    assert boards == list(zertz.BOARDS)
+    assert page.input_value("#board") == str(zertz.BOARDS[0])
+    info = page.evaluate("() => fetch('/api/info').then(r => r.json())")
+    suggested = page.eval_on_selector_all("#players option", "os => os.map(o => o.value)")
+    assert suggested == info["players"] + info["suggested"]
+    assert page.get_attribute("#simulations", "max") == str(info["max_page_simulations"])
 
 
 def test_a_bad_move_is_refused_with_a_message(page: Any) -> None:

@@ -545,15 +545,22 @@ function wire() {
 async function start() {
   wire();
   try {
+    // The boards, the players and the page's limits are the server's (GET /api/info).
     const info = await api("GET", "/api/info");
+    const boards = $("#board");
+    for (const rings of info.boards) {
+      const o = document.createElement("option");
+      o.value = o.textContent = String(rings);
+      boards.appendChild(o);
+    }
     const list = $("#players");
-    const builtIn = ["random", "greedy", "mcts:1000", "uniform:800", "alphabeta", "alphabeta:time=3"];
-    for (const p of [...info.players, ...builtIn]) {
+    for (const p of [...info.players, ...info.suggested]) {
       const o = document.createElement("option");
       o.value = p;
       list.appendChild(o);
     }
     $("#opponent").value = info.default_opponent;
+    $("#simulations").max = String(info.max_page_simulations);
   } catch (e) {
     say(e.message);
   }

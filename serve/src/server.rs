@@ -214,8 +214,27 @@ struct Info {
     version: &'static str,
     boards: Vec<usize>,
     players: Vec<String>,
+    /// Players the page suggests besides the offered ones (each one the page may ask for).
+    suggested: Vec<String>,
     default_opponent: String,
     max_page_simulations: u32,
+}
+
+/// The players the page suggests besides the offered ones: one of each built-in kind, at the
+/// engine's defaults, and alpha-beta at a few seconds a move (within the page's time).
+fn suggested() -> Vec<String> {
+    let long = MAX_PAGE_MOVE_TIME.min(std::time::Duration::from_secs(3));
+    [
+        PlayerSpec::Random,
+        PlayerSpec::Greedy,
+        PlayerSpec::Mcts(DEFAULT_SIMULATIONS),
+        PlayerSpec::Uniform(DEFAULT_SIMULATIONS),
+        PlayerSpec::AlphaBeta(None),
+        PlayerSpec::Timed { spec: Box::new(PlayerSpec::AlphaBeta(None)), time: long },
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect()
 }
 
 async fn info(State(app): State<Arc<App>>) -> axum::Json<Info> {
@@ -225,6 +244,7 @@ async fn info(State(app): State<Arc<App>>) -> axum::Json<Info> {
         boards: Board::ALL.iter().map(|b| b.rings()).collect(),
         default_opponent: players.first().cloned().unwrap_or_else(|| "random".into()),
         players,
+        suggested: suggested(),
         max_page_simulations: MAX_PAGE_SIMULATIONS,
     })
 }

@@ -90,6 +90,15 @@ async fn the_page_and_its_assets_are_served() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(info["boards"], json!([37, 40, 43, 44, 48, 61]));
     assert_eq!(info["default_opponent"], "random");
+    // The page builds its board list, its suggestions and its analysis limit from here (its
+    // HTML names none of them), and every suggestion is a player the page may ask for.
+    assert_eq!(info["max_page_simulations"], json!(zertz_serve::settings::MAX_PAGE_SIMULATIONS));
+    let suggested = info["suggested"].as_array().unwrap();
+    assert!(suggested.len() >= 5, "{suggested:?}");
+    for spec in suggested {
+        let game = new_game(&app, json!({"opponent": spec, "colour": "P0"})).await;
+        assert_eq!(game["players"][1], *spec, "{game}");
+    }
     let (status, err) = call(&app, "GET", "/nothing", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(err["error"].is_string());
