@@ -532,3 +532,25 @@ def test_every_source_file_over_600_lines_says_why_it_is_one() -> None:
     assert not silent, "files over 600 lines that do not say why they are one:\n" + "\n".join(
         silent
     )
+
+
+def test_every_pin_of_torch_and_ray_is_the_development_one() -> None:
+    """torch and Ray are pinned once for development (python/requirements-dev.txt: torch is the
+    libtorch the engine links, and that of the GPU machines); every other file that pins them
+    (the packages' extras, the cluster's set-up) pins the same version."""
+    dev = (ROOT / "python" / "requirements-dev.txt").read_text()
+    pins = {name: re.search(rf"^{name}==(\S+)$", dev, re.M) for name in ("torch", "ray")}
+    assert all(pins.values()), pins
+    files = [
+        ROOT / "python" / "pyproject.toml",
+        ROOT / "python" / "engine" / "pyproject.toml",
+        ROOT / "configs" / "ray" / "aws.yaml",
+    ]
+    seen = 0
+    for path in files:
+        for name, pin in pins.items():
+            assert pin is not None
+            for version in re.findall(rf'"{name}(?:\[[a-z,]+\])?==([^"]+)"', path.read_text()):
+                assert version == pin.group(1), f"{path.relative_to(ROOT)}: {name}=={version}"
+                seen += 1
+    assert seen >= 4  # torch in each file, Ray in the cluster's set-up

@@ -203,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         help="export a network of a preset size with random weights (for benchmarks)",
     )
     r.add_argument("out", help="the model file to write")
-    r.add_argument("--network", default="tiny", help="tiny, small, medium or large")
+    r.add_argument(
+        "--network", default="tiny", help="a preset size (zertz.nn.NetConfig.PRESETS; default tiny)"
+    )
     r.add_argument(
         "--boards", default="37", help="ring counts, comma separated (default 37), or all"
     )

@@ -29,7 +29,8 @@ another board or marble set.
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -104,16 +105,25 @@ class NetConfig:
     #: Hidden units of the value head.
     value_hidden: int = 64
 
-    PRESETS = ("tiny", "small", "medium", "large")
+    #: The named sizes, by name: ``(channels, blocks)``.
+    SIZES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType(
+        {"tiny": (32, 3), "small": (64, 6), "medium": (128, 10), "large": (192, 15)}
+    )
+    #: The names of the sizes, smallest first.
+    PRESETS: ClassVar[tuple[str, ...]] = tuple(SIZES)
 
     @staticmethod
     def preset(name: str) -> "NetConfig":
-        """A named size: ``tiny`` (32 channels, 3 blocks), ``small`` (64, 6), ``medium``
-        (128, 10) or ``large`` (192, 15)."""
-        sizes = {"tiny": (32, 3), "small": (64, 6), "medium": (128, 10), "large": (192, 15)}
-        if name not in sizes:
-            raise ValueError(f"unknown network preset {name!r}: choose one of {list(sizes)}")
-        channels, blocks = sizes[name]
+        """A named size (:attr:`SIZES`: ``(channels, blocks)`` by name, ``tiny`` the smallest).
+
+        >>> NetConfig.preset("small").channels == NetConfig.SIZES["small"][0]
+        True
+        """
+        if name not in NetConfig.SIZES:
+            raise ValueError(
+                f"unknown network preset {name!r}: choose one of {list(NetConfig.PRESETS)}"
+            )
+        channels, blocks = NetConfig.SIZES[name]
         return NetConfig(channels=channels, blocks=blocks, value_channels=max(16, channels // 4))
 
     @staticmethod
