@@ -4,10 +4,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
 use zertz_env::Board;
-use zertz_env::sgf::End;
 use zertz_selfplay::dataset::{DatasetConfig, ROBOTS, build};
 
 /// The arguments of `zertz dataset`.
@@ -35,8 +34,9 @@ pub struct DatasetArgs {
     /// Leave out games with one of boardspace's robots (Dumbot, SmartBot, WeakBot).
     #[arg(long)]
     pub exclude_robots: bool,
-    /// Ends to keep, comma separated: capture, resign, time, draw.
-    #[arg(long, value_delimiter = ',', default_value = "capture,resign,time,draw")]
+    /// Ends to keep, comma separated (default: every end of a finished game; a wrong name is
+    /// answered with the list).
+    #[arg(long, value_delimiter = ',')]
     pub ends: Vec<String>,
     /// Share of games held out for validation (by game, never by position).
     #[arg(long, default_value_t = DatasetConfig::default().validation)]
@@ -55,14 +55,6 @@ pub struct DatasetArgs {
     pub json: bool,
 }
 
-/// An end by name (`unfinished` is refused by the dataset's own checks).
-fn end(name: &str) -> Result<End> {
-    match End::from_name(name) {
-        Some(e) => Ok(e),
-        None => bail!("--ends takes capture, resign, time and draw, not {name:?}"),
-    }
-}
-
 pub fn run(args: DatasetArgs) -> Result<ExitCode> {
     let mut exclude = args.exclude_players.clone();
     if args.exclude_robots {
@@ -72,7 +64,10 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         boards: args.boards.clone(),
         min_turns: args.min_turns,
         exclude_players: exclude,
-        ends: args.ends.iter().map(|e| end(e)).collect::<Result<_>>()?,
+        ends: match args.ends.as_slice() {
+            [] => DatasetConfig::default().ends,
+            names => zertz_selfplay::dataset::parse_ends(names)?,
+        },
         validation: args.validation,
         seed: args.seed,
         shard_size: args.shard_size,

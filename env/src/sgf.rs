@@ -198,6 +198,9 @@ pub enum End {
 }
 
 impl End {
+    /// The ends of a finished game: every end but [`End::Unfinished`] (those a dataset keeps).
+    pub const FINISHED: [End; 4] = [End::Capture, End::Resign, End::Time, End::Draw];
+
     /// `capture`, `resign`, `time`, `draw` or `unfinished`.
     pub const fn name(self) -> &'static str {
         match self {

@@ -79,8 +79,8 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
 /// and, last, the manifest `dataset.json` (made beside it as `.NAME.partial-PID` and renamed when
 /// complete: a failure leaves nothing, and the next build removes what a killed one left).
 /// Games are kept by `boards` (None: all), `min_turns`, players left out (`exclude_players`, and
-/// boardspace's robots with `exclude_robots`), `ends` ("capture", "resign", "time", "draw"; None:
-/// all four), at most `max_games`; `validation` of them (by game) are held out. Returns the
+/// boardspace's robots with `exclude_robots`), `ends` (names of ends of a finished game,
+/// "capture" say; None: all of them), at most `max_games`; `validation` of them (by game) are held out. Returns the
 /// summary dict (counts by reason of what was left out or failed).
 #[pyfunction]
 #[pyo3(signature = (sources, out, *, boards=None, min_turns=0, exclude_players=Vec::new(),
@@ -104,7 +104,6 @@ pub fn dataset<'py>(
     shard_size: Option<usize>,
     max_games: Option<u64>,
 ) -> Result<Bound<'py, PyDict>, Error> {
-    use zertz_env::sgf::End;
     use zertz_selfplay::dataset::{DatasetConfig, ROBOTS};
     let default = DatasetConfig::default();
     let mut exclude = exclude_players;
@@ -113,16 +112,9 @@ pub fn dataset<'py>(
     }
     let ends = match ends {
         None => default.ends.clone(),
-        Some(names) => names
-            .iter()
-            // `unfinished` is refused by the dataset's own checks.
-            .map(|n| match End::from_name(n) {
-                Some(e) => Ok(e),
-                None => Err(Error::Shape(format!(
-                    "ends take capture, resign, time and draw, not {n:?}"
-                ))),
-            })
-            .collect::<Result<_, _>>()?,
+        Some(names) => {
+            zertz_selfplay::dataset::parse_ends(&names).map_err(|e| Error::Shape(e.to_string()))?
+        }
     };
     let config = DatasetConfig {
         boards: boards.unwrap_or_default().into_iter().map(|b| b.0).collect(),

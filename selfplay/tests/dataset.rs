@@ -281,3 +281,17 @@ fn the_leftover_of_a_killed_build_is_removed_by_the_next() {
     assert!(running.is_dir() && !again.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The ends a dataset keeps are named once: the ends of a finished game, in any case; any other
+/// name (`unfinished` among them) is refused with the list.
+#[test]
+fn ends_are_read_by_name_and_a_wrong_one_is_answered_with_the_list() {
+    use zertz_selfplay::dataset::{DatasetConfig, UnknownEnd, parse_ends};
+    assert_eq!(DatasetConfig::default().ends, End::FINISHED);
+    assert_eq!(parse_ends(&["Capture", "draw"]), Ok(vec![End::Capture, End::Draw]));
+    for bad in ["unfinished", "checkmate"] {
+        let e = parse_ends(&["capture", bad]).unwrap_err();
+        assert_eq!(e, UnknownEnd(bad.into()));
+        assert_eq!(e.to_string(), format!("ends take capture, resign, time and draw, not {bad:?}"));
+    }
+}

@@ -62,8 +62,8 @@ pub struct DatasetConfig {
     pub min_turns: usize,
     /// Player names to leave out (`P0[id "..."]`, any case), for example boardspace's robots.
     pub exclude_players: Vec<String>,
-    /// Ends to keep (`capture`, `resign`, `time`, `draw`); unfinished games have no result and
-    /// are never kept.
+    /// Ends to keep (of [`End::FINISHED`]; all of them by default): unfinished games have no
+    /// result and are never kept.
     pub ends: Vec<End>,
     /// Share of games for validation, 0 to 1.
     pub validation: f64,
@@ -78,13 +78,39 @@ pub struct DatasetConfig {
 /// boardspace.net's robots, as named in its records.
 pub const ROBOTS: [&str; 3] = ["Dumbot", "SmartBot", "WeakBot"];
 
+/// An end to keep that is not the end of a finished game ([`parse_ends`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("ends take {words}, not {0:?}", words = finished_words())]
+pub struct UnknownEnd(pub String);
+
+/// The names of [`End::FINISHED`], as a sentence says them: `capture, resign, time and draw`.
+fn finished_words() -> String {
+    let names: Vec<&str> = End::FINISHED.iter().map(|e| e.name()).collect();
+    let (last, rest) = names.split_last().expect("four ends");
+    format!("{} and {last}", rest.join(", "))
+}
+
+/// The ends to keep named by `names` (any case), as the `zertz dataset --ends` option and the
+/// `ends` keyword of Python's `zertz.dataset` give them.
+pub fn parse_ends<S: AsRef<str>>(names: &[S]) -> Result<Vec<End>, UnknownEnd> {
+    names
+        .iter()
+        .map(|n| {
+            let n = n.as_ref();
+            End::from_name(n)
+                .filter(|e| End::FINISHED.contains(e))
+                .ok_or_else(|| UnknownEnd(n.to_string()))
+        })
+        .collect()
+}
+
 impl Default for DatasetConfig {
     fn default() -> DatasetConfig {
         DatasetConfig {
             boards: Vec::new(),
             min_turns: 0,
             exclude_players: Vec::new(),
-            ends: vec![End::Capture, End::Resign, End::Time, End::Draw],
+            ends: End::FINISHED.to_vec(),
             validation: 0.05,
             seed: 0,
             shard_size: 4096,
