@@ -101,7 +101,8 @@ mod _zertz {
     const DATASET_MANIFEST: &str = zertz_selfplay::dataset::MANIFEST;
 
     /// The arrays of a self-play shard, in order: `[{"name", "dtype" (numpy's descriptor),
-    /// "shape" (`S`: one entry per sample), "meaning"}]`.
+    /// "shape" (`S`: one entry per sample), "meaning", "since" (the shard format that added
+    /// it)}]`.
     #[pyfunction]
     fn shard_schema(py: Python<'_>) -> Result<Bound<'_, PyAny>, crate::error::Error> {
         crate::convert::to_python(py, &zertz_selfplay::shard::SHARD_ARRAYS)

@@ -440,6 +440,16 @@ def test_shards_follow_the_engines_schema(tmp_path: Path) -> None:
         assert shard.files == [a["name"] for a in schema]
         for a in schema:
             assert shard[a["name"]].dtype == np.dtype(a["dtype"]), a
+        # The shapes too, read from the schema's letters as zertz.load_shards reads them.
+        from zertz.data import _shape
+
+        (c, h, w), g = zertz.observation_shape(37)
+        sizes = {"S": shard["planes"].shape[0], "C": c, "H": h, "W": w, "G": g}
+        sizes |= {"A": zertz.action_space_size(37), "K": len(shard["policy_index"])}
+        for a in schema:
+            want = (1,) if a["shape"] == "[1]" else _shape(a["name"], sizes)
+            assert shard[a["name"]].shape == want, a
+        assert [a["name"] for a in schema if a["since"] > 1] == ["final_captures"]
         assert int(shard["format_version"][0]) == zertz.SHARD_FORMAT_VERSION
         assert int(shard["encoding_version"][0]) == zertz.ENCODING_VERSION
     assert zertz.MODEL_FORMAT == "zertz-model" and zertz.MODEL_FORMAT_VERSION >= 1

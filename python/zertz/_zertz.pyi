@@ -65,9 +65,10 @@ MARBLE_SETS: Final[tuple[str, str]]
 MAX_MATCH_GAMES: Final[int]
 PLAYER_SPECS: Final[str]
 
-def shard_schema() -> list[dict[str, str]]:
+def shard_schema() -> list[dict[str, Any]]:
     """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),
-    "shape" ("S": one entry per sample), "meaning"}]``."""
+    "shape" ("S": one entry per sample), "meaning", "since" (the shard format that added
+    it)}]``."""
 
 def search_presets() -> dict[str, dict[str, float | int | bool]]:
     """The named search presets and their settings: ``{name: {setting: value}}``

@@ -11,6 +11,7 @@ array([[0., 0., 1.],
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable
 from os import PathLike
@@ -31,10 +32,32 @@ from zertz._zertz import (
 _SCHEMA = {a["name"]: a for a in shard_schema()}
 #: The arrays with one entry per sample, passed on as they are.
 _PER_SAMPLE = tuple(name for name, a in _SCHEMA.items() if a["shape"] == "[S]")
-#: Arrays that shards of an older format (the key) do not have yet.
-_ADDED_IN = {"final_captures": 2}
 #: The oldest shard format that ``load_shards`` reads.
 OLDEST_SHARD_FORMAT = 1
+
+
+def _dimension(text: str, sizes: dict[str, int]) -> int:
+    """One dimension of a shape of the schema, in its letters (``sizes``): ``S``, ``S + 1``,
+    ``ceil(A / 8)``, ``6``.
+
+    >>> _dimension("ceil(A / 8)", {"A": 4441}), _dimension("S + 1", {"S": 3})
+    (556, 4)
+    """
+    if text.isdigit():
+        return int(text)
+    if text in sizes:
+        return sizes[text]
+    if m := re.fullmatch(r"(\w) \+ (\d+)", text):
+        return sizes[m[1]] + int(m[2])
+    if m := re.fullmatch(r"ceil\((\w) / (\d+)\)", text):
+        return -(-sizes[m[1]] // int(m[2]))
+    raise ValueError(f"the shard schema has a dimension this reader does not know: {text!r}")
+
+
+def _shape(name: str, sizes: dict[str, int]) -> tuple[int, ...]:
+    """The shape the schema gives array ``name`` (``[S, C, H, W]``) for ``sizes``."""
+    dims = _SCHEMA[name]["shape"].strip("[]").split(", ")
+    return tuple(_dimension(d, sizes) for d in dims)
 
 
 def dense_policy(
@@ -118,23 +141,15 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
             f"a shard of the {board}-ring board has {action_space_size(board)} actions, "
             f"not {actions} (load shards of one board with zertz.action_space_size(board))"
         )
-    missing = {k for k in _SCHEMA if _ADDED_IN.get(k, 0) <= version} - raw.keys()
+    present = [k for k, a in _SCHEMA.items() if a["since"] <= version]
+    missing = set(present) - raw.keys()
     if missing:
         raise bad(f"arrays {sorted(missing)} are missing")
     (c, h, w), g = observation_shape(board)
     planes, offsets, index = raw["planes"], raw["policy_offsets"], raw["policy_index"]
     samples = planes.shape[0] if planes.ndim == 4 else -1
-    expected = {
-        "planes": (samples, c, h, w),
-        "globals": (samples, g),
-        "legal_mask": (samples, (actions + 7) // 8),
-        "policy_offsets": (samples + 1,),
-        "policy_index": (len(index),),
-        "policy_prob": (len(index),),
-        **{key: (samples,) for key in _PER_SAMPLE},
-    }
-    if version >= _ADDED_IN["final_captures"]:
-        expected["final_captures"] = (samples, 6)
+    sizes = {"S": samples, "C": c, "H": h, "W": w, "G": g, "A": actions, "K": len(index)}
+    expected = {key: _shape(key, sizes) for key in present if _SCHEMA[key]["shape"] != "[1]"}
     for key, shape in expected.items():
         if samples < 0 or raw[key].shape != shape or raw[key].dtype.kind not in "iufb":
             raise bad(f"{key} has shape {raw[key].shape} and dtype {raw[key].dtype}")
@@ -164,10 +179,11 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
     }
     for key in _PER_SAMPLE:
         arrays[key] = raw[key]
-    if version >= _ADDED_IN["final_captures"]:
+    if "final_captures" in present:
         if raw["final_captures"].dtype != np.uint8:
             raise bad(f"final_captures has dtype {raw['final_captures'].dtype}, expected uint8")
         arrays["final_captures"] = raw["final_captures"].astype(np.float32)
     else:
-        arrays["final_captures"] = np.full((max(samples, 0), 6), np.nan, dtype=np.float32)
+        unknown = _shape("final_captures", {"S": max(samples, 0)})
+        arrays["final_captures"] = np.full(unknown, np.nan, dtype=np.float32)
     return arrays

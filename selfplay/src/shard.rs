@@ -24,7 +24,8 @@
 //! | `to_play` | `[S]` | uint8 | 0 = P0, 1 = P1 |
 //! | `final_captures` | `[S, 6]` | uint8 | the marbles each side holds at the game's end (white, grey, black): the mover's, then the opponent's (an auxiliary target) |
 //!
-//! Format 2 added `final_captures`; `zertz.load_shards` still reads format 1 (without it).
+//! Format 2 added `final_captures` (each array's `since`); `zertz.load_shards` still reads
+//! format 1 (without it).
 
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,8 @@ pub struct ShardArray {
     pub shape: &'static str,
     /// What it holds.
     pub meaning: &'static str,
+    /// The shard format that added it (shards of an older format do not have it).
+    pub since: i32,
 }
 
 const fn array(
@@ -56,7 +59,14 @@ const fn array(
     shape: &'static str,
     meaning: &'static str,
 ) -> ShardArray {
-    ShardArray { name, dtype, shape, meaning }
+    ShardArray { name, dtype, shape, meaning, since: 1 }
+}
+
+impl ShardArray {
+    /// The same array, added by shard format `version`.
+    const fn since(self, version: i32) -> ShardArray {
+        ShardArray { since: version, ..self }
+    }
 }
 
 /// Every array of a shard, in the order they are written.
@@ -81,7 +91,8 @@ pub const SHARD_ARRAYS: [ShardArray; 16] = [
         "|u1",
         "[S, 6]",
         "marbles held at the end (white, grey, black): the mover's, then the opponent's",
-    ),
+    )
+    .since(2),
 ];
 
 /// The marbles each player holds at the end of a game (white, grey, black), indexed by
