@@ -84,7 +84,8 @@ pub struct Limits {
     /// Default 8.
     pub search_queue: usize,
     /// The memory budget of each search tree, in bytes: a search stops adding simulations there
-    /// (a page's 20,000 simulations from the 61-ring start take about 420 MB with rollouts).
+    /// (20,000 simulations from the 61-ring start, a page's most ([`MAX_PAGE_SIMULATIONS`]) when
+    /// this was measured, took about 420 MB with rollouts).
     /// Default 512 MiB.
     pub tree_bytes: usize,
     /// Games kept for all browsers; past it a new game is refused (503), never another
