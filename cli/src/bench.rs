@@ -57,7 +57,8 @@ pub enum BenchCommand {
     /// Example: zertz bench player nn:builtin --search-threads 1,2 --move-time 1.
     /// scripts/bench-player.sh runs it quiet and with a busy process on every core.
     Player {
-        /// The player: mcts:SIMS, uniform:SIMS, alphabeta, nn:MODEL (nn:builtin), ...
+        /// The player, one that searches, by its spec (see `zertz match --help`): mcts:SIMS,
+        /// alphabeta, nn:builtin, ...
         spec: String,
         /// Boards (rings), comma separated [default: 37 and 61, those the player's network plays].
         #[arg(long, value_delimiter = ',')]

@@ -106,8 +106,9 @@ pub fn failed(e: impl Into<anyhow::Error>) -> anyhow::Error {
 
 /// The engine's player when none is named (`zertz play`, `zertz engine`): the built-in
 /// network (`nn:builtin`, [`zertz_model::BUILTIN`]) on the boards it was trained for with the
-/// standard marbles, else rollout MCTS at its default simulations (`mcts:1000`, as the web board
-/// falls back to).
+/// standard marbles, else rollout MCTS at its default simulations
+/// ([`DEFAULT_SIMULATIONS`](zertz_arena::players::DEFAULT_SIMULATIONS), as the web board falls
+/// back to).
 pub fn default_player(board: Board, blitz: bool) -> String {
     let plays = !blitz
         && zertz_model::builtin_metadata().is_some_and(|m| m.boards.contains(&board.rings()));

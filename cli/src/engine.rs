@@ -94,7 +94,8 @@ fn load_models(
 /// What the engine does when a game of another board or marble set begins. A player named with
 /// `--player` stays, and its networks play only the boards and marble sets they were trained for
 /// (the others are refused). Without one (`player` is [`default_player`]'s), the engine plays the
-/// default player of each game: the built-in network where it plays, else `mcts:1000`.
+/// default player of each game: the built-in network where it plays, else rollout MCTS at
+/// [`DEFAULT_SIMULATIONS`](zertz_arena::players::DEFAULT_SIMULATIONS).
 fn variant_hook(
     named: bool,
     player: &str,

@@ -79,8 +79,8 @@ enum Command {
     Sgf(sgf::SgfArgs),
     /// Play against the engine in the terminal: type moves in notation, `undo`, `moves`, `quit`.
     Play(play::PlayArgs),
-    /// The web board on http://127.0.0.1:8000/: play any player by mouse or keyboard on any
-    /// board, watch two bots, step through records, see a network's analysis.
+    /// The web board in a browser (it prints its address): play any player by mouse or keyboard
+    /// on any board, watch two bots, step through records, see a network's analysis.
     ///
     /// Example: zertz serve --player nn:runs/default/best.pt:400
     Serve(serve::ServeArgs),

@@ -25,7 +25,8 @@ pub struct PlayArgs {
     /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
     #[arg(long, conflicts_with = "opponent")]
     pub model: Option<PathBuf>,
-    /// Simulations per move of the network given with --model (at most 1048576).
+    /// Simulations per move of the network given with --model (a count past the engine's most
+    /// is refused, naming it).
     #[arg(
         long,
         requires = "model",

@@ -23,10 +23,10 @@ pub struct ServeArgs {
     /// make the server's bots think.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
-    /// A player the page offers besides random, greedy, mcts:N, uniform:N and alphabeta (at
-    /// most depth 2 or 10 s per move; repeatable; the
-    /// first is the default opponent): the only networks (nn:MODEL[:SIMS]) and programs
-    /// (cmd:PROGRAM ARGS) a page may use, loaded when the server starts. Default: the built-in
+    /// A player the page offers, by its spec (as in `zertz match --help`); repeatable, the first
+    /// is the default opponent. The page names players without a network or a program itself,
+    /// within its limits (docs/web.md); networks (nn:MODEL) and programs (cmd:PROGRAM ARGS) it
+    /// may use only when offered here, loaded when the server starts. Default: the built-in
     /// network, nn:builtin.
     #[arg(long = "player", value_name = "SPEC")]
     pub players: Vec<String>,

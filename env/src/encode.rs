@@ -1,8 +1,8 @@
-//! Tensor encoding of a position, seen from the player to move (encoding version 1).
+//! Tensor encoding of a position, seen from the player to move (its version: [`ENCODING_VERSION`]).
 //!
 //! An observation is two arrays that the caller owns:
 //!
-//! - `planes`, shape `[C, H, W]` = `[8, H, W]`, `f32`, where `H × W` is the board's grid
+//! - `planes`, shape `[C, H, W]` with `C` = [`PLANES`], `f32`, where `H × W` is the board's grid
 //!   ([`crate::Geometry::grid_shape`]: 7×7 for 37 rings, 8×7 for 40 and 44, 8×8 for 43 and 48,
 //!   9×9 for 61). Ring `(x, p)` sits at column `x`, row `(p - x - min(p - x)) / 2` (axial
 //!   coordinates, so the six neighbours of a cell are the usual hexagonal six). A plane is 1.0 where
@@ -19,7 +19,8 @@
 //!   | 6 | a free ring (may be removed after a placement now) |
 //!   | 7 | the marble that must continue a capture chain |
 //!
-//! - `globals`, shape `[G]` = `[20]`, `f32`, each scaled to `0..=1`; "own" is the player to move:
+//! - `globals`, shape `[G]` with `G` = [`GLOBALS`], `f32`, each scaled to `0..=1`; "own" is the
+//!   player to move:
 //!
 //!   | index | meaning |
 //!   |---|---|
@@ -34,7 +35,7 @@
 //!
 //! Marbles belong to nobody, so the planes are the same for both players; only the globals are
 //! relative to the mover. A change of any of this bumps [`ENCODING_VERSION`] and the golden file
-//! `tests/data/encoding-v1.txt`.
+//! `tests/data/encoding-v{ENCODING_VERSION}.txt`.
 //!
 //! ```
 //! use zertz_env::{Position, Variant, Player, encode};

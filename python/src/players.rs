@@ -1,5 +1,5 @@
-//! `zertz.Player`: the engine's players without a network (`random`, `greedy`, `mcts:N`,
-//! `uniform:N`, `alphabeta[:DEPTH]`, `cmd:PROGRAM`), one decision at a time; and what a Python
+//! `zertz.Player`: the engine's players without a network, by their specs
+//! ([`zertz_arena::players::SPEC_GRAMMAR`]), one decision at a time; and what a Python
 //! policy's match needs to stand on the same scale as `zertz match`: the match's openings and
 //! seeds (`match_opening`, `match_player_seed`) and its Elo (`elo`).
 

@@ -164,12 +164,12 @@ type StepResult<'py> = (
 /// terminations and truncations. Every call returns new arrays. The rules of an episode are those
 /// of every front end (docs/vecenv.md).
 ///
-/// With `opponent` (a player spec without a network: `random`, `greedy`, `mcts:N`, `uniform:N`,
-/// `alphabeta[:DEPTH]`), it is a single-agent environment: the learner is P0 in every game, and
-/// the opponent, P1, plays its whole turn inside each step (and its first turn at a reset or
-/// restart, in the games it begins: `first_player` says who begins). The observations, masks
-/// and `to_play` are then always P0's, and the rewards of the step that ends a game hold its
-/// result, whoever's action ended it.
+/// With `opponent` (the spec of a player without a network or a program, in the grammar of
+/// `zertz.PLAYER_SPECS`: `greedy`, `mcts:200`), it is a single-agent environment: the learner is
+/// P0 in every game, and the opponent, P1, plays its whole turn inside each step (and its first
+/// turn at a reset or restart, in the games it begins: `first_player` says who begins). The
+/// observations, masks and `to_play` are then always P0's, and the rewards of the step that ends
+/// a game hold its result, whoever's action ended it.
 #[pyclass(name = "VecEnv", module = "zertz")]
 #[derive(Debug)]
 pub struct PyVecEnv {

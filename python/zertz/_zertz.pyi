@@ -331,16 +331,17 @@ class VecEnv:
     Gymnasium's type), ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1) and ``"illegal_action"`` (bool
     [N]: the step's action was not legal there and forfeited the game). Rewards are float32
     [N, 2]: this step's reward of P0 and of P1. The rules of an episode are those of every front
-    end (``zertz.episode``). With ``opponent`` (a player spec without a network: ``random``,
-    ``greedy``, ``mcts:N``, ``uniform:N``, ``alphabeta[:DEPTH]``) it is a single-agent
-    environment: the learner is P0 in every game and the opponent, P1, plays its whole turn
-    inside each step (and its first turn at a reset or restart in the games it begins), so the
-    observations, masks and ``to_play`` are always P0's and a step's rewards hold the result of a
-    game whoever ended it. Finished games restart at once; their result is
+    end (``zertz.episode``). With ``opponent`` (the spec of a player without a network or a
+    program, in the grammar of :data:`PLAYER_SPECS`: ``"greedy"``, ``"mcts:200"``) it is a
+    single-agent environment: the learner is P0 in every game and the opponent, P1, plays its
+    whole turn inside each step (and its first turn at a reset or restart in the games it
+    begins), so the observations, masks and ``to_play`` are always P0's and a step's rewards hold
+    the result of a game whoever ended it. Finished games restart at once; their result is
     still in that step's rewards, terminations and truncations (``final_observations`` gives
-    their last positions). Every call returns new arrays. ``num_envs`` is 1 to 1,048,576 and
-    ``threads`` at most 1024 (0: every core); both are checked before anything is allocated or
-    started.
+    their last positions). Every call returns new arrays. ``num_envs`` is at least 1 and
+    ``threads`` is 0 (every core) or more, each up to the engine's bound (``MAX_NUM_ENVS`` and
+    ``MAX_THREADS`` of ``zertz_vecenv``, which the error of a larger one states); both are checked
+    before anything is allocated or started.
     """
 
     def __new__(
@@ -412,9 +413,9 @@ _Evaluator = Callable[
 
 @final
 class Player:
-    """One of the engine's players without a network (``random``, ``greedy``, ``mcts:N``,
-    ``uniform:N``, ``alphabeta[:DEPTH]``, ``cmd:PROGRAM``), asked for one single action at a
-    time; ``seed`` drives its random choices. A network's player is the engine's: build it with
+    """One of the engine's players without a network, by its spec (:data:`PLAYER_SPECS`:
+    ``"greedy"``, ``"mcts:200"``, ``"alphabeta:2"``), asked for one single action at a time;
+    ``seed`` drives its random choices. A network's player is the engine's: build it with
     ``zertz.player``."""
 
     def __new__(cls, spec: str, *, seed: int = 0) -> Player: ...
@@ -524,7 +525,8 @@ class MCTS:
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.uint32]]:
         """Returns ``(policies [N, A], values [N], visits [N])`` of the roots: the policies are
         the visit distributions, or with ``gumbel_actions`` the Gumbel root's improved policies
-        (``softmax(log prior + sigma(completed q))``). ``simulations`` is at most 1,048,576.
+        (``softmax(log prior + sigma(completed q))``). ``simulations`` is at most the engine's
+        bound, ``zertz_search::mcts::MAX_SIMULATIONS`` (the error of a larger count states it).
         With ``noise=True``, Dirichlet noise is mixed into each root (``noise_alpha_total`` and
         ``noise_fraction``; None: the settings' own), or with ``gumbel_actions`` the root's
         Gumbel draws are seeded by ``seed``. Ctrl-C stops the

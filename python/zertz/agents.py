@@ -1,8 +1,8 @@
 """Players one decision at a time, and an Elo for any Python policy.
 
-- :func:`player` builds any of the engine's players by its spec (``random``, ``greedy``,
-  ``mcts:N``, ``uniform:N``, ``alphabeta[:DEPTH]``, ``cmd:PROGRAM``, and with the engine
-  installed ``nn:MODEL[:SIMS]`` and ``nn:builtin``); ``choose(game)`` answers an action index.
+- :func:`player` builds any of the engine's players by its spec (the grammar is
+  ``zertz.PLAYER_SPECS``; a network's, ``nn:``, with the engine installed); ``choose(game)``
+  answers an action index.
 - A *policy* is a Python callable ``policy(observation, mask) -> action``: the observation of the
   player to move (``"flat"`` or ``"dict"``, as the Gymnasium environments give it), its legal
   mask (bool ``[A]``), and an action index back. A trained Stable-Baselines3 model is one:

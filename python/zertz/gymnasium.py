@@ -4,9 +4,10 @@ vector APIs that RL libraries take, registered as ``zertz/Zertz-v0`` (``gymnasiu
 
 **Against an opponent** (the default, ``opponent="random"``): the learner plays one side and
 an opponent the other, its whole turn (a capture chain included) inside ``step``. The opponent
-is any of the engine's players by its spec (``random``, ``greedy``, ``mcts:N``,
-``alphabeta[:DEPTH]``; in :class:`ZertzEnv` also ``nn:MODEL[:SIMS]`` and ``nn:builtin`` where the
-engine is installed), a :class:`zertz.Player`-like object, or in :class:`ZertzEnv` a Python
+is any of the engine's players by its spec (``zertz.PLAYER_SPECS``: ``"greedy"``,
+``"mcts:200"``, ...; the vector environment's are those without a network or a program, and
+:class:`ZertzEnv` takes a network's too, ``nn:MODEL`` or ``nn:builtin``, where the engine is
+installed), a :class:`zertz.Player`-like object, or in :class:`ZertzEnv` a Python
 policy ``opponent(observation, mask) -> action`` (the learner's own policy makes self-play). The
 reward is the learner's: +1 when it wins, -1 when it loses (by the opponent's winning move too,
 or by forfeit), 0 for a draw and before the end. The learner is P0; ``first_player`` says who
@@ -246,15 +247,14 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
     (``zertz.VecEnv``, whose keywords it takes: ``threads``, ``max_steps``, ``first_player``,
     ``opening_plies``, ``seed``), under the same rules (an illegal action forfeits its game alone:
     ``infos["illegal_action"]``), against ``opponent`` (the module docs): an engine player without
-    a network, played in Rust (``random``, ``greedy``, ``mcts:N``, ``uniform:N``,
-    ``alphabeta[:DEPTH]``), or a batched Python policy ``opponent(observations, masks) ->
-    actions`` (observations and bool masks of the games where it is to move, one action each:
-    the learner's own policy makes self-play at the vector environment's speed); None: two
-    players. A finished game restarts in the same step (with the opponent's first turn where it
-    begins); its last observation is in ``infos["final_obs"]`` (an object array, None for the
-    games that go on) with ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both
-    players (float32 [N, 2]: P0's and P1's); the rewards returned are the mover's (the
-    learner's)."""
+    a network or a program, by its spec (``zertz.PLAYER_SPECS``), played in Rust, or a batched
+    Python policy ``opponent(observations, masks) -> actions`` (observations and bool masks of the
+    games where it is to move, one action each: the learner's own policy makes self-play at the
+    vector environment's speed); None: two players. A finished game restarts in the same step
+    (with the opponent's first turn where it begins); its last observation is in
+    ``infos["final_obs"]`` (an object array, None for the games that go on) with
+    ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both players (float32
+    [N, 2]: P0's and P1's); the rewards returned are the mover's (the learner's)."""
 
     metadata = {  # noqa: RUF012 (Gymnasium's class attribute)
         "autoreset_mode": AutoresetMode.SAME_STEP,

@@ -176,9 +176,10 @@ class _Block(nn.Module):
 
 
 class ZertzNet(nn.Module):
-    """Residual policy/value network: ``forward(planes [B, 8, H, W], globals [B, 20])`` →
-    ``(logits [B, A], value [B])``; logits over the board's whole action space (the engine and
-    the losses mask illegal actions), value in ``-1..1`` for the player to move. ``boards`` and
+    """Residual policy/value network: ``forward(planes [B, C, H, W], globals [B, G])`` →
+    ``(logits [B, A], value [B])`` (``C, H, W`` and ``G``: ``zertz.observation_shape(board)``);
+    logits over the board's whole action space (the engine and the losses mask illegal actions),
+    value in ``-1..1`` for the player to move. ``boards`` and
     ``marbles`` (names of :data:`MARBLE_SETS`, default ``["standard"]``) are what it is trained
     for: the export writes them in the metadata."""
 

@@ -4,11 +4,11 @@ the batched environment's speed.
 
 :class:`VecEnv` takes the keywords of :class:`zertz.gymnasium.VectorEnv` (``board``, ``blitz``,
 ``opponent``, ``observation``, ``threads``, ``max_steps``, ``first_player``, ``opening_plies``,
-``seed``). Against an opponent (``"random"`` by default; any engine player without a network,
-played in Rust, or a batched Python policy such as the learner's own) the rewards are the
-learner's; with ``opponent=None`` both players act in turn,
-which single-agent algorithms cannot learn from (``zertz.gymnasium`` says why). A finished game
-restarts at once, with its last observation in ``infos[i]["terminal_observation"]`` and
+``seed``). Against an opponent (``"random"`` by default; the spec of an engine player without a
+network or a program, ``zertz.PLAYER_SPECS``, played in Rust; or a batched Python policy such as
+the learner's own) the rewards are the learner's; with ``opponent=None`` both players act in
+turn, which single-agent algorithms cannot learn from (``zertz.gymnasium`` says why). A finished
+game restarts at once, with its last observation in ``infos[i]["terminal_observation"]`` and
 ``infos[i]["TimeLimit.truncated"]`` where it was truncated, as SB3's own vector environments give
 them. ``env_method("action_masks")`` gives every game's legal mask (what ``MaskablePPO`` asks
 for). Wrap it in ``VecMonitor`` for episode statistics.

@@ -54,8 +54,9 @@ impl NetworkPlays {
 /// What the server offers.
 #[derive(Clone, Debug, Default)]
 pub struct ServeSettings {
-    /// Players offered besides the built-in ones (`random`, `greedy`, `mcts:N`, `uniform:N`): the
-    /// only networks (`nn:`) and programs (`cmd:`) a page may name. The first is the default
+    /// Players offered besides those a page may name itself (the players without a network or a
+    /// program, within [`MAX_PAGE_SIMULATIONS`], [`MAX_PAGE_DEPTH`] and [`MAX_PAGE_MOVE_TIME`]):
+    /// the only networks (`nn:`) and programs (`cmd:`) a page may name. The first is the default
     /// opponent.
     pub players: Vec<PlayerSpec>,
     /// Their networks, loaded.
@@ -67,8 +68,8 @@ pub struct ServeSettings {
     pub seed: u64,
     /// The limits the server keeps.
     pub limits: Limits,
-    /// What each answer of an offered program (`cmd:`) is held to (30 s and 1 MiB by default);
-    /// the server sets the stop flag itself when it stops.
+    /// What each answer of an offered program (`cmd:`) is held to (by default, those of
+    /// [`ProgramLimits`]'s `Default`); the server sets the stop flag itself when it stops.
     pub programs: ProgramLimits,
 }
 
@@ -83,7 +84,8 @@ pub struct Limits {
     /// Default 8.
     pub search_queue: usize,
     /// The memory budget of each search tree, in bytes: a search stops adding simulations there
-    /// (a page's 20,000 simulations from the 61-ring start take about 420 MB with rollouts).
+    /// (20,000 simulations from the 61-ring start, a page's most ([`MAX_PAGE_SIMULATIONS`]) when
+    /// this was measured, took about 420 MB with rollouts).
     /// Default 512 MiB.
     pub tree_bytes: usize,
     /// Games kept for all browsers; past it a new game is refused (503), never another

@@ -17,9 +17,9 @@
 //!
 //! A program that ends, breaks the protocol, refuses a command (`? ...`) or answers an illegal
 //! move fails with [`BotError::Engine`], with what it said. Every answer is held to
-//! [`ProgramLimits`]: it must come within a time limit (30 s by default) and be at most a size
-//! (1 MiB); past either the player fails with one line saying so, and its program is ended at
-//! once. The answers are read on a thread of their own through a short queue, so that a program
+//! [`ProgramLimits`]: it must come within a time limit ([`DEFAULT_ANSWER_TIME`] by default) and
+//! be at most a size ([`DEFAULT_ANSWER_BYTES`]); past either the player fails with one line saying
+//! so, and its program is ended at once. The answers are read on a thread of their own through a short queue, so that a program
 //! that floods its output takes no more memory than the limit, and the wait for an answer also
 //! ends when the limits' stop flag is set (Ctrl-C in a match).
 //!

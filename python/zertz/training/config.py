@@ -177,7 +177,7 @@ class EvalSection:
     games: int = ranged(20, Range.between(1, MAX_MATCH_GAMES))
     #: Simulations per move of the network in the matches.
     simulations: int = 100
-    #: Baselines played during the run (random, greedy, mcts:SIMS, uniform:SIMS).
+    #: Baselines played during the run, by their player specs (``zertz.PLAYER_SPECS``).
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
     #: Games per match in the final evaluation.
     final_games: int = ranged(100, Range.between(1, MAX_MATCH_GAMES))
