@@ -62,6 +62,26 @@ pub fn player_help(lead: &str, tail: &str) -> String {
     format!("{lead}: {}. {tail}", zertz_arena::players::SPEC_GRAMMAR)
 }
 
+/// The defaults of the spec grammar in words, from their constants: a network's simulations and
+/// alpha-beta's time per move.
+pub fn spec_defaults() -> String {
+    use zertz_arena::players::{DEFAULT_ALPHABETA_TIME, DEFAULT_NEURAL_SIMULATIONS};
+    format!(
+        "nn:MODEL plays {DEFAULT_NEURAL_SIMULATIONS} simulations a move by default; alphabeta \
+         without a depth deepens for {} s a move",
+        DEFAULT_ALPHABETA_TIME.as_secs_f64()
+    )
+}
+
+/// [`default_player`] in words, for the help of the commands that use it.
+pub fn default_player_help() -> String {
+    let fallback = zertz_arena::PlayerSpec::Mcts(zertz_arena::players::DEFAULT_SIMULATIONS);
+    format!(
+        "Default: the built-in network (nn:{}) on the boards it plays, else {fallback}.",
+        zertz_model::BUILTIN
+    )
+}
+
 /// `cpu` or `cuda:N`, as --device takes them.
 pub fn device_name(d: zertz_model::Device) -> String {
     match d {

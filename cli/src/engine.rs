@@ -19,7 +19,9 @@ use zertz_model::Model;
 use zertz_model::inference::Inference;
 use zertz_search::mcts::{DEFAULT_MAX_TREE_BYTES, MAX_TREE_BYTES};
 
-use crate::common::{DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, player_help};
+use crate::common::{
+    DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, default_player_help, player_help,
+};
 
 /// The longest line read, in bytes; the rest of a longer line is read and dropped, and the line
 /// answered as an error.
@@ -31,10 +33,12 @@ pub struct EngineArgs {
     /// The engine's player (see `zertz match --help` for the specs).
     #[arg(long, long_help = player_help(
         "The engine's player",
-        "`analyze` searches with its network (nn:), else with uniform priors (uniform:) or \
-         random playouts (the others); an alpha-beta engine's `analyze N` searches to depth N \
-         and answers its score and principal variation. Default: the built-in network \
-         (nn:builtin) on the boards it plays, else mcts:1000.",
+        &format!(
+            "`analyze` searches with its network (nn:), else with uniform priors (uniform:) or \
+             random playouts (the others); an alpha-beta engine's `analyze N` searches to depth \
+             N and answers its score and principal variation. {}",
+            default_player_help()
+        ),
     ))]
     pub player: Option<String>,
     #[command(flatten)]

@@ -88,11 +88,13 @@ enum Command {
     #[command(long_about = common::player_help(
         "Play a match between two players and report the score and the Elo difference.\n\n\
          Players",
-        "nn:MODEL plays 400 simulations a move by default; alphabeta without a depth deepens \
-         for 1 s a move; a cmd: player runs one process of its program per game (\"cmd:zertz \
-         engine --player nn:old.pt:800\"). --move-time gives a time per move to every searching \
-         player without one of its own. Player A moves first in the even games, B in the odd \
-         ones.",
+        &format!(
+            "{}; a cmd: player runs one process of its program per game (\"cmd:zertz engine \
+             --player nn:old.pt:800\"). --move-time gives a time per move to every searching \
+             player without one of its own. Player A moves first in the even games, B in the \
+             odd ones.",
+            common::spec_defaults()
+        ),
     ))]
     Match(matches::MatchArgs),
     /// The engine protocol on standard input and output, for other programs (GTP style:

@@ -9,7 +9,8 @@ use clap::Args;
 use zertz_env::{Board, Player, Variant};
 
 use crate::common::{
-    DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, failed, player_help,
+    DeviceArgs, SearchThreadsArgs, VariantArgs, default_player, default_player_help, failed,
+    player_help, spec_defaults,
 };
 
 /// The arguments of `zertz play`.
@@ -18,8 +19,7 @@ pub struct PlayArgs {
     /// The engine (see `zertz match --help` for the specs).
     #[arg(long, long_help = player_help(
         "The engine",
-        "alphabeta without a depth deepens for 1 s a move. Default: the built-in network \
-         (nn:builtin) on the boards it plays, else mcts:1000.",
+        &format!("{}. {}", spec_defaults(), default_player_help()),
     ))]
     pub opponent: Option<String>,
     /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
