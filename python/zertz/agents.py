@@ -145,7 +145,7 @@ def evaluate(
     unless ``progress`` is False. ValueError for an answer
     of the policy that is not a legal action."""
     kind = check_observation(observation)
-    # The engine's ranges of a match (its words: "games: must be at most 16777216"); a match of
+    # The engine's ranges of a match, in its words ("games: must be at most ..."); a match of
     # no games would evaluate nothing.
     match_config(
         games=games,
