@@ -20,7 +20,14 @@ import torch
 
 import zertz
 from zertz import MARBLE_SETS
-from zertz.exported import average_networks, export, load_exported, metadata_of, read_metadata
+from zertz.exported import (
+    AOTI_DTYPES,
+    average_networks,
+    export,
+    load_exported,
+    metadata_of,
+    read_metadata,
+)
 from zertz.nn import NetConfig, NonFiniteError, ZertzNet, marbles_of, non_finite
 
 from conftest import zertz_bin
@@ -494,3 +501,9 @@ def test_engine_model_info(tmp_path: Path, program: Path) -> None:
     assert info["step"] == 42
     assert info["encoding_version"] == zertz.ENCODING_VERSION
     assert info["action_space"] == {"37": 4441, "61": 11713}
+
+
+def test_the_packages_compile_every_precision_the_engine_names() -> None:
+    """``export_aoti`` compiles in each number format the engine names (``zertz.PRECISIONS``,
+    ``auto`` apart: the engine's choice, not a format), and in no other."""
+    assert set(AOTI_DTYPES) == set(zertz.PRECISIONS) - {"auto"}
