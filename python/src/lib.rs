@@ -100,6 +100,25 @@ mod _zertz {
     #[pymodule_export]
     const DATASET_MANIFEST: &str = zertz_selfplay::dataset::MANIFEST;
 
+    /// The folders of a dataset's splits, training then validation (`zertz dataset`: each
+    /// board's shards in them are the writer of its rings, `shard_glob(rings)`).
+    #[pymodule_export]
+    const DATASET_SPLITS: (&str, &str) =
+        (zertz_selfplay::dataset::TRAIN, zertz_selfplay::dataset::VALIDATION);
+
+    /// The file of a dataset's games, one JSON line each with its `split`.
+    #[pymodule_export]
+    const DATASET_GAMES: &str = zertz_selfplay::dataset::GAMES;
+
+    /// The glob pattern of the shards of the writer `prefix` (a self-play worker's index, a
+    /// board's rings in a dataset), or of every writer (None): their names sort in the order
+    /// they were written.
+    #[pyfunction]
+    #[pyo3(signature = (prefix=None))]
+    fn shard_glob(prefix: Option<usize>) -> String {
+        zertz_selfplay::shard::shard_glob(prefix)
+    }
+
     /// The arrays of a self-play shard, in order: `[{"name", "dtype" (numpy's descriptor),
     /// "shape" (`S`: one entry per sample), "meaning", "since" (the shard format that added
     /// it)}]`.

@@ -4,6 +4,7 @@ Ctrl-C, and torch's threads left as they were."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import os
@@ -20,6 +21,7 @@ import torch
 
 import zertz
 import zertz_engine
+from zertz._zertz import shard_glob
 from zertz.exported import export
 from zertz.nn import NetConfig, ZertzNet
 
@@ -436,6 +438,10 @@ def test_shards_follow_the_engines_schema(tmp_path: Path) -> None:
     order; versions and formats come from the native module."""
     summary = zertz.selfplay(tmp_path / "r", "rollout", config=SMALL_SELFPLAY, games=1)
     schema = zertz.shard_schema()
+    # Named as the engine's glob finds them (worker 0's, and any writer's).
+    name = Path(summary["shards"][0]).name
+    assert fnmatch.fnmatch(name, shard_glob(0)) and fnmatch.fnmatch(name, shard_glob())
+    assert not fnmatch.fnmatch(name, shard_glob(1))
     with np.load(summary["shards"][0]) as shard:
         assert shard.files == [a["name"] for a in schema]
         for a in schema:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 # (zertz_engine, installed with `zertz[train]`, which links libtorch) is imported on first use.
 from zertz._zertz import (
     BOARDS,
+    DATASET_GAMES,
+    DATASET_SPLITS,
     DATASET_VERSION,
     DEFAULT_MAX_ACTIONS,
     DEFAULT_MAX_STEPS,
@@ -126,6 +128,8 @@ def _register_gymnasium() -> None:
 __all__ = [
     "BOARDS",
     "BUILTIN_MODEL",
+    "DATASET_GAMES",
+    "DATASET_SPLITS",
     "DATASET_VERSION",
     "DEFAULT_MAX_ACTIONS",
     "DEFAULT_MAX_STEPS",

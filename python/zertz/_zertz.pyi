@@ -11,7 +11,9 @@ import numpy.typing as npt
 __all__ = [
     "BOARDS",
     "DATASET_FORMAT",
+    "DATASET_GAMES",
     "DATASET_MANIFEST",
+    "DATASET_SPLITS",
     "DATASET_VERSION",
     "DEFAULT_MAX_ACTIONS",
     "DEFAULT_MAX_STEPS",
@@ -47,6 +49,7 @@ __all__ = [
     "search_presets",
     "selfplay_config",
     "selfplay_settings",
+    "shard_glob",
     "shard_schema",
     "symmetry_count",
     "symmetry_tables",
@@ -58,12 +61,19 @@ SHARD_FORMAT_VERSION: Final[int]
 DATASET_VERSION: Final[int]
 DATASET_FORMAT: Final[str]
 DATASET_MANIFEST: Final[str]
+DATASET_SPLITS: Final[tuple[str, str]]
+DATASET_GAMES: Final[str]
 DEFAULT_MAX_ACTIONS: Final[int]
 DEFAULT_MAX_STEPS: Final[int]
 BOARDS: Final[tuple[int, int, int, int, int, int]]
 MARBLE_SETS: Final[tuple[str, str]]
 MAX_MATCH_GAMES: Final[int]
 PLAYER_SPECS: Final[str]
+
+def shard_glob(prefix: int | None = None) -> str:
+    """The glob pattern of the shards of the writer ``prefix`` (a self-play worker's index, a
+    board's rings in a dataset), or of every writer (None): their names sort in the order they
+    were written."""
 
 def shard_schema() -> list[dict[str, Any]]:
     """The arrays of a self-play shard, in order: ``[{"name", "dtype" (numpy's descriptor),

@@ -33,7 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zertz._zertz import DATASET_FORMAT, DATASET_MANIFEST, DATASET_VERSION, Game, symmetry_count
+from zertz._zertz import (
+    DATASET_FORMAT,
+    DATASET_GAMES,
+    DATASET_MANIFEST,
+    DATASET_SPLITS,
+    DATASET_VERSION,
+    Game,
+    symmetry_count,
+)
 
 # torch is imported where a network runs (benchmark): the ceiling and the datasets need none.
 if TYPE_CHECKING:
@@ -171,7 +179,7 @@ def dataset_games(
     or one split (``"train"`` or ``"validation"``) only. An incomplete dataset is refused (see
     :func:`dataset_manifest`)."""
     dataset_manifest(dataset)
-    path = Path(dataset) / "games.jsonl"
+    path = Path(dataset) / DATASET_GAMES
     wanted = set(boards) if boards is not None else None
     games = []
     with open(path, encoding="utf-8") as f:
@@ -180,7 +188,7 @@ def dataset_games(
                 game = json.loads(line)
                 kept, board, moves = game["split"], int(game["board"]), game["moves"]
             except (ValueError, KeyError, TypeError) as e:
-                raise ValueError(f"{path}:{i}: not a line of games.jsonl ({e})") from None
+                raise ValueError(f"{path}:{i}: not a line of {DATASET_GAMES} ({e})") from None
             if (split is None or kept == split) and (wanted is None or board in wanted):
                 if not isinstance(moves, list):
                     raise ValueError(f"{path}:{i}: moves must be a list")
@@ -192,7 +200,8 @@ def validation_games(
     dataset: str | os.PathLike[str], boards: Iterable[int] | None = None
 ) -> list[dict[str, Any]]:
     """The validation games of a dataset, optionally of some boards only."""
-    return dataset_games(dataset, boards, "validation")
+    _, validation = DATASET_SPLITS
+    return dataset_games(dataset, boards, validation)
 
 
 class _Evaluator:

@@ -95,6 +95,21 @@ pub const SHARD_ARRAYS: [ShardArray; 16] = [
     .since(2),
 ];
 
+/// The file name of shard `n` of the writer `prefix` (a worker's index in self-play, the board's
+/// rings in a dataset): `shard-PP-NNNNN.npz`.
+pub fn shard_name(prefix: usize, n: usize) -> String {
+    format!("shard-{prefix:02}-{n:05}.npz")
+}
+
+/// The glob pattern of the shards of the writer `prefix`, or of every writer (None):
+/// `shard-PP-*.npz`, `shard-*.npz`; their names sort in the order they were written.
+pub fn shard_glob(prefix: Option<usize>) -> String {
+    match prefix {
+        Some(p) => format!("shard-{p:02}-*.npz"),
+        None => "shard-*.npz".to_string(),
+    }
+}
+
 /// The marbles each player holds at the end of a game (white, grey, black), indexed by
 /// [`Player::index`]: where a sample's `final_captures` come from.
 pub(crate) type FinalCaptures = [[u8; 3]; 2];
@@ -186,7 +201,7 @@ struct Row {
 }
 
 impl ShardWriter {
-    /// A writer into `dir` whose files are named `shard-{prefix:02}-NNNNN.npz`.
+    /// A writer into `dir` whose files are named [`shard_name`]`(prefix, n)`.
     pub(crate) fn new(dir: &Path, prefix: usize, board: Board, size: usize) -> ShardWriter {
         ShardWriter {
             dir: dir.to_path_buf(),
@@ -220,7 +235,7 @@ impl ShardWriter {
             return Ok(());
         }
         let npz = self.encode();
-        let path = self.dir.join(format!("shard-{:02}-{:05}.npz", self.prefix, self.next));
+        let path = self.dir.join(shard_name(self.prefix, self.next));
         npz.write_atomic(&path).map_err(|source| WriteError { path: path.clone(), source })?;
         self.next += 1;
         self.written.push(path);

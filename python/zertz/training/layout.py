@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from zertz._zertz import partial_owner, partial_path, process_runs
+from zertz._zertz import partial_owner, partial_path, process_runs, shard_glob
 
 #: The chunk folders of a distributed run: ``c-a{actor:03d}-{seq:06d}`` (the one-machine loop's
 #: are ``c0``, ``c1``...; the window reads both).
@@ -225,7 +225,7 @@ class RunLayout:
 
     def shard_files(self, iteration: int) -> list[Path]:
         """The shards of every complete chunk of iteration ``iteration``, in order."""
-        return sorted(self.chunks(iteration).glob("c*/shard-*.npz"))
+        return sorted(self.chunks(iteration).glob(f"c*/{shard_glob()}"))
 
     def chunk_records(self) -> dict[str, Path]:
         """The ``chunk.json`` of every chunk the distributed learner filed, by the chunk's name

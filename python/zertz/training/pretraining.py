@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from zertz._zertz import action_space_size, dataset
+from zertz._zertz import DATASET_SPLITS, action_space_size, dataset, shard_glob
 from zertz.data import load_shards
 from zertz.human import benchmark, dataset_manifest
 from zertz.nn import check_finite
@@ -21,8 +21,9 @@ from zertz.training.protocols import TrainingRun
 
 
 def dataset_shards(dataset: str | Path, board: int, split: str) -> list[Path]:
-    """The shards of ``board`` in a dataset's ``split`` (``train`` or ``validation``)."""
-    return sorted((Path(dataset) / split).glob(f"shard-{board:02d}-*.npz"))
+    """The shards of ``board`` in a dataset's ``split`` (one of ``zertz.DATASET_SPLITS``): the
+    writer of its rings."""
+    return sorted((Path(dataset) / split).glob(shard_glob(board)))
 
 
 def boards(run: TrainingRun) -> list[int]:
@@ -59,7 +60,8 @@ def pretrain(run: TrainingRun, log: Callable[[str], None]) -> dict[str, Any]:
     ``pretrain.learning_rate`` to a tenth of it (cosine)."""
     pt = run.cfg.pretrain
     ensure_dataset(run, log)
-    by_board = {b: dataset_shards(pt.dataset, b, "train") for b in boards(run)}
+    train, _ = DATASET_SPLITS
+    by_board = {b: dataset_shards(pt.dataset, b, train) for b in boards(run)}
     missing = [b for b, s in by_board.items() if not s]
     if missing:
         raise ValueError(

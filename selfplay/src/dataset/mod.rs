@@ -214,6 +214,14 @@ pub fn validate(config: &DatasetConfig) -> Result<(), DatasetError> {
 /// `version` ([`FORMAT_VERSION`]), `sources`, `settings` and `summary` (its shards relative to
 /// the folder). A folder without it is no dataset (a build stopped part-way, or an older one).
 pub const MANIFEST: &str = "dataset.json";
+/// The folder of a dataset's training split; each board's shards there are the writer of its
+/// rings ([`crate::shard::shard_glob`]`(Some(rings))`).
+pub const TRAIN: &str = "train";
+/// The folder of a dataset's validation split (held-out games), laid out as [`TRAIN`].
+pub const VALIDATION: &str = "validation";
+/// The file of a dataset's games, one JSON line each with its `split` ([`TRAIN`] or
+/// [`VALIDATION`]).
+pub const GAMES: &str = "games.jsonl";
 /// The `format` of [`MANIFEST`].
 pub const FORMAT: &str = "zertz-dataset";
 /// The `version` of [`MANIFEST`]: the layout of a dataset folder (it changes when the layout
@@ -347,11 +355,11 @@ fn write(
     progress: &dyn Fn(u64),
     summary: &mut DatasetSummary,
 ) -> Result<(), DatasetError> {
-    let (train_dir, validation_dir) = (folder.join("train"), folder.join("validation"));
+    let (train_dir, validation_dir) = (folder.join(TRAIN), folder.join(VALIDATION));
     for dir in [&train_dir, &validation_dir] {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    let games_path = folder.join("games.jsonl");
+    let games_path = folder.join(GAMES);
     let mut games =
         std::io::BufWriter::new(std::fs::File::create(&games_path).map_err(io(&games_path))?);
     let excluded: Vec<String> =
@@ -451,7 +459,7 @@ fn write(
         let line = GameLine {
             game: id,
             name: entry.name,
-            split: if validation { "validation" } else { "train" },
+            split: if validation { VALIDATION } else { TRAIN },
             board: board.rings(),
             first: replay.game.start().turn().to_string(),
             players: &players,
