@@ -18,6 +18,7 @@ use serde::Serialize;
 use zertz_env::{Board, MarbleSet, Player, Position, SplitMix64, Variant};
 
 use crate::players::{BotError, Models, PlayerSpec, SpecError, WorkUnit};
+use zertz_search::mcts::MAX_SEARCH_THREADS;
 
 /// The positions of a board that a player is measured on, each with its name: `opening` (the
 /// start), `middle` and `endgame`: the first positions with more than one legal action after
@@ -94,16 +95,21 @@ pub fn check_searches<T: TryInto<u32> + Copy + std::fmt::Display>(
     }
 }
 
+/// Refuses a player that does not search here ([`BenchError::NoSearch`]): it has nothing to
+/// measure.
+pub fn check_player(spec: &PlayerSpec) -> Result<(), BenchError> {
+    if spec.searches() { Ok(()) } else { Err(BenchError::NoSearch(spec.to_string())) }
+}
+
 /// `threads` (of any integer type) as counts of search threads, each 1 to
-/// [`MAX_SEARCH_THREADS`](zertz_search::mcts::MAX_SEARCH_THREADS).
+/// [`MAX_SEARCH_THREADS`].
 pub fn check_search_threads<T: TryInto<usize> + Copy + std::fmt::Display>(
     threads: &[T],
 ) -> Result<Vec<usize>, BenchError> {
-    let max = zertz_search::mcts::MAX_SEARCH_THREADS;
     threads
         .iter()
         .map(|&t| match t.try_into() {
-            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            Ok(n) if (1..=MAX_SEARCH_THREADS).contains(&n) => Ok(n),
             _ => Err(BenchError::SearchThreads(t.to_string())),
         })
         .collect()
@@ -128,7 +134,7 @@ pub enum BenchError {
     #[error("searches must be from 1 to {MAX_SEARCHES}, not {0}")]
     Searches(String),
     /// A count of search threads out of range ([`check_search_threads`]).
-    #[error("search threads must be from 1 to {max}, not {0}", max = zertz_search::mcts::MAX_SEARCH_THREADS)]
+    #[error("search threads must be from 1 to {MAX_SEARCH_THREADS}, not {0}")]
     SearchThreads(String),
 }
 
@@ -159,9 +165,7 @@ pub fn bench_player(
     searches: u32,
     stop: &Arc<AtomicBool>,
 ) -> Result<Vec<BenchPlayerRow>, BenchError> {
-    if !spec.searches() {
-        return Err(BenchError::NoSearch(spec.to_string()));
-    }
+    check_player(spec)?;
     let mut rows = Vec::new();
     for &t in threads {
         let models = models.clone().with_search_threads(t);

@@ -342,9 +342,7 @@ pub fn bench_player(
 ) -> Result<Vec<BenchPlayerRow>, JobError> {
     let parsed: PlayerSpec = spec.parse().map_err(|e| JobError::Bench(BenchError::Spec(e)))?;
     // Before a network is loaded for nothing.
-    if !parsed.searches() {
-        return Err(BenchError::NoSearch(spec.to_string()).into());
-    }
+    zertz_arena::bench::check_player(&parsed)?;
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for &board in boards.unwrap_or(&DEFAULT_BENCH_BOARDS) {

@@ -333,8 +333,8 @@ impl Model {
     /// Sets the libtorch threads of each forward pass on the CPU: 1 unless set (BENCHMARKS.md,
     /// issue 46: a second thread gains little on a small network, and its OpenMP team spinning
     /// at every operation's barrier makes a pass a hundred times slower when another process
-    /// wants the core). Search threads ([`zertz_search::mcts::search_threads`]) are how one game uses several
-    /// cores. libtorch keeps the count per thread: the thread that runs a pass is given it (once:
+    /// wants the core). Search threads ([`zertz_search::mcts::search_threads`]) are how one game
+    /// uses several cores. libtorch keeps the count per thread: the thread that runs a pass is given it (once:
     /// setting it rebuilds a pool of libtorch's, which costs more than a small pass), so a Python
     /// process's own threads (its main thread, which torch set up when imported) keep theirs.
     pub fn set_cpu_threads(&mut self, threads: usize) {

@@ -1,7 +1,7 @@
 //! `zertz.load_records`, `zertz.parse_player`, `zertz.dataset`, `zertz.selfplay_config`,
-//! `zertz._zertz.match_config` and `zertz._zertz.match_settings`: records, player specs, datasets and settings, without networks
-//! (the jobs that run them, `zertz.selfplay` and `zertz.match`, are the engine module's:
-//! `python/engine`).
+//! `zertz._zertz.match_config` and `zertz._zertz.match_settings`: records, player specs,
+//! datasets and settings, without networks (the jobs that run them, `zertz.selfplay` and
+//! `zertz.match`, are the engine module's: `python/engine`).
 
 use std::path::PathBuf;
 
@@ -80,8 +80,8 @@ pub fn parse_player<'py>(py: Python<'py>, spec: &str) -> Result<Bound<'py, PyDic
 /// complete: a failure leaves nothing, and the next build removes what a killed one left).
 /// Games are kept by `boards` (None: all), `min_turns`, players left out (`exclude_players`, and
 /// boardspace's robots with `exclude_robots`), `ends` (names of ends of a finished game,
-/// "capture" say; None: all of them), at most `max_games`; `validation` of them (by game) are held out. Returns the
-/// summary dict (counts by reason of what was left out or failed).
+/// "capture" say; None: all of them), at most `max_games`; `validation` of them (by game) are
+/// held out. Returns the summary dict (counts by reason of what was left out or failed).
 #[pyfunction]
 #[pyo3(signature = (sources, out, *, boards=None, min_turns=0, exclude_players=Vec::new(),
                     exclude_robots=false, ends=None, validation=None, seed=0, shard_size=None,

@@ -18,10 +18,11 @@
 //! A program that ends, breaks the protocol, refuses a command (`? ...`) or answers an illegal
 //! move fails with [`BotError::Engine`], with what it said. Every answer is held to
 //! [`ProgramLimits`]: it must come within a time limit ([`DEFAULT_ANSWER_TIME`] by default) and
-//! be at most a size ([`DEFAULT_ANSWER_BYTES`]); past either the player fails with one line saying
-//! so, and its program is ended at once. The answers are read on a thread of their own through a short queue, so that a program
-//! that floods its output takes no more memory than the limit, and the wait for an answer also
-//! ends when the limits' stop flag is set (Ctrl-C in a match).
+//! be at most a size ([`DEFAULT_ANSWER_BYTES`]); past either the player fails with one line
+//! saying so, and its program is ended at once. The answers are read on a thread of their own
+//! through a short queue, so that a program that floods its output takes no more memory than
+//! the limit, and the wait for an answer also ends when the limits' stop flag is set (Ctrl-C in
+//! a match).
 //!
 //! On Unix the program runs in a process group of its own, so that ending it also ends the
 //! programs it started (`sh -c ...`, say). Dropping the player sends `quit` and waits a little for
