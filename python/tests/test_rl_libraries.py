@@ -5,6 +5,11 @@ scale of ``zertz match``."""
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
+import time
 import warnings
 from typing import Any
 
@@ -276,3 +281,185 @@ def test_a_network_plays_as_an_opponent() -> None:
     assert len(info["opponent_actions"]) == 1
     with pytest.raises(ValueError, match="plays"):
         nn.choose(zertz.Game(61))
+
+
+class _Counting:
+    """A policy that plays the first legal action and counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, observation: Any, mask: npt.NDArray[np.bool_]) -> int:
+        self.calls += 1
+        return first_legal(observation, mask)
+
+
+@pytest.mark.parametrize(
+    ("opponents", "settings", "error", "words"),
+    [
+        # The bad opponent last: the good ones before it are not played first.
+        (["random", "greedy", "alphabeta:1", "mcts:0"], {}, ValueError, "opponent 'mcts:0': "),
+        (["random", "nobody"], {}, ValueError, "opponent 'nobody': "),
+        # One player in two spellings (the engine's canonical specs are compared).
+        (["random", "mcts:100", "MCTS: 100"], {}, ValueError, "'mcts:100' and 'MCTS: 100'"),
+        (["random", "random"], {}, ValueError, "name one player twice"),
+        (["random", 'cmd:/bin/sh -c "exit 0"'], {}, ValueError, "ended before it answered"),
+        ([], {}, ValueError, "opponents: name at least one player"),
+        (["random", 3], {}, TypeError, "player specs"),
+        (["random"], {"games": 0}, ValueError, "games: must be at least 1"),
+        (["random"], {"games": -2}, ValueError, "games: must not be negative"),
+        (["random"], {"board": 38}, ValueError, "no 38-ring board"),
+    ],
+)
+def test_evaluate_checks_everything_before_the_first_game(
+    opponents: list[Any], settings: dict[str, Any], error: type[Exception], words: str
+) -> None:
+    policy = _Counting()
+    settings = {"games": 2, **settings}
+    with pytest.raises(error, match=re.escape(words)) as caught:
+        evaluate(policy, opponents, progress=False, **settings)
+    assert "\n" not in str(caught.value)
+    assert policy.calls == 0, "no game was played"
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    ("opponents", "board", "words"),
+    [
+        (["random", "nn:/nonexistent"], 37, "opponent 'nn:/nonexistent': cannot read model"),
+        # The built-in network plays 37 rings only.
+        (["random", "nn:builtin:8"], 61, "opponent 'nn:builtin:8': model builtin was trained"),
+    ],
+)
+def test_evaluate_checks_each_network_before_the_first_game(
+    opponents: list[str], board: int, words: str
+) -> None:
+    policy = _Counting()
+    with pytest.raises(ValueError, match=re.escape(words)):
+        evaluate(policy, opponents, games=2, board=board, progress=False)
+    assert policy.calls == 0
+
+
+def test_evaluate_refuses_a_policy_that_is_neither_callable_nor_a_player() -> None:
+    with pytest.raises(TypeError, match="policy must be a callable or a player"):
+        evaluate(3, ["random"], games=2, progress=False)  # type: ignore[arg-type]
+
+
+class _FirstLegal:
+    """A player that answers the first legal action; ``look`` plays it on the game it is given
+    first (an honest look-ahead)."""
+
+    name = "first-legal"
+
+    def __init__(self, look: bool) -> None:
+        self.look = look
+
+    def choose(self, game: zertz.Game) -> int:
+        action = int(game.legal_action_indices()[0])
+        if self.look:
+            game.play(action)
+        return action
+
+
+def test_evaluate_gives_each_player_a_copy_of_the_game() -> None:
+    """A player that plays on the game it is given plays its own games: the results are those
+    of the same player that does not, and nothing fails."""
+    plain = evaluate(_FirstLegal(False), ["mcts:20"], games=4, seed=3, progress=False)
+    looking = evaluate(_FirstLegal(True), ["mcts:20"], games=4, seed=3, progress=False)
+    assert looking == plain
+
+    # A policy's mask is a copy too: marking every action legal changes nothing.
+    def widening(observation: Any, mask: npt.NDArray[np.bool_]) -> int:
+        action = first_legal(observation, mask)
+        mask[:] = True
+        return action
+
+    assert evaluate(widening, ["mcts:20"], games=4, seed=3, progress=False) == plain
+
+
+def test_evaluate_names_the_side_whose_answer_was_illegal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def illegal(observation: Any, mask: npt.NDArray[np.bool_]) -> int:
+        return int(np.flatnonzero(~mask)[0])
+
+    with pytest.raises(ValueError, match=r"^the policy \(game 0\) answered action \d+, which"):
+        evaluate(illegal, ["random"], games=2, progress=False)
+
+    class Illegal:
+        name = "illegal"
+
+        def choose(self, game: zertz.Game) -> int:
+            return int(np.flatnonzero(~game.legal_action_mask())[0])
+
+    # The engine's players answer legal actions; one that does not stands in for "greedy".
+    real = zertz.agents.player
+    monkeypatch.setattr(
+        zertz.agents,
+        "player",
+        lambda spec, *a, **k: Illegal() if spec == "greedy" else real(spec, *a, **k),
+    )
+    with pytest.raises(
+        ValueError, match=r"^the opponent 'greedy' \(game 0\) answered action \d+, which"
+    ):
+        evaluate(first_legal, ["random", "greedy"], games=2, progress=False)
+
+
+#: A program that runs ``zertz.evaluate`` against ``sys.argv[1]`` on ``sys.argv[2]`` rings and
+#: says "searching" when its policy first answers (the opponent searches next); with
+#: ``sys.argv[3] == "term"`` a SIGTERM handler raises SystemExit, as a training run's does.
+_EVALUATE_UNTIL_STOPPED = """
+import signal, sys
+from zertz.agents import evaluate
+
+said = False
+def policy(observation, mask):
+    global said
+    if not said:
+        print("searching", flush=True)
+        said = True
+    return int(mask.argmax())
+
+if sys.argv[3] == "term":
+    def stop(signum, frame):
+        raise SystemExit("terminated")
+    signal.signal(signal.SIGTERM, stop)
+evaluate(policy, [sys.argv[1]], games=2, board=int(sys.argv[2]), progress=False)
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("sent", "last_line", "status"),
+    [
+        # Python ends by the signal after an unhandled KeyboardInterrupt.
+        (signal.SIGINT, "KeyboardInterrupt", -signal.SIGINT),
+        # An unhandled SystemExit prints its message.
+        (signal.SIGTERM, "terminated", 1),
+    ],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_signal_stops_the_search_of_an_evaluation(sent: int, last_line: str, status: int) -> None:
+    """Ctrl-C (and SIGTERM where a handler raises) reaches the opponent's search: a search that
+    would run for hours (alphabeta to depth 12 on 61 rings) ends with the signal's exception.
+    The bound only catches a search that never stops: it says nothing of the speed."""
+    kind = "term" if sent == signal.SIGTERM else "int"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _EVALUATE_UNTIL_STOPPED, "alphabeta:12", "61", kind],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "searching\n"
+        time.sleep(1)  # into the search (a later signal still stops it)
+        child.send_signal(sent)
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert "finished" not in out
+    assert err.strip().splitlines()[-1] == last_line, err
+    assert child.returncode == status

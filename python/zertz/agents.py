@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeAlias
 
 import numpy as np
@@ -91,13 +91,14 @@ Agent: TypeAlias = Policy | PlayerLike
 
 def policy_action(agent: Agent, game: Game, observation: str, who: str = "the policy") -> int:
     """The legal action index that ``agent`` answers for ``game``'s player to move (a policy is
-    given the observation of ``observation``'s kind and the mask, a player the game);
-    ValueError for an answer that is not an integer or not legal (naming ``who``)."""
+    given the observation of ``observation``'s kind and a copy of the mask, a player a copy of
+    the game, so that neither changes what its answer is checked against); ValueError for an
+    answer that is not an integer or not legal (naming ``who``)."""
     mask = game.legal_action_mask()
     if hasattr(agent, "choose"):
-        answer: Any = agent.choose(game)
+        answer: Any = agent.choose(game.clone())
     else:
-        answer = agent(observe(game, observation), mask)
+        answer = agent(observe(game, observation), mask.copy())
     try:
         action = int(np.asarray(answer).item())
     except (TypeError, ValueError) as e:
@@ -116,6 +117,43 @@ def _score_line(result: dict[str, Any]) -> str:
         f"(W-D-L), score {result['score']:.3f}, Elo {result['elo']:+.0f} "
         f"(95%: {result['elo_low']:+.0f} to {result['elo_high']:+.0f})"
     )
+
+
+def _opponents(
+    specs: Iterable[str] | str, board: int, blitz: bool, seed: int
+) -> list[tuple[str, PlayerLike]]:
+    """Each opponent of :func:`evaluate` with its player for game 0 (built now: a spec that is
+    not a player, a network that cannot be read or does not play the board and marble set, a
+    program that does not start or answer its name, fail here); ValueError naming the opponent,
+    or one player named twice (in any spelling: the engine's canonical specs are compared)."""
+    if isinstance(specs, str):
+        specs = [specs]
+    try:
+        listed = list(specs)
+    except TypeError:
+        raise TypeError(f"opponents must be player specs, not {specs!r}") from None
+    if not listed:
+        raise ValueError("opponents: name at least one player")
+    named: dict[str, str] = {}  # canonical spec: as written
+    for spec in listed:
+        if not isinstance(spec, str):
+            raise TypeError(f"opponents must be player specs (str), not {spec!r}")
+        try:
+            name = parse_player(spec)["name"]
+        except ValueError as e:
+            raise ValueError(f"opponent {spec!r}: {e}") from None
+        if name in named:
+            raise ValueError(
+                f"opponents name one player twice: {named[name]!r} and {spec!r} (both {name})"
+            )
+        named[name] = spec
+    built = []
+    for spec in listed:
+        try:
+            built.append((spec, player(spec, board, blitz, seed=match_player_seed(seed, 0, 1))))
+        except (ValueError, OSError) as e:
+            raise ValueError(f"opponent {spec!r}: {e}") from None
+    return built
 
 
 def evaluate(
@@ -142,9 +180,20 @@ def evaluate(
     (the policy's Elo difference over the opponent with its 95% interval, computed by the
     engine as ``zertz match`` computes it). ``observation`` is the kind the policy takes. A
     line per opponent goes to stderr (with the count of games as they end, on a terminal)
-    unless ``progress`` is False. ValueError for an answer
-    of the policy that is not a legal action."""
+    unless ``progress`` is False.
+
+    Everything is checked before the first game: the settings (by the engine's ranges of a
+    match), ``games`` at least 1, and every opponent (its spec, built once: a network read and
+    able to play the board and marble set, a ``cmd:`` program started and answering its name),
+    no player named twice in any spelling; ValueError or TypeError names the culprit, and no
+    game is played. Each side is given a copy of the game (a player's ``choose``) or the
+    observation and a copy of the mask (a policy), never the game being played; an answer that
+    is not a legal action is a ValueError naming its side (the policy, or the opponent's spec)
+    and the game. Ctrl-C (or a signal handler that raises, for SIGTERM) stops an engine
+    player's search at once."""
     kind = check_observation(observation)
+    if not (hasattr(policy, "choose") or callable(policy)):
+        raise TypeError(f"policy must be a callable or a player (choose(game)), not {policy!r}")
     # The engine's ranges of a match, in its words ("games: must be at most ..."); a match of
     # no games would evaluate nothing.
     match_config(
@@ -157,22 +206,21 @@ def evaluate(
     )
     if games < 1:
         raise ValueError(f"games: must be at least 1 to evaluate, not {games}")
-    specs: Sequence[str] = [opponents] if isinstance(opponents, str) else list(opponents)
     results = []
-    for spec in specs:
+    for spec, first in _opponents(opponents, board, blitz, seed):
         # A network loads once for the match (its searches are seeded as game 0's player B);
-        # the other players are built for each game, seeded as the match seeds them.
-        network = (
-            player(spec, board, blitz, seed=match_player_seed(seed, 0, 1))
-            if (parse_player(spec)["model"] is not None)
-            else None
-        )
+        # the other players are built for each game, seeded as the match seeds them (game 0's
+        # was built by the checks).
+        network = first if parse_player(spec)["model"] is not None else None
         wins = draws = losses = 0
         started = time.monotonic()
         # The count of each game on a terminal; the result line everywhere.
         live = progress and sys.stderr.isatty()
         for g in range(games):
-            opponent = network or player(spec, board, blitz, seed=match_player_seed(seed, g, 1))
+            if network is not None or g == 0:
+                opponent = network or first
+            else:
+                opponent = player(spec, board, blitz, seed=match_player_seed(seed, g, 1))
             game = match_opening(board, blitz, seed=seed, game=g, actions=opening_actions)
             policy_side = "P0" if g % 2 == 0 else "P1"
             actions = opening_actions  # the match's limit counts the opening's actions
@@ -180,7 +228,8 @@ def evaluate(
                 if game.to_play == policy_side:
                     action = policy_action(policy, game, kind, f"the policy (game {g})")
                 else:
-                    action = opponent.choose(game)
+                    who = f"the opponent {spec!r} (game {g})"
+                    action = policy_action(opponent, game, kind, who)
                 game.play(action)
                 actions += 1
             outcome = game.outcome
