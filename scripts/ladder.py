@@ -8,6 +8,13 @@ score.
     .venv/bin/python scripts/ladder.py --games 20
     .venv/bin/python scripts/ladder.py --players random greedy mcts:100 --games 40 --board 61
 
+Every argument and player is checked before the first game (the match settings by the engine's
+ranges, ``--games`` a positive even count, at least two players and none named twice in any
+spelling, each player built once for the board: a network read and able to play it, a ``cmd:``
+program started and answering its name); a wrong one is refused with one line (``error: ...``,
+status 2) and nothing is played. Of the default players, those that cannot play ``--board`` (the
+built-in network plays 37 rings) are left out with a note.
+
 Needs the engine (``zertz[train]``) for ``zertz.match``.
 """
 
@@ -18,10 +25,12 @@ import itertools
 import math
 import sys
 import time
+from typing import NoReturn
 
 import numpy as np
 
 import zertz
+from zertz.agents import player
 
 DEFAULT_PLAYERS = ["random", "greedy", "mcts:100", "alphabeta:2", "nn:builtin:32"]
 
@@ -61,29 +70,95 @@ def fit(
     return r, se
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--players", nargs="+", default=DEFAULT_PLAYERS)
-    p.add_argument("--games", type=int, default=20, help="games of each pair (even)")
-    p.add_argument("--board", type=int, default=37)
-    p.add_argument("--opening-actions", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=2)
-    args = p.parse_args()
-    players = args.players
-    results: dict[tuple[int, int], tuple[int, int, int]] = {}
-    started = time.monotonic()
-    pairs = list(itertools.combinations(range(len(players)), 2))
-    for n, (i, j) in enumerate(pairs, 1):
-        m = zertz.match(
-            players[i],
-            players[j],
+def one_line(message: str) -> str:
+    """``message`` on one line (a program's output may have several)."""
+    return " / ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
+def fail(message: str, status: int = 2) -> NoReturn:
+    print(f"error: {one_line(message)}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Parser(argparse.ArgumentParser):
+    """Refuses wrong arguments with one line (``error: ...``, status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(f"{message} (usage: ladder.py [--players SPEC ...] [--games EVEN] [--board RINGS])")
+
+
+def check(args: argparse.Namespace, defaults: bool) -> list[str]:
+    """The players of the ladder, each checked before any game (see the module's docs); exits
+    with one line for a wrong argument or player. Of the default players (``defaults``), one
+    that cannot play the board is left out with a note."""
+    try:
+        zertz.match_config(
             games=args.games,
             board=args.board,
             seed=args.seed,
             opening_actions=args.opening_actions,
             threads=args.threads,
         )
+    except (ValueError, TypeError) as e:
+        key, _, words = str(e).partition(":")
+        fail(f"--{key.replace('_', '-')}:{words}")
+    if args.games < 1 or args.games % 2:
+        fail(
+            f"--games must be a positive even count (each opening is played from both sides), "
+            f"not {args.games}"
+        )
+    named: dict[str, str] = {}  # canonical spec: as written
+    for spec in args.players:
+        try:
+            name = zertz.parse_player(spec)["name"]
+        except ValueError as e:
+            fail(f"--players: {e}")
+        if name in named:
+            fail(f"--players names one player twice: {named[name]!r} and {spec!r} (both {name})")
+        named[name] = spec
+    players = []
+    for spec in args.players:
+        try:
+            player(spec, args.board)
+        except (ValueError, OSError) as e:
+            if not defaults:
+                fail(f"--players: {spec!r} cannot play: {e}")
+            print(f"ladder: leaving out {spec} ({one_line(str(e))})", file=sys.stderr)
+            continue
+        players.append(spec)
+    if len(players) < 2:
+        fail(f"--players: a ladder needs at least two players, not {len(players)}")
+    return players
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = Parser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--players", nargs="+", default=DEFAULT_PLAYERS)
+    p.add_argument("--games", type=int, default=20, help="games of each pair (even)")
+    p.add_argument("--board", type=int, default=37)
+    p.add_argument("--opening-actions", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=2, help="games played at once (0: every core)")
+    args = p.parse_args(argv)
+    players = check(args, args.players is DEFAULT_PLAYERS)
+    results: dict[tuple[int, int], tuple[int, int, int]] = {}
+    started = time.monotonic()
+    pairs = list(itertools.combinations(range(len(players)), 2))
+    for n, (i, j) in enumerate(pairs, 1):
+        try:
+            m = zertz.match(
+                players[i],
+                players[j],
+                games=args.games,
+                board=args.board,
+                seed=args.seed,
+                opening_actions=args.opening_actions,
+                threads=args.threads,
+            )
+        except KeyboardInterrupt:
+            fail("stopped", 130)
+        except (ValueError, RuntimeError, OSError) as e:
+            fail(f"{players[i]} - {players[j]}: {e}", 1)
         results[(i, j)] = (m["wins"], m["draws"], m["losses"])
         print(
             f"[{n}/{len(pairs)}, {time.monotonic() - started:.0f} s] {players[i]} - "

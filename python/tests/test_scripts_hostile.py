@@ -430,3 +430,84 @@ def test_ship_network_opens_no_fifo(run: Path, tmp_path: Path, fifo: str) -> Non
     )
     assert proc.returncode == 2, proc
     one_error(proc.stderr, "is not a regular file")
+
+
+# ------------------------------------------------------------------------------------- ladder
+
+ladder = script("ladder")
+
+
+def run_ladder(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str, list[tuple[str, str]]]:
+    """ladder.py with ``args``, its matches a stand-in that records them: its status, stdout,
+    stderr and the pairs it played."""
+    played: list[tuple[str, str]] = []
+
+    def match(a: str, b: str, **settings: Any) -> dict[str, int]:
+        played.append((a, b))
+        return {"wins": settings["games"] // 2, "draws": 0, "losses": settings["games"] // 2}
+
+    monkeypatch.setattr(ladder.zertz, "match", match)
+    capsys.readouterr()
+    try:
+        ladder.main(list(args))
+        status = 0
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else 1
+    out, err = capsys.readouterr()
+    return status, out, err, played
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--games", "0"], "--games must be a positive even count"),
+        (["--games", "3"], "--games must be a positive even count"),
+        (["--games", "-2"], "--games: must not be negative"),
+        (["--games", "x"], "invalid int value: 'x'"),
+        (["--threads", "100000"], "--threads: must be at most"),
+        (["--threads", "-1"], "--threads: must not be negative"),
+        (["--board", "38"], "--board: no 38-ring board"),
+        (["--opening-actions", "-1"], "--opening-actions: must not be negative"),
+        (["--seed", "-1"], "--seed: must not be negative"),
+        (["--players", "random", "random"], "names one player twice"),
+        # One player in two spellings (the engine's canonical specs are compared).
+        (["--players", "random", "mcts:100", "MCTS: 100"], "'mcts:100' and 'MCTS: 100'"),
+        (["--players", "random"], "at least two players, not 1"),
+        (["--players", "random", "greedy", "mcts:0"], "bad player 'mcts:0'"),
+        (["--players", "random", "nn:/nonexistent"], "'nn:/nonexistent' cannot play"),
+        # Named by the user, the built-in network on a board it does not play is refused.
+        (["--players", "random", "nn:builtin", "--board", "61"], "'nn:builtin' cannot play"),
+        (["--players", "random", 'cmd:/bin/sh -c "exit 0"'], "ended before it answered"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_ladder_checks_every_argument_and_player_before_the_first_game(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    words: str,
+) -> None:
+    status, out, err, played = run_ladder(monkeypatch, capsys, *args)
+    assert status == 2
+    one_error(err, words)
+    assert played == [], "no match was played"
+    assert out == "", "no rating table"
+
+
+def test_ladder_leaves_out_the_default_players_that_cannot_play_the_board(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default players with ``--board 61``: the built-in network (37 rings only) is left
+    out with a note, the others play every pair."""
+    status, out, err, played = run_ladder(monkeypatch, capsys, "--board", "61", "--games", "2")
+    assert status == 0, err
+    left = [p for p in ladder.DEFAULT_PLAYERS if p.startswith("nn:builtin")]
+    assert left
+    kept = [p for p in ladder.DEFAULT_PLAYERS if p not in left]
+    assert f"ladder: leaving out {left[0]} (" in err
+    assert played == [(a, b) for i, a in enumerate(kept) for b in kept[i + 1 :]]
+    for name in kept:
+        assert f"| `{name}` |" in out
+    assert f"`{left[0]}`" not in out
