@@ -34,7 +34,7 @@ import zertz
 import zertz.__main__
 from zertz._zertz import Range, partial_owner
 from zertz.exported import average_networks, export, load_exported, read_metadata
-from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet
+from zertz.nn import AUX_PREFIX, MAX_PARAMETERS, NetConfig, ZertzNet, parameter_count
 from zertz.training import (
     Run,
     TrainConfig,
@@ -1149,3 +1149,115 @@ def test_the_eta_of_a_run_counts_its_iterations_not_its_pretraining(
     assert m is not None, line
     seconds = sum(int(x) * 60**i for i, x in enumerate(reversed(m[2].split(":"))))
     assert seconds < 3600, line
+
+
+# ------------------------------------------------------------------- the network's size, bounded
+
+#: Every size of ``[network]`` and its declared range: ``(field, range)``.
+NETWORK_SIZES = [(f.name, f.metadata["range"]) for f in dataclasses.fields(NetConfig)]
+
+
+def test_every_network_size_declares_its_range() -> None:
+    """A size added to NetConfig without a range fails here."""
+    assert [name for name, _ in NETWORK_SIZES] == [
+        "channels",
+        "blocks",
+        "policy_rank",
+        "value_channels",
+        "value_hidden",
+    ]
+    for _, values in NETWORK_SIZES:
+        assert isinstance(values, Range) and values.high is not None
+
+
+@pytest.mark.parametrize(("key", "values"), NETWORK_SIZES, ids=[k for k, _ in NETWORK_SIZES])
+def test_every_network_size_holds_at_its_ends(key: str, values: Range) -> None:
+    """A size at an end of its range is taken (with the others' defaults, within the parameter
+    bound), one just past it is refused with the engine's words for the range, before any
+    weight is allocated."""
+    assert values.contains(getattr(NetConfig(), key))
+    for value, taken in probes(values, integer=True):
+        text = f"[network]\n{key} = {value!r}\n"
+        if taken:
+            assert getattr(parse_config(text).network, key) == value
+        else:
+            message = f"network.{key} {values.reason('int')}, not {value!r}"
+            with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+                parse_config(text)
+
+
+def test_a_network_of_too_many_parameters_is_refused() -> None:
+    """``blocks = 100000`` allocated gigabytes and ``channels = 100000`` failed in libtorch's
+    allocator naming no key: both are refused by their ranges, and sizes within their ranges
+    that make too many parameters together by the count, which the error states."""
+    most = dict(NETWORK_SIZES)
+    for key in ("blocks", "channels"):
+        words = f"network.{key} {most[key].reason('int')}, not 100000"
+        with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
+            parse_config(f"[network]\n{key} = 100000\n")
+    big = "[network]\nchannels = 1024\nblocks = 100\n"
+    count = parameter_count(**{**dataclasses.asdict(NetConfig()), "channels": 1024, "blocks": 100})
+    words = (
+        f"network: 100 blocks of 1024 channels (policy_rank 8, value_channels 16, value_hidden "
+        f"64) make {count:,} parameters, more than the {MAX_PARAMETERS:,} a "
+        "network may have"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
+        parse_config(big)
+    # The same bound wherever a network's size is read (a checkpoint's, an export's).
+    with pytest.raises(ValueError, match="more than the"):
+        NetConfig(channels=1024, blocks=100)
+    # The presets are within it, and the largest sizes of KataGo's and AlphaZero's kind too.
+    for name in NetConfig.PRESETS:
+        assert NetConfig.preset(name).parameters() <= MAX_PARAMETERS
+    assert parse_config("[network]\nchannels = 256\nblocks = 40\n").network.blocks == 40
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        {},
+        {"channels": 8, "blocks": 1, "policy_rank": 2, "value_channels": 4, "value_hidden": 8},
+        {"channels": 1, "blocks": 1, "policy_rank": 1, "value_channels": 1, "value_hidden": 1},
+        {"channels": 24, "blocks": 2, "policy_rank": 5, "value_channels": 7, "value_hidden": 9},
+    ],
+)
+@pytest.mark.parametrize("board", [37, 61])
+def test_the_parameter_count_is_the_networks(sizes: dict[str, int], board: int) -> None:
+    """The bound's count (computed without building the network) is what torch counts."""
+    config = NetConfig(**sizes)
+    net = ZertzNet(config, boards=[board])
+    assert config.parameters() == sum(p.numel() for p in net.parameters())
+
+
+# ------------------------------------------------------------------ cmd: opponents, started early
+
+#: A ``cmd:`` opponent whose program answers ``name`` (and every other command with ``=``).
+ANSWERS_NAME = (
+    'cmd:sh -c "while read -r line; do case \\"$line\\" in '
+    "name) printf '= fake\\n\\n';; quit) exit;; *) printf '=\\n\\n';; esac; done\""
+)
+#: A ``cmd:`` opponent whose program exists but ends before it answers ``name``.
+ENDS_AT_ONCE = 'cmd:/bin/sh -c "exit 0"'
+
+
+def test_a_cmd_opponent_is_asked_its_name_when_the_run_takes_the_config(tmp_path: Path) -> None:
+    """A program that exists but does not answer ``name`` passed the config's check, trained an
+    iteration, and failed at the first evaluation: it is started and asked when the run folder
+    takes the config, and the run fails before training, in one line naming the opponent."""
+    from zertz.training.config import EvalSection, check_opponents
+
+    check_opponents(EvalSection(opponents=["random", ANSWERS_NAME]))
+    for section in (
+        EvalSection(opponents=[ENDS_AT_ONCE]),
+        EvalSection(final_opponents=["random", ENDS_AT_ONCE]),
+    ):
+        with pytest.raises(ValueError) as caught:
+            check_opponents(section)
+        said = str(caught.value)
+        assert said.startswith(f"evaluate: opponent {ENDS_AT_ONCE!r}: "), said
+        assert "ended before it answered 'name'" in said and "\n" not in said
+    opponents = json.dumps(["random", ENDS_AT_ONCE])
+    with pytest.raises(ValueError, match="ended before it answered 'name'"):
+        train(parse_config(tiny_text(evaluate__opponents=opponents)), tmp_path / "run")
+    assert not (tmp_path / "run" / "config.toml").exists(), "nothing was trained"

@@ -28,7 +28,7 @@ another board or marble set.
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from zertz._zertz import BOARDS, MARBLE_SETS, observation_shape, ring_cells
+from zertz._zertz import BOARDS, MARBLE_SETS, Range, observation_shape, ring_cells
 
 
 def marbles_of(blitz: bool) -> list[str]:
@@ -89,21 +89,68 @@ def check_finite(module: nn.Module, what: str) -> None:
         )
 
 
+#: The most parameters a network may have: 4e8 bytes of float32 weights, which training holds
+#: about four times (the gradients and AdamW's two moments). The ``large`` preset has 1.1e7.
+MAX_PARAMETERS = 100_000_000
+
+
+def parameter_count(
+    channels: int, blocks: int, policy_rank: int, value_channels: int, value_hidden: int
+) -> int:
+    """The count of :class:`ZertzNet`'s parameters at these sizes (:class:`NetConfig`'s: the
+    weights that training updates, the auxiliary head's included; the same on every board),
+    computed without building it."""
+    shapes = [observation_shape(b) for b in BOARDS]
+    planes = max(planes for (planes, _, _), _ in shapes)
+    globals_ = max(globals_ for _, globals_ in shapes)
+    c, r = channels, policy_rank
+    vc, vh = value_channels, value_hidden
+    stem = 9 * planes * c + (globals_ * c + c) + 2 * c  # conv, globals, batch norm
+    # Two 3x3 convolutions, two batch norms and the pooling's linear layer.
+    block = 2 * 9 * c * c + 2 * 2 * c + (2 * c * c + c)
+    policy = (
+        (c * c + c)  # ring
+        + (3 * c + 3)  # colour
+        + (c + 1)  # remove
+        + 1  # no_removal
+        + 2 * (c * r + r)  # query, key
+        + (6 * c + 6)  # hop
+        + (2 * c + 1)  # pass_
+    )
+    value = (
+        c * vc  # value_conv
+        + 2 * vc  # value_bn
+        + ((2 * vc + globals_) * vh + vh)  # value_fc1
+        + (vh + 1)  # value_fc2
+        + (6 * vh + 6)  # captures
+    )
+    return stem + blocks * block + policy + value
+
+
+def _size(default: int, most: int) -> Any:
+    """A size of :class:`NetConfig`: an integer from 1 to ``most`` (the engine's
+    :class:`~zertz.Range`, whose words the error takes)."""
+    return field(default=default, metadata={"range": Range.between(1, most)})
+
+
 @dataclass(frozen=True)
 class NetConfig:
     """Size of the network. Presets: ``tiny`` (trains on two CPU cores), ``small``, ``medium``,
-    ``large`` (for a GPU)."""
+    ``large`` (for a GPU). Every size is an integer within its declared range (``range`` in
+    the field's metadata), and together they make at most :data:`MAX_PARAMETERS` parameters
+    (:meth:`parameters`): ValueError names the key, or the sizes and the count, when the config
+    is made, before any weight is allocated."""
 
     #: Channels of the residual trunk.
-    channels: int = 32
+    channels: int = _size(32, 1024)
     #: Residual blocks (each with a global-pooling bias, as in KataGo).
-    blocks: int = 3
+    blocks: int = _size(3, 100)
     #: Rank of the placement/removal interaction of the policy head.
-    policy_rank: int = 8
+    policy_rank: int = _size(8, 1024)
     #: Channels of the value head before pooling.
-    value_channels: int = 16
+    value_channels: int = _size(16, 1024)
     #: Hidden units of the value head.
-    value_hidden: int = 64
+    value_hidden: int = _size(64, 4096)
 
     #: The named sizes, by name: ``(channels, blocks)``.
     SIZES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType(
@@ -111,6 +158,32 @@ class NetConfig:
     )
     #: The names of the sizes, smallest first.
     PRESETS: ClassVar[tuple[str, ...]] = tuple(SIZES)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ValueError(f"network.{f.name} must be a positive integer, not {v!r}")
+            values: Range = f.metadata["range"]
+            if not values.contains(v):
+                raise ValueError(f"network.{f.name} {values.reason('int')}, not {v!r}")
+        if (count := self.parameters()) > MAX_PARAMETERS:
+            raise ValueError(
+                f"network: {self.blocks} blocks of {self.channels} channels (policy_rank "
+                f"{self.policy_rank}, value_channels {self.value_channels}, value_hidden "
+                f"{self.value_hidden}) make {count:,} parameters, more than the "
+                f"{MAX_PARAMETERS:,} a network may have"
+            )
+
+    def parameters(self) -> int:
+        """The count of :class:`ZertzNet`'s parameters at this size: :func:`parameter_count`.
+
+        >>> NetConfig.preset("tiny").parameters() == sum(
+        ...     p.numel() for p in ZertzNet(NetConfig.preset("tiny"), boards=[37]).parameters()
+        ... )
+        True
+        """
+        return parameter_count(**asdict(self))
 
     @staticmethod
     def preset(name: str) -> "NetConfig":
@@ -136,11 +209,7 @@ class NetConfig:
         unknown = sorted(set(d) - known)
         if unknown:
             raise ValueError(f"unknown network keys {unknown}: expected preset or {sorted(known)}")
-        values = {**asdict(base), **d}
-        for k, v in values.items():
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"network.{k} must be a positive integer, not {v!r}")
-        return NetConfig(**values)
+        return NetConfig(**{**asdict(base), **d})
 
 
 #: The auxiliary head's weights (``captures.weight``, ``captures.bias``): training only, absent

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zertz._zertz import BOARDS, MAX_MATCH_GAMES, Range, parse_player, selfplay_config
+from zertz._zertz import (
+    BOARDS,
+    MAX_MATCH_GAMES,
+    Player,
+    Range,
+    parse_player,
+    selfplay_config,
+)
 from zertz.nn import NetConfig
 from zertz.training.layout import opponent_tag
 from zertz_engine import BUILTIN_MODEL, check_device
@@ -414,10 +421,12 @@ def check_plays(opp: str, model: str, run: RunSection) -> None:
 def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
     """Every opponent is a player spec of the engine's grammar, a network's file exists (or it
     is the built-in network, ``nn:builtin``) and plays the ``run``'s board and marble set (when
-    one is given), a ``cmd:`` player's program can be started (on
-    the PATH, or an executable file), and no evaluation names one player twice (two spellings
-    of one, ``mcts:10`` and ``mcts: 10``, or two that would write one match file): checked
-    when a run folder takes the config, not when the first evaluation plays."""
+    one is given), a ``cmd:`` player's program can be started (on the PATH, or an executable
+    file) and answers its name (it is started, asked, and ended), and no evaluation names one
+    player twice (two spellings of one, ``mcts:10`` and ``mcts: 10``, or two that would write
+    one match file): checked when a run folder takes the config, not when the first evaluation
+    plays. The programs are started last, once each, when everything else holds."""
+    programs: list[str] = []
     for key in ("opponents", "final_opponents"):
         players: dict[str, str] = {}  # canonical spec: as written
         tags: dict[str, str] = {}  # match file's tag: as written
@@ -438,6 +447,8 @@ def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
                         f"evaluate: opponent {opp!r}: no program {program!r} (neither on the "
                         "PATH nor an executable file)"
                     )
+                if opp not in programs:
+                    programs.append(opp)
             if name in players:
                 raise ValueError(
                     f"evaluate.{key} names one player twice: {players[name]!r} and {opp!r} "
@@ -450,3 +461,10 @@ def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
                     f"file (matches/iter-N-{tag}.jsonl): spell one otherwise"
                 )
             players[name], tags[tag] = opp, opp
+    for opp in programs:
+        # The engine's player starts the program and asks its name (within the engine's answer
+        # time), as a match will; dropping it ends the program.
+        try:
+            Player(opp)
+        except (ValueError, RuntimeError, OSError) as err:
+            raise ValueError(f"evaluate: opponent {opp!r}: {err}") from None
