@@ -1,10 +1,15 @@
 //! `zertz.episode.Episode`: one game under the rules of an episode, the engine's own
-//! (`zertz_vecenv::Episode`, which the `VecEnv` runs for each game of its batch). The Gymnasium
-//! and PettingZoo environments wrap it.
+//! (`zertz_vecenv::Episode`, which the `VecEnv` runs for each game of its batch), against an
+//! opponent written in Python or between two players. The Gymnasium and PettingZoo
+//! environments wrap it.
+
+use pyo3::exceptions::PyValueError;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use pyo3::prelude::*;
-use zertz_env::{Board, Game, MarbleSet, Position, Variant};
-use zertz_vecenv::{Episode, EpisodeOver, Step};
+use pyo3::{PyTraverseError, PyVisit};
+use zertz_env::{Action, Board, Game, MarbleSet, Player, Position, Variant};
+use zertz_vecenv::{Episode, Step, StepError};
 
 use crate::args::{BoardArg, IndexArg, IntArg};
 use crate::error::{Error, guard, parse_player, player_name};
@@ -18,6 +23,8 @@ use crate::game::PyGame;
 #[derive(Clone, Debug)]
 pub struct PyStep {
     step: Step,
+    /// The opponent's actions that answered this step, as indices.
+    opponent_actions: Vec<usize>,
 }
 
 #[pymethods]
@@ -52,6 +59,13 @@ impl PyStep {
         self.step.illegal
     }
 
+    /// The opponent's actions (indices) that answered the learner's action, in order: its
+    /// whole turn (empty without an opponent, and when the step ended the game).
+    #[getter]
+    fn opponent_actions(&self) -> Vec<usize> {
+        self.opponent_actions.clone()
+    }
+
     /// The reward of `player` ("P0" or "P1").
     fn reward(&self, player: &str) -> Result<f32, Error> {
         Ok(self.step.rewards[parse_player(player)?.index()])
@@ -78,12 +92,104 @@ impl PyStep {
 /// repetition); after `max_steps` actions a game that goes on is truncated (rewards 0); an
 /// action of the action space that is not legal forfeits the game (terminated, -1 to its player,
 /// +1 to the other; not played); an index outside the action space is no action (ValueError).
+///
+/// With an opponent (`set_opponent`), a step is the learner's action and the opponent's whole
+/// turn after it; an opponent that raises or answers an action that is not legal ends the
+/// episode without a result (its exception comes through as itself; an illegal answer is a
+/// ValueError), and every later step raises RuntimeError, naming that failure, until
+/// `restart`. An opponent cannot call the episode it plays in (RuntimeError): it is given a
+/// copy of the game.
 #[pyclass(name = "Episode", module = "zertz")]
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct PyEpisode {
+    /// Locked by each call, so that a call made while another runs (an opponent that calls its
+    /// own episode) is refused, not waited for.
+    state: Mutex<State>,
+}
+
+/// What an episode's calls read and play.
+#[derive(Debug)]
+struct State {
     episode: Episode,
     /// The same game with its moves, for `game` (it plays every action the episode plays).
     game: Game,
+    /// The opponent, `opponent(game) -> action index`, and the side it plays against.
+    opponent: Option<(Py<PyAny>, Player)>,
+}
+
+/// The error of a call made while the episode is in a step: from its own opponent.
+fn busy() -> Error {
+    Error::Busy(
+        "the episode is in a step: an opponent cannot step or restart the episode it plays in \
+         (nor read it: it is given a copy of the game)"
+            .to_string(),
+    )
+}
+
+/// A step the episode refused: over (ValueError), or failed (RuntimeError, naming why).
+fn refused(e: StepError) -> Error {
+    match e {
+        StepError::Over => Error::Shape(e.to_string()),
+        StepError::Failed(_) => Error::Busy(e.to_string()),
+    }
+}
+
+impl PyEpisode {
+    /// The state, locked; [`busy`] while a call (a step) holds it.
+    fn state(&self) -> Result<MutexGuard<'_, State>, Error> {
+        match self.state.try_lock() {
+            Ok(state) => Ok(state),
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(busy()),
+        }
+    }
+
+    /// Plays the opponent's turn in `state`, if there is an opponent and it is to move: the
+    /// actions it played, and the step of the last one. Its exception is returned as itself.
+    fn opponent_turn(
+        py: Python<'_>,
+        state: &mut State,
+    ) -> Result<(Vec<usize>, Option<Step>), Error> {
+        let State { episode, game, opponent } = state;
+        let Some((opponent, learner)) = opponent else { return Ok((Vec::new(), None)) };
+        let space = episode.position().action_space();
+        let game_now = &*game;
+        let mut raised: Option<PyErr> = None;
+        let mut ask = |_: &Position, so_far: &[Action]| -> zertz_vecenv::Answer {
+            let mut copy = game_now.clone();
+            for a in so_far {
+                copy.play_action(a).map_err(|e| e.to_string())?;
+            }
+            let answer = opponent
+                .call1(py, (PyGame::from_game(copy),))
+                .and_then(|a| a.extract::<IndexArg>(py).map_err(PyErr::from))
+                .and_then(|index| {
+                    let (_, action) = index
+                        .decode(&space)
+                        .map_err(|e| PyValueError::new_err(format!("the opponent answered {e}")))?;
+                    Ok(action)
+                });
+            match answer {
+                Ok(action) => Ok(action),
+                Err(e) => {
+                    let message = e.to_string();
+                    raised.get_or_insert(e);
+                    Err(message)
+                }
+            }
+        };
+        let turn = episode.opponent_turn(*learner, &mut ask);
+        let turn = match (turn, raised) {
+            (Ok(turn), _) => turn,
+            (Err(_), Some(e)) => return Err(Error::Python(e)),
+            (Err(StepError::Failed(reason)), None) => return Err(Error::Shape(reason)),
+            (Err(e), None) => return Err(refused(e)),
+        };
+        for a in &turn.actions {
+            game.play_action(a)?;
+        }
+        Ok((turn.actions.iter().map(|a| space.index(a)).collect(), turn.last))
+    }
 }
 
 #[pymethods]
@@ -107,73 +213,143 @@ impl PyEpisode {
                 ))
             })?;
             let start = Position::new(Variant::of_blitz(board.0, blitz), parse_player(first)?);
-            Ok(PyEpisode {
-                episode: Episode::new(start, max_steps),
-                game: Game::from_position(start),
-            })
+            let (episode, game) = (Episode::new(start, max_steps), Game::from_position(start));
+            let state = State { episode, game, opponent: None };
+            Ok(PyEpisode { state: Mutex::new(state) })
         })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // (Not while a step holds the state: the collector then does not see its opponent, as
+        // it sees no borrowed object's references.)
+        if let Ok(state) = self.state.try_lock()
+            && let Some((opponent, _)) = &state.opponent
+        {
+            visit.call(opponent)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.state.get_mut().unwrap_or_else(|p| p.into_inner()).opponent = None;
     }
 
     /// The game of the episode, with its moves: a copy (playing on it leaves the episode as it
     /// is).
     #[getter]
-    fn game(&self) -> PyGame {
-        PyGame::from_game(self.game.clone())
+    fn game(&self) -> Result<PyGame, Error> {
+        Ok(PyGame::from_game(self.state()?.game.clone()))
     }
 
     /// The step limit.
     #[getter]
-    fn max_steps(&self) -> u32 {
-        self.episode.max_steps()
+    fn max_steps(&self) -> Result<u32, Error> {
+        Ok(self.state()?.episode.max_steps())
     }
 
     /// Actions played.
     #[getter]
-    fn steps(&self) -> u32 {
-        self.episode.steps()
+    fn steps(&self) -> Result<u32, Error> {
+        Ok(self.state()?.episode.steps())
     }
 
-    /// Whether the episode has ended: by the rules, by forfeit or by the step limit.
+    /// Whether the episode has ended: by the rules, by forfeit, by the step limit, or by a
+    /// failure of its opponent.
     #[getter]
-    fn is_over(&self) -> bool {
-        self.episode.is_over()
+    fn is_over(&self) -> Result<bool, Error> {
+        Ok(self.state()?.episode.is_over())
     }
 
     /// Whether an illegal action ended it.
     #[getter]
-    fn forfeited(&self) -> bool {
-        self.episode.forfeited()
+    fn forfeited(&self) -> Result<bool, Error> {
+        Ok(self.state()?.episode.forfeited())
     }
 
     /// Whether the step limit ended it.
     #[getter]
-    fn truncated(&self) -> bool {
-        self.episode.truncated()
+    fn truncated(&self) -> Result<bool, Error> {
+        Ok(self.state()?.episode.truncated())
     }
 
-    /// Plays `action` (an index of the action space) for the player to move. ValueError for an
-    /// index outside the action space, and once the episode is over.
-    fn step(&mut self, action: IndexArg) -> Result<PyStep, Error> {
-        guard(|| {
-            let (_, a) = action.decode(&self.episode.position().action_space())?;
-            let step =
-                self.episode.step(&a).map_err(|e: EpisodeOver| Error::Shape(e.to_string()))?;
-            if !step.illegal {
-                self.game.play_action(&a)?;
+    /// Why the episode ended without a result (its opponent failed), or None.
+    #[getter]
+    fn failure(&self) -> Result<Option<String>, Error> {
+        Ok(self.state()?.episode.failure().map(str::to_string))
+    }
+
+    /// Plays the side that is not `learner`'s ("P0" or "P1") with `opponent`, a callable
+    /// `opponent(game) -> action index` given a copy of the game where it is to move (None: two
+    /// players again), from the next step or restart on.
+    #[pyo3(signature = (opponent, learner = "P0"))]
+    fn set_opponent(&self, opponent: Option<Bound<'_, PyAny>>, learner: &str) -> Result<(), Error> {
+        let mut state = self.state()?;
+        let learner = parse_player(learner)?;
+        state.opponent = match opponent.filter(|o| !o.is_none()) {
+            None => None,
+            Some(o) if o.is_callable() => Some((o.unbind(), learner)),
+            Some(o) => {
+                return Err(Error::Type(format!(
+                    "opponent must be a callable opponent(game) -> action, or None, not {}",
+                    o.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
+                )));
             }
-            Ok(PyStep { step })
+        };
+        Ok(())
+    }
+
+    /// Starts the episode again from the start, `first` ("P0" or "P1") to move, and plays the
+    /// opponent's first turn where it begins; the opponent's actions (indices). The episode is
+    /// whole again after a failure.
+    #[pyo3(signature = (first = "P0"))]
+    fn restart(&self, py: Python<'_>, first: &str) -> Result<Vec<usize>, Error> {
+        let mut state = self.state()?;
+        let start = Position::new(state.episode.position().variant(), parse_player(first)?);
+        state.episode.restart(start);
+        state.game = Game::from_position(start);
+        Ok(PyEpisode::opponent_turn(py, &mut state)?.0)
+    }
+
+    /// Plays `action` (an index of the action space) for the player to move, and then the
+    /// opponent's turn, if there is an opponent: the step says what the action did with the
+    /// rewards and the end of the whole turn, and the opponent's actions. ValueError for an
+    /// index outside the action space, once the episode is over, and when it is the
+    /// opponent's turn; RuntimeError once its opponent failed.
+    fn step(&self, py: Python<'_>, action: IndexArg) -> Result<PyStep, Error> {
+        let mut state = self.state()?;
+        guard(|| {
+            let state = &mut *state;
+            if let Some(reason) = state.episode.failure() {
+                return Err(refused(StepError::Failed(reason.to_string())));
+            }
+            if let Some((_, learner)) = state.opponent
+                && state.episode.opponent_to_move(learner)
+            {
+                return Err(Error::Shape(format!(
+                    "it is the opponent's turn ({}), not the learner's: restart the episode",
+                    player_name(state.episode.position().turn())
+                )));
+            }
+            let (_, a) = action.decode(&state.episode.position().action_space())?;
+            let step = state.episode.step(&a).map_err(refused)?;
+            if !step.illegal {
+                state.game.play_action(&a)?;
+            }
+            let (opponent_actions, last) = PyEpisode::opponent_turn(py, state)?;
+            Ok(PyStep { step: step.then(last), opponent_actions })
         })
     }
 
-    fn __repr__(&self) -> String {
-        let pos = self.episode.position();
-        format!(
+    fn __repr__(&self) -> Result<String, Error> {
+        let state = self.state()?;
+        let (episode, pos) = (&state.episode, state.episode.position());
+        Ok(format!(
             "Episode(board={}, blitz={}, steps={}, max_steps={}, is_over={})",
             pos.board().rings(),
             if pos.variant().marbles == MarbleSet::Blitz { "True" } else { "False" },
-            self.episode.steps(),
-            self.episode.max_steps(),
-            if self.episode.is_over() { "True" } else { "False" }
-        )
+            episode.steps(),
+            episode.max_steps(),
+            if episode.is_over() { "True" } else { "False" }
+        ))
     }
 }

@@ -83,6 +83,9 @@ mod _zertz {
     #[pymodule_export]
     const DEFAULT_MAX_STEPS: u32 = zertz_vecenv::DEFAULT_MAX_STEPS;
 
+    #[pymodule_export]
+    const VECENV_MAX_BYTES: usize = zertz_vecenv::DEFAULT_MAX_BYTES;
+
     /// The version of the shard format (`zertz.load_shards`) that this engine writes.
     #[pymodule_export]
     const SHARD_FORMAT_VERSION: i32 = zertz_selfplay::shard::SHARD_FORMAT_VERSION;

@@ -3,48 +3,75 @@
 //! Every call returns new numpy arrays that Rust fills directly (no copy), with the GIL released
 //! while the games are played and encoded.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+
 use numpy::{
     AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArray4, PyArrayDescrMethods, PyArrayLike1,
     PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use pyo3::{PyTraverseError, PyVisit};
 use zertz_arena::{Bot, Models};
-use zertz_env::{Action, MarbleSet, Player, Position};
+use zertz_env::encode::Shape;
+use zertz_env::{Action, ActionSpace, MarbleSet, Player, Position};
+use zertz_pycommon::evaluators::Raised;
+use zertz_pycommon::opponents::PyBatchOpponent;
+use zertz_pycommon::signals::run_detached;
 use zertz_vecenv::{Buffers, Config, FirstPlayer, Opponent, VecEnv};
 
 use crate::args::{BoardArg, IntArg};
 use crate::error::{Error, guard};
 use crate::game::PyGame;
 
-/// An engine player as the opponent of one game.
-struct BotOpponent(Box<dyn Bot>);
+/// An engine player as the opponent of one game, keeping at most `kept` bytes between its
+/// decisions (its search tree or table; more is released after the decision).
+struct BotOpponent {
+    bot: Box<dyn Bot>,
+    kept: usize,
+}
 
 impl Opponent for BotOpponent {
     fn act(&mut self, pos: &Position) -> Result<Action, String> {
-        self.0.choose(pos).map_err(|e| e.to_string())
+        let action = self.bot.choose(pos).map_err(|e| e.to_string());
+        if self.bot.kept_bytes() > self.kept {
+            self.bot.release_memory();
+        }
+        action
     }
 }
 
 /// One opponent per game from `spec` (each seeded as player B of game `i` of a match seeded
-/// `seed`); networks' players and programs are refused.
-fn opponents(spec: &str, n: usize, seed: u64) -> Result<Vec<Box<dyn Opponent>>, Error> {
+/// `seed`, its searches ended by `stop`, keeping its share of `max_bytes` between decisions);
+/// networks' players and programs are refused. Whether they search.
+fn opponents(
+    spec: &str,
+    n: usize,
+    seed: u64,
+    stop: &Arc<AtomicBool>,
+    max_bytes: usize,
+) -> Result<(Vec<Box<dyn Opponent>>, bool), Error> {
     let parsed = zertz_pycommon::players::parse_spec(spec)?;
     if parsed.network().is_some() || parsed.command().is_some() {
         return Err(Error::Shape(format!(
             "opponent {spec:?}: the vector environment's opponents are the engine's players \
-             without a network or a program (random, greedy, mcts:N, uniform:N, alphabeta[:D]); \
-             a network's plays in a single game (zertz.gymnasium.ZertzEnv)"
+             without a network or a program (random, greedy, mcts:N, uniform:N, alphabeta[:D]), \
+             or a batched Python policy; a network's plays in a single game \
+             (zertz.gymnasium.ZertzEnv)"
         )));
     }
-    (0..n)
+    let kept = max_bytes / n;
+    let bots = (0..n)
         .map(|i| {
             let seed = zertz_arena::matches::player_seed(seed, i, 1);
-            let bot =
+            let mut bot =
                 parsed.build(seed, &Models::new()).map_err(|e| Error::Shape(e.to_string()))?;
-            Ok(Box::new(BotOpponent(bot)) as Box<dyn Opponent>)
+            bot.set_stop(stop.clone());
+            Ok(Box::new(BotOpponent { bot, kept }) as Box<dyn Opponent>)
         })
-        .collect()
+        .collect::<Result<_, Error>>()?;
+    Ok((bots, parsed.searches()))
 }
 
 /// The arrays of one call, allocated by numpy and filled by Rust.
@@ -88,12 +115,8 @@ impl<'py> Arrays<'py> {
         })
     }
 
-    /// Runs `f` on mutable views of every array, with the GIL released.
-    fn fill(
-        &self,
-        py: Python<'py>,
-        f: impl FnOnce(&mut Buffers<'_>) -> Result<(), zertz_vecenv::Error> + Send,
-    ) -> Result<(), Error> {
+    /// Runs `f` on mutable views of every array, as `run` runs it (with the GIL released).
+    fn fill(&self, run: impl FnOnce(&mut Buffers<'_>) -> Result<(), Error>) -> Result<(), Error> {
         let mut planes = self.planes.readwrite();
         let mut globals = self.globals.readwrite();
         let mut mask = self.mask.readwrite();
@@ -110,8 +133,7 @@ impl<'py> Arrays<'py> {
             terminated: terminated.as_slice_mut().map_err(contiguous)?,
             truncated: truncated.as_slice_mut().map_err(contiguous)?,
         };
-        py.detach(|| f(&mut buffers))?;
-        Ok(())
+        run(&mut buffers)
     }
 
     fn observation(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -164,27 +186,73 @@ type StepResult<'py> = (
 /// terminations and truncations. Every call returns new arrays. The rules of an episode are those
 /// of every front end (docs/vecenv.md).
 ///
-/// With `opponent` (the spec of a player without a network or a program, in the grammar of
-/// `zertz.PLAYER_SPECS`: `greedy`, `mcts:200`), it is a single-agent environment: the learner is
-/// P0 in every game, and the opponent, P1, plays its whole turn inside each step (and its first
-/// turn at a reset or restart, in the games it begins: `first_player` says who begins). The
-/// observations, masks and `to_play` are then always P0's, and the rewards of the step that ends
-/// a game hold its result, whoever's action ended it.
+/// With `opponent`, it is a single-agent environment: the learner is P0 in every game, and the
+/// opponent, P1, plays its whole turn inside each step (and its first turn at a reset or
+/// restart, in the games it begins: `first_player` says who begins). The observations, masks
+/// and `to_play` are then always P0's, and the rewards of the step that ends a game hold its
+/// result, whoever's action ended it. The opponent is the spec of a player without a network or
+/// a program, in the grammar of `zertz.PLAYER_SPECS` (`greedy`, `mcts:200`: one per game, played
+/// in Rust, keeping `max_bytes` between their decisions together), or a batched Python policy
+/// `opponent(observations, masks) -> actions`, given the observations and masks of the games
+/// where it is to move and answering one action index for each.
+///
+/// An opponent that raises or answers an action that is not legal fails the step: its
+/// exception comes through as itself (the answer's error is a RuntimeError naming the game),
+/// and every later step raises RuntimeError, naming that failure, until `reset`. So does a step
+/// interrupted by Ctrl-C (its searches end at once). An opponent cannot call the environment
+/// it plays in (RuntimeError): it is given what it needs.
+///
+/// The arrays of one step are bounded in memory: a batch whose arrays need more than
+/// `max_bytes` (default `zertz.VECENV_MAX_BYTES`) is refused, saying how much it needs.
 #[pyclass(name = "VecEnv", module = "zertz")]
 #[derive(Debug)]
 pub struct PyVecEnv {
-    env: VecEnv,
+    /// The batch; locked by each call that reads or plays it, so that a call made while
+    /// another runs (an opponent that calls its own environment) is refused, not waited for.
+    env: Mutex<VecEnv>,
+    /// Its settings, which no call changes (read without the lock).
+    config: Config,
+    /// Its worker threads.
+    threads: usize,
+    /// The stop its opponents' searches look at (Ctrl-C during a step).
+    stop: Arc<AtomicBool>,
+    /// Whether its opponents search: then a step looks for Ctrl-C while they think.
+    searches: bool,
+    /// The first exception a Python opponent raised, to raise again where its step returns.
+    raised: Raised,
+    /// The Python opponent, which the batch holds too: for Python's garbage collector, which
+    /// must see it (an opponent may hold the environment, as the learner's own policy does).
+    callable: Option<Py<PyAny>>,
+}
+
+/// The error of a call made while the environment is in a step: from its own opponent (or
+/// another thread).
+fn busy() -> Error {
+    Error::Busy(
+        "the environment is in a step: an opponent cannot step or reset the environment it \
+         plays in (nor read it: it is given what it needs)"
+            .to_string(),
+    )
 }
 
 impl PyVecEnv {
+    /// The batch, locked; [`busy`] while a call (a step) holds it.
+    fn env(&self) -> Result<MutexGuard<'_, VecEnv>, Error> {
+        match self.env.try_lock() {
+            Ok(env) => Ok(env),
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(busy()),
+        }
+    }
+
     /// Reads `actions` (an integer array-like of length N) as action indices.
     fn action_indices(
         &self,
         py: Python<'_>,
         actions: &Bound<'_, PyAny>,
     ) -> Result<Vec<u32>, Error> {
-        let n = self.env.num_envs();
-        let size = self.env.action_space().len();
+        let n = self.config.num_envs;
+        let size = ActionSpace::new(self.config.board).len();
         let array = py.import("numpy")?.call_method1("asarray", (actions,))?;
         let array = array.cast::<PyUntypedArray>().map_err(|e| Error::Type(e.to_string()))?;
         let kind = array.dtype().kind();
@@ -214,19 +282,49 @@ impl PyVecEnv {
         }
         Ok(out)
     }
+
+    /// Runs `f` on the batch as a step runs: with the GIL released, and where the opponents
+    /// search, on a thread of its own while this one looks for Ctrl-C, which ends their
+    /// searches and leaves the batch needing a reset (its caller never sees that step). A
+    /// Python opponent's exception comes back as itself.
+    fn run(
+        &self,
+        py: Python<'_>,
+        env: &mut VecEnv,
+        f: impl FnOnce(&mut VecEnv) -> Result<(), zertz_vecenv::Error> + Send,
+    ) -> Result<(), Error> {
+        self.raised.take();
+        let result = if self.searches {
+            self.stop.store(false, Ordering::Relaxed);
+            let (result, signal) = run_detached(py, &self.stop, || Ok(f(&mut *env)?));
+            if let Some(e) = signal {
+                let name =
+                    e.get_type(py).name().map_or_else(|_| "a signal".into(), |n| n.to_string());
+                env.fail(format!("a step was interrupted ({name}) before it returned"));
+                return Err(Error::Python(e));
+            }
+            result
+        } else {
+            py.detach(|| guard(|| Ok(f(env)?)))
+        };
+        result.map_err(|e| self.raised.or(e))
+    }
 }
 
 #[pymethods]
 impl PyVecEnv {
     /// `first_player` is "random" (default), "P0" or "P1"; `threads=0` uses every core;
-    /// `max_steps` truncates a game after that many actions (0: never).
+    /// `max_steps` truncates a game after that many actions (0: never); `opponent` is a spec or
+    /// a batched policy (see the class docs); `max_bytes` bounds a step's arrays.
     #[new]
     #[pyo3(
         signature = (num_envs, board=BoardArg(zertz_env::Board::R37), blitz=false, *, threads=0,
                      max_steps=zertz_vecenv::DEFAULT_MAX_STEPS, first_player="random",
-                     opening_plies=0, seed=0, opponent=None),
+                     opening_plies=0, seed=0, opponent=None,
+                     max_bytes=zertz_vecenv::DEFAULT_MAX_BYTES),
         text_signature = "(num_envs, board=37, blitz=False, *, threads=0, max_steps=1000, \
-                          first_player='random', opening_plies=0, seed=0, opponent=None)"
+                          first_player='random', opening_plies=0, seed=0, opponent=None, \
+                          max_bytes=1073741824)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -239,7 +337,8 @@ impl PyVecEnv {
         first_player: &str,
         opening_plies: u32,
         seed: u64,
-        opponent: Option<&str>,
+        opponent: Option<&Bound<'_, PyAny>>,
+        max_bytes: usize,
     ) -> Result<PyVecEnv, Error> {
         let first_player: FirstPlayer = first_player.parse()?;
         let config = Config {
@@ -251,68 +350,107 @@ impl PyVecEnv {
             first_player,
             opening_plies,
             seed,
+            max_bytes,
         };
-        let env = py.detach(|| {
+        let opponent = opponent.filter(|o| !o.is_none());
+        let spec = opponent.and_then(|o| o.extract::<String>().ok());
+        let callable = match opponent {
+            Some(o) if spec.is_none() && o.is_callable() => Some(o.clone().unbind()),
+            Some(o) if spec.is_none() => {
+                return Err(Error::Type(format!(
+                    "opponent must be an engine player's spec, a batched policy or None, not \
+                     an object of type {}",
+                    o.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
+                )));
+            }
+            _ => None,
+        };
+        let (stop, raised) = (Arc::new(AtomicBool::new(false)), Raised::default());
+        let (mut env, searches) = py.detach(|| {
             guard(|| {
                 let mut env = VecEnv::new(config)?;
-                if let Some(spec) = opponent {
-                    env.set_opponents(opponents(spec, num_envs, seed)?, Player::P0)?;
+                let mut searches = false;
+                if let Some(spec) = &spec {
+                    let (bots, search) = opponents(spec, num_envs, seed, &stop, max_bytes)?;
+                    env.set_opponents(bots, Player::P0)?;
+                    searches = search;
                 }
-                Ok(env)
+                Ok((env, searches))
             })
         })?;
-        Ok(PyVecEnv { env })
+        if let Some(callable) = &callable {
+            let opponent = PyBatchOpponent::new(callable.clone_ref(py), board.0, raised.clone());
+            env.set_batch_opponent(Box::new(opponent), Player::P0);
+        }
+        let (config, threads) = (env.config().clone(), env.threads());
+        Ok(PyVecEnv { env: Mutex::new(env), config, threads, stop, searches, raised, callable })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(callable) = &self.callable {
+            visit.call(callable)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        if self.callable.take().is_some() {
+            self.env.get_mut().unwrap_or_else(|p| p.into_inner()).clear_opponents();
+        }
+    }
+
+    /// Why the environment needs a reset (its opponent failed, or a step was interrupted), or
+    /// None.
+    #[getter]
+    fn failure(&self) -> Result<Option<String>, Error> {
+        Ok(self.env()?.failure().map(str::to_string))
     }
 
     /// Number of games `N`.
     #[getter]
     fn num_envs(&self) -> usize {
-        self.env.num_envs()
+        self.config.num_envs
     }
 
     /// Board size in rings.
     #[getter]
     fn board(&self) -> usize {
-        self.env.config().board.rings()
+        self.config.board.rings()
     }
 
     /// Whether the games use the blitz marble set.
     #[getter]
     fn blitz(&self) -> bool {
-        self.env.config().marbles == MarbleSet::Blitz
+        self.config.marbles == MarbleSet::Blitz
     }
 
     /// Worker threads.
     #[getter]
     fn threads(&self) -> usize {
-        self.env.threads()
+        self.threads
     }
 
     /// Number of action indices `A`.
     #[getter]
     fn action_space_size(&self) -> usize {
-        self.env.action_space().len()
+        ActionSpace::new(self.config.board).len()
     }
 
     /// `((C, H, W), G)`: shapes of one observation's planes and globals.
     #[getter]
     fn observation_shape(&self) -> ((usize, usize, usize), usize) {
-        let s = self.env.shape();
+        let s = Shape::of(self.config.board);
         ((s.planes, s.height, s.width), s.globals)
     }
 
     /// Starts new games everywhere (reseeding first when `seed` is given); returns
-    /// `(observation, infos)`.
+    /// `(observation, infos)`. A batch that needed a reset is whole again.
     #[pyo3(signature = (seed=None))]
-    fn reset<'py>(
-        &mut self,
-        py: Python<'py>,
-        seed: Option<u64>,
-    ) -> Result<ResetResult<'py>, Error> {
+    fn reset<'py>(&self, py: Python<'py>, seed: Option<u64>) -> Result<ResetResult<'py>, Error> {
+        let mut env = self.env()?;
         guard(|| {
-            let arrays = Arrays::new(py, &self.env)?;
-            let env = &mut self.env;
-            arrays.fill(py, |b| env.reset(seed, b))?;
+            let arrays = Arrays::new(py, &env)?;
+            arrays.fill(|b| self.run(py, &mut env, |env| env.reset(seed, b)))?;
             Ok((arrays.observation(py)?, arrays.infos(py, &[])?))
         })
     }
@@ -326,34 +464,36 @@ impl PyVecEnv {
     /// rewards 0), so that a caller can play some games' opponents itself.
     #[pyo3(signature = (actions, active=None))]
     fn step<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         actions: &Bound<'py, PyAny>,
         active: Option<numpy::PyReadonlyArray1<'py, bool>>,
     ) -> Result<StepResult<'py>, Error> {
+        let mut env = self.env()?;
         guard(|| {
             let indices = self.action_indices(py, actions)?;
             let active: Option<Vec<bool>> = active.map(|a| a.as_array().to_vec());
-            let arrays = Arrays::new(py, &self.env)?;
-            let env = &mut self.env;
-            arrays.fill(py, |b| env.step_some(&indices, active.as_deref(), b))?;
+            let arrays = Arrays::new(py, &env)?;
+            let active = active.as_deref();
+            arrays.fill(|b| self.run(py, &mut env, |env| env.step_some(&indices, active, b)))?;
             Ok((
                 arrays.observation(py)?,
                 arrays.rewards.clone(),
                 arrays.terminated.clone(),
                 arrays.truncated.clone(),
-                arrays.infos(py, &self.env.forfeits())?,
+                arrays.infos(py, &env.forfeits())?,
             ))
         })
     }
 
     /// A uniform random legal action index for every game (int64 [N]), from generators seeded
     /// with the environment.
-    fn sample_actions<'py>(&mut self, py: Python<'py>) -> Result<Bound<'py, PyArray1<i64>>, Error> {
+    fn sample_actions<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<i64>>, Error> {
+        let mut env = self.env()?;
         guard(|| {
             Ok({
-                let mut actions = vec![0u32; self.env.num_envs()];
-                let env = &mut self.env;
+                let mut actions = vec![0u32; env.num_envs()];
+                let env = &mut *env;
                 py.detach(|| env.sample_actions(&mut actions));
                 PyArray1::from_iter(py, actions.into_iter().map(i64::from))
             })
@@ -363,13 +503,11 @@ impl PyVecEnv {
     /// A copy of game `i` as a `zertz.Game` (its current position; earlier moves are not kept).
     /// An index out of range raises IndexError.
     fn game(&self, i: IntArg) -> Result<PyGame, Error> {
+        let env = self.env()?;
         guard(|| {
-            let n = self.env.num_envs();
+            let n = env.num_envs();
             let g =
-                i.0.as_ref()
-                    .ok()
-                    .and_then(|&i| usize::try_from(i).ok())
-                    .and_then(|i| self.env.game(i));
+                i.0.as_ref().ok().and_then(|&i| usize::try_from(i).ok()).and_then(|i| env.game(i));
             let g = g.ok_or_else(|| {
                 Error::Index(format!("game index {i} is out of range (the batch has {n} games)"))
             })?;
@@ -385,9 +523,10 @@ impl PyVecEnv {
         &self,
         py: Python<'py>,
     ) -> Result<(Bound<'py, PyArray1<i64>>, Bound<'py, PyDict>), Error> {
+        let env = self.env()?;
         guard(|| {
-            let finals = self.env.final_positions();
-            let shape = self.env.shape();
+            let finals = env.final_positions();
+            let shape = env.shape();
             let k = finals.len();
             let mut planes = vec![0.0f32; k * shape.planes_len()];
             let mut globals = vec![0.0f32; k * shape.globals];
@@ -409,17 +548,17 @@ impl PyVecEnv {
     }
 
     fn __len__(&self) -> usize {
-        self.env.num_envs()
+        self.config.num_envs
     }
 
     fn __repr__(&self) -> String {
-        let c = self.env.config();
+        let c = &self.config;
         format!(
             "VecEnv(num_envs={}, board={}, blitz={}, threads={})",
             c.num_envs,
             c.board.rings(),
             if c.marbles == MarbleSet::Blitz { "True" } else { "False" },
-            self.env.threads()
+            self.threads
         )
     }
 }

@@ -5,8 +5,12 @@ computed here again from ``zertz.Game`` alone."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
-from typing import Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -278,3 +282,358 @@ def test_the_episode_names_any_int_out_of_range_and_plays_nothing() -> None:
         with pytest.raises(ValueError, match="max_steps must be at least 1"):
             Episode(37, max_steps=bad)
     assert Episode(37, max_steps=2**32 - 1).max_steps == 2**32 - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Opponents that fail. Every single-agent front end runs its opponent's turn in the engine's
+# episode (zertz_vecenv::Episode::opponent_answer judges each answer), so an opponent that
+# raises, answers an action that is not legal or re-enters the environment it plays in does
+# the same everywhere: the step raises, and every later step raises RuntimeError naming the
+# failure until a reset.
+
+
+class Boom(Exception):
+    """What a failing opponent raises."""
+
+
+class Opponent:
+    """One game's opponent, whatever form a front end takes it in: from its ``fail_at``-th
+    answer on (counting from 1), it raises (``"raise"``), answers an action that is not legal
+    (``"illegal"``) or calls its environment's ``step`` or ``reset`` (``"step"``, ``"reset"``),
+    letting the error through or, with ``swallow``, answering its first legal action after all.
+    Otherwise it answers its last legal action."""
+
+    def __init__(self, mode: str, fail_at: int, swallow: bool = False) -> None:
+        self.mode, self.fail_at, self.swallow = mode, fail_at, swallow
+        self.answers = 0
+        self.reentered: list[str] = []
+        self.front: OpponentFront | None = None
+
+    def answer(self, mask: npt.NDArray[np.bool_]) -> int:
+        self.answers += 1
+        legal = np.flatnonzero(mask)
+        if self.mode == "none" or self.answers < self.fail_at:
+            return int(legal[-1])
+        if self.mode == "raise":
+            raise Boom("the opponent went away")
+        if self.mode == "illegal":
+            return int(np.flatnonzero(~mask)[0])
+        assert self.front is not None
+        try:
+            self.front.reenter(self.mode)
+        except RuntimeError as e:
+            self.reentered.append(str(e))
+            if not self.swallow:
+                raise
+        return int(legal[-1])
+
+
+class OpponentFront(Protocol):
+    name: str
+
+    def reset(self) -> None: ...
+    def step(self) -> tuple[float, bool]: ...
+    def learner_to_move(self) -> bool: ...
+    def reenter(self, how: str) -> None: ...
+
+
+class GymOpponentFront:
+    """``ZertzEnv`` with a Python policy (``opponent(obs, mask)``) or a player (``choose``)."""
+
+    def __init__(self, opponent: Opponent, as_player: bool) -> None:
+        self.name = "ZertzEnv" + ("(player)" if as_player else "")
+        if as_player:
+
+            class Chooser:
+                name = "chooser"
+
+                def choose(self, game: zertz.Game) -> int:
+                    return opponent.answer(game.legal_action_mask())
+
+            self.env = ZertzEnv(37, opponent=Chooser(), first_player="P1")
+        else:
+            self.env = ZertzEnv(
+                37, opponent=lambda obs, mask: opponent.answer(mask), first_player="P1"
+            )
+
+    def reset(self) -> None:
+        self.env.reset(seed=1)
+
+    def step(self) -> tuple[float, bool]:
+        action = int(self.env.action_masks().argmax())  # (0 once the episode has failed)
+        _, reward, terminated, truncated, _ = self.env.step(action)
+        if terminated or truncated:
+            self.reset()
+        return float(reward), bool(terminated or truncated)
+
+    def learner_to_move(self) -> bool:
+        return self.env.game.to_play == "P0"
+
+    def reenter(self, how: str) -> None:
+        if how == "step":
+            self.env.step(int(np.flatnonzero(self.env.action_masks())[0]))
+        else:
+            self.env.reset()
+
+
+class EpisodeOpponentFront:
+    """``zertz.episode.Episode`` with ``opponent(game)``."""
+
+    name = "Episode"
+
+    def __init__(self, opponent: Opponent) -> None:
+        self.episode = Episode(37, first="P1")
+        self.episode.set_opponent(lambda game: opponent.answer(game.legal_action_mask()))
+
+    def reset(self) -> None:
+        self.episode.restart("P1")
+
+    def step(self) -> tuple[float, bool]:
+        step = self.episode.step(int(self.episode.game.legal_action_mask().argmax()))
+        if step.terminated or step.truncated:
+            self.reset()
+        return step.reward("P0"), step.terminated or step.truncated
+
+    def learner_to_move(self) -> bool:
+        return self.episode.game.to_play == "P0"
+
+    def reenter(self, how: str) -> None:
+        if how == "step":
+            self.episode.step(int(np.flatnonzero(self.episode.game.legal_action_mask())[0]))
+        else:
+            self.episode.restart("P1")
+
+
+class VectorOpponentFront:
+    """The batched fronts: ``zertz.VecEnv``, Gymnasium's ``VectorEnv`` and (where
+    Stable-Baselines3 is installed) ``zertz.sb3.VecEnv``, two games each, with a batched
+    ``opponent(observations, masks)``."""
+
+    def __init__(self, opponent: Opponent, kind: str) -> None:
+        self.name = kind
+
+        def batched(observations: Any, masks: npt.NDArray[np.bool_]) -> list[int]:
+            return [opponent.answer(m) for m in masks]
+
+        settings: dict[str, Any] = {"opponent": batched, "first_player": "P1", "seed": 2}
+        if kind == "VecEnv":
+            self.env: Any = zertz.VecEnv(2, 37, **settings)
+        elif kind == "VectorEnv":
+            self.env = VectorEnv(2, 37, **settings)
+        else:
+            sb3 = pytest.importorskip("zertz.sb3")
+            self.env = sb3.VecEnv(2, 37, **settings)
+        self.mask = np.zeros((2, zertz.action_space_size(37)), dtype=bool)
+
+    def _masks(self, infos: dict[str, Any]) -> None:
+        self.mask = np.asarray(infos["legal_mask"])
+
+    def reset(self) -> None:
+        if self.name == "sb3.VecEnv":
+            self.env.reset()
+            self.mask = self.env.action_masks()
+        else:
+            _, infos = self.env.reset(seed=2)
+            self._masks(infos)
+
+    def step(self) -> tuple[float, bool]:
+        actions = self.mask.argmax(axis=1)
+        if self.name == "sb3.VecEnv":
+            _, rewards, dones, _ = self.env.step(actions)
+            self.mask = self.env.action_masks()
+            return float(rewards[0]), bool(dones[0])
+        _, rewards, terminated, truncated, infos = self.env.step(actions)
+        self._masks(infos)
+        if self.name == "VecEnv":
+            rewards = rewards[:, 0]
+        return float(rewards[0]), bool(terminated[0] or truncated[0])
+
+    def learner_to_move(self) -> bool:
+        if self.name == "sb3.VecEnv":
+            return True  # (SB3's API has no player to move: the learner always is)
+        env = self.env if self.name == "VecEnv" else self.env.env
+        return all(env.game(i).to_play == "P0" for i in range(2))
+
+    def reenter(self, how: str) -> None:
+        if how == "step":
+            self.env.step(self.mask.argmax(axis=1))
+        else:
+            self.env.reset()
+
+
+OPPONENT_FRONTS: list[tuple[str, Callable[[Opponent], OpponentFront]]] = [
+    ("ZertzEnv", lambda o: GymOpponentFront(o, as_player=False)),
+    ("ZertzEnv(player)", lambda o: GymOpponentFront(o, as_player=True)),
+    ("Episode", EpisodeOpponentFront),
+    ("VecEnv", lambda o: VectorOpponentFront(o, "VecEnv")),
+    ("VectorEnv", lambda o: VectorOpponentFront(o, "VectorEnv")),
+    ("sb3.VecEnv", lambda o: VectorOpponentFront(o, "sb3.VecEnv")),
+]
+
+#: What the step that meets each failure raises, and what every later step raises.
+FAILURES = {
+    "raise": (Boom, "the opponent went away"),
+    "illegal": (ValueError, r"the opponent answered action \d+ .*not legal"),
+    "step": (RuntimeError, "cannot step or (reset|restart) the (environment|episode) it plays in"),
+    "reset": (RuntimeError, "cannot step or (reset|restart) the (environment|episode) it plays in"),
+}
+
+
+def play_until_the_opponent_fails(front: OpponentFront, opponent: Opponent) -> None:
+    """Steps ``front`` until the step that meets the opponent's failure, which must raise its
+    error; the steps before it play as usual, the learner to move after each."""
+    kind, message = FAILURES[opponent.mode]
+    with pytest.raises(kind, match=message):
+        for _ in range(200):
+            front.step()
+            assert front.learner_to_move()
+    assert opponent.answers >= opponent.fail_at
+
+
+@pytest.mark.parametrize("mode", sorted(FAILURES))
+@pytest.mark.parametrize(("name", "make"), OPPONENT_FRONTS, ids=[n for n, _ in OPPONENT_FRONTS])
+def test_an_opponent_that_fails_leaves_the_environment_needing_a_reset(
+    name: str, make: Callable[[Opponent], OpponentFront], mode: str
+) -> None:
+    opponent = Opponent(mode, fail_at=4)
+    front = make(opponent)
+    opponent.front = front
+    front.reset()  # the opponent begins: its first answer
+    play_until_the_opponent_fails(front, opponent)
+    _, message = FAILURES[mode]
+    # Never again a step played as another's: every step names the failure until a reset.
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match=f"needs a reset: .*({message})"):
+            front.step()
+    opponent.mode = "none"
+    front.reset()
+    assert front.learner_to_move()
+    for _ in range(20):
+        front.step()
+        assert front.learner_to_move()
+
+
+@pytest.mark.parametrize("mode", ["step", "reset"])
+@pytest.mark.parametrize(("name", "make"), OPPONENT_FRONTS, ids=[n for n, _ in OPPONENT_FRONTS])
+def test_an_opponent_that_reenters_its_environment_changes_nothing(
+    name: str, make: Callable[[Opponent], OpponentFront], mode: str
+) -> None:
+    # An opponent that calls its environment's step or reset and goes on after the error plays
+    # the very games of one that does not.
+    def run(mode: str) -> tuple[list[tuple[float, bool]], list[str]]:
+        opponent = Opponent(mode, fail_at=3, swallow=True)
+        front = make(opponent)
+        opponent.front = front
+        front.reset()
+        results = [front.step() for _ in range(40)]
+        assert front.learner_to_move()
+        return results, opponent.reentered
+
+    reentering, refused = run(mode)
+    plain, _ = run("none")
+    assert reentering == plain
+    assert len(refused) >= 30, refused
+    assert all("it plays in" in e for e in refused), refused[0]
+
+
+#: A child that steps an environment whose opponent searches for hours (alpha-beta to depth 12
+#: on 61 rings) until a signal stops the step, then checks that the environment refuses every
+#: step until a reset, and plays after one. Argument: the front end. A signal that comes between
+#: two calls rather than inside a step is noted ("outside") and the child steps again.
+_STEP_UNTIL_STOPPED = r"""
+import signal, sys
+import numpy as np
+import zertz
+from zertz.gymnasium import VectorEnv, ZertzEnv
+
+class Terminated(Exception):
+    pass
+
+def terminate(signum, frame):
+    raise Terminated("terminated")
+
+signal.signal(signal.SIGTERM, terminate)
+front = sys.argv[1]
+spec = "alphabeta:12"
+if front == "ZertzEnv":
+    env = ZertzEnv(61, opponent=spec, first_player="P0")
+    env.reset(seed=0)
+    step = lambda: env.step(int(env.action_masks().argmax()))
+    failure = lambda: env.episode.failure
+else:
+    env = zertz.VecEnv(2, 61, opponent=spec, first_player="P0", threads=2)
+    if front == "VectorEnv":
+        env = VectorEnv(2, 61, opponent=spec, first_player="P0", threads=2)
+    env.reset(seed=0)
+    step = lambda: env.step(env.sample_actions())
+    failure = lambda: (env if front == "VecEnv" else env.env).failure
+for attempt in range(5):
+    print("stepping", flush=True)
+    try:
+        step()
+        print("the search ended without the signal", flush=True)
+        sys.exit(3)
+    except (KeyboardInterrupt, Terminated) as e:
+        if failure() is None:
+            print("outside", flush=True)
+            continue
+        print("stopped:", type(e).__name__, "|", failure(), flush=True)
+        break
+try:
+    step()
+    print("a step after the stop was played", flush=True)
+    sys.exit(4)
+except RuntimeError as e:
+    print("refused:", e, flush=True)
+env.reset(seed=1)
+print("reset", flush=True)
+"""
+
+
+@pytest.mark.parametrize("front", ["ZertzEnv", "VecEnv", "VectorEnv"])
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_opponents_search_and_the_step(front: str, sent: int) -> None:
+    """Ctrl-C (or SIGTERM, where a handler raises) reaches the searches of the opponents that an
+    environment runs inside its step: a step whose searches would run for hours ends with the
+    signal's exception, and the environment needs a reset (its caller never saw that step). The
+    bound only catches a search that never stops; the time it takes is a benchmark's
+    (scripts/bench-stops.py)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _STEP_UNTIL_STOPPED, front],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert child.stdout is not None
+        for _ in range(5):
+            line = child.stdout.readline()
+            lines.append(line)
+            if line != "stepping\n":
+                break
+            time.sleep(0.5)  # (into the search, most likely; a signal before it is retried)
+            child.send_signal(sent)
+            line = child.stdout.readline()
+            lines.append(line)
+            if line != "outside\n":
+                break
+        child.wait(timeout=120)
+        # (The rest through the same reader: communicate() would lose what it has buffered.)
+        out, err = child.stdout.read(), child.stderr.read() if child.stderr else ""
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    lines += out.splitlines(keepends=True)
+    text = "".join(lines)
+    assert child.returncode == 0, text + err
+    raised = "KeyboardInterrupt" if sent == signal.SIGINT else "Terminated"
+    stopped = next(line for line in lines if line.startswith("stopped:"))
+    assert stopped.startswith(f"stopped: {raised} |"), text
+    if front == "ZertzEnv":
+        assert "the opponent failed" in stopped, text
+    else:
+        assert f"a step was interrupted ({raised}) before it returned" in stopped, text
+    assert "refused:" in text and "needs a reset" in text, text
+    assert lines[-1] == "reset\n", text

@@ -172,3 +172,30 @@ def test_safe_across_fork() -> None:
     assert child.exitcode == 0
     assert queue.get(timeout=5) == child.pid
     env.step(env.sample_actions())  # the parent goes on
+
+
+def test_a_batch_past_its_memory_bound_is_refused() -> None:
+    # The arrays of one step are bounded in memory, not only the count of games: the error
+    # says what the batch needs, the bound, and how to raise it, before anything is allocated.
+    games = 1 << 20
+    message = (
+        rf"^invalid config: {games} games of 61 rings write 14\.1 GiB a step, more than "
+        r"max_bytes \(1 GiB\); raise max_bytes to allow it, or step fewer games$"
+    )
+    assert zertz.VECENV_MAX_BYTES == 1 << 30
+    with pytest.raises(ValueError, match=message):
+        zertz.VecEnv(games, 61)
+    with pytest.raises(ValueError, match=r"write 56\.2 KiB a step, more than max_bytes \(1 KiB\)"):
+        zertz.VecEnv(4, 61, max_bytes=1024)
+    env = zertz.VecEnv(4, 61, max_bytes=57_584)  # exactly what it needs
+    obs, _ = env.reset(seed=0)
+    assert obs["planes"].shape[0] == 4
+    with pytest.raises(ValueError, match="more than max_bytes"):
+        zertz.VecEnv(4, 61, max_bytes=57_583)
+
+
+def test_the_gymnasium_and_sb3_batches_take_the_bound() -> None:
+    gymnasium = pytest.importorskip("zertz.gymnasium")
+    with pytest.raises(ValueError, match="more than max_bytes"):
+        gymnasium.VectorEnv(1 << 20, 61)
+    assert gymnasium.VectorEnv(2, 37, max_bytes=1 << 20).num_envs == 2

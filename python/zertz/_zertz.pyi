@@ -69,6 +69,7 @@ BOARDS: Final[tuple[int, int, int, int, int, int]]
 MARBLE_SETS: Final[tuple[str, str]]
 MAX_MATCH_GAMES: Final[int]
 PLAYER_SPECS: Final[str]
+VECENV_MAX_BYTES: Final[int]
 
 def shard_glob(prefix: int | None = None) -> str:
     """The glob pattern of the shards of the writer ``prefix`` (a self-play worker's index, a
@@ -286,6 +287,11 @@ class Step:
     def illegal(self) -> bool:
         """Whether the action was illegal (a forfeit: its player lost, and it was not played)."""
 
+    @property
+    def opponent_actions(self) -> list[int]:
+        """The opponent's actions (indices) that answered the learner's action: its whole turn
+        (empty without an opponent, and when the action ended the game)."""
+
     def reward(self, player: str) -> float:
         """The reward of ``player`` ("P0" or "P1")."""
 
@@ -296,7 +302,13 @@ class Episode:
     (+1 to the winner, -1 to the loser, 0 each for a draw by passes or third repetition); after
     ``max_steps`` actions a game that goes on is truncated; an action of the action space that is
     not legal forfeits the game (-1 to its player, +1 to the other; not played); an index outside
-    the action space is no action (ValueError)."""
+    the action space is no action (ValueError).
+
+    With an opponent (:meth:`set_opponent`), a step is the learner's action and the opponent's
+    whole turn after it. An opponent that raises or answers an action that is not legal ends the
+    episode without a result: its exception comes through as itself (an illegal answer is a
+    ValueError), and every later step raises RuntimeError, naming that failure, until
+    :meth:`restart`. An opponent cannot step or restart the episode it plays in (RuntimeError)."""
 
     def __new__(
         cls,
@@ -305,6 +317,15 @@ class Episode:
         first: str = "P0",
         max_steps: SupportsIndex = 1000,
     ) -> Episode: ...
+    def set_opponent(
+        self, opponent: Callable[[Game], SupportsIndex] | None, learner: str = "P0"
+    ) -> None:
+        """Plays the side that is not ``learner``'s with ``opponent(game) -> action index``,
+        given a copy of the game where it is to move (None: two players), from the next step or
+        restart on."""
+    def restart(self, first: str = "P0") -> list[int]:
+        """Starts again from the start with ``first`` to move and plays the opponent's first turn
+        where it begins; its actions. The episode is whole again after a failure."""
     @property
     def game(self) -> Game:
         """The game of the episode, with its moves: a copy."""
@@ -319,7 +340,12 @@ class Episode:
 
     @property
     def is_over(self) -> bool:
-        """Whether the episode has ended: by the rules, by forfeit or by the step limit."""
+        """Whether the episode has ended: by the rules, by forfeit, by the step limit or by a
+        failure of its opponent."""
+
+    @property
+    def failure(self) -> str | None:
+        """Why the episode ended without a result (its opponent failed), or None."""
 
     @property
     def forfeited(self) -> bool:
@@ -330,7 +356,8 @@ class Episode:
         """Whether the step limit ended it."""
 
     def step(self, action: SupportsIndex) -> Step:
-        """Plays ``action`` (an index of the action space) for the player to move."""
+        """Plays ``action`` (an index of the action space) for the player to move, then the
+        opponent's turn if there is an opponent."""
 
 @final
 class VecEnv:
@@ -341,17 +368,25 @@ class VecEnv:
     Gymnasium's type), ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1) and ``"illegal_action"`` (bool
     [N]: the step's action was not legal there and forfeited the game). Rewards are float32
     [N, 2]: this step's reward of P0 and of P1. The rules of an episode are those of every front
-    end (``zertz.episode``). With ``opponent`` (the spec of a player without a network or a
-    program, in the grammar of :data:`PLAYER_SPECS`: ``"greedy"``, ``"mcts:200"``) it is a
-    single-agent environment: the learner is P0 in every game and the opponent, P1, plays its
-    whole turn inside each step (and its first turn at a reset or restart in the games it
-    begins), so the observations, masks and ``to_play`` are always P0's and a step's rewards hold
-    the result of a game whoever ended it. Finished games restart at once; their result is
-    still in that step's rewards, terminations and truncations (``final_observations`` gives
-    their last positions). Every call returns new arrays. ``num_envs`` is at least 1 and
-    ``threads`` is 0 (every core) or more, each up to the engine's bound (``MAX_NUM_ENVS`` and
-    ``MAX_THREADS`` of ``zertz_vecenv``, which the error of a larger one states); both are checked
-    before anything is allocated or started.
+    end (``zertz.episode``). With ``opponent`` it is a single-agent environment: the learner is
+    P0 in every game and the opponent, P1, plays its whole turn inside each step (and its first
+    turn at a reset or restart in the games it begins), so the observations, masks and
+    ``to_play`` are always P0's and a step's rewards hold the result of a game whoever ended it.
+    The opponent is the spec of a player without a network or a program, in the grammar of
+    :data:`PLAYER_SPECS` (``"greedy"``, ``"mcts:200"``: one per game, played in Rust, keeping
+    ``max_bytes`` between their decisions together), or a batched Python policy
+    ``opponent(observations, masks) -> actions`` given the observations and masks of the games
+    where it is to move. An opponent that raises or answers an action that is not legal fails
+    the step (its exception, or ValueError naming the game), and every later step raises
+    RuntimeError, naming that failure (``failure``), until ``reset``; so does a step that Ctrl-C
+    interrupted (its searches end at once). An opponent cannot step or reset the environment it
+    plays in. Finished games restart at once; their result is still in that step's rewards,
+    terminations and truncations (``final_observations`` gives their last positions). Every call
+    returns new arrays. ``num_envs`` is at least 1 and ``threads`` is 0 (every core) or more,
+    each up to the engine's bound (``MAX_NUM_ENVS`` and ``MAX_THREADS`` of ``zertz_vecenv``,
+    which the error of a larger one states), and the arrays of one step need at most
+    ``max_bytes`` (default :data:`VECENV_MAX_BYTES`; the error says what a batch needs); all are
+    checked before anything is allocated or started.
     """
 
     def __new__(
@@ -365,8 +400,15 @@ class VecEnv:
         first_player: str = "random",
         opening_plies: int = 0,
         seed: int = 0,
-        opponent: str | None = None,
+        opponent: str
+        | Callable[[dict[str, npt.NDArray[np.float32]], npt.NDArray[np.bool_]], npt.ArrayLike]
+        | None = None,
+        max_bytes: int = ...,
     ) -> VecEnv: ...
+    @property
+    def failure(self) -> str | None:
+        """Why the environment needs a reset (its opponent failed, or a step was interrupted),
+        or None."""
     @property
     def num_envs(self) -> int:
         """Number of games ``N``."""

@@ -89,20 +89,28 @@ def player(
 Agent: TypeAlias = Policy | PlayerLike
 
 
+def agent_answer(agent: Agent, game: Game, observation: str, who: str = "the policy") -> int:
+    """The action index that ``agent`` answers for ``game``'s player to move, legal or not (a
+    policy is given the observation of ``observation``'s kind and the legal mask, a player a
+    copy of the game); ValueError for an answer that is not an integer (naming ``who``). For
+    what judges the answer itself (the engine's episode does for an environment's opponent)."""
+    if hasattr(agent, "choose"):
+        answer: Any = agent.choose(game.clone())
+    else:
+        answer = agent(observe(game, observation), game.legal_action_mask())
+    try:
+        return int(np.asarray(answer).item())
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{who} answered {answer!r}, not an action index") from e
+
+
 def policy_action(agent: Agent, game: Game, observation: str, who: str = "the policy") -> int:
     """The legal action index that ``agent`` answers for ``game``'s player to move (a policy is
     given the observation of ``observation``'s kind and a copy of the mask, a player a copy of
     the game, so that neither changes what its answer is checked against); ValueError for an
     answer that is not an integer or not legal (naming ``who``)."""
     mask = game.legal_action_mask()
-    if hasattr(agent, "choose"):
-        answer: Any = agent.choose(game.clone())
-    else:
-        answer = agent(observe(game, observation), mask.copy())
-    try:
-        action = int(np.asarray(answer).item())
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{who} answered {answer!r}, not an action index") from e
+    action = agent_answer(agent, game, observation, who)
     if not 0 <= action < len(mask) or not mask[action]:
         raise ValueError(
             f"{who} answered action {action}, which is not legal in this position "

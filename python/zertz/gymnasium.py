@@ -66,11 +66,10 @@ from zertz._zertz import (
     parse_first_player,
     parse_player,
 )
-from zertz.agents import PlayerLike, Policy, player, policy_action
+from zertz.agents import PlayerLike, Policy, agent_answer, player
 from zertz.episode import (
     Episode,
     Observation,
-    Step,
     check_observation,
     check_render_mode,
     flatten,
@@ -165,15 +164,17 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         """Plays the next actions of P1 with ``opponent`` (see the class docs): for self-play,
         the learner's own policy once it exists (``env.set_opponent(policy)``)."""
         if isinstance(opponent, str):
-            self._spec = opponent
-            self._opponent = player(opponent, self.board, self.blitz, seed=seed)
+            built: PlayerLike | Policy | None = player(opponent, self.board, self.blitz, seed=seed)
         elif opponent is None or hasattr(opponent, "choose") or callable(opponent):
-            self._spec = None
-            self._opponent = opponent
+            built = opponent
         else:
             raise TypeError(
                 f"opponent must be a player spec, a player, a callable or None, not {opponent!r}"
             )
+        # The episode plays P1's turns with it (and refuses this from the opponent's own turn).
+        self.episode.set_opponent(None if built is None else self._opponent_action, "P0")
+        self._spec = opponent if isinstance(opponent, str) else None
+        self._opponent = built
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The legal actions of the player to move (bool ``[A]``; all False once the episode
@@ -191,26 +192,16 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         }
         return observe(self.game, self.observation), info
 
-    def _opponent_action(self) -> int:
+    def _opponent_action(self, game: Game) -> int:
+        """The opponent's answer in ``game`` (a copy), for the episode, which judges it."""
         assert self._opponent is not None
-        return policy_action(self._opponent, self.game, self.observation, "the opponent")
-
-    def _opponent_turn(self) -> tuple[list[int], Step | None]:
-        """Plays P1's actions until P0 is to move or the episode ends; the actions and the last
-        step."""
-        actions: list[int] = []
-        step = None
-        while self._opponent is not None and not self.episode.is_over:
-            if self.game.to_play != "P1":
-                break
-            action = self._opponent_action()
-            step = self.episode.step(action)
-            actions.append(action)
-        return actions, step
+        return agent_answer(self._opponent, game, self.observation, "the opponent")
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
+        # First, what refuses a reset from the opponent's own turn (before anything changes).
+        self.episode.set_opponent(None if self._opponent is None else self._opponent_action)
         super().reset(seed=seed)
         spec = self._spec
         if seed is not None and spec is not None and parse_player(spec)["model"] is None:
@@ -220,8 +211,9 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
             first = "P0" if self.np_random.integers(2) == 0 else "P1"
         else:
             first = "P0" if self.first_player == "P0" else "P1"
-        self.episode = Episode(self.board, self.blitz, first, self.max_steps)
-        actions, _ = self._opponent_turn()
+        # The episode plays the opponent's first turn where it begins; an opponent that fails
+        # leaves it needing a reset.
+        actions = self.episode.restart(first)
         if self._opponent is None:
             return self._observe(False)
         return self._observe(False, opponent_actions=actions)
@@ -229,14 +221,13 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     def step(
         self, action: np.int64 | int
     ) -> tuple[Observation, SupportsFloat, bool, bool, dict[str, Any]]:
+        # The learner's action and the opponent's whole turn, played by the engine's episode.
         step = self.episode.step(int(action))
         if self._opponent is None:
             obs, info = self._observe(step.illegal, rewards=step.rewards)
             return obs, step.reward(step.mover), step.terminated, step.truncated, info
-        actions, last = self._opponent_turn()
-        end = last or step
-        obs, info = self._observe(step.illegal, opponent_actions=actions)
-        return obs, end.reward("P0"), end.terminated, end.truncated, info
+        obs, info = self._observe(step.illegal, opponent_actions=step.opponent_actions)
+        return obs, step.reward("P0"), step.terminated, step.truncated, info
 
     def render(self) -> str | None:
         return repr(self.game) if self.render_mode == "ansi" else None
@@ -245,16 +236,19 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
 class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArray[Any]]):
     """``num_envs`` games of ZÈRTZ stepped together on the Rust vectorized environment
     (``zertz.VecEnv``, whose keywords it takes: ``threads``, ``max_steps``, ``first_player``,
-    ``opening_plies``, ``seed``), under the same rules (an illegal action forfeits its game alone:
-    ``infos["illegal_action"]``), against ``opponent`` (the module docs): an engine player without
-    a network or a program, by its spec (``zertz.PLAYER_SPECS``), played in Rust, or a batched
-    Python policy ``opponent(observations, masks) -> actions`` (observations and bool masks of the
-    games where it is to move, one action each: the learner's own policy makes self-play at the
-    vector environment's speed); None: two players. A finished game restarts in the same step
-    (with the opponent's first turn where it begins); its last observation is in
+    ``opening_plies``, ``seed``, ``max_bytes``), under the same rules (an illegal action
+    forfeits its game alone: ``infos["illegal_action"]``), against ``opponent`` (the module
+    docs): an engine player without a network or a program, by its spec
+    (``zertz.PLAYER_SPECS``), or a batched Python policy ``opponent(observations, masks) ->
+    actions`` (observations and bool masks of the games where it is to move, one action each:
+    the learner's own policy makes self-play at the vector environment's speed), both played by
+    the Rust environment inside the step; None: two players. A finished game restarts in the
+    same step (with the opponent's first turn where it begins); its last observation is in
     ``infos["final_obs"]`` (an object array, None for the games that go on) with
     ``infos["_final_obs"]``. ``infos["rewards"]`` keeps the rewards of both players (float32
-    [N, 2]: P0's and P1's); the rewards returned are the mover's (the learner's)."""
+    [N, 2]: P0's and P1's); the rewards returned are the mover's (the learner's). An opponent
+    that raises or answers an action that is not legal fails the step (its exception, or
+    ValueError), and the next step raises RuntimeError until ``reset``."""
 
     metadata = {  # noqa: RUF012 (Gymnasium's class attribute)
         "autoreset_mode": AutoresetMode.SAME_STEP,
@@ -276,12 +270,12 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
                 "the vector environment's opponent is an engine player's spec (played in "
                 f"Rust), a batched Python policy or None, not {opponent!r}"
             )
-        # A Python policy plays P1 here, between the Rust steps of the two-player batch.
-        self._policy = None if isinstance(opponent, str) else opponent
-        spec = opponent if isinstance(opponent, str) else None
-        self.env = VecEnv(num_envs, board, blitz, opponent=spec, **kwargs)
-        self.num_envs = num_envs
         self.observation = check_observation(observation)
+        # A Python policy is given the observations of this environment's kind.
+        self._policy = None if isinstance(opponent, str) else opponent
+        rust_opponent = self._policy_answer if self._policy is not None else opponent
+        self.env = VecEnv(num_envs, board, blitz, opponent=rust_opponent, **kwargs)
+        self.num_envs = num_envs
         self.single_observation_space = observation_space(board, observation)
         self.single_action_space = spaces.Discrete(self.env.action_space_size)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -295,60 +289,18 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
             return flatten(obs["planes"], obs["globals"])
         return obs
 
-    def _finals(self, done: npt.NDArray[np.bool_], into: npt.NDArray[Any]) -> None:
-        """Puts the last observation of each game that ended at the last Rust step in
-        ``into``."""
-        if done.any():
-            indices, final = self.env.final_observations()
-            for k, i in enumerate(indices):
-                one = {"planes": final["planes"][k], "globals": final["globals"][k]}
-                into[i] = self._obs(one)
-
-    def _opponent_turns(
-        self, step: tuple[Any, ...], results: tuple[Any, ...] | None
-    ) -> tuple[Any, dict[str, Any]]:
-        """Plays the Python opponent (P1) in every game where it is to move, until P0 is to move
-        in all of them; the results of the games it ends go into ``results`` (both players'
-        rewards, terminations, truncations, final observations). The last observations and
-        infos."""
-        obs, infos = step[0], step[-1]
-        policy = self._policy
-        assert policy is not None
-        while True:
-            need = infos["to_play"] == 1
-            if not need.any():
-                return obs, infos
-            idx = np.flatnonzero(need)
-            view = self._obs(obs)
-            mine = view[idx] if self.observation == "flat" else {k: v[idx] for k, v in view.items()}
-            masks = infos["legal_mask"][idx]
-            answer = np.asarray(policy(mine, masks), dtype=np.int64).reshape(-1)
-            if answer.shape != idx.shape or not (
-                ((answer >= 0) & (answer < masks.shape[1])).all()
-                and masks[np.arange(len(idx)), answer].all()
-            ):
-                raise ValueError(
-                    f"the opponent answered {answer.tolist()[:8]} for {len(idx)} games: one legal "
-                    "action index for each game it is given"
-                )
-            actions = np.zeros(self.num_envs, dtype=np.int64)
-            actions[idx] = answer
-            obs, both, term, trunc, infos = self.env.step(actions, need)
-            ended = term | trunc
-            if results is not None and ended.any():
-                all_rewards, terminations, truncations, final_obs = results
-                all_rewards[ended] = both[ended]
-                terminations |= term
-                truncations |= trunc
-                self._finals(ended, final_obs)
+    def _policy_answer(
+        self, obs: dict[str, npt.NDArray[np.float32]], masks: npt.NDArray[np.bool_]
+    ) -> Any:
+        """The Python opponent's actions for the games the Rust environment asks about."""
+        assert self._policy is not None
+        return self._policy(self._obs(obs), masks)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         obs, infos = self.env.reset(seed)
-        if self._policy is not None:
-            obs, infos = self._opponent_turns((obs, infos), None)
         self._to_play = infos["to_play"]
         self._mask = infos["legal_mask"]
         return self._obs(obs), infos
@@ -363,17 +315,16 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         dict[str, Any],
     ]:
         obs, both, terminations, truncations, infos = self.env.step(actions)
-        final_obs = np.full(self.num_envs, None, dtype=object)
-        self._finals(terminations | truncations, final_obs)
-        if self._policy is not None:
-            illegal = infos["illegal_action"]
-            results = (both, terminations, truncations, final_obs)
-            obs, infos = self._opponent_turns((obs, infos), results)
-            infos["illegal_action"] = illegal
         rewards = both[self._rows, self._to_play]
         infos["rewards"] = both
         done = terminations | truncations
         if done.any():
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            indices, final = self.env.final_observations()
+            for k, i in enumerate(indices):
+                final_obs[i] = self._obs(
+                    {"planes": final["planes"][k], "globals": final["globals"][k]}
+                )
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done
         self._to_play = infos["to_play"]

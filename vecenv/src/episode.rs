@@ -1,7 +1,8 @@
 //! One episode under the rules of every RL front end ([`Episode`]): the step, its rewards, the
-//! draw by third repetition, the truncation after `max_steps` actions and the forfeit of an
-//! illegal action. [`crate::VecEnv`] runs one per game of its batch; Python's `zertz.Episode`,
-//! which the Gymnasium and PettingZoo environments wrap, is one.
+//! draw by third repetition, the truncation after `max_steps` actions, the forfeit of an
+//! illegal action, and the opponent's turn of a single-agent front end with what its failure
+//! does. [`crate::VecEnv`] runs one per game of its batch; Python's `zertz.Episode`, which the
+//! Gymnasium and PettingZoo environments wrap, is one.
 
 use zertz_env::{Action, Player, Position, Repetitions};
 
@@ -22,10 +23,44 @@ pub struct Step {
     pub illegal: bool,
 }
 
-/// A step asked of an episode that has ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the episode is over: reset it")]
-pub struct EpisodeOver;
+impl Step {
+    /// Whether the game ended at this step (terminated or truncated).
+    pub fn ends(&self) -> bool {
+        self.terminated || self.truncated
+    }
+
+    /// This step of the learner followed by the opponent's turn that answered it, whose last
+    /// step is `last` (None: the opponent did not play): the mover and the illegal flag are this
+    /// step's, the rewards and the end those of the last step played. What a single-agent front
+    /// end reports for one action of the learner.
+    pub fn then(self, last: Option<Step>) -> Step {
+        match last {
+            None => self,
+            Some(last) => Step { mover: self.mover, illegal: self.illegal, ..last },
+        }
+    }
+}
+
+/// Why an episode takes no step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// The game has ended.
+    #[error("the episode is over: reset it")]
+    Over,
+    /// An earlier step failed ([`Episode::fail`]): the episode ended without a result.
+    #[error("the episode needs a reset: {0}")]
+    Failed(String),
+}
+
+/// The opponent's turn of a single-agent front end ([`Episode::opponent_turn`]): the actions it
+/// played and the step of the last one (None when the learner was to move).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Turn {
+    /// The opponent's actions, in order.
+    pub actions: Vec<Action>,
+    /// The step of its last action.
+    pub last: Option<Step>,
+}
 
 /// One game under the rules of an episode (the crate docs): a step is one single action of the
 /// player to move; a game that ends by the rules is terminated (+1 to the winner, -1 to the
@@ -41,6 +76,10 @@ pub struct EpisodeOver;
 /// assert_eq!((step.rewards, step.terminated, step.illegal), ([-1.0, 1.0], true, true));
 /// assert!(e.is_over() && e.step(&Action::Pass).is_err());
 /// ```
+///
+/// Against an opponent ([`Episode::opponent_turn`]), an opponent that fails or answers an
+/// action that is not legal ends the episode without a result: nothing of its answer is played,
+/// and every later step is refused, naming the failure, until [`Episode::restart`].
 #[derive(Clone, Debug)]
 pub struct Episode {
     position: Position,
@@ -54,6 +93,8 @@ pub struct Episode {
     forfeited: bool,
     /// Whether the step limit ended it.
     truncated: bool,
+    /// Why the episode failed ([`Episode::fail`]).
+    failed: Option<String>,
 }
 
 impl Episode {
@@ -67,6 +108,7 @@ impl Episode {
             repetition: false,
             forfeited: false,
             truncated: false,
+            failed: None,
         }
     }
 
@@ -78,6 +120,7 @@ impl Episode {
         self.repetition = false;
         self.forfeited = false;
         self.truncated = false;
+        self.failed = None;
     }
 
     /// The current position.
@@ -95,10 +138,26 @@ impl Episode {
         self.max_steps
     }
 
-    /// Whether the episode has ended: by the rules, by third repetition, by forfeit or by the
-    /// step limit.
+    /// Whether the episode has ended: by the rules, by third repetition, by forfeit, by the
+    /// step limit, or by a failure ([`Episode::fail`]).
     pub fn is_over(&self) -> bool {
-        self.forfeited || self.truncated || self.repetition || self.position.is_over()
+        self.failed.is_some()
+            || self.forfeited
+            || self.truncated
+            || self.repetition
+            || self.position.is_over()
+    }
+
+    /// Why the episode failed, if it did ([`Episode::fail`]).
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    /// Ends the episode without a result: every later step is refused with `reason`
+    /// ([`StepError::Failed`]) until [`Episode::restart`]. For what the rules of a game do not
+    /// know: an opponent that failed, a step that was interrupted before its caller saw it.
+    pub fn fail(&mut self, reason: impl Into<String>) {
+        self.failed.get_or_insert_with(|| reason.into());
     }
 
     /// Whether an illegal action ended it.
@@ -112,9 +171,12 @@ impl Episode {
     }
 
     /// Plays `action` for the player to move, under the rules of an episode.
-    pub fn step(&mut self, action: &Action) -> Result<Step, EpisodeOver> {
+    pub fn step(&mut self, action: &Action) -> Result<Step, StepError> {
+        if let Some(reason) = &self.failed {
+            return Err(StepError::Failed(reason.clone()));
+        }
         if self.is_over() {
-            return Err(EpisodeOver);
+            return Err(StepError::Over);
         }
         let mover = self.position.turn();
         let mut step =
@@ -141,6 +203,66 @@ impl Episode {
             step.truncated = true;
         }
         Ok(step)
+    }
+
+    /// Whether the opponent of `learner` is to move: the episode goes on and the other side has
+    /// the turn.
+    pub fn opponent_to_move(&self, learner: Player) -> bool {
+        !self.is_over() && self.position.turn() != learner
+    }
+
+    /// Plays the opponent's `answer` (what it chose for the current position, where it is to
+    /// move, or why it could not choose). An answer that is an error or an action that is not
+    /// legal here is not played: the episode fails ([`Episode::fail`]) and the error says why.
+    /// The one judge of an opponent's answers, for [`Episode::opponent_turn`] and for the
+    /// batches that ask their opponent for many games at once.
+    pub fn opponent_answer(&mut self, answer: crate::Answer) -> Result<Step, StepError> {
+        let reason = match answer {
+            Ok(action) if self.is_over() || self.position.is_legal_action(&action) => {
+                return self.step(&action);
+            }
+            Ok(action) => {
+                let index = self.position.action_space().index(&action);
+                let text = self.position.action_to_string(&action);
+                format!("the opponent answered action {index} ({text}), which is not legal here")
+            }
+            Err(message) => format!("the opponent failed: {message}"),
+        };
+        self.fail(reason.clone());
+        Err(StepError::Failed(reason))
+    }
+
+    /// Plays the opponent's turn: asks `opponent` for an action while the side that is not
+    /// `learner`'s is to move and the episode goes on (a capture chain is several actions),
+    /// giving it the position and the actions it played so far in this turn, and plays each
+    /// answer ([`Episode::opponent_answer`]: a failure or an illegal answer fails the
+    /// episode).
+    ///
+    /// ```
+    /// use zertz_env::{Player, Position, Variant};
+    /// use zertz_vecenv::{Episode, StepError};
+    /// let mut e = Episode::new(Position::new(Variant::default(), Player::P1), 1000);
+    /// let turn = e.opponent_turn(Player::P0, &mut |pos, _| Ok(pos.nth_legal_action(0).unwrap()));
+    /// assert_eq!((turn.unwrap().actions.len(), e.position().turn()), (1, Player::P0));
+    /// e.restart(Position::new(Variant::default(), Player::P1));
+    /// let failed = e.opponent_turn(Player::P0, &mut |_, _| Err("went away".into()));
+    /// let reason = "the opponent failed: went away".to_string();
+    /// assert_eq!(failed, Err(StepError::Failed(reason.clone())));
+    /// assert_eq!(e.step(&e.position().nth_legal_action(0).unwrap()), Err(StepError::Failed(reason)));
+    /// ```
+    pub fn opponent_turn(
+        &mut self,
+        learner: Player,
+        opponent: &mut dyn FnMut(&Position, &[Action]) -> crate::Answer,
+    ) -> Result<Turn, StepError> {
+        let mut turn = Turn::default();
+        while self.opponent_to_move(learner) {
+            let answer = opponent(&self.position, &turn.actions);
+            let action = answer.as_ref().ok().copied();
+            turn.last = Some(self.opponent_answer(answer)?);
+            turn.actions.extend(action);
+        }
+        Ok(turn)
     }
 
     /// Plays a legal `action` before the episode begins (a random opening ply): it is not a step

@@ -35,10 +35,17 @@
 //!   classic games, instead of stopping every game of the batch);
 //! - an index outside the action space is no action: an error, and then no game is played.
 //!
-//! With [`VecEnv::set_opponents`], the batch is a single-agent environment: every game has an
-//! [`Opponent`] that plays the other side, its whole turn (a capture chain included) inside the
-//! step, so that the observations, masks and `to_play` are always the learner's, and a step's
-//! rewards hold the result of the game whoever's action ended it.
+//! With [`VecEnv::set_opponents`] (an [`Opponent`] per game) or [`VecEnv::set_batch_opponent`]
+//! (one [`BatchOpponent`] asked for many games at once), the batch is a single-agent
+//! environment: the opponent plays the other side, its whole turn (a capture chain included)
+//! inside the step, so that the observations, masks and `to_play` are always the learner's, and
+//! a step's rewards hold the result of the game whoever's action ended it. Its answers are
+//! judged by [`Episode::opponent_answer`], as a single episode's are: an opponent that fails or
+//! answers an action that is not legal fails the step ([`Error::Opponent`]), and the batch then
+//! refuses every step ([`Error::Failed`]) until [`VecEnv::reset`].
+//!
+//! The arrays of one step are bounded in memory ([`Config::max_bytes`], default
+//! [`DEFAULT_MAX_BYTES`]; [`step_bytes`] says what a batch needs), not only in count.
 //!
 //! Every game has its own random generator seeded from the configured seed and its index, so runs
 //! are reproducible whatever the number of threads.
@@ -67,7 +74,7 @@ use zertz_env::{Action, ActionSpace, Board, MarbleSet, Player, Position, SplitMi
 
 mod episode;
 
-pub use episode::{Episode, EpisodeOver, Step};
+pub use episode::{Episode, Step, StepError, Turn};
 
 /// The player of the other side of a single-agent batch ([`VecEnv::set_opponents`]): one per game,
 /// asked for each of its actions. This crate knows no players; the caller adapts its own (the
@@ -76,6 +83,55 @@ pub trait Opponent: Send {
     /// A legal action in `pos`, a game in progress where this opponent is to move; an error (a
     /// player that failed) ends the step with [`Error::Opponent`].
     fn act(&mut self, pos: &Position) -> Result<Action, String>;
+}
+
+/// The player of the other side of a single-agent batch, asked for the actions of every game
+/// where it is to move at once ([`VecEnv::set_batch_opponent`]): a batched policy, a network.
+/// It is called on the thread that called the step (not on the batch's pool), so that a
+/// caller's own runtime (Python's signals, a device's context) is where it expects it.
+pub trait BatchOpponent: Send {
+    /// Answers for the games `games` (indices of the batch, in increasing order), whose
+    /// positions are `positions`: into `answers[k]`, a legal action of `positions[k]`, or why
+    /// there is none (an error fails the step with [`Error::Opponent`]). Called with `answers`
+    /// holding errors; an answer left so fails its game.
+    fn act(&mut self, games: &[usize], positions: &[Position], answers: &mut [Answer]);
+}
+
+/// An opponent's answer: the action it chose, or why it could not choose.
+pub type Answer = Result<Action, String>;
+
+/// The opponent of a single-agent batch. (In mutexes only so that the batch is `Sync`, as
+/// Python's objects must be: every access is through `&mut`.)
+enum Opponents {
+    /// One per game ([`VecEnv::set_opponents`]), each answering for its own game, in parallel
+    /// on the batch's thread pool.
+    PerGame(Vec<std::sync::Mutex<Box<dyn Opponent>>>),
+    /// One for every game ([`VecEnv::set_batch_opponent`]), on the calling thread.
+    Batch(std::sync::Mutex<Box<dyn BatchOpponent>>),
+}
+
+impl Opponents {
+    /// Fills `answers[k]` for game `games[k]` in `positions[k]`.
+    fn act(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        games: &[usize],
+        positions: &[Position],
+        answers: &mut [Answer],
+    ) {
+        match self {
+            Opponents::PerGame(opponents) => pool.install(|| {
+                (games, positions, answers).into_par_iter().for_each(|(&i, pos, answer)| {
+                    let mut opponent = opponents[i].lock().unwrap_or_else(|p| p.into_inner());
+                    *answer = opponent.act(pos);
+                })
+            }),
+            Opponents::Batch(opponent) => {
+                let opponent = opponent.get_mut().unwrap_or_else(|p| p.into_inner());
+                opponent.act(games, positions, answers);
+            }
+        }
+    }
 }
 
 /// Who moves first in a new game.
@@ -124,8 +180,30 @@ impl std::str::FromStr for FirstPlayer {
     }
 }
 
-/// The most games of one [`VecEnv`] (about 6 GB of observations per step on 37 rings).
+/// The most games of one [`VecEnv`]: a count that [`Config::max_bytes`] bounds further in
+/// memory.
 pub const MAX_NUM_ENVS: usize = 1 << 20;
+
+/// The most bytes of the arrays one step writes ([`step_bytes`]), by default
+/// ([`Config::max_bytes`]): 1 GiB, about 170,000 games on 37 rings or 70,000 on 61. A front end
+/// that returns new arrays at each step holds two steps' while its caller keeps the last.
+pub const DEFAULT_MAX_BYTES: usize = 1 << 30;
+
+/// The bytes of the arrays one step of `num_envs` games of `board` writes ([`Buffers`]: planes,
+/// globals, mask, player to move, rewards, flags), which [`Config::max_bytes`] bounds.
+///
+/// ```
+/// use zertz_env::Board;
+/// use zertz_vecenv::step_bytes;
+/// assert_eq!(step_bytes(1, Board::R37), 8 * 7 * 7 * 4 + 20 * 4 + 4441 + 1 + 8 + 2);
+/// assert_eq!(step_bytes(usize::MAX, Board::R61), usize::MAX); // saturates
+/// ```
+pub fn step_bytes(num_envs: usize, board: Board) -> usize {
+    let shape = Shape::of(board);
+    let f32s = shape.planes_len() + GLOBALS + 2;
+    let per_game = f32s * std::mem::size_of::<f32>() + ActionSpace::new(board).len() + 1 + 2;
+    num_envs.saturating_mul(per_game)
+}
 /// The most worker threads of one [`VecEnv`], and of every other job (self-play and matches
 /// take this cap from here).
 pub const MAX_THREADS: usize = 1024;
@@ -162,6 +240,9 @@ pub struct Config {
     pub opening_plies: u32,
     /// Seed of the games' random generators.
     pub seed: u64,
+    /// The most bytes of the arrays of one step ([`step_bytes`]); a batch that needs more is
+    /// refused. Default [`DEFAULT_MAX_BYTES`].
+    pub max_bytes: usize,
 }
 
 impl Default for Config {
@@ -175,6 +256,7 @@ impl Default for Config {
             first_player: FirstPlayer::Random,
             opening_plies: 0,
             seed: 0,
+            max_bytes: DEFAULT_MAX_BYTES,
         }
     }
 }
@@ -208,25 +290,41 @@ pub enum Error {
     /// The thread pool could not be built.
     #[error("cannot start the thread pool: {0}")]
     Threads(String),
-    /// An opponent failed, or answered an action that is not legal. The games of that step may
-    /// have moved on: reset the batch.
-    #[error("game {env}: the opponent {message}")]
+    /// An opponent failed, or answered an action that is not legal ([`Episode::opponent_answer`]
+    /// says why). The games of that step may have moved on: the batch refuses every step
+    /// ([`Error::Failed`]) until [`VecEnv::reset`].
+    #[error("game {env}: {message}; reset the environment")]
     Opponent {
         /// Game index.
         env: usize,
         /// What went wrong.
         message: String,
     },
+    /// An opponent answered an action that is not legal ([`Episode::opponent_answer`] says
+    /// which). As [`Error::Opponent`], the batch refuses every step until [`VecEnv::reset`].
+    #[error("game {env}: {message}; reset the environment")]
+    IllegalAnswer {
+        /// Game index.
+        env: usize,
+        /// The answer, and that it is not legal.
+        message: String,
+    },
+    /// A step asked of a batch whose earlier step failed ([`VecEnv::fail`]): reset it.
+    #[error("the environment needs a reset: {0}")]
+    Failed(String),
 }
 
 impl zertz_env::Classify for Error {
     fn class(&self) -> zertz_env::ErrorClass {
         use zertz_env::{Cause, ErrorClass};
         match self {
-            Error::Threads(_) | Error::Opponent { .. } => ErrorClass::refused(Cause::Failed),
-            Error::Config(_) | Error::Length { .. } | Error::OutOfRange { .. } => {
-                ErrorClass::refused(Cause::Invalid)
+            Error::Threads(_) | Error::Opponent { .. } | Error::Failed(_) => {
+                ErrorClass::refused(Cause::Failed)
             }
+            Error::Config(_)
+            | Error::Length { .. }
+            | Error::OutOfRange { .. }
+            | Error::IllegalAnswer { .. } => ErrorClass::refused(Cause::Invalid),
         }
     }
 }
@@ -243,6 +341,12 @@ pub struct GameState {
     final_position: Option<Position>,
     /// Whether the last step's action was illegal here (and lost the game).
     forfeited: bool,
+    /// How the game that the last step ended here ended (its result is reported once).
+    ended: Option<End>,
+    /// New games of this step that the opponent's first turn ended (see [`MAX_RESTARTS`]).
+    restarts: u32,
+    /// The opponent's answer for this game, between the round that asks and the one that plays.
+    answer: Option<Answer>,
 }
 
 impl GameState {
@@ -310,17 +414,6 @@ impl OwnedBuffers {
     }
 }
 
-/// The outputs of one game, cut from [`Buffers`].
-struct Slot<'a> {
-    planes: &'a mut [f32],
-    globals: &'a mut [f32],
-    mask: &'a mut [bool],
-    to_play: &'a mut u8,
-    rewards: &'a mut [f32],
-    terminated: &'a mut bool,
-    truncated: &'a mut bool,
-}
-
 /// A batch of games of one variant (see the crate docs).
 pub struct VecEnv {
     config: Config,
@@ -328,11 +421,12 @@ pub struct VecEnv {
     space: ActionSpace,
     shape: Shape,
     games: Vec<GameState>,
-    /// The opponent of every game and the side the learner plays, when the batch is a
-    /// single-agent environment; `None` entries otherwise. (In a mutex only so that the batch
-    /// is `Sync`, as Python's objects must be: every access is through `&mut`.)
-    opponents: Vec<Option<std::sync::Mutex<Box<dyn Opponent>>>>,
+    /// The opponent of the games, when the batch is a single-agent environment.
+    opponent: Option<Opponents>,
+    /// The side the learner plays against the opponent.
     learner: Player,
+    /// Why the last step failed: every step is refused until a reset.
+    failed: Option<String>,
     pool: rayon::ThreadPool,
     pool_pid: u32,
 }
@@ -370,6 +464,17 @@ impl VecEnv {
                 config.threads
             )));
         }
+        let bytes = step_bytes(config.num_envs, config.board);
+        if bytes > config.max_bytes {
+            return Err(Error::Config(format!(
+                "{} games of {} rings write {} a step, more than max_bytes ({}); raise \
+                 max_bytes to allow it, or step fewer games",
+                config.num_envs,
+                config.board.rings(),
+                zertz_env::files::size_text(bytes as u64),
+                zertz_env::files::size_text(config.max_bytes as u64)
+            )));
+        }
         let mut games = Vec::new();
         games.try_reserve_exact(config.num_envs).map_err(|_| {
             Error::Config(format!("not enough memory for {} games", config.num_envs))
@@ -380,8 +485,9 @@ impl VecEnv {
             space: ActionSpace::new(config.board),
             shape: Shape::of(config.board),
             games,
-            opponents: Vec::new(),
+            opponent: None,
             learner: Player::P0,
+            failed: None,
             variant,
             pool,
             pool_pid: std::process::id(),
@@ -394,20 +500,22 @@ impl VecEnv {
                 sampler: SplitMix64(0),
                 final_position: None,
                 forfeited: false,
+                ended: None,
+                restarts: 0,
+                answer: None,
             };
             seed_game(&mut g, env.config.seed, i);
             new_game(&env.config, variant, &mut g);
             env.games.push(g);
-            env.opponents.push(None);
         }
         Ok(env)
     }
 
     /// Makes the batch a single-agent environment: `opponents[i]` plays game `i` on the side
     /// that is not `learner`'s, its whole turn inside each step (and the first turn of a game it
-    /// begins, at [`VecEnv::reset`] and at every restart). Observations, masks and `to_play` are
-    /// then always the learner's, and a step's rewards hold the result of a game that the
-    /// opponent's action ended. The games are started again (call [`VecEnv::reset`]).
+    /// begins, at [`VecEnv::reset`] and at every restart), the games' opponents in parallel.
+    /// Observations, masks and `to_play` are then always the learner's, and a step's rewards
+    /// hold the result of a game that the opponent's action ended. Call [`VecEnv::reset`] next.
     pub fn set_opponents(
         &mut self,
         opponents: Vec<Box<dyn Opponent>>,
@@ -417,19 +525,45 @@ impl VecEnv {
         if opponents.len() != n {
             return Err(Error::Length { name: "opponents", expected: n, found: opponents.len() });
         }
-        self.opponents = opponents.into_iter().map(|o| Some(std::sync::Mutex::new(o))).collect();
+        let opponents = opponents.into_iter().map(std::sync::Mutex::new).collect();
+        self.opponent = Some(Opponents::PerGame(opponents));
         self.learner = learner;
         Ok(())
     }
 
-    /// Whether the games have opponents ([`VecEnv::set_opponents`]).
+    /// Makes the batch a single-agent environment as [`VecEnv::set_opponents`] does, with one
+    /// opponent asked for every game where it is to move at once, in rounds: each round asks
+    /// for one action in each such game (a capture chain takes a round a hop).
+    pub fn set_batch_opponent(&mut self, opponent: Box<dyn BatchOpponent>, learner: Player) {
+        self.opponent = Some(Opponents::Batch(std::sync::Mutex::new(opponent)));
+        self.learner = learner;
+    }
+
+    /// Makes the batch a two-player environment again: its opponent is dropped.
+    pub fn clear_opponents(&mut self) {
+        self.opponent = None;
+    }
+
+    /// Whether the games have an opponent ([`VecEnv::set_opponents`]).
     pub fn has_opponents(&self) -> bool {
-        self.opponents.first().is_some_and(Option::is_some)
+        self.opponent.is_some()
     }
 
     /// The side the learner plays against the opponents (P0 when there are none).
     pub fn learner(&self) -> Player {
         self.learner
+    }
+
+    /// Ends the batch's games without a result: every step is refused with `reason`
+    /// ([`Error::Failed`]) until [`VecEnv::reset`]. A failed opponent does it; a front end does
+    /// it for a step whose results its caller never saw (one interrupted by Ctrl-C).
+    pub fn fail(&mut self, reason: impl Into<String>) {
+        self.failed.get_or_insert_with(|| reason.into());
+    }
+
+    /// Why the batch needs a reset ([`VecEnv::fail`]), if it does.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
     }
 
     /// The settings.
@@ -524,23 +658,44 @@ impl VecEnv {
         Ok(())
     }
 
-    /// Runs `f` on every game with its opponent (if any) and its slot of the buffers, in
-    /// parallel; the first error of a game is returned once every game is done.
-    fn for_each_game<F>(&mut self, out: &mut Buffers<'_>, f: F) -> Result<(), Error>
+    /// Runs `f` on every game in parallel; the error of the first game (by index) that fails
+    /// is returned once every game is done.
+    fn for_each_game<F>(&mut self, f: F) -> Result<(), Error>
     where
-        F: Fn(usize, &mut GameState, Option<&mut dyn Opponent>, Slot<'_>) -> Result<(), Error>
-            + Sync,
+        F: Fn(usize, &mut GameState) -> Result<(), Error> + Sync,
     {
+        self.ensure_pool()?;
+        let games = &mut self.games;
+        let failed: std::sync::Mutex<Option<(usize, Error)>> = std::sync::Mutex::new(None);
+        self.pool.install(|| {
+            games.par_iter_mut().enumerate().for_each(|(i, g)| {
+                if let Err(e) = f(i, g) {
+                    let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.as_ref().is_none_or(|(k, _)| i < *k) {
+                        *first = Some((i, e));
+                    }
+                }
+            });
+        });
+        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes every game's outputs into its slot of `out`, in parallel: the result of the game
+    /// the last step ended there (rewards and flags; cleared where none ended) and the
+    /// observation of the game in progress.
+    fn write(&mut self, out: &mut Buffers<'_>) -> Result<(), Error> {
         self.check(out)?;
         self.ensure_pool()?;
         let n = self.games.len();
         let chunk = n.div_ceil(self.pool.current_num_threads() * 4).max(1);
         let (p, a) = (self.shape.planes_len(), self.space.len());
-        let (games, opponents) = (&mut self.games, &mut self.opponents);
-        let failed: std::sync::Mutex<Option<(usize, Error)>> = std::sync::Mutex::new(None);
+        let games = &self.games;
         self.pool.install(|| {
             (
-                (games.par_chunks_mut(chunk), opponents.par_chunks_mut(chunk)),
+                games.par_chunks(chunk),
                 out.planes.par_chunks_mut(chunk * p),
                 out.globals.par_chunks_mut(chunk * GLOBALS),
                 out.mask.par_chunks_mut(chunk * a),
@@ -550,9 +705,8 @@ impl VecEnv {
                 out.truncated.par_chunks_mut(chunk),
             )
                 .into_par_iter()
-                .enumerate()
                 .for_each(
-                    |(c, ((gs, opps), planes, globals, mask, to_play, rewards, term, trunc))| {
+                    |(gs, planes, globals, mask, to_play, rewards, term, trunc)| {
                         let slots = planes
                             .chunks_exact_mut(p)
                             .zip(globals.chunks_exact_mut(GLOBALS))
@@ -560,62 +714,102 @@ impl VecEnv {
                             .zip(to_play.iter_mut())
                             .zip(rewards.chunks_exact_mut(2))
                             .zip(term.iter_mut().zip(trunc.iter_mut()));
-                        for (j, ((g, opp), (((((pl, gl), m), tp), r), (te, tr)))) in
-                            gs.iter_mut().zip(opps.iter_mut()).zip(slots).enumerate()
-                        {
-                            let slot = Slot {
-                                planes: pl,
-                                globals: gl,
-                                mask: m,
-                                to_play: tp,
-                                rewards: r,
-                                terminated: te,
-                                truncated: tr,
+                        for (g, (((((pl, gl), m), tp), r), (te, tr))) in gs.iter().zip(slots) {
+                            let (rewards, terminated, truncated) = match g.ended {
+                                None => ([0.0; 2], false, false),
+                                Some(End::Terminated(r)) => (r, true, false),
+                                Some(End::Truncated) => ([0.0; 2], false, true),
                             };
-                            let i = c * chunk + j;
-                            let opp = opp.as_mut().map(|o| {
-                                &mut **o.get_mut().unwrap_or_else(|p| p.into_inner())
-                                    as &mut dyn Opponent
-                            });
-                            if let Err(e) = f(i, g, opp, slot) {
-                                let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
-                                if first.as_ref().is_none_or(|(k, _)| i < *k) {
-                                    *first = Some((i, e));
-                                }
-                            }
+                            r.copy_from_slice(&rewards);
+                            (*te, *tr) = (terminated, truncated);
+                            let position = g.position();
+                            position.encode(pl, gl);
+                            position.legal_action_mask(m);
+                            *tp = position.turn().index() as u8;
                         }
                     },
                 );
         });
-        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some((_, e)) => Err(e),
-            None => Ok(()),
+        Ok(())
+    }
+
+    /// Plays the opponent's turn in every game where it is to move, in rounds of one action a
+    /// game, until the learner is to move everywhere: a game that an answer ends gives its
+    /// result (unless one was given in this step already) and starts again, and the opponent
+    /// plays the first turn of the new game. An opponent's failure or illegal answer fails the
+    /// batch ([`VecEnv::fail`]) and is returned, naming the first game where it happened.
+    fn opponent_turns(&mut self) -> Result<(), Error> {
+        let Some(opponent) = self.opponent.as_mut() else { return Ok(()) };
+        let (config, variant, learner) = (self.config.clone(), self.variant, self.learner);
+        loop {
+            let (games, positions): (Vec<usize>, Vec<Position>) = self
+                .games
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| g.episode.opponent_to_move(learner))
+                .map(|(i, g)| (i, *g.position()))
+                .unzip();
+            if games.is_empty() {
+                return Ok(());
+            }
+            let mut answers: Vec<Answer> =
+                vec![Err("it gave no answer for this game".to_string()); games.len()];
+            opponent.act(&self.pool, &games, &positions, &mut answers);
+            for (&i, answer) in games.iter().zip(answers) {
+                self.games[i].answer = Some(answer);
+            }
+            let played = {
+                let games = &mut self.games;
+                let failed: std::sync::Mutex<Option<(usize, Error)>> = std::sync::Mutex::new(None);
+                self.pool.install(|| {
+                    games.par_iter_mut().enumerate().for_each(|(i, g)| {
+                        let Some(answer) = g.answer.take() else { return };
+                        if let Err(e) = play_answer(&config, variant, g, answer, i) {
+                            let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
+                            if first.as_ref().is_none_or(|(k, _)| i < *k) {
+                                *first = Some((i, e));
+                            }
+                        }
+                    });
+                });
+                failed.into_inner().unwrap_or_else(|p| p.into_inner())
+            };
+            if let Some((_, e)) = played {
+                self.failed.get_or_insert_with(|| e.to_string());
+                return Err(e);
+            }
         }
     }
 
     /// Starts new games in every slot (reseeding first when `seed` is given) and writes the first
     /// observations; rewards, terminated and truncated are cleared. An opponent that begins a
-    /// game plays its first turn.
+    /// game plays its first turn. A batch that needed a reset ([`VecEnv::fail`]) is whole again.
     pub fn reset(&mut self, seed: Option<u64>, out: &mut Buffers<'_>) -> Result<(), Error> {
         self.check(out)?;
         if let Some(s) = seed {
             self.config.seed = s;
         }
+        self.failed = None;
         let (config, variant, reseed) = (self.config.clone(), self.variant, seed.is_some());
-        let learner = self.learner;
-        self.for_each_game(out, |i, g, opp, slot| {
+        self.for_each_game(|i, g| {
             if reseed {
                 seed_game(g, config.seed, i);
             }
             g.final_position = None;
             g.forfeited = false;
-            slot.rewards.fill(0.0);
-            *slot.terminated = false;
-            *slot.truncated = false;
-            restart(&config, variant, g, opp, learner, i)?;
-            observe(g, slot);
+            g.restarts = 0;
+            new_game(&config, variant, g);
+            // A new game's result is never reported: one that the opponent's first turn ends
+            // starts again.
+            g.ended = Some(End::Truncated);
             Ok(())
-        })
+        })?;
+        let turns = self.opponent_turns();
+        for g in &mut self.games {
+            g.ended = None;
+        }
+        turns?;
+        self.write(out)
     }
 
     /// The games that ended at the last [`VecEnv::step`] (terminated or truncated), with the
@@ -634,13 +828,11 @@ impl VecEnv {
 
     /// Writes the current observations without playing (rewards and flags cleared).
     pub fn observe(&mut self, out: &mut Buffers<'_>) -> Result<(), Error> {
-        self.for_each_game(out, |_, g, _, slot| {
-            slot.rewards.fill(0.0);
-            *slot.terminated = false;
-            *slot.truncated = false;
-            observe(g, slot);
-            Ok(())
-        })
+        self.check(out)?;
+        for g in &mut self.games {
+            g.ended = None;
+        }
+        self.write(out)
     }
 
     /// Plays `actions[i]` in game `i` for every game (and then the opponent's turn, where there
@@ -669,6 +861,9 @@ impl VecEnv {
             return Err(Error::Length { name: "active", expected: n, found: a.len() });
         }
         self.check(out)?;
+        if let Some(reason) = &self.failed {
+            return Err(Error::Failed(reason.clone()));
+        }
         let space = self.space;
         let plays = |i: usize| active.is_none_or(|a| a[i]);
         if let Some((env, &action)) =
@@ -676,39 +871,25 @@ impl VecEnv {
         {
             return Err(Error::OutOfRange { env, action, size: space.len() });
         }
-        let (config, variant, learner) = (self.config.clone(), self.variant, self.learner);
-        self.for_each_game(out, |i, g, mut opp, slot| {
-            slot.rewards.fill(0.0);
-            *slot.terminated = false;
-            *slot.truncated = false;
+        let (config, variant) = (self.config.clone(), self.variant);
+        self.for_each_game(|i, g| {
             g.final_position = None;
+            g.forfeited = false;
+            g.ended = None;
+            g.restarts = 0;
             if !plays(i) {
-                g.forfeited = false;
-                observe(g, slot);
                 return Ok(());
             }
             let action = space.decode(actions[i] as usize).expect("checked above");
             let step = play(g, &action);
             g.forfeited = step.illegal;
-            let mut end = End::of(step);
-            if let (End::Continues, Some(o)) = (&end, opp.as_deref_mut()) {
-                end = opponent_turn(g, o, learner, i)?;
+            if step.ends() {
+                end_game(&config, variant, g, step);
             }
-            match end {
-                End::Continues => {}
-                End::Terminated(r) => {
-                    slot.rewards.copy_from_slice(&r);
-                    *slot.terminated = true;
-                }
-                End::Truncated => *slot.truncated = true,
-            }
-            if *slot.terminated || *slot.truncated {
-                g.final_position = Some(*g.position());
-                restart(&config, variant, g, opp, learner, i)?;
-            }
-            observe(g, slot);
             Ok(())
-        })
+        })?;
+        self.opponent_turns()?;
+        self.write(out)
     }
 
     /// Draws a uniform random legal action for every game into `actions`, from a generator that
@@ -737,26 +918,13 @@ fn seed_game(g: &mut GameState, seed: u64, i: usize) {
     g.sampler = SplitMix64(s.next_u64());
 }
 
-/// How a game stands after an action.
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum End {
-    /// It goes on.
-    Continues,
-    /// It ended by the rules or by forfeit: the rewards of P0 and P1.
+    /// By the rules or by forfeit: the rewards of P0 and P1.
     Terminated([f32; 2]),
-    /// It reached the step limit.
+    /// At the step limit.
     Truncated,
-}
-
-impl End {
-    fn of(step: Step) -> End {
-        if step.terminated {
-            End::Terminated(step.rewards)
-        } else if step.truncated {
-            End::Truncated
-        } else {
-            End::Continues
-        }
-    }
 }
 
 /// Plays `action` in `g` under the rules of an episode ([`Episode::step`]). A game of the batch
@@ -772,56 +940,58 @@ fn play(g: &mut GameState, action: &Action) -> Step {
     })
 }
 
-/// Plays the opponent's actions in game `i` until the learner is to move or the game ends.
-fn opponent_turn(
-    g: &mut GameState,
-    opponent: &mut dyn Opponent,
-    learner: Player,
-    i: usize,
-) -> Result<End, Error> {
-    while g.position().turn() != learner {
-        let action = opponent
-            .act(g.position())
-            .map_err(|message| Error::Opponent { env: i, message: format!("failed: {message}") })?;
-        if !g.position().is_legal_action(&action) {
-            return Err(Error::Opponent {
-                env: i,
-                message: format!("answered an illegal action ({action:?})"),
-            });
-        }
-        match End::of(play(g, &action)) {
-            End::Continues => {}
-            end => return Ok(end),
-        }
+/// New games of one step that the opponent's first turn may end before the step fails (random
+/// opening plies and a `max_steps` within the opponent's first turn allow it).
+const MAX_RESTARTS: u32 = 100;
+
+/// A game that `step` ended: its result, unless the step gave one for this slot already (a new
+/// game that the opponent's first turn ended), and a new game.
+fn end_game(config: &Config, variant: Variant, g: &mut GameState, step: Step) {
+    if g.ended.is_none() {
+        g.ended =
+            Some(if step.terminated { End::Terminated(step.rewards) } else { End::Truncated });
+        g.final_position = Some(*g.position());
+    } else {
+        g.restarts += 1;
     }
-    Ok(End::Continues)
+    new_game(config, variant, g);
 }
 
-/// Starts a new game in `g` ([`new_game`]); with an opponent that begins, plays its first turn.
-/// A game that this turn ends (random opening plies may allow it) is started again, up to 100
-/// times; then the error says so (a `max_steps` that the opponent's first turn reaches).
-fn restart(
+/// Plays the opponent's `answer` in game `i` ([`Episode::opponent_answer`]), ending the game
+/// where it ends.
+fn play_answer(
     config: &Config,
     variant: Variant,
     g: &mut GameState,
-    mut opponent: Option<&mut dyn Opponent>,
-    learner: Player,
+    answer: Answer,
     i: usize,
 ) -> Result<(), Error> {
-    for _ in 0..100 {
-        new_game(config, variant, g);
-        let Some(o) = opponent.as_deref_mut() else { return Ok(()) };
-        if let End::Continues = opponent_turn(g, o, learner, i)? {
-            return Ok(());
+    let answered = answer.is_ok();
+    let step = g.episode.opponent_answer(answer).map_err(|e| {
+        let message = match e {
+            StepError::Failed(reason) => reason,
+            StepError::Over => e.to_string(),
+        };
+        if answered {
+            Error::IllegalAnswer { env: i, message }
+        } else {
+            Error::Opponent { env: i, message }
+        }
+    })?;
+    if step.ends() {
+        end_game(config, variant, g, step);
+        if g.restarts >= MAX_RESTARTS {
+            return Err(Error::Opponent {
+                env: i,
+                message: format!(
+                    "the opponent ended {MAX_RESTARTS} new games in its first turn (max_steps {} \
+                     leaves the learner no move)",
+                    config.max_steps
+                ),
+            });
         }
     }
-    Err(Error::Opponent {
-        env: i,
-        message: format!(
-            "ended 100 new games in its first turn (max_steps {} leaves the learner no move)",
-            config.max_steps
-        ),
-    })
+    Ok(())
 }
 
 /// Starts a new game in `g`: first player, random opening plies (drawn again should they end the
@@ -855,13 +1025,6 @@ fn new_game(config: &Config, variant: Variant, g: &mut GameState) {
             return;
         }
     }
-}
-
-fn observe(g: &GameState, slot: Slot<'_>) {
-    let position = g.position();
-    position.encode(slot.planes, slot.globals);
-    position.legal_action_mask(slot.mask);
-    *slot.to_play = position.turn().index() as u8;
 }
 
 /// The Rust examples of the rules page, compiled and run as doc tests.

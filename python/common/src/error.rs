@@ -143,6 +143,10 @@ pub enum Error {
     /// A dataset that cannot be made (bad records are counted, not errors).
     #[error(transparent)]
     Dataset(#[from] zertz_selfplay::dataset::DatasetError),
+    /// A call into an object that is in a call already (an opponent that steps the
+    /// environment it plays in).
+    #[error("{0}")]
+    Busy(String),
     /// A panic of the engine, caught where the call returns to Python: a bug.
     #[error("internal error of zertz (a bug, please report it): {0}")]
     Internal(String),
@@ -194,7 +198,9 @@ impl Classify for Error {
             // itself, as Error::Python).
             Error::Eval(_) => ErrorClass::during(Cause::Invalid),
             // A network that fails while a match or self-play is played: the work failed.
-            Error::Network(_) | Error::Internal(_) => ErrorClass::during(Cause::Failed),
+            Error::Network(_) | Error::Internal(_) | Error::Busy(_) => {
+                ErrorClass::during(Cause::Failed)
+            }
             Error::UnknownBoard(_)
             | Error::UnknownPlayer(_)
             | Error::Setup(_)

@@ -28,7 +28,7 @@ pub(crate) struct PyEvaluator {
 pub struct Raised(Arc<Mutex<Option<PyErr>>>);
 
 impl Raised {
-    fn keep(&self, e: PyErr) {
+    pub(crate) fn keep(&self, e: PyErr) {
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         slot.get_or_insert(e);
     }

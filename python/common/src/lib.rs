@@ -7,6 +7,7 @@ pub mod args;
 pub mod convert;
 pub mod error;
 pub mod evaluators;
+pub mod opponents;
 pub mod players;
 pub mod signals;
 
