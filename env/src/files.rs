@@ -2,6 +2,12 @@
 //! such as `/dev/zero` never ends. Every reader of a user's file (configs, models, records) asks
 //! [`check_regular`] first.
 //!
+//! Whole files are read within a bound ([`read_bounded`]): checked before the file is opened,
+//! opened so that nothing put in its place meanwhile can block (a FIFO opens at once), checked
+//! again once open, and read no further than the bound. Each kind of file has its bound, one
+//! constant each ([`LIMITS`]: [`MAX_CONFIG_BYTES`], [`MAX_JSON_BYTES`], [`MAX_METRICS_BYTES`],
+//! [`MAX_NETWORK_BYTES`], [`MAX_CHECKPOINT_BYTES`]), and the error of a file past one states it:
+//! "2 GiB is more than the 1 MiB that a config file may have".
 //!
 //! A file or folder being written is never seen under its own name: it is written beside it as
 //! `.NAME.partial-PID` ([`partial_path`]: hidden, in the same folder so that the rename that
@@ -43,10 +49,158 @@ pub fn file_kind(t: &FileType) -> &'static str {
     if t.is_dir() { "a folder" } else { "not a plain file" }
 }
 
-/// The text of a user's file: [`check_regular`] first, then read.
+/// The text of a user's file, of any size (records, which are read a line at a time): as
+/// [`read_bounded`] opens it, then read.
 pub fn read_text(path: &Path) -> io::Result<String> {
-    check_regular(path)?;
-    std::fs::read_to_string(path)
+    read_text_bounded(path, u64::MAX, "a file")
+}
+
+/// The most bytes of a config file (TOML: training, self-play and match configs). The
+/// project's are 1 to 5 KiB.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The most bytes of a JSON file of a run or a dataset (a self-play chunk's `summary.json` and
+/// `chunk.json`, a dataset's manifest, a network's provenance). A chunk's summary holds a line
+/// per shard: a few KiB.
+pub const MAX_JSON_BYTES: u64 = 16 << 20;
+
+/// The most bytes of a training run's metrics (`metrics.jsonl`, one line per iteration of about
+/// 2 KiB: some 30,000 iterations).
+pub const MAX_METRICS_BYTES: u64 = 64 << 20;
+
+/// The most bytes of an exported network (TorchScript or an AOTInductor package). The largest
+/// preset (`large`, 192 channels in 15 blocks, every board: 11 million parameters) exports to
+/// 43 MiB; the bound takes some 250 million.
+pub const MAX_NETWORK_BYTES: u64 = 1 << 30;
+
+/// The most bytes of a training checkpoint (the weights, the optimizer's two moments of each,
+/// counters: about three networks; 128 MiB for the `large` preset), for the networks that
+/// [`MAX_NETWORK_BYTES`] takes.
+pub const MAX_CHECKPOINT_BYTES: u64 = 4 << 30;
+
+/// The bound of each kind of file users name: `(name, bytes, what it is in messages)`.
+pub const LIMITS: [(&str, u64, &str); 5] = [
+    ("config", MAX_CONFIG_BYTES, "a config file"),
+    ("json", MAX_JSON_BYTES, "a JSON file of a run"),
+    ("metrics", MAX_METRICS_BYTES, "a metrics file"),
+    ("network", MAX_NETWORK_BYTES, "an exported network"),
+    ("checkpoint", MAX_CHECKPOINT_BYTES, "a training checkpoint"),
+];
+
+/// The bound of the kind of file `name` ([`LIMITS`]): `(bytes, what it is)`.
+///
+/// ```
+/// use zertz_env::files::{MAX_METRICS_BYTES, limit};
+/// assert_eq!(limit("metrics"), Some((MAX_METRICS_BYTES, "a metrics file")));
+/// assert_eq!(limit("other"), None);
+/// ```
+pub fn limit(name: &str) -> Option<(u64, &'static str)> {
+    LIMITS.iter().find(|(n, ..)| *n == name).map(|&(_, bytes, what)| (bytes, what))
+}
+
+/// A count of bytes for people: "812 bytes", "64 MiB", "2.5 GiB" (binary units, one decimal
+/// where it is not whole).
+///
+/// ```
+/// use zertz_env::files::size_text;
+/// assert_eq!(size_text(812), "812 bytes");
+/// assert_eq!(size_text(64 << 20), "64 MiB");
+/// assert_eq!(size_text(5 << 29), "2.5 GiB");
+/// ```
+pub fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && bytes >> (10 * (unit + 2)) > 0 {
+        unit += 1;
+    }
+    let scale = 1u64 << (10 * (unit + 1));
+    if bytes % scale == 0 {
+        format!("{} {}", bytes / scale, UNITS[unit])
+    } else {
+        format!("{:.1} {}", bytes as f64 / scale as f64, UNITS[unit])
+    }
+}
+
+/// The error of a file of `size` bytes (None: it grew while it was read) past `max`.
+fn too_large(size: Option<u64>, max: u64, what: &str) -> io::Error {
+    let max = size_text(max);
+    let message = match size {
+        Some(size) => format!("{} is more than the {max} that {what} may have", size_text(size)),
+        None => format!("it grew past the {max} that {what} may have while it was read"),
+    };
+    io::Error::new(io::ErrorKind::FileTooLarge, message)
+}
+
+/// Fails unless the file of `meta` is a regular file of at most `max` bytes.
+fn check_bounded(meta: &std::fs::Metadata, max: u64, what: &str) -> io::Result<()> {
+    if !meta.is_file() {
+        let kind = file_kind(&meta.file_type());
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({kind})"),
+        ));
+    }
+    if meta.len() > max {
+        return Err(too_large(Some(meta.len()), max, what));
+    }
+    Ok(())
+}
+
+/// Opens a user's file for reading once it is a regular file of at most `max` bytes, `what`
+/// (such as "a config file") naming it in the error of one past `max`: checked before it is
+/// opened (a FIFO would wait for a writer), opened without blocking and without becoming the
+/// process's terminal (`O_NONBLOCK | O_NOCTTY`: a FIFO or a terminal put in its place after the
+/// check opens at once), and checked again once open. The errors: the system's (a missing
+/// file), `InvalidInput` "not a regular file (a FIFO)", `FileTooLarge` "3 GiB is more than the
+/// 64 MiB that a metrics file may have".
+pub fn open_bounded(path: &Path, max: u64, what: &str) -> io::Result<std::fs::File> {
+    check_bounded(&std::fs::metadata(path)?, max, what)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    check_bounded(&file.metadata()?, max, what)?;
+    Ok(file)
+}
+
+/// The bytes of a user's file of at most `max` bytes ([`open_bounded`]), read no further than
+/// the bound (a file that grows past it meanwhile is refused too).
+///
+/// ```
+/// use zertz_env::files::{MAX_CONFIG_BYTES, read_bounded};
+/// let dir = std::env::temp_dir().join(format!("zertz-doc-read-bounded-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("big.toml");
+/// std::fs::write(&path, vec![b'#'; 3 << 20]).unwrap();
+/// let e = read_bounded(&path, MAX_CONFIG_BYTES, "a config file").unwrap_err();
+/// assert_eq!(e.to_string(), "3 MiB is more than the 1 MiB that a config file may have");
+/// assert_eq!(read_bounded(&path, 3 << 20, "a config file").unwrap().len(), 3 << 20);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn read_bounded(path: &Path, max: u64, what: &str) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_bounded(path, max, what)?;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(None, max, what));
+    }
+    Ok(bytes)
+}
+
+/// The text of a user's file of at most `max` bytes ([`read_bounded`]); `InvalidData` for one
+/// that is not UTF-8.
+pub fn read_text_bounded(path: &Path, max: u64, what: &str) -> io::Result<String> {
+    String::from_utf8(read_bounded(path, max, what)?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8 text ({e})")))
 }
 
 /// Fails unless `path` is a regular file (after symbolic links), without opening it: the error of
@@ -161,6 +315,85 @@ mod tests {
         assert_eq!(partial_owner(p.file_name().unwrap().to_str().unwrap()), Some(("out", me)));
         assert_eq!(partial_path(Path::new("x.npz")), PathBuf::from(format!(".x.npz.partial-{me}")));
         assert_eq!(partial_path(Path::new("/")), PathBuf::from(format!("/.out.partial-{me}")));
+    }
+
+    /// A fresh folder of this test's own.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("zertz-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_file_within_its_bound_is_read_whole() {
+        let dir = scratch("within");
+        let path = dir.join("a.toml");
+        std::fs::write(&path, "x = 1\n").unwrap();
+        assert_eq!(read_bounded(&path, 6, "a config file").unwrap(), b"x = 1\n");
+        assert_eq!(read_text_bounded(&path, 6, "a config file").unwrap(), "x = 1\n");
+        assert_eq!(read_text(&path).unwrap(), "x = 1\n");
+        let e = read_bounded(&path, 5, "a config file").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert_eq!(e.to_string(), "6 bytes is more than the 5 bytes that a config file may have");
+        std::fs::write(&path, [0xff, 0xfe]).unwrap();
+        let e = read_text_bounded(&path, 6, "a config file").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let e = read_bounded(&dir.join("missing"), 6, "a config file").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_or_a_device_is_refused() {
+        let dir = scratch("kinds");
+        let e = read_bounded(&dir, MAX_CONFIG_BYTES, "a config file").unwrap_err();
+        assert_eq!(e.to_string(), "not a regular file (a folder)");
+        #[cfg(unix)]
+        {
+            // /dev/zero never ends; a link to it is the device too.
+            let link = dir.join("zero");
+            std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+            for path in [Path::new("/dev/zero"), &link] {
+                let e = read_bounded(path, MAX_METRICS_BYTES, "a metrics file").unwrap_err();
+                assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+                assert_eq!(e.to_string(), "not a regular file (a device)");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_is_refused_and_never_waits() {
+        let dir = scratch("fifo");
+        let fifo = dir.join("config.toml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let e = read_bounded(&fifo, MAX_CONFIG_BYTES, "a config file").unwrap_err();
+        assert_eq!(e.to_string(), "not a regular file (a FIFO)");
+        // Past the check (a FIFO put in place of a file after it): the open does not wait for
+        // a writer, and the open file is refused.
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        let file = options.open(&fifo).unwrap();
+        let e = check_bounded(&file.metadata().unwrap(), 1, "a config file").unwrap_err();
+        assert_eq!(e.to_string(), "not a regular file (a FIFO)");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_limit_is_named_once() {
+        for (name, bytes, what) in LIMITS {
+            assert_eq!(limit(name), Some((bytes, what)));
+            assert!(bytes.is_power_of_two(), "{name}");
+        }
+        assert_eq!(size_text(MAX_CHECKPOINT_BYTES), "4 GiB");
+        assert_eq!(size_text(1023), "1023 bytes");
+        assert_eq!(size_text(1536), "1.5 KiB");
+        assert_eq!(size_text(u64::MAX), "16.0 EiB");
     }
 
     #[test]

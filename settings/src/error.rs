@@ -64,8 +64,10 @@ impl zertz_env::Classify for ConfigError {
     }
 }
 
-/// The text of a config file: a regular file (a FIFO or a device would block or never end).
+/// The text of a config file: a regular file (a FIFO or a device would block or never end) of at
+/// most `zertz_env::files::MAX_CONFIG_BYTES`.
 pub fn read_text(path: &Path) -> Result<String, ConfigError> {
-    zertz_env::files::read_text(path)
+    use zertz_env::files::{MAX_CONFIG_BYTES, read_text_bounded};
+    read_text_bounded(path, MAX_CONFIG_BYTES, "a config file")
         .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })
 }
