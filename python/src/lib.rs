@@ -12,6 +12,8 @@
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
 //! - `episode::PyEpisode` (`zertz.episode.Episode`): one game under the rules of an episode, the
 //!   engine's (`zertz_vecenv::Episode`), which the Gymnasium and PettingZoo environments wrap.
+//! - `files`: the reading of the files users name, regular files within the bound of their
+//!   kind (`zertz_env::files`), for `zertz.files`.
 //! - `range::PyRange` (`zertz._zertz.Range`): the engine's range of a setting, which the training
 //!   config's Python sections declare theirs with.
 //! - Module functions and constants: the boards, the encoding version and shapes, the action
@@ -19,6 +21,7 @@
 //!   (`.NAME.partial-PID`) and whether its process runs, for the Python package's writers.
 
 mod episode;
+mod files;
 mod game;
 mod jobs;
 mod players;
@@ -41,6 +44,8 @@ mod _zertz {
 
     #[pymodule_export]
     use crate::episode::{PyEpisode, PyStep};
+    #[pymodule_export]
+    use crate::files::{file_limits, open_regular, read_bounded, size_text};
     #[pymodule_export]
     use crate::game::PyGame;
     #[pymodule_export]

@@ -33,6 +33,7 @@ __all__ = [
     "action_space_size",
     "dataset",
     "elo",
+    "file_limits",
     "load_records",
     "match_config",
     "match_opening",
@@ -40,17 +41,20 @@ __all__ = [
     "match_settings",
     "mcts_settings",
     "observation_shape",
+    "open_regular",
     "parse_first_player",
     "parse_player",
     "partial_owner",
     "partial_path",
     "process_runs",
+    "read_bounded",
     "ring_cells",
     "search_presets",
     "selfplay_config",
     "selfplay_settings",
     "shard_glob",
     "shard_schema",
+    "size_text",
     "symmetry_count",
     "symmetry_tables",
 ]
@@ -96,6 +100,25 @@ def partial_owner(name: str) -> tuple[str, int] | None:
 def process_runs(pid: int) -> bool:
     """Whether process ``pid`` runs: this one always, another where the system says (on Linux),
     never elsewhere."""
+
+def read_bounded(path: str | PathLike[str], kind: str) -> bytes:
+    """The bytes of a user's file of kind ``kind`` (a name of ``file_limits()``): a regular file
+    of at most its kind's bound, opened without blocking. OSError naming the file otherwise: the
+    system's (``FileNotFoundError``), "not a regular file (a FIFO)", "3 GiB is more than the 64
+    MiB that a metrics file may have"."""
+
+def open_regular(path: str | PathLike[str]) -> int:
+    """A user's file opened for reading, of any size: its file descriptor, for ``os.fdopen``. A
+    regular file only, checked before it is opened and again once open; OSError naming the file
+    otherwise."""
+
+def file_limits() -> dict[str, int]:
+    """The bound of each kind of file users name, in bytes, by the kind's name (``config``,
+    ``json``, ``metrics``, ``network``, ``checkpoint``)."""
+
+def size_text(bytes: int) -> str:
+    """A count of bytes for people, as the engine's messages write it: "812 bytes", "64 MiB",
+    "2.5 GiB"."""
 
 def action_space_size(board: int) -> int:
     """Number of indices of the action space of a board (legal or not)."""
