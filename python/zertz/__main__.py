@@ -304,12 +304,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(final_table(run))
             print(f"\nplay against it: {_program()} play --model {layout.best}")
         elif args.command == "export":
+            from zertz.files import read_json
             from zertz.training import export_checkpoint
 
             provenance = None
             if args.provenance is not None:
-                with open(args.provenance, encoding="utf-8") as f:
-                    provenance = json.load(f)
+                provenance = read_json(args.provenance, "json")
                 if not isinstance(provenance, dict):
                     raise ValueError(f"{args.provenance} must hold one JSON object")
             print(

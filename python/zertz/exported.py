@@ -14,6 +14,7 @@ Python, and :func:`average_networks` averages exported networks of one size.
 """
 
 import copy
+import io
 import json
 import os
 import subprocess
@@ -34,8 +35,8 @@ from zertz._zertz import (
     Game,
     action_space_size,
     observation_shape,
-    partial_path,
 )
+from zertz.files import torch_file, write_atomic
 from zertz.nn import NetConfig, ZertzNet, check_finite
 
 # The engine's: the file format and version of exported models (inputs, outputs, metadata),
@@ -47,21 +48,6 @@ from zertz_engine import (
     MODEL_FORMAT_VERSION,
     builtin_model,
 )
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """The path beside ``path`` that this process writes it through, ``.NAME.partial-PID`` (the
-    engine's name of every partial output); the block writes it, and it replaces ``path`` when
-    the block ends without an error and is removed otherwise, so a reader never sees a partial
-    file."""
-    tmp = partial_path(path)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 @contextmanager
@@ -151,9 +137,12 @@ def export(
         scripted = torch.jit.script(m)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp, _torchscript():
-        torch.jit.save(scripted, str(tmp))
-    return path
+    # Written whole in memory, then by Python: a full disk is then one line naming the file
+    # (zertz.files.write_atomic), where libtorch's own writer aborted the process.
+    data = io.BytesIO()
+    with _torchscript():
+        torch.jit.save(scripted, data)
+    return write_atomic(path, data.getvalue())
 
 
 #: The number formats :func:`export_aoti` compiles a network in (``auto`` is for the engine).
@@ -303,24 +292,34 @@ def export_aoti(
         compiled = _compile_boards_side_by_side(m, boards, device, precision, options)
     files: dict[str, Any] = {f"{AOTI_MODEL_PREFIX}{b}": compiled[b] for b in boards}
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Through a file object: torch wants a file name that ends in .pt2, or a buffer.
-    with atomic_path(path) as tmp, open(tmp, "w+b") as f:
-        package_aoti(f, files)
-    return path
+    # Into a buffer (torch wants a file name that ends in .pt2, or a buffer), then written by
+    # Python, as export's.
+    data = io.BytesIO()
+    package_aoti(data, files)
+    return write_atomic(path, data.getvalue())
 
 
 def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.jit.ScriptModule:
     """Loads an exported model (a TorchScript module) for inference in Python. An AOTInductor
-    package (``.pt2``) is for the engine: ValueError."""
+    package (``.pt2``) is for the engine: ValueError; so is a file that libtorch cannot load,
+    in one line naming it. The file is read as :func:`zertz.files.read_bytes` reads a network
+    (OSError naming it: not a regular file, or past ``LIMITS["network"]``)."""
     if Path(path).suffix == ".pt2":
         raise ValueError(
             f"{path} is an AOTInductor package, which the engine runs; in Python, load the "
             "TorchScript export (.pt) of the same network"
         )
-    with _torchscript():
-        module: torch.jit.ScriptModule = torch.jit.load(  # type: ignore[no-untyped-call]
-            str(path), map_location=device
-        )
+    data = torch_file(path, "network")
+    try:
+        with _torchscript():
+            module: torch.jit.ScriptModule = torch.jit.load(  # type: ignore[no-untyped-call]
+                data, map_location=device
+            )
+    except RuntimeError as e:  # libtorch's message, C++ frames and all: its first line
+        said = str(e).strip().splitlines()
+        raise ValueError(
+            f"{path} cannot be loaded ({said[0] if said else 'RuntimeError'})"
+        ) from None
     module.eval()
     return module
 
@@ -374,22 +373,21 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The metadata of an exported model file (TorchScript, or an AOTInductor ``.pt2``
     package), or of the built-in network (``"builtin"``, as ``nn:builtin`` names it); ValueError
     when it is not one. ``marbles`` is ``["standard"]`` in a file exported before it was written
-    (as the engine reads it: the built-in network is one)."""
+    (as the engine reads it: the built-in network is one). The file is read as
+    :func:`zertz.files.read_bytes` reads a network (OSError naming it: not a regular file, or
+    past ``LIMITS["network"]``)."""
+    builtin = str(path) == BUILTIN_MODEL
+    data = io.BytesIO(builtin_model()) if builtin else torch_file(path, "network")
     try:
-        if str(path) == BUILTIN_MODEL:
-            import io
-
-            with _torchscript():
-                module = torch.jit.load(io.BytesIO(builtin_model()), map_location="cpu")  # type: ignore[no-untyped-call]
-            meta = json.loads(module.metadata())
-        elif Path(path).suffix == ".pt2":
+        if not builtin and Path(path).suffix == ".pt2":
             from torch._inductor.package.package import load_package
 
-            first = f"{AOTI_MODEL_PREFIX}{_aoti_boards(path)[0]}"
-            meta = json.loads(load_package(str(path), first).get_metadata()["zertz"])
+            first = f"{AOTI_MODEL_PREFIX}{_aoti_boards(data)[0]}"
+            data.seek(0)
+            meta = json.loads(load_package(data, first).get_metadata()["zertz"])
         else:
             with _torchscript():
-                module = torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
+                module = torch.jit.load(data, map_location="cpu")  # type: ignore[no-untyped-call]
             meta = json.loads(module.metadata())
     except Exception as e:
         raise ValueError(f"{path} is not an exported zertz model: {e}") from e
@@ -399,13 +397,14 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     return meta
 
 
-def _aoti_boards(path: str | os.PathLike[str]) -> list[int]:
-    """The boards of the models of an AOTInductor package (from the names of its entries)."""
+def _aoti_boards(data: io.BytesIO) -> list[int]:
+    """The boards of the models of an AOTInductor package in memory (from the names of its
+    entries)."""
     import zipfile
 
     marker = f"/data/aotinductor/{AOTI_MODEL_PREFIX}"
     boards = set()
-    with zipfile.ZipFile(path) as z:
+    with zipfile.ZipFile(data) as z:
         for entry in z.namelist():
             if marker in entry:
                 rest = entry.split(marker, 1)[1].split("/", 1)[0]

@@ -24,6 +24,7 @@ human-ceiling --dataset DIR``).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -42,6 +43,7 @@ from zertz._zertz import (
     Game,
     symmetry_count,
 )
+from zertz.files import open_binary, read_text
 
 # torch is imported where a network runs (benchmark): the ceiling and the datasets need none.
 if TYPE_CHECKING:
@@ -151,7 +153,7 @@ def dataset_manifest(dataset: str | os.PathLike[str], again: str = "") -> dict[s
             f"{folder}: no such dataset folder (make it with zertz dataset RECORDS --out {folder})"
         )
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(read_text(path, "json"))
     except FileNotFoundError:
         raise ValueError(
             f"{folder} is an incomplete dataset (no {MANIFEST}: its build was stopped part-way, "
@@ -182,7 +184,8 @@ def dataset_games(
     path = Path(dataset) / DATASET_GAMES
     wanted = set(boards) if boards is not None else None
     games = []
-    with open(path, encoding="utf-8") as f:
+    # A regular file only, refused before it is opened otherwise (a FIFO would block).
+    with io.TextIOWrapper(open_binary(path), encoding="utf-8") as f:
         for i, line in enumerate(f, 1):
             try:
                 game = json.loads(line)

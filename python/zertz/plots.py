@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from zertz.files import read_text
 from zertz.training.layout import RunLayout
 from zertz.training.metrics import iteration_of
 
@@ -25,7 +26,8 @@ def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no metrics yet (has the run finished an iteration?)")
     by_iteration: dict[int, dict[str, Any]] = {}
-    for line in path.read_text(errors="replace").splitlines():
+    # A regular file within its bound (OSError naming it otherwise: a link to /dev/zero).
+    for line in read_text(path, "metrics", errors="replace").splitlines():
         if iteration_of(line) is not None:
             row = json.loads(line)
             by_iteration[row["iteration"]] = row

@@ -378,9 +378,16 @@ def load_config(path: str | os.PathLike[str]) -> TrainConfig:
     >>> cfg = load_config("../configs/train/tiny.toml")
     >>> cfg.run.board, cfg.network.channels
     (37, 16)
+
+    The file is read as :func:`zertz.files.read_text` reads a config: OSError naming it for one
+    that is not a regular file (a FIFO, a device: refused before it is opened) or is past
+    ``zertz.files.LIMITS["config"]``.
     """
+    from zertz.files import read_text
+
+    text = read_text(path, "config")
     try:
-        return parse_config(Path(path).read_text())
+        return parse_config(text)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
 

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import fcntl
+import io
 import math
 import os
 import re
-import shutil
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -17,7 +17,8 @@ from typing import Any
 import torch
 
 from zertz._zertz import BOARDS
-from zertz.exported import atomic_path, export, export_aoti
+from zertz.exported import export, export_aoti
+from zertz.files import read_bytes, torch_file, write_atomic
 from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, marbles_of
 from zertz.training.config import TrainConfig, load_config
 from zertz.training.layout import RunLayout
@@ -25,22 +26,24 @@ from zertz_engine import devices
 
 
 def atomic_save(obj: Any, path: Path) -> None:
-    """``torch.save(obj)`` to ``path``, atomically. Written through a file object, so that the
-    archive inside is named ``archive`` and not after the temporary file (``.NAME.partial-PID``,
-    which would make two checkpoints of the same contents, written by two processes, differ byte
-    for byte)."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        torch.save(obj, f)
+    """``torch.save(obj)`` to ``path``, atomically (:func:`zertz.files.write_atomic`: a full
+    disk is one line naming the file). Saved into memory first, so that the archive inside is
+    named ``archive`` and not after a file (``.NAME.partial-PID``, which would make two
+    checkpoints of the same contents, written by two processes, differ byte for byte), and so
+    that Python, not libtorch, writes the file."""
+    data = io.BytesIO()
+    torch.save(obj, data)
+    write_atomic(path, data.getvalue())
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
+    write_atomic(path, text.encode())
 
 
 def atomic_copy(src: Path, dst: Path) -> None:
-    with atomic_path(dst) as tmp:
-        shutil.copyfile(src, tmp)
+    """Copies the exported network ``src`` to ``dst``, atomically (read as
+    :func:`zertz.files.read_bytes` reads a network)."""
+    write_atomic(dst, read_bytes(src, "network"))
 
 
 def lock(folder: Path) -> Any:
@@ -189,14 +192,17 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Reads a training checkpoint on the CPU, with ``torch.load(weights_only=True)``: tensors
     and plain data only, never objects, whose unpickling could run code. ValueError (naming the
     file) for anything else: other files, corrupt ones, pickles of objects (checkpoints of older
-    versions of zertz, which held numpy random states, among them)."""
+    versions of zertz, which held numpy random states, among them). OSError naming the file for
+    one that is not a regular file (a FIFO, a device) or is past ``zertz.files.LIMITS
+    ["checkpoint"]``, refused before it is opened."""
+    # A regular file within the bound of a checkpoint (OSError naming it otherwise), read before
+    # torch sees it: torch opens nothing.
+    data = torch_file(path, "checkpoint")
     try:
         with warnings.catch_warnings():
             # A pickle protocol torch did not write warns; the file is refused or read anyway.
             warnings.simplefilter("ignore")
-            ck = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise
+            ck = torch.load(data, map_location="cpu", weights_only=True)
     except Exception as e:
         if found := re.search(r"GLOBAL ([\w.]+)", str(e)):
             raise ValueError(

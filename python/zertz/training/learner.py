@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from zertz.files import read_bytes
 from zertz.training import loop
 from zertz.training.actor import ray_module
 from zertz.training.config import parse_config
@@ -59,13 +60,15 @@ class Learner:
             next_seq[a] = max(next_seq.get(a, 0), record.seq + 1)
         logs, self.logs = self.logs, []
         rollout = run.state.iteration < run.cfg.warmup.iterations
+        # The network goes only to a driver that has not got this version (none in rollouts).
+        send = not rollout and version != run.state.step
         ready = self.ready()
         return LearnerStatus(
             iteration=run.state.iteration,
             iterations=run.cfg.run.iterations,
             step=run.state.step,
             rollout=rollout,
-            model=None if rollout or version == run.state.step else run.layout.best.read_bytes(),
+            model=read_bytes(run.layout.best, "network") if send else None,
             done=run.state.iteration >= run.cfg.run.iterations,
             ready=ready,
             last=ready and run.state.iteration + 1 == run.cfg.run.iterations,

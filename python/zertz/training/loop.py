@@ -17,6 +17,7 @@ import torch
 
 from zertz._zertz import action_space_size
 from zertz.exported import average_networks, export
+from zertz.files import read_text, remove_leftovers
 from zertz.nn import NonFiniteError, ZertzNet, check_finite, marbles_of
 from zertz.training import evaluation, fitting, pretraining, selfplay
 from zertz.training.config import TrainConfig, check_opponents, load_config, parse_config, same_run
@@ -46,6 +47,15 @@ def seed_globals(seed: int) -> None:
     random.seed(seed)
 
 
+def _saved_config(path: Path) -> TrainConfig:
+    """The config a run folder keeps (``RUN/config.toml``); ValueError or OSError naming it."""
+    text = read_text(path, "config")
+    try:
+        return parse_config(text)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
 class Run:
     """One run folder (see :mod:`zertz.training`)."""
 
@@ -61,8 +71,12 @@ class Run:
         self.layout = RunLayout(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = lock(self.dir)
+        # What writes that a kill or a failure (a full disk) cut short left (``.NAME.partial-PID``
+        # of processes that no longer run): the checkpoint's, the networks', the matches'.
+        for folder in (self.dir, self.layout.models, self.layout.matches):
+            remove_leftovers(folder)
         saved = self.layout.config
-        if saved.exists() and not same_run(parse_config(saved.read_text()), cfg):
+        if saved.exists() and not same_run(_saved_config(saved), cfg):
             raise ValueError(
                 f"{self.dir} holds a run with other settings ({saved}); resume it with those "
                 "settings (only run.iterations, run.device, run.torch_threads, run.cuda_graphs "
@@ -90,7 +104,7 @@ class Run:
         self.augment = fitting.Augmenter(self.board, self.device)
         self.metrics = Metrics(self.dir)
         # Last: whatever failed above leaves a folder that takes any config.
-        if not saved.exists() or saved.read_text() != cfg.source:
+        if not saved.exists() or read_text(saved, "config") != cfg.source:
             atomic_write_text(saved, cfg.source)
         for sub in self.layout.folders:
             sub.mkdir(exist_ok=True)

@@ -4,10 +4,10 @@ TensorBoard files in ``RUN/tb``."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from zertz.files import append_text, read_text
 from zertz.training.layout import RunLayout
 
 
@@ -39,10 +39,12 @@ class Metrics:
         checkpoint repeated one), the line of the pretraining (iteration 0) when
         ``pretrained``, in order; lines of iterations the checkpoint does not hold (they are
         run again), lines cut short and lines that are no metrics go. Rewritten atomically,
-        and only when that changes it; returns the number of lines that went."""
+        and only when that changes it; returns the number of lines that went. A file that is
+        not a regular one (a link to ``/dev/zero``), or past ``zertz.files.LIMITS["metrics"]``,
+        is refused before it is opened (OSError naming it)."""
         if not self.path.exists():
             return 0
-        text = self.path.read_text(errors="replace")
+        text = read_text(self.path, "metrics", errors="replace")
         lines = text.splitlines()
         kept: dict[int, str] = {}
         for line in lines:
@@ -62,7 +64,7 @@ class Metrics:
         if not self.path.exists():
             return None
         found = None
-        for line in self.path.read_text(errors="replace").splitlines():
+        for line in read_text(self.path, "metrics", errors="replace").splitlines():
             try:
                 row = json.loads(line)
             except ValueError:
@@ -72,11 +74,8 @@ class Metrics:
         return found
 
     def record(self, stats: dict[str, Any]) -> None:
-        # On the disk before the checkpoint that follows it.
-        with open(self.path, "a") as f:
-            f.write(json.dumps(stats) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        # On the disk before the checkpoint that follows it (a full disk: one line naming it).
+        append_text(self.path, json.dumps(stats) + "\n")
         try:
             if self._tb is None:
                 from torch.utils.tensorboard import SummaryWriter

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zertz.files import read_json, write_atomic
 from zertz.training.layout import RECORD_FILE, SUMMARY_FILE, leftover_chunks, temporary_chunk
 
 
@@ -54,10 +55,9 @@ def _number(data: Mapping[str, Any], key: str, source: str | os.PathLike[str], w
 
 
 def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text())
-    except ValueError as e:
-        raise ValueError(f"{path} is not JSON ({e})") from None
+    """The JSON of a record's file (:func:`zertz.files.read_json`: a regular file within
+    ``LIMITS["json"]``, OSError naming it otherwise; ValueError for one that is not JSON)."""
+    return read_json(path, "json")
 
 
 @dataclass(frozen=True)
@@ -246,8 +246,9 @@ def write_chunk(
         shutil.rmtree(old, ignore_errors=True)
     tmp = temporary_chunk(folder, name)
     summary = fill(tmp)
-    (tmp / SUMMARY_FILE).write_text(json.dumps(summary.to_json()))
+    # A full disk: one line naming the file (zertz.files.write_atomic).
+    write_atomic(tmp / SUMMARY_FILE, json.dumps(summary.to_json()).encode())
     if record is not None:
-        (tmp / RECORD_FILE).write_text(json.dumps(record.to_json()))
+        write_atomic(tmp / RECORD_FILE, json.dumps(record.to_json()).encode())
     os.replace(tmp, done)
     return summary, True
