@@ -14,7 +14,9 @@ compares the same as the original.
 Hostile folders: nothing is unpickled (checkpoints are read with ``torch.load(weights_only=True)``,
 ``zertz.training.load_checkpoint``; shards without pickles), symbolic links are never followed
 (two links compare by their targets' text), and only regular files are opened (a FIFO or a
-device is compared by its kind, never opened). A file that cannot be read (torn or non-UTF-8
+device is compared by its kind, never opened; a file is opened so that a FIFO put in its place
+meanwhile cannot block, and the metrics, checkpoint and networks are read within the bounds of
+``zertz.files.LIMITS``). A file that cannot be read (torn or non-UTF-8
 JSON, a garbage network, shard or checkpoint, a checkpoint holding objects) is listed as
 ``ERROR`` and named in one line on stderr (``error: PATH ...``); the comparison goes on with the
 other files and exits with status 2. A folder that does not exist, or is not one, is refused
@@ -45,6 +47,7 @@ import numpy as np
 import torch
 
 from zertz.exported import load_exported
+from zertz.files import open_binary, read_bytes
 from zertz.training.folder import first_line, load_checkpoint, printable
 from zertz.training.layout import RunLayout
 
@@ -119,14 +122,22 @@ def regular(path: Path) -> Path:
     return path
 
 
+def unreadable(path: Path, e: OSError) -> Unreadable:
+    """The refusal of ``path`` that the system or :mod:`zertz.files` (whose one line names it)
+    refused."""
+    return Unreadable(str(e) if e.strerror is None else f"{path} cannot be read ({e.strerror})")
+
+
 def json_values(path: Path) -> list[Any]:
-    """The JSON value of a ``.json`` file, or those of a ``.jsonl`` file's lines."""
+    """The JSON value of a ``.json`` file, or those of a ``.jsonl`` file's lines (the metrics
+    within their bound)."""
     try:
-        text = regular(path).read_bytes().decode()
+        data = read_bytes(regular(path), "metrics") if path.name == NAMES.metrics.name else None
+        text = (contents(path) if data is None else data).decode()
     except UnicodeDecodeError as e:
         raise Unreadable(f"{path} is not UTF-8 text (byte {e.start})") from None
     except OSError as e:
-        raise Unreadable(f"{path} cannot be read ({e.strerror or e})") from None
+        raise unreadable(path, e) from None
     lines = text.split("\n") if path.suffix == ".jsonl" else [text]
     values = []
     for number, line in enumerate(lines, 1):
@@ -155,7 +166,7 @@ def recorded_roots(folder: Path) -> set[str]:
     cannot be read are passed over here (the comparison of the file names them)."""
     path = RunLayout(folder).metrics
     try:
-        text = regular(path).read_bytes().decode(errors="surrogateescape")
+        text = read_bytes(regular(path), "metrics").decode(errors="surrogateescape")
     except (Unreadable, OSError):
         return set()
     roots = set()
@@ -229,6 +240,8 @@ def weights(path: Path) -> dict[str, torch.Tensor]:
     """The weights of an exported network."""
     try:
         return dict(load_exported(regular(path)).state_dict())
+    except OSError as e:
+        raise unreadable(path, e) from None
     except (ValueError, RuntimeError) as e:
         raise Unreadable(f"{path} is not an exported network ({first_line(e)})") from None
 
@@ -244,19 +257,23 @@ def checkpoint(path: Path) -> dict[str, Any]:
 def arrays(path: Path) -> dict[str, Any]:
     """The arrays of a ``.npz`` file (pickled objects refused)."""
     try:
-        with np.load(regular(path), allow_pickle=False) as npz:
+        with open_binary(regular(path)) as f, np.load(f, allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
     except Unreadable:
         raise
+    except OSError as e:
+        raise unreadable(path, e) from None
     except Exception as e:  # a corrupt zip or array raises what its reader raises
         raise Unreadable(f"{path} is not a readable .npz file ({first_line(e)})") from None
 
 
 def contents(path: Path) -> bytes:
+    """The bytes of a regular file (opened as :func:`zertz.files.open_binary` opens it)."""
     try:
-        return regular(path).read_bytes()
+        with open_binary(regular(path)) as f:
+            return f.read()
     except OSError as e:
-        raise Unreadable(f"{path} cannot be read ({e.strerror or e})") from None
+        raise unreadable(path, e) from None
 
 
 def reader(name: str, run: Run) -> Callable[[Path], Any]:

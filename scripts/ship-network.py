@@ -10,8 +10,10 @@ against alphabeta), then rebuild (the engine and the Python module carry the fil
 Whatever is wrong with the run or the files (a missing run folder, torn or non-UTF-8 metrics, a
 garbage network or checkpoint, figures that are not a JSON object, a FIFO, a device or a folder
 where a file should be, a symbolic link that loops) is refused with one line naming the file,
-``error: ...``, and status 2. Only regular files are opened, and checkpoints are read with
-``torch.load(weights_only=True)``: nothing is unpickled.
+``error: ...``, and status 2. Only regular files are opened, each within the bound of its kind
+(``zertz.files.LIMITS``: the metrics, the config, the figures, the networks and checkpoint), and
+checkpoints are read with ``torch.load(weights_only=True)``: nothing is unpickled. A full disk
+is one line naming ``--out`` and the room it needs.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from zertz.exported import average_networks, export
+from zertz.files import read_bytes
 from zertz.training import export_checkpoint
 from zertz.training.folder import first_line, printable
 from zertz.training.layout import RunLayout
@@ -41,6 +44,12 @@ class Refused(Exception):
 
 def why(e: OSError) -> str:
     return e.strerror or str(e)
+
+
+def refusal(path: Path | str, e: OSError) -> Refused:
+    """The refusal of ``path`` that the system or :mod:`zertz.files` (whose one line names it:
+    a bound passed, a full disk) refused."""
+    return Refused(str(e) if e.strerror is None else f"{path} cannot be read ({e.strerror})")
 
 
 def message(e: BaseException) -> str:
@@ -72,13 +81,14 @@ def regular(path: Path) -> Path:
     return path
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, kind: str) -> str:
+    """The text of ``path``, a file of ``kind`` (``zertz.files.LIMITS``: its bound)."""
     try:
-        return regular(path).read_bytes().decode()
+        return read_bytes(regular(path), kind).decode()
     except UnicodeDecodeError as e:
         raise Refused(f"{path} is not UTF-8 text (byte {e.start})") from None
     except OSError as e:
-        raise Refused(f"{path} cannot be read ({why(e)})") from None
+        raise refusal(path, e) from None
 
 
 def finite(value: Any) -> bool:
@@ -101,7 +111,7 @@ def parse_json(text: str, where: str) -> Any:
 
 def read_figures(path: Path) -> dict[str, Any]:
     """The JSON object of ``--figures``."""
-    figures = parse_json(read_text(path), str(path))
+    figures = parse_json(read_text(path, "json"), str(path))
     if not isinstance(figures, dict):
         raise Refused(f"{path} is not a JSON object of figures (it is a {type(figures).__name__})")
     if not finite(figures):
@@ -119,7 +129,7 @@ def count(line: dict[str, Any], key: str, where: str) -> int:
 def final_line(path: Path) -> tuple[int, dict[str, Any]]:
     """The last line of the metrics ``path`` with the final evaluation, and its number."""
     final: tuple[int, dict[str, Any]] | None = None
-    for number, text in enumerate(read_text(path).split("\n"), 1):
+    for number, text in enumerate(read_text(path, "metrics").split("\n"), 1):
         if not text.strip():
             continue
         line = parse_json(text, f"{path}: line {number}")
@@ -154,7 +164,7 @@ def provenance(run: Path, commit: str, figures: dict[str, Any]) -> dict[str, Any
             **{k: r[k] for k in FIELDS if k in r},
         }
     meta = {
-        "config": read_text(layout.config),
+        "config": read_text(layout.config, "config"),
         "commit": commit,
         "step": count(last, "step", where),
         "iterations": count(last, "iteration", where),
@@ -181,6 +191,8 @@ def ship(run: Path, out: Path, meta: dict[str, Any]) -> Path:
                 return export(net, out, step=exported["step"], provenance=meta)
             return export_checkpoint(source, out, provenance=meta)
     except OSError as e:
+        if e.strerror is None:  # zertz.files's one line, which names the file
+            raise Refused(str(e)) from None
         raise Refused(f"{e.filename or out} cannot be read or written ({why(e)})") from None
     except ValueError as e:  # the readers' refusals name the file; a NaN weight names --out
         said = message(e)
