@@ -2205,3 +2205,126 @@ def test_regression_selfplay_with_one_simulation(tmp_path: Path, full: int, fast
     summary = ok(attempt(zertz.selfplay, tmp_path / "run", "uniform", config=config, games=1))
     data = zertz.load_shards(summary["shards"], zertz.action_space_size(37))
     np.testing.assert_allclose(data["policy"].sum(axis=1)[data["full_search"]], 1, 1e-5)
+
+
+# --- the training side's files ------------------------------------------------------------
+# (issue "Hostile input, fourth round"): random bytes and other kinds of file in place of a
+# run's config, checkpoint, metrics and network, read as a resume and the readers read them.
+
+#: The files of a run folder that users (or damage) may replace, by the kind of their bound.
+TRAINING_FILES = {
+    "config": "config.toml",
+    "checkpoint": "checkpoint.pt",
+    "metrics": "metrics.jsonl",
+    "network": "models/best.pt",
+}
+#: What takes a file's place: its own bytes ("same"), random bytes, its bytes with some flipped
+#: or cut short, nothing, a FIFO, a link to /dev/zero, a folder, a link to nothing, a sparse
+#: file one byte past its kind's bound.
+FILE_SHAPES = (
+    "same",
+    "random",
+    "flipped",
+    "truncated",
+    "empty",
+    "fifo",
+    "dev-zero",
+    "folder",
+    "dangling",
+    "past-bound",
+)
+
+
+@pytest.fixture(scope="module")
+def training_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A finished tiny training run of one iteration, and its config's text."""
+    from zertz.training import parse_config, train
+
+    tiny = Path(__file__).resolve().parents[2] / "configs" / "train" / "tiny.toml"
+    text = tiny.read_text().replace("iterations = 2", "iterations = 1")
+    folder = tmp_path_factory.mktemp("training-files") / "run"
+    train(parse_config(text), folder, log=lambda _: None, progress=False)
+    return folder, text
+
+
+def put_in_place(path: Path, shape: str, kind: str, data: st.DataObject) -> None:
+    """Replaces the file ``path`` (of the bound ``kind``) by ``shape`` (see FILE_SHAPES)."""
+    from zertz.files import LIMITS
+
+    original = path.read_bytes()
+    if shape == "same":
+        return
+    path.unlink()
+    if shape == "random":
+        path.write_bytes(data.draw(st.binary(max_size=4096), label="bytes"))
+    elif shape == "flipped":
+        flipped = bytearray(original)
+        for i in data.draw(st.lists(st.integers(0, len(flipped) - 1), min_size=1, max_size=8)):
+            flipped[i] ^= data.draw(st.integers(1, 255), label="xor")
+        path.write_bytes(bytes(flipped))
+    elif shape == "truncated":
+        path.write_bytes(original[: data.draw(st.integers(0, len(original) - 1), label="cut")])
+    elif shape == "empty":
+        path.write_bytes(b"")
+    elif shape == "fifo":
+        os.mkfifo(path)
+    elif shape == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif shape == "folder":
+        path.mkdir()
+    elif shape == "dangling":
+        path.symlink_to(path.with_name("nothing-here"))
+    else:
+        with open(path, "wb") as f:
+            f.truncate(LIMITS[kind] + 1)
+
+
+@pytest.mark.engine
+@fuzz_settings(30)
+@given(
+    target=st.sampled_from(sorted(TRAINING_FILES)),
+    shape=st.sampled_from(FILE_SHAPES),
+    data=st.data(),
+)
+def test_fuzz_training_files(
+    training_run: tuple[Path, str], target: str, shape: str, data: st.DataObject
+) -> None:
+    """A run folder with one file replaced, opened as a resume opens it (``Run(...).start()``)
+    and read by the file's own readers: each call succeeds or raises an ordinary exception of
+    one line that names the file (what ``python -m zertz`` prints), within the call limit; never
+    a hang (a FIFO), a read without end (/dev/zero), a traceback of several lines or a panic.
+    The run's own files open."""
+    import shutil
+
+    from zertz.exported import load_exported, read_metadata
+    from zertz.plots import read_metrics
+    from zertz.training import Run, load_checkpoint, load_config, parse_config
+
+    source, text = training_run
+    with tempfile.TemporaryDirectory() as scratch:
+        run = Path(shutil.copytree(source, Path(scratch) / "run", symlinks=True))
+        path = run / TRAINING_FILES[target]
+        put_in_place(path, shape, target, data)
+        event(f"{target}: {shape}")
+        calls: dict[str, Callable[[], object]] = {
+            "resume": lambda: Run(parse_config(text), run).start()
+        }
+        if target == "config":
+            calls["load_config"] = lambda: load_config(path)
+        elif target == "checkpoint":
+            calls["load_checkpoint"] = lambda: load_checkpoint(path)
+        elif target == "metrics":
+            calls["read_metrics"] = lambda: read_metrics(run)
+        else:
+            calls["read_metadata"] = lambda: read_metadata(path)
+            calls["load_exported"] = lambda: load_exported(path)
+        for name, call in calls.items():
+            r = attempt(call)
+            what = f"{name} with {target} {shape}"
+            event(f"{target}: {name}: {outcome(r)}")
+            if shape == "same":
+                ok(r, what)
+            elif isinstance(r, Raised):
+                message = str(r.exc).strip()
+                assert "\n" not in message, f"{what}: more than one line: {message}"
+                assert path.name in message, f"{what}: {message} names no file"

@@ -511,3 +511,53 @@ def test_ladder_leaves_out_the_default_players_that_cannot_play_the_board(
     for name in kept:
         assert f"| `{name}` |" in out
     assert f"`{left[0]}`" not in out
+
+
+# ---------------------------------------------------------------------- bounds and a full disk
+
+
+def grow_past_bound(path: Path, kind: str) -> str:
+    """Makes ``path`` one byte past the bound of its kind (a sparse file); the bound in words."""
+    from zertz.files import LIMITS, size_text
+
+    with open(path, "r+b") as f:
+        f.truncate(LIMITS[kind] + 1)
+    return size_text(LIMITS[kind])
+
+
+def test_ship_network_refuses_metrics_past_their_bound(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = copy(run, tmp_path / "run")
+    bound = grow_past_bound(other / "metrics.jsonl", "metrics")
+    status, err = ship(capsys, other, "--commit", COMMIT, "--out", tmp_path / "out.pt")
+    assert status == 2
+    one_error(err, f"{other / 'metrics.jsonl'}: ", f"the {bound} that a metrics file may have")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_ship_network_says_a_full_disk_in_one_line(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC simulated on the write of --out: one line naming it and the room it needs."""
+    from test_hostile_training import no_room
+
+    other = copy(run, tmp_path / "run")
+    out = tmp_path / "out.pt"
+    no_room(monkeypatch)
+    status, err = ship(capsys, other, "--commit", COMMIT, "--out", out)
+    assert status == 2
+    one_error(err, f"cannot write {out}: the disk is full (", " needed, ")
+    assert not out.exists() and not list(tmp_path.glob(".out.pt.partial-*"))
+
+
+def test_compare_names_metrics_past_their_bound(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Metrics past their bound are named in one line and not read; the rest is compared."""
+    other = copy(run, tmp_path / "run")
+    bound = grow_past_bound(other / "metrics.jsonl", "metrics")
+    status, out, err = compare(capsys, run, other)
+    assert status == 2
+    assert "ERROR   metrics.jsonl" in out and "same    checkpoint.pt" in out
+    one_error(err, f"{other / 'metrics.jsonl'}: ", f"the {bound} that a metrics file may have")
