@@ -253,7 +253,8 @@ fn hostile_tar_headers_make_the_archive_corrupt_with_a_reason() {
                 ControlFlow::Continue(())
             })
             .unwrap_err();
-            assert!(started.elapsed().as_secs_f64() < 5.0, "{file}");
+            // At once; only a walk that never ends takes a minute, whatever the load.
+            assert!(started.elapsed().as_secs_f64() < 60.0, "{file}");
             let ArchiveError::Corrupt { kind: k, ref reason, .. } = e else {
                 panic!("{file}: {e:?}")
             };
@@ -329,7 +330,7 @@ fn huge_tar_headers_are_refused_in_bounded_memory() {
         assert!(out.status.success(), "{what}: {:?}\n{stdout}\n{stderr}", out.status);
         assert!(stdout.contains("child walk: 1 records, then: "), "{stdout}");
         assert!(stdout.contains(what), "{stdout}");
-        assert!(seconds < 20.0, "{what}: {seconds:.1} s");
+        assert!(seconds < 60.0, "{what}: {seconds:.1} s");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -292,9 +292,10 @@ fn work_is_counted_in_nodes_and_grows() {
 
 // ------------------------------------------------------------------------------------------ stops
 
-/// A match of a player whose every decision takes far longer than a stop may wait, stopped half
-/// a second in: it ends within two seconds, with no game finished.
-fn stopped_within_two_seconds(a: &str, board: Board) {
+/// A match of a player whose every decision takes an hour or more, stopped half a second in: it
+/// ends with no game finished, long before a decision would. (How soon: `scripts/bench-stops.py`;
+/// a loaded machine may take its time, and only a stop that never came fails here.)
+fn stopped_long_before_a_decision(a: &str, board: Board) {
     use std::time::Instant;
     use zertz_arena::config::MatchSettings;
     use zertz_arena::matches::{MatchConfig, MatchError, run_match_until};
@@ -307,14 +308,15 @@ fn stopped_within_two_seconds(a: &str, board: Board) {
     });
     let took = started.elapsed();
     assert!(matches!(result, Err(MatchError::Stopped { games: 0 })), "{a}: {result:?}");
-    assert!(took < Duration::from_millis(2500), "{a} on {board}: the match took {took:?}");
+    assert!(took < common::NEVER, "{a} on {board}: the match took {took:?}");
 }
 
 #[test]
 fn a_stop_reaches_a_search_under_way() {
-    // Before the stop reached the searches, these ran on for their 30 s, or for minutes.
-    stopped_within_two_seconds("alphabeta:time=30", Board::R37);
-    stopped_within_two_seconds("alphabeta:20", Board::R61);
-    stopped_within_two_seconds("mcts:time=30", Board::R37);
-    stopped_within_two_seconds("mcts:1048576", Board::R61);
+    // Before the stop reached the searches, these ran on for their time per move, or for
+    // minutes.
+    stopped_long_before_a_decision("alphabeta:time=3600", Board::R37);
+    stopped_long_before_a_decision("alphabeta:20", Board::R61);
+    stopped_long_before_a_decision("mcts:time=3600", Board::R37);
+    stopped_long_before_a_decision("mcts:1048576", Board::R61);
 }

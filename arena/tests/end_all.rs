@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{ended, hanging, pidfile};
+use common::{ended, hanging, pidfile, thinking_forever, wait_for_file};
 use zertz_arena::players::Models;
 use zertz_arena::players::command::end_all_programs;
 use zertz_env::{Player, Position, Variant};
@@ -15,10 +13,13 @@ use zertz_env::{Player, Position, Variant};
 #[test]
 fn every_program_can_be_ended_from_elsewhere() {
     let file = pidfile("end-all");
-    let mut p = hanging(&file, "sleep 1000").build(0, &Models::new()).unwrap();
+    let asked = pidfile("end-all-asked");
+    let _ = std::fs::remove_file(&asked);
+    let mut p = hanging(&file, &thinking_forever(&asked)).build(0, &Models::new()).unwrap();
     std::thread::scope(|s| {
+        // Once the program thinks about its move.
         s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(300));
+            wait_for_file(&asked);
             end_all_programs();
         });
         let e = p.choose(&Position::new(Variant::default(), Player::P0)).unwrap_err().to_string();
@@ -26,4 +27,5 @@ fn every_program_can_be_ended_from_elsewhere() {
     });
     assert!(ended(&file), "the program's own child is ended too");
     let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(&asked);
 }

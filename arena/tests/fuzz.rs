@@ -405,61 +405,129 @@ fn fuzz_player_spec() {
     fuzz("player-spec", corpus, SPEC_TOKENS, check_player_spec);
 }
 
+/// The opponent of [`fuzz_stops_during_searches`]'s players: a network player whose evaluator
+/// answers nothing until the stop is set, so that no game can end before it (every game needs a
+/// move of the opponent, and its first move is a placement it searches), whatever the machine's
+/// speed or load.
+#[derive(Default)]
+struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+impl zertz_search::Evaluator for Gate {
+    fn wants_encoding(&self) -> bool {
+        false
+    }
+
+    fn evaluate(
+        &self,
+        batch: &zertz_search::Batch<'_>,
+        out: &mut zertz_search::Output<'_>,
+    ) -> Result<(), zertz_search::EvalError> {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.opened.wait(open).unwrap();
+        }
+        drop(open);
+        zertz_search::UniformEvaluator.evaluate(batch, out)
+    }
+}
+
 /// Matches of every kind of searching player, on the smallest and the largest board, stopped at
-/// a drawn moment of a search: each ends within 2 s of the stop, with no game cut short
-/// recorded. (The stop of `zertz match`'s Ctrl-C and SIGTERM; `cli/tests/hostile.rs` sends the
-/// signals themselves.)
+/// a drawn moment of the first searches (the opponent, [`Gate`], cannot move before the stop: no
+/// game can end before it): each ends with [`MatchError::Stopped`], the games that ended after
+/// the stop all handed over and whole, none cut short. (The stop of `zertz match`'s Ctrl-C and
+/// SIGTERM; `cli/tests/hostile.rs` sends the signals themselves.) How soon a stop ends a match is
+/// a figure of `scripts/bench-stops.py`; here only a stop that never comes fails, after a minute.
 #[test]
 fn fuzz_stops_during_searches() {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
     use zertz_arena::config::MatchSettings;
-    use zertz_arena::matches::{MatchConfig, MatchError, run_match_until};
+    use zertz_arena::matches::{MatchConfig, MatchError, MatchGame, run_match_until};
     use zertz_env::{Board, SplitMix64};
+    use zertz_selfplay::records::End;
 
+    // Timed players think for an hour a move: a stop that did not reach their search would
+    // show past the bound below.
     let players = [
         "alphabeta",
         "alphabeta:12",
-        "alphabeta:2:time=30",
+        "alphabeta:2:time=3600",
         "mcts:1048576",
-        "mcts:time=30",
+        "mcts:time=3600",
         "uniform:1048576",
         "nn:fake.pt:1048576",
-        "nn:fake.pt:10:gumbel=16:time=30",
+        "nn:fake.pt:10:gumbel=16:time=3600",
     ];
-    let mut models = Models::new();
-    models.insert("fake.pt", Arc::new(zertz_search::UniformEvaluator));
+    let never = Duration::from_secs(60);
     let seed = std::env::var("ZERTZ_FUZZ_SEED").ok().and_then(|s| s.parse().ok());
     let mut rng = SplitMix64(seed.unwrap_or(7));
     for player in players {
         for board in [Board::R37, Board::R61] {
+            // More games than threads: the match cannot finish before the stop, which starts no
+            // game.
             let settings = MatchSettings {
-                games: 2,
+                games: 3,
                 threads: 2,
                 board,
                 move_time: None,
                 ..MatchSettings::default()
             };
-            let mut config =
-                MatchConfig::with(player.parse().unwrap(), "random".parse().unwrap(), settings);
-            config.models = models.clone();
+            let gate = Arc::new(Gate::default());
+            let mut models = Models::new();
+            models.insert("fake.pt", Arc::new(zertz_search::UniformEvaluator));
+            models.insert("gate.pt", gate.clone());
+            let mut config = MatchConfig::with(
+                player.parse().unwrap(),
+                "nn:gate.pt:1".parse().unwrap(),
+                settings.clone(),
+            );
+            config.models = models;
             let stop = AtomicBool::new(false);
+            let stopped_at = Mutex::new(None);
+            let handed: Mutex<Vec<MatchGame>> = Mutex::new(Vec::new());
             let delay = Duration::from_millis(rng.below(400) as u64);
-            let started = Instant::now();
             let result = std::thread::scope(|s| {
                 s.spawn(|| {
                     std::thread::sleep(delay);
-                    stop.store(true, Ordering::Relaxed);
+                    *stopped_at.lock().unwrap() = Some(Instant::now());
+                    stop.store(true, Ordering::SeqCst);
+                    gate.open();
                 });
-                run_match_until(&config, &|_| Ok(()), &stop)
+                let on_game = |g: &MatchGame| {
+                    handed.lock().unwrap().push(g.clone());
+                    Ok(())
+                };
+                run_match_until(&config, &on_game, &stop)
             });
-            let late = started.elapsed().saturating_sub(delay);
-            assert!(
-                matches!(result, Err(MatchError::Stopped { games: 0 })),
-                "{player} on {board} after {delay:?}: {result:?}"
-            );
-            assert!(late < Duration::from_secs(2), "{player} on {board}: {late:?} after the stop");
+            let late = stopped_at.lock().unwrap().expect("the stop was set").elapsed();
+            let what = format!("{player} on {board}, stopped after {delay:?}");
+            let handed = handed.into_inner().unwrap();
+            match result {
+                Err(MatchError::Stopped { games }) => assert_eq!(games, handed.len(), "{what}"),
+                other => panic!("{what}: {other:?}"),
+            }
+            for g in &handed {
+                let game = g.record.replay().unwrap_or_else(|e| panic!("{what}: {e}"));
+                if g.record.end == End::Limit {
+                    assert_eq!(g.actions, settings.max_actions, "{what}: {:?}", g.record);
+                } else {
+                    assert!(game.is_over(), "{what}: a game cut short: {:?}", g.record);
+                    let winner = game.outcome().and_then(|o| o.winner());
+                    assert_eq!(g.record.winner, winner, "{what}: {:?}", g.record);
+                }
+            }
+            assert!(late < never, "{what}: still running {late:?} after the stop");
         }
     }
 }

@@ -612,7 +612,10 @@ fn a_stop_ends_an_analysis_and_a_move_under_way() {
             });
             ok(&mut s, command)
         });
-        assert!(started.elapsed() < Duration::from_secs(2), "{player}: {:?}", started.elapsed());
+        // An analysis to depth 64 runs for days, a million simulations on 61 rings for minutes:
+        // only a stop that never came takes a minute. (How soon: scripts/bench-stops.py.)
+        let never = Duration::from_secs(60);
+        assert!(started.elapsed() < never, "{player}: {:?}", started.elapsed());
         assert!(!answer.is_empty(), "{player}: an answer with what it found");
     }
 }

@@ -154,6 +154,7 @@ fn replay_refuses_a_tar_header_of_gigabytes_in_bounded_memory() {
         ),
         "{stderr}"
     );
-    assert!(seconds < 20.0, "{seconds:.1} s");
+    // Only a walk that never ends takes a minute, however busy the machine.
+    assert!(seconds < 60.0, "{seconds:.1} s");
     std::fs::remove_dir_all(&dir).unwrap();
 }

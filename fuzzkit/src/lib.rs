@@ -9,13 +9,15 @@
 //! start from, so the search goes deeper into the format than random bytes would.
 //!
 //! Budget per target: `ZERTZ_FUZZ_SECS` seconds (default 8) and at most `ZERTZ_FUZZ_CASES` inputs
-//! (default 1,000,000,000); `ZERTZ_FUZZ_SEED` changes the mutations (default 1). A failing input
-//! is printed and written to `target/fuzz-failures/`.
+//! (default 1,000,000,000), at least 64 inputs however long they take (a busy machine gets
+//! through fewer in the time, and what a target asserts of its figures must hold there too);
+//! `ZERTZ_FUZZ_SEED` changes the mutations (default 1). A failing input is printed and written to
+//! `target/fuzz-failures/`.
 //!
 //! ```
 //! use zertz_fuzzkit::{Budget, fuzz_within};
 //! // What `u16::from_str` accepts is digits only, and writes back the same (leading zeros apart).
-//! let budget = Budget { secs: 1.0, cases: 2_000, seed: 1 };
+//! let budget = Budget { secs: 1.0, cases: 2_000, seed: 1, min_cases: 64 };
 //! let corpus = vec![b"123".to_vec(), b"65535".to_vec()];
 //! let report = fuzz_within(budget, "u16", corpus, &["9", "+", "0", "x"], |s| {
 //!     let Ok(n) = std::str::from_utf8(s).unwrap_or("").parse::<u16>() else { return false };
@@ -24,7 +26,7 @@
 //!     assert_eq!(n.to_string().parse::<u16>(), Ok(n));
 //!     true
 //! });
-//! assert!(report.cases > 0 && report.cases <= 2_000);
+//! assert!(report.cases >= 64 && report.cases <= 2_000);
 //! ```
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -179,7 +181,8 @@ impl Mutator {
     }
 }
 
-/// How long a target runs: whichever of the time and the count of inputs ends first.
+/// How long a target runs: whichever of the time and the count of inputs ends first, but at
+/// least `min_cases` inputs (fewer only where `cases` says so) however long they take.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Budget {
     /// Seconds.
@@ -188,16 +191,21 @@ pub struct Budget {
     pub cases: u64,
     /// Seed of the mutations (mixed with the target's name).
     pub seed: u64,
+    /// Inputs checked whatever the time: what a target asserts of a run's figures (some inputs
+    /// accepted, say) holds after that many on any machine, since the mutations depend on the
+    /// seed alone.
+    pub min_cases: u64,
 }
 
 impl Budget {
     /// `ZERTZ_FUZZ_SECS` (default 8), `ZERTZ_FUZZ_CASES` (default 1,000,000,000) and
-    /// `ZERTZ_FUZZ_SEED` (default 1).
+    /// `ZERTZ_FUZZ_SEED` (default 1); at least 64 inputs.
     pub fn from_env() -> Budget {
         Budget {
             secs: env_or("ZERTZ_FUZZ_SECS", 8.0),
             cases: env_or("ZERTZ_FUZZ_CASES", 1_000_000_000),
             seed: env_or("ZERTZ_FUZZ_SEED", 1),
+            min_cases: 64,
         }
     }
 }
@@ -236,7 +244,7 @@ pub fn fuzz_within(
     check: impl Fn(&[u8]) -> bool,
 ) -> Report {
     assert!(!corpus.is_empty(), "{name}: empty corpus");
-    let Budget { secs, cases: max_cases, seed } = budget;
+    let Budget { secs, cases: max_cases, seed, min_cases } = budget;
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(secs.clamp(0.0, 1e9));
     let name_seed = name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
@@ -247,7 +255,9 @@ pub fn fuzz_within(
     }
     let mut pool = corpus.clone();
     let (mut cases, mut accepted) = (0u64, 0u64);
-    while cases < max_cases && (cases % 64 != 0 || Instant::now() < deadline) {
+    // The minimum whatever the time (a busy machine may spend the whole budget on the corpus),
+    // then rounds of 64 inputs while the time lasts.
+    while cases < max_cases && (cases < min_cases || cases % 64 != 0 || Instant::now() < deadline) {
         // Half from the valid corpus, so that the pool cannot drift to short inputs only.
         let base = if m.below(2) == 0 {
             &corpus[m.below(corpus.len())]
@@ -401,7 +411,8 @@ pub const TOML_TOKENS: &[&str] = &[
 mod tests {
     use super::*;
 
-    const BUDGET: Budget = Budget { secs: 5.0, cases: 5_000, seed: 7 };
+    /// Counted in inputs alone: no time limit a busy machine could reach first.
+    const BUDGET: Budget = Budget { secs: 1e9, cases: 5_000, seed: 7, min_cases: 0 };
 
     #[test]
     fn mutations_stay_within_the_length_limit_and_change_inputs() {

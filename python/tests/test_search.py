@@ -419,11 +419,14 @@ def test_ctrl_c_stops_a_long_search_and_the_trees_stay_usable() -> None:
     mcts = zertz.MCTS("uniform")
     games = [zertz.Game() for _ in range(16)]
     started = time.monotonic()
-    timer = _interrupt_after(0.3)
     with pytest.raises(KeyboardInterrupt):
+        # Started in the block: however late a busy machine runs it, its Ctrl-C lands here.
+        timer = _interrupt_after(0.3)
         mcts.search(games, 1_000_000)  # minutes of work
     timer.join()
-    assert time.monotonic() - started < 5, "Ctrl-C is honoured between rounds"
+    # Within a round; only a search run to its end (minutes) takes half a minute, however busy
+    # the machine.
+    assert time.monotonic() - started < 30, "Ctrl-C is honoured between rounds"
     _, _, visits = mcts.search(games[:2], 50)
     assert (visits == 50).all()
 
@@ -432,11 +435,12 @@ def test_ctrl_c_stops_a_long_search_and_the_trees_stay_usable() -> None:
 def test_ctrl_c_stops_selfplay_and_keeps_whole_games(tmp_path: Path) -> None:
     out = tmp_path / "run"
     started = time.monotonic()
-    timer = _interrupt_after(0.5)
     with pytest.raises(KeyboardInterrupt):
+        timer = _interrupt_after(0.5)
         zertz.selfplay(out, "rollout", games=100_000, threads=2)
     timer.join()
-    assert time.monotonic() - started < 10
+    # Only a run that goes on (100,000 games: hours) takes a minute, however busy the machine.
+    assert time.monotonic() - started < 60
     assert not [p for p in out.glob("*") if partial_owner(p.name)], "no partial shard is left"
     for records in out.glob("games-*.jsonl"):
         text = records.read_text()

@@ -88,6 +88,9 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any, server: str) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1200, "height": 860})
+    # Waits end when what they wait for happens; only what never does takes a minute, however
+    # busy the machine (Playwright's own default: 30 s).
+    context.set_default_timeout(60_000)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -428,13 +431,15 @@ def test_sigterm_stops_the_server_with_connections_open(program: Path) -> None:
     started = time.monotonic()
     proc.terminate()
     try:
-        proc.wait(timeout=30)
+        proc.wait(timeout=60)
     finally:
         idle_connection.close()
         half_sent.close()
     took = time.monotonic() - started
     assert proc.returncode == 0, proc.returncode
-    assert took < 15, f"zertz serve took {took:.1f} s to stop"
+    # Within three times its grace of 5 s, and the exit (later on a busy machine); a server that
+    # waited for the half-sent body would take its 30 s.
+    assert took < 25, f"zertz serve took {took:.1f} s to stop"
 
 
 # ------------------------------------------------------------- offered networks and programs
@@ -539,15 +544,20 @@ def post(url: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def play_random_games(url: str, seconds: float, seed: int, counts: dict[str, int]) -> None:
-    """One client: games against random on random boards, random legal moves, until time."""
+    """One client: games against random on random boards, random legal moves, until the time is
+    up and it has finished a game (however slowly a busy machine plays them)."""
     rng = random.Random(seed)
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+
+    def go_on() -> bool:
+        return time.monotonic() < end or counts["games"] == 0
+
+    while go_on():
         board = rng.choice([37, 40, 43, 44, 48, 61])
         blitz = rng.random() < 0.5
         game = post(f"{url}/api/games", {"board": board, "blitz": blitz, "opponent": "random"})
         gid = game["id"]
-        while not game["over"] and time.monotonic() < end:
+        while not game["over"] and go_on():
             if game["bot_to_move"]:
                 game = post(f"{url}/api/games/{gid}/bot")
                 continue
@@ -580,8 +590,9 @@ def test_fifty_clients_play_random_games_for_thirty_seconds(server: str) -> None
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
     for t in threads:
         t.start()
+    # Each client ends its game after the time: only a game that never ends takes minutes more.
     for t in threads:
-        t.join(timeout=seconds + 60)
+        t.join(timeout=seconds + 300)
     assert not any(t.is_alive() for t in threads), "a client hung"
     assert errors == []
     games = sum(c["games"] for c in counts)

@@ -66,7 +66,9 @@ fn call(eval: &dyn Evaluator, ps: &[Position]) -> Result<(Vec<f32>, Vec<f32>), E
 #[test]
 fn concurrent_calls_are_merged_and_answered_separately() {
     let inner = Arc::new(Recording::default());
-    let eval = Arc::new(BatchingEvaluator::new(inner.clone(), 32, Duration::from_millis(200)));
+    // The batch goes when all four calls are in (32 positions), however late a busy machine
+    // brings the last: the wait limit is a minute.
+    let eval = Arc::new(BatchingEvaluator::new(inner.clone(), 32, Duration::from_secs(60)));
     let threads = 4;
     let barrier = Arc::new(Barrier::new(threads));
     let checked = Arc::new(AtomicUsize::new(0));
@@ -113,7 +115,9 @@ fn inner_errors_reach_every_caller() {
     assert_eq!(err.0, "no model");
 }
 
-/// Runs like [`Recording`] but slowly, counting how many calls run at the same time.
+/// Runs like [`Recording`], counting how many calls run at the same time; each call waits until
+/// two have run at once (a minute at most: what one inference thread alone would take), so that
+/// calls overlap however the machine schedules them.
 #[derive(Default)]
 struct Slow {
     running: AtomicUsize,
@@ -124,7 +128,10 @@ impl Evaluator for Slow {
     fn evaluate(&self, batch: &Batch<'_>, out: &mut Output<'_>) -> Result<(), EvalError> {
         let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(30));
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while self.most.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let result = Recording::default().evaluate(batch, out);
         self.running.fetch_sub(1, Ordering::SeqCst);
         result
@@ -199,8 +206,8 @@ impl Evaluator for Numbering {
 /// their other entries are left as they were (only the legal logits cross back).
 #[test]
 fn masked_calls_get_their_legal_logits_and_nothing_else() {
-    let eval =
-        Arc::new(BatchingEvaluator::new(Arc::new(Numbering), 64, Duration::from_millis(200)));
+    // One batch of the three calls (15 positions), however late a busy machine brings the last.
+    let eval = Arc::new(BatchingEvaluator::new(Arc::new(Numbering), 15, Duration::from_secs(60)));
     let threads = 3;
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
@@ -233,12 +240,14 @@ fn masked_calls_get_their_legal_logits_and_nothing_else() {
                         assert!(l.is_nan(), "thread {t}: illegal action {i} was written");
                     }
                 }
+                offset as usize / a
             })
         })
         .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+    // One batch: the callers' rows one after the other.
+    let mut rows: Vec<usize> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    rows.sort_unstable();
+    assert_eq!(rows, [0, 5, 10]);
     assert_eq!(eval.stats().requests, 3);
 }
 

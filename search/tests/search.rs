@@ -985,7 +985,8 @@ fn a_tree_can_be_searched_again_after_an_evaluator_error() {
         search(&mut fresh, &[10], &cfg, &UniformEvaluator, &mut scratch).unwrap();
         let _ = tx.send((failed, after_error, fresh[0].root_visits()));
     });
-    let wait = Duration::from_secs(5);
+    // Milliseconds of work: only a search that spins forever takes a minute.
+    let wait = Duration::from_secs(60);
     let warm = rx.recv_timeout(wait).expect("search after an error on a searched tree hangs");
     assert_eq!(warm, (true, 50, 60), "(error, visits after it, visits after 10 more)");
     let fresh = rx.recv_timeout(wait).expect("search after an error on a fresh tree hangs");

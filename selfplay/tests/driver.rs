@@ -159,22 +159,37 @@ fn settings_out_of_range_are_refused_before_anything_is_written() {
     assert!(err.to_string().contains("empty path"), "{err}");
 }
 
+/// Uniform answers; sets the run's stop flag once a game has finished.
+struct StopAfterAGame<'a>(&'a Progress);
+
+impl zertz_search::Evaluator for StopAfterAGame<'_> {
+    fn wants_encoding(&self) -> bool {
+        false
+    }
+
+    fn evaluate(
+        &self,
+        batch: &zertz_search::Batch<'_>,
+        out: &mut zertz_search::Output<'_>,
+    ) -> Result<(), zertz_search::EvalError> {
+        if self.0.games.load(Ordering::SeqCst) > 0 {
+            self.0.stop.store(true, Ordering::SeqCst);
+        }
+        UniformEvaluator.evaluate(batch, out)
+    }
+}
+
 #[test]
 fn a_stopped_run_writes_the_games_it_finished_and_says_so() {
-    // The stop flag is set while the workers play (after the first finished game); they stop
-    // after their round of evaluations, and the shards and records hold whole games only.
+    // The stop flag is set while the workers play (by the evaluator, at its first call after the
+    // first finished game: however fast or busy the machine, the run cannot end first); they
+    // stop after their round of evaluations, and the shards and records hold whole games only.
     let dir = temp_dir("stop");
     let progress = Progress::default();
     let mut cfg = small(200, 2);
     cfg.games_per_worker = 1;
-    let err = std::thread::scope(|s| {
-        let runner = s.spawn(|| run(&cfg, &UniformEvaluator, &dir, &progress));
-        while progress.games.load(Ordering::Relaxed) == 0 && !runner.is_finished() {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        progress.stop.store(true, Ordering::Relaxed);
-        runner.join().unwrap().unwrap_err()
-    });
+    let eval = StopAfterAGame(&progress);
+    let err = run(&cfg, &eval, &dir, &progress).unwrap_err();
     let SelfPlayError::Stopped { games } = err else { panic!("{err}") };
     assert!((1..200).contains(&games), "{games}");
     let mut lines = 0;

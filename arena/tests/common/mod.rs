@@ -27,11 +27,30 @@ pub fn pidfile(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("zertz-{name}-{}.pid", std::process::id()))
 }
 
+/// A `genmove` for [`hanging`] that makes the file `marker` (the program has been asked for a
+/// move), then thinks forever.
+pub fn thinking_forever(marker: &Path) -> String {
+    format!("touch '{}'; sleep 1000", marker.display())
+}
+
+/// How long a test waits for what must happen at once (a process to end, a file to appear)
+/// before it fails: only what never happens takes that long, whatever the machine's load.
+pub const NEVER: Duration = Duration::from_secs(60);
+
+/// Waits until `path` exists; fails the test after [`NEVER`].
+pub fn wait_for_file(path: &Path) {
+    let deadline = Instant::now() + NEVER;
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Whether the process whose pid `pidfile` holds has ended (gone, or a zombie waiting for init)
-/// within 5 s.
+/// within [`NEVER`].
 pub fn ended(pidfile: &Path) -> bool {
     let pid = std::fs::read_to_string(pidfile).unwrap().trim().to_string();
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + NEVER;
     while Instant::now() < deadline {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => return true,
@@ -68,7 +87,8 @@ impl Bot for Checked {
 }
 
 /// Runs `run` with a stop flag that is set `delay` after it starts (on a thread of its own), as
-/// Ctrl-C sets a match's.
+/// Ctrl-C sets a match's. (A moment drawn, not an event awaited: what the stop finds under way
+/// depends on the machine's speed; see [`stopped_when_file`].)
 pub fn stopped_after<T>(
     delay: Duration,
     run: impl FnOnce(&std::sync::atomic::AtomicBool) -> T,
@@ -77,6 +97,22 @@ pub fn stopped_after<T>(
     std::thread::scope(|s| {
         s.spawn(|| {
             std::thread::sleep(delay);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        run(&stop)
+    })
+}
+
+/// Runs `run` with a stop flag that is set once `marker` exists (on a thread of its own; a file
+/// that never appears fails the test after [`NEVER`]), as Ctrl-C sets a match's.
+pub fn stopped_when_file<T>(
+    marker: &Path,
+    run: impl FnOnce(&std::sync::atomic::AtomicBool) -> T,
+) -> T {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            wait_for_file(marker);
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
         });
         run(&stop)

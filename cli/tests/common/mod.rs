@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 /// The program under test.
 pub const ZERTZ: &str = env!("CARGO_BIN_EXE_zertz");
 
+/// Seconds a test waits for what must end at once (a refusal, a stop) before it fails: only a
+/// command that never ends takes that long, however busy the machine (`zertz` alone takes a
+/// while to start there: it loads libtorch).
+pub const NEVER: u64 = 60;
+
 /// Runs `zertz ARGS` to its end.
 pub fn zertz<S: AsRef<OsStr>>(args: &[S]) -> Output {
     Command::new(ZERTZ).args(args).output().expect("zertz runs")
