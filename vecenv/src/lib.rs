@@ -110,30 +110,6 @@ enum Opponents {
     Batch(std::sync::Mutex<Box<dyn BatchOpponent>>),
 }
 
-impl Opponents {
-    /// Fills `answers[k]` for game `games[k]` in `positions[k]`.
-    fn act(
-        &mut self,
-        pool: &rayon::ThreadPool,
-        games: &[usize],
-        positions: &[Position],
-        answers: &mut [Answer],
-    ) {
-        match self {
-            Opponents::PerGame(opponents) => pool.install(|| {
-                (games, positions, answers).into_par_iter().for_each(|(&i, pos, answer)| {
-                    let mut opponent = opponents[i].lock().unwrap_or_else(|p| p.into_inner());
-                    *answer = opponent.act(pos);
-                })
-            }),
-            Opponents::Batch(opponent) => {
-                let opponent = opponent.get_mut().unwrap_or_else(|p| p.into_inner());
-                opponent.act(games, positions, answers);
-            }
-        }
-    }
-}
-
 /// Who moves first in a new game.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FirstPlayer {
@@ -345,8 +321,6 @@ pub struct GameState {
     ended: Option<End>,
     /// New games of this step that the opponent's first turn ended (see [`MAX_RESTARTS`]).
     restarts: u32,
-    /// The opponent's answer for this game, between the round that asks and the one that plays.
-    answer: Option<Answer>,
 }
 
 impl GameState {
@@ -502,7 +476,6 @@ impl VecEnv {
                 forfeited: false,
                 ended: None,
                 restarts: 0,
-                answer: None,
             };
             seed_game(&mut g, env.config.seed, i);
             new_game(&env.config, variant, &mut g);
@@ -542,6 +515,11 @@ impl VecEnv {
     /// Makes the batch a two-player environment again: its opponent is dropped.
     pub fn clear_opponents(&mut self) {
         self.opponent = None;
+    }
+
+    /// Whether the games have one opponent asked as a batch ([`VecEnv::set_batch_opponent`]).
+    fn has_batch_opponent(&self) -> bool {
+        matches!(self.opponent, Some(Opponents::Batch(_)))
     }
 
     /// Whether the games have an opponent ([`VecEnv::set_opponents`]).
@@ -658,44 +636,29 @@ impl VecEnv {
         Ok(())
     }
 
-    /// Runs `f` on every game in parallel; the error of the first game (by index) that fails
-    /// is returned once every game is done.
-    fn for_each_game<F>(&mut self, f: F) -> Result<(), Error>
+    /// Runs `f` on every game in parallel, with the game's own opponent where the opponents are
+    /// per game, and then (with `write`) writes the game's outputs into its slot of `out`: the
+    /// result of the game the step ended there (rewards and flags; cleared where none ended)
+    /// and the observation of the game in progress. The error of the first game (by index)
+    /// that fails is returned once every game is done.
+    fn for_each_game<F>(&mut self, out: &mut Buffers<'_>, write: bool, f: F) -> Result<(), Error>
     where
-        F: Fn(usize, &mut GameState) -> Result<(), Error> + Sync,
+        F: Fn(usize, &mut GameState, Option<&mut dyn Opponent>) -> Result<(), Error> + Sync,
     {
-        self.ensure_pool()?;
-        let games = &mut self.games;
-        let failed: std::sync::Mutex<Option<(usize, Error)>> = std::sync::Mutex::new(None);
-        self.pool.install(|| {
-            games.par_iter_mut().enumerate().for_each(|(i, g)| {
-                if let Err(e) = f(i, g) {
-                    let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
-                    if first.as_ref().is_none_or(|(k, _)| i < *k) {
-                        *first = Some((i, e));
-                    }
-                }
-            });
-        });
-        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some((_, e)) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    /// Writes every game's outputs into its slot of `out`, in parallel: the result of the game
-    /// the last step ended there (rewards and flags; cleared where none ended) and the
-    /// observation of the game in progress.
-    fn write(&mut self, out: &mut Buffers<'_>) -> Result<(), Error> {
         self.check(out)?;
         self.ensure_pool()?;
         let n = self.games.len();
         let chunk = n.div_ceil(self.pool.current_num_threads() * 4).max(1);
         let (p, a) = (self.shape.planes_len(), self.space.len());
-        let games = &self.games;
+        let per_game: &[std::sync::Mutex<Box<dyn Opponent>>] = match &self.opponent {
+            Some(Opponents::PerGame(opponents)) => opponents,
+            _ => &[],
+        };
+        let games = &mut self.games;
+        let failed: std::sync::Mutex<Option<(usize, Error)>> = std::sync::Mutex::new(None);
         self.pool.install(|| {
             (
-                games.par_chunks(chunk),
+                games.par_chunks_mut(chunk),
                 out.planes.par_chunks_mut(chunk * p),
                 out.globals.par_chunks_mut(chunk * GLOBALS),
                 out.mask.par_chunks_mut(chunk * a),
@@ -705,8 +668,9 @@ impl VecEnv {
                 out.truncated.par_chunks_mut(chunk),
             )
                 .into_par_iter()
+                .enumerate()
                 .for_each(
-                    |(gs, planes, globals, mask, to_play, rewards, term, trunc)| {
+                    |(c, (gs, planes, globals, mask, to_play, rewards, term, trunc))| {
                         let slots = planes
                             .chunks_exact_mut(p)
                             .zip(globals.chunks_exact_mut(GLOBALS))
@@ -714,32 +678,56 @@ impl VecEnv {
                             .zip(to_play.iter_mut())
                             .zip(rewards.chunks_exact_mut(2))
                             .zip(term.iter_mut().zip(trunc.iter_mut()));
-                        for (g, (((((pl, gl), m), tp), r), (te, tr))) in gs.iter().zip(slots) {
-                            let (rewards, terminated, truncated) = match g.ended {
-                                None => ([0.0; 2], false, false),
-                                Some(End::Terminated(r)) => (r, true, false),
-                                Some(End::Truncated) => ([0.0; 2], false, true),
+                        for (j, (g, (((((pl, gl), m), tp), r), (te, tr)))) in
+                            gs.iter_mut().zip(slots).enumerate()
+                        {
+                            let i = c * chunk + j;
+                            let mut held = per_game
+                                .get(i)
+                                .map(|o| o.lock().unwrap_or_else(|p| p.into_inner()));
+                            let opponent: Option<&mut dyn Opponent> = match held.as_mut() {
+                                Some(o) => Some(&mut ***o),
+                                None => None,
                             };
-                            r.copy_from_slice(&rewards);
-                            (*te, *tr) = (terminated, truncated);
-                            let position = g.position();
-                            position.encode(pl, gl);
-                            position.legal_action_mask(m);
-                            *tp = position.turn().index() as u8;
+                            let result = f(i, g, opponent);
+                            if let Err(e) = result {
+                                let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
+                                if first.as_ref().is_none_or(|(k, _)| i < *k) {
+                                    *first = Some((i, e));
+                                }
+                            }
+                            if write {
+                                let slot = Slot {
+                                    planes: pl,
+                                    globals: gl,
+                                    mask: m,
+                                    to_play: tp,
+                                    rewards: r,
+                                    terminated: te,
+                                    truncated: tr,
+                                };
+                                write_slot(g, slot);
+                            }
                         }
                     },
                 );
         });
-        Ok(())
+        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((_, e)) => {
+                self.failed.get_or_insert_with(|| e.to_string());
+                Err(e)
+            }
+            None => Ok(()),
+        }
     }
 
-    /// Plays the opponent's turn in every game where it is to move, in rounds of one action a
-    /// game, until the learner is to move everywhere: a game that an answer ends gives its
-    /// result (unless one was given in this step already) and starts again, and the opponent
-    /// plays the first turn of the new game. An opponent's failure or illegal answer fails the
-    /// batch ([`VecEnv::fail`]) and is returned, naming the first game where it happened.
-    fn opponent_turns(&mut self) -> Result<(), Error> {
-        let Some(opponent) = self.opponent.as_mut() else { return Ok(()) };
+    /// Plays the batch opponent's turn in every game where it is to move, in rounds of one
+    /// action a game, until the learner is to move everywhere (see [`opponent_turn`] for what
+    /// each answer does). Nothing to do without a batch opponent: the per-game ones play inside
+    /// the pass over their game.
+    fn batch_opponent_turns(&mut self) -> Result<(), Error> {
+        let Some(Opponents::Batch(opponent)) = self.opponent.as_mut() else { return Ok(()) };
+        let opponent = opponent.get_mut().unwrap_or_else(|p| p.into_inner());
         let (config, variant, learner) = (self.config.clone(), self.variant, self.learner);
         loop {
             let (games, positions): (Vec<usize>, Vec<Position>) = self
@@ -750,35 +738,23 @@ impl VecEnv {
                 .map(|(i, g)| (i, *g.position()))
                 .unzip();
             if games.is_empty() {
-                return Ok(());
+                break;
             }
             let mut answers: Vec<Answer> =
                 vec![Err("it gave no answer for this game".to_string()); games.len()];
-            opponent.act(&self.pool, &games, &positions, &mut answers);
+            opponent.act(&games, &positions, &mut answers);
+            let mut first: Option<Error> = None;
             for (&i, answer) in games.iter().zip(answers) {
-                self.games[i].answer = Some(answer);
+                if let Err(e) = play_answer(&config, variant, &mut self.games[i], answer, i) {
+                    first.get_or_insert(e);
+                }
             }
-            let played = {
-                let games = &mut self.games;
-                let failed: std::sync::Mutex<Option<(usize, Error)>> = std::sync::Mutex::new(None);
-                self.pool.install(|| {
-                    games.par_iter_mut().enumerate().for_each(|(i, g)| {
-                        let Some(answer) = g.answer.take() else { return };
-                        if let Err(e) = play_answer(&config, variant, g, answer, i) {
-                            let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
-                            if first.as_ref().is_none_or(|(k, _)| i < *k) {
-                                *first = Some((i, e));
-                            }
-                        }
-                    });
-                });
-                failed.into_inner().unwrap_or_else(|p| p.into_inner())
-            };
-            if let Some((_, e)) = played {
+            if let Some(e) = first {
                 self.failed.get_or_insert_with(|| e.to_string());
                 return Err(e);
             }
         }
+        Ok(())
     }
 
     /// Starts new games in every slot (reseeding first when `seed` is given) and writes the first
@@ -791,7 +767,8 @@ impl VecEnv {
         }
         self.failed = None;
         let (config, variant, reseed) = (self.config.clone(), self.variant, seed.is_some());
-        self.for_each_game(|i, g| {
+        let (learner, batch) = (self.learner, self.has_batch_opponent());
+        self.for_each_game(out, !batch, |i, g, opponent| {
             if reseed {
                 seed_game(g, config.seed, i);
             }
@@ -802,14 +779,22 @@ impl VecEnv {
             // A new game's result is never reported: one that the opponent's first turn ends
             // starts again.
             g.ended = Some(End::Truncated);
-            Ok(())
+            let turn =
+                opponent.map_or(Ok(()), |o| opponent_turn(&config, variant, g, o, learner, i));
+            if !batch {
+                g.ended = None;
+            }
+            turn
         })?;
-        let turns = self.opponent_turns();
-        for g in &mut self.games {
-            g.ended = None;
+        if batch {
+            let turns = self.batch_opponent_turns();
+            for g in &mut self.games {
+                g.ended = None;
+            }
+            turns?;
+            self.for_each_game(out, true, |_, _, _| Ok(()))?;
         }
-        turns?;
-        self.write(out)
+        Ok(())
     }
 
     /// The games that ended at the last [`VecEnv::step`] (terminated or truncated), with the
@@ -828,11 +813,10 @@ impl VecEnv {
 
     /// Writes the current observations without playing (rewards and flags cleared).
     pub fn observe(&mut self, out: &mut Buffers<'_>) -> Result<(), Error> {
-        self.check(out)?;
-        for g in &mut self.games {
+        self.for_each_game(out, true, |_, g, _| {
             g.ended = None;
-        }
-        self.write(out)
+            Ok(())
+        })
     }
 
     /// Plays `actions[i]` in game `i` for every game (and then the opponent's turn, where there
@@ -871,8 +855,9 @@ impl VecEnv {
         {
             return Err(Error::OutOfRange { env, action, size: space.len() });
         }
-        let (config, variant) = (self.config.clone(), self.variant);
-        self.for_each_game(|i, g| {
+        let (config, variant, learner) = (self.config.clone(), self.variant, self.learner);
+        let batch = self.has_batch_opponent();
+        self.for_each_game(out, !batch, |i, g, opponent| {
             g.final_position = None;
             g.forfeited = false;
             g.ended = None;
@@ -886,10 +871,13 @@ impl VecEnv {
             if step.ends() {
                 end_game(&config, variant, g, step);
             }
-            Ok(())
+            opponent.map_or(Ok(()), |o| opponent_turn(&config, variant, g, o, learner, i))
         })?;
-        self.opponent_turns()?;
-        self.write(out)
+        if batch {
+            self.batch_opponent_turns()?;
+            self.for_each_game(out, true, |_, _, _| Ok(()))?;
+        }
+        Ok(())
     }
 
     /// Draws a uniform random legal action for every game into `actions`, from a generator that
@@ -992,6 +980,50 @@ fn play_answer(
         }
     }
     Ok(())
+}
+
+/// Plays the turn of game `i`'s own opponent, while it is to move (see [`play_answer`]: a new
+/// game that an answer starts may begin with its turn too).
+fn opponent_turn(
+    config: &Config,
+    variant: Variant,
+    g: &mut GameState,
+    opponent: &mut dyn Opponent,
+    learner: Player,
+    i: usize,
+) -> Result<(), Error> {
+    while g.episode.opponent_to_move(learner) {
+        let answer = opponent.act(g.position());
+        play_answer(config, variant, g, answer, i)?;
+    }
+    Ok(())
+}
+
+/// The outputs of one game, cut from [`Buffers`].
+struct Slot<'a> {
+    planes: &'a mut [f32],
+    globals: &'a mut [f32],
+    mask: &'a mut [bool],
+    to_play: &'a mut u8,
+    rewards: &'a mut [f32],
+    terminated: &'a mut bool,
+    truncated: &'a mut bool,
+}
+
+/// Writes game `g`'s outputs: the result of the game the last step ended there (rewards and
+/// flags; cleared where none ended) and the observation of the game in progress.
+fn write_slot(g: &GameState, slot: Slot<'_>) {
+    let (rewards, terminated, truncated) = match g.ended {
+        None => ([0.0; 2], false, false),
+        Some(End::Terminated(r)) => (r, true, false),
+        Some(End::Truncated) => ([0.0; 2], false, true),
+    };
+    slot.rewards.copy_from_slice(&rewards);
+    (*slot.terminated, *slot.truncated) = (terminated, truncated);
+    let position = g.position();
+    position.encode(slot.planes, slot.globals);
+    position.legal_action_mask(slot.mask);
+    *slot.to_play = position.turn().index() as u8;
 }
 
 /// Starts a new game in `g`: first player, random opening plies (drawn again should they end the
