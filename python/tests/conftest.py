@@ -17,6 +17,14 @@ import zertz
 
 REPO = Path(__file__).resolve().parents[2]
 
+#: A ``cmd:`` opponent whose program answers ``name`` (and every other command with ``=``).
+ANSWERS_NAME = (
+    'cmd:sh -c "while read -r line; do case \\"$line\\" in '
+    "name) printf '= fake\\n\\n';; quit) exit;; *) printf '=\\n\\n';; esac; done\""
+)
+#: A ``cmd:`` opponent whose program exists but ends before it answers ``name``.
+ENDS_AT_ONCE = 'cmd:/bin/sh -c "exit 0"'
+
 # The Ctrl-C tests send SIGINT to this process and to the programs it starts. A shell that runs the
 # suite as a background job without job control (`(./scripts/test.sh &)` in a script) starts it
 # with SIGINT ignored; Python then leaves it ignored, no KeyboardInterrupt ever comes, and the

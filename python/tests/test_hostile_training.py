@@ -47,6 +47,8 @@ from zertz.training.config import check_opponents
 from zertz.training.distributed import Learner
 from zertz.training.metrics import Metrics
 
+from conftest import ANSWERS_NAME
+
 REPO = Path(__file__).resolve().parents[2]
 TINY = NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8)
 
@@ -238,7 +240,7 @@ def test_opponents_are_checked_when_the_run_takes_the_config(tmp_path: Path) -> 
     second match's games replaced the first's file), are refused before the first iteration,
     in one line naming them; the built-in network is an opponent like any network."""
     python = sys.executable
-    check_opponents(EvalSection(opponents=["nn:builtin", f"cmd:{python} -c pass"]))
+    check_opponents(EvalSection(opponents=["nn:builtin", ANSWERS_NAME]))
     check_opponents(EvalSection(final_opponents=["nn:builtin:50", "mcts:10", "mcts:20"]))
     check_opponents(EvalSection(opponents=["random"], final_opponents=["random"]))
     refused: list[tuple[dict[str, Any], str]] = [
@@ -497,7 +499,10 @@ def test_export_aoti_refuses_what_it_cannot_write(
 @pytest.mark.parametrize(
     ("changes", "words"),
     [
-        ({"network": {**dataclasses.asdict(TINY), "channels": 10**9}}, "do not fit"),
+        (
+            {"network": {**dataclasses.asdict(TINY), "channels": 10**9}},
+            "network.channels must be between 1 and 1024, not 1000000000",
+        ),
         ({"network": {**dataclasses.asdict(TINY), "blocks": 10**9}}, "blocks"),
         ({"network": {**dataclasses.asdict(TINY), "evil": 1}}, "network keys"),
         ({"network": "tiny"}, "no network sizes"),

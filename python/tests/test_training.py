@@ -57,6 +57,8 @@ from zertz.training.records import (
     write_chunk,
 )
 
+from conftest import ANSWERS_NAME, ENDS_AT_ONCE
+
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "configs" / "train" / "tiny.toml"
 #: configs/train/tiny.toml made cheaper still: one game per self-play chunk, few simulations.
@@ -1231,14 +1233,6 @@ def test_the_parameter_count_is_the_networks(sizes: dict[str, int], board: int) 
 
 
 # ------------------------------------------------------------------ cmd: opponents, started early
-
-#: A ``cmd:`` opponent whose program answers ``name`` (and every other command with ``=``).
-ANSWERS_NAME = (
-    'cmd:sh -c "while read -r line; do case \\"$line\\" in '
-    "name) printf '= fake\\n\\n';; quit) exit;; *) printf '=\\n\\n';; esac; done\""
-)
-#: A ``cmd:`` opponent whose program exists but ends before it answers ``name``.
-ENDS_AT_ONCE = 'cmd:/bin/sh -c "exit 0"'
 
 
 def test_a_cmd_opponent_is_asked_its_name_when_the_run_takes_the_config(tmp_path: Path) -> None:

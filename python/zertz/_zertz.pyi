@@ -23,6 +23,7 @@ __all__ = [
     "MCTS",
     "PLAYER_SPECS",
     "SHARD_FORMAT_VERSION",
+    "VECENV_MAX_BYTES",
     "Episode",
     "Game",
     "Player",
