@@ -2327,3 +2327,157 @@ def test_fuzz_training_files(
                 message = str(r.exc).strip()
                 assert "\n" not in message, f"{what}: more than one line: {message}"
                 assert path.name in message, f"{what}: {message} names no file"
+
+
+# --- opponents written in Python --------------------------------------------------------------
+
+#: What a fuzzed opponent answers at one of its turns: a legal action, or one of the hostile
+#: answers (an illegal or out-of-range index, a value of another type, an exception, a call back
+#: into the environment it plays in).
+ANSWERS = [
+    "legal",
+    "legal",
+    "illegal",
+    "out_of_range",
+    "negative",
+    "huge",
+    "text",
+    "float",
+    "none",
+    "raise",
+    "interrupt-like",
+    "reenter_step",
+    "reenter_reset",
+    "reenter_read",
+]
+
+
+class Peculiar(Exception):
+    """An exception of the opponent's own."""
+
+
+class FuzzOpponent:
+    """An opponent that answers its turns from a script (cycled) of :data:`ANSWERS`."""
+
+    def __init__(self, script: list[str], size: int) -> None:
+        self.script, self.size, self.turn = script, size, 0
+        self.env: Any = None
+
+    def answer(self, mask: npt.NDArray[np.bool_]) -> Any:
+        kind = self.script[self.turn % len(self.script)]
+        self.turn += 1
+        legal, illegal = np.flatnonzero(mask), np.flatnonzero(~mask)
+        if kind == "legal" or (kind == "illegal" and len(illegal) == 0):
+            return int(legal[self.turn % len(legal)])
+        if kind == "reenter_step":
+            self.env.step(self.env.sample_actions() if hasattr(self.env, "sample_actions") else 0)
+        if kind == "reenter_reset":
+            self.env.reset()
+        if kind == "reenter_read":
+            repr(self.env.game(0) if hasattr(self.env, "game") and callable(self.env.game) else 0)
+            return int(legal[0])
+        answers: dict[str, Any] = {
+            "illegal": int(illegal[0]) if len(illegal) else 0,
+            "out_of_range": self.size,
+            "negative": -1,
+            "huge": 2**70,
+            "text": "Wd4,a1",
+            "float": 1.5,
+            "none": None,
+        }
+        if kind == "raise":
+            raise Peculiar("the opponent's own failure")
+        if kind == "interrupt-like":
+            raise RuntimeError("a failure that looks like the environment's")
+        return answers.get(kind, int(legal[0]))
+
+
+def _fuzz_front(
+    front: str, opponent: FuzzOpponent
+) -> tuple[Any, Callable[[], Any], Callable[[], Any]]:
+    """The environment of ``front`` against ``opponent``, with its step (the learner's first
+    legal action) and its reset."""
+    from zertz.gymnasium import VectorEnv, ZertzEnv
+
+    def batched(observations: Any, masks: npt.NDArray[np.bool_]) -> Any:
+        return [opponent.answer(m) for m in masks]
+
+    env: Any
+    if front == "VecEnv":
+        env = zertz.VecEnv(2, 37, opponent=batched, first_player="random", seed=1, threads=2)
+        masks = [np.ones((2, 1), dtype=bool)]
+
+        def step() -> Any:
+            out = env.step(masks[0].argmax(axis=1))
+            masks[0] = out[-1]["legal_mask"]
+            assert (out[-1]["to_play"] == 0).all()
+            return out
+
+        def reset() -> Any:
+            out = env.reset(seed=2)
+            masks[0] = out[-1]["legal_mask"]
+            return out
+
+        return env, step, reset
+    if front == "VectorEnv":
+        env = VectorEnv(2, 37, opponent=batched, first_player="random", seed=1, threads=2)
+
+        def vstep() -> Any:
+            out = env.step(env.action_masks().argmax(axis=1))
+            assert (out[-1]["to_play"] == 0).all()
+            return out
+
+        return env, vstep, lambda: env.reset(seed=2)
+    if front == "ZertzEnv":
+        env = ZertzEnv(37, opponent=lambda obs, mask: opponent.answer(mask), first_player="random")
+
+        def gstep() -> Any:
+            out = env.step(int(env.action_masks().argmax()))
+            assert out[2] or out[3] or env.game.to_play == "P0"
+            return out
+
+        return env, gstep, lambda: env.reset(seed=2)
+    env = zertz.episode.Episode(37, first="P1")
+    env.set_opponent(lambda game: opponent.answer(game.legal_action_mask()))
+
+    def estep() -> Any:
+        step = env.step(int(env.game.legal_action_mask().argmax()))
+        assert step.terminated or step.truncated or env.game.to_play == "P0"
+        return step
+
+    return env, estep, lambda: env.restart("P1")
+
+
+@fuzz_settings(40)
+@given(
+    front=st.sampled_from(["VecEnv", "VectorEnv", "ZertzEnv", "Episode"]),
+    script=st.lists(st.sampled_from(ANSWERS), min_size=1, max_size=12),
+    calls=st.lists(st.sampled_from(["step", "step", "step", "reset"]), min_size=1, max_size=25),
+)
+def test_fuzz_python_opponents(front: str, script: list[str], calls: list[str]) -> None:
+    """An opponent written in Python that answers garbage, raises, or calls back into the
+    environment it plays in, in every front end that takes one: each call succeeds or raises an
+    ordinary exception within the call limit; after a step that raised, every step raises
+    RuntimeError naming the failure until a reset; a step that succeeds leaves the learner to
+    move; and a reset with a well-behaved opponent always plays."""
+    pytest.importorskip("gymnasium")
+    opponent = FuzzOpponent(script, zertz.action_space_size(37))
+    env, step, reset = _fuzz_front(front, opponent)
+    opponent.env = env
+    needs_reset = isinstance(attempt(reset), Raised)
+    for call in calls:
+        event(f"{front}: {call}")
+        if call == "reset":
+            needs_reset = isinstance(attempt(reset), Raised)
+            continue
+        r = attempt(step)
+        event(f"{front}: step: {outcome(r)}")
+        if needs_reset:
+            e = refused(r, RuntimeError, f"{front}: a step after a failure")
+            assert "needs a reset" in str(e), e
+        elif isinstance(r, Raised):
+            needs_reset = True
+    opponent.script = ["legal"]
+    ok(attempt(reset), f"{front}: a reset with a legal opponent")
+    for _ in range(3):
+        ok(attempt(step), f"{front}: a step with a legal opponent")
