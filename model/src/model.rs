@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use tch::{CModule, Device, IValue};
 use zertz_env::encode::{GLOBALS, Shape};
+use zertz_env::files::MAX_NETWORK_BYTES;
 use zertz_env::{ActionSpace, Board, Variant};
 use zertz_search::batching::BatchingEvaluator;
 use zertz_search::evaluator::encode_batch;
@@ -129,7 +130,7 @@ impl Model {
         let bytes: Cow<'static, [u8]> = match is_builtin(&path) {
             true => Cow::Borrowed(BUILTIN_BYTES),
             false => Cow::Owned(
-                std::fs::read(&path)
+                zertz_env::files::read_bounded(&path, MAX_NETWORK_BYTES, "an exported network")
                     .map_err(|source| ModelError::Read { path: path.clone(), source })?,
             ),
         };

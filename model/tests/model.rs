@@ -389,6 +389,21 @@ fn only_regular_files_are_loaded() {
     }
 }
 
+/// A file past the bound of a network is refused before it is read: a 3 GB sparse file used to
+/// be read whole first.
+#[test]
+fn a_file_past_the_bound_of_a_network_is_refused_unread() {
+    let path = models().join("huge.pt");
+    let file = std::fs::File::create(&path).unwrap();
+    let size = zertz_env::files::MAX_NETWORK_BYTES + 1;
+    file.set_len(size).unwrap(); // sparse: no disk taken
+    let e = Model::load(&path, DeviceChoice::Cpu).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(e, ModelError::Read { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("huge.pt") && text.contains("more than the 1 GiB"), "{text}");
+}
+
 /// With a CUDA device (the lent GPU machine runs this through `scripts/gpu-check.sh`): the model
 /// on the GPU gives the CPU's answers, alone and behind the batching thread. cuDNN convolutions
 /// use TF32 by default, so the tolerance is that of 10-bit mantissas, not 1e-5. Without CUDA
