@@ -829,6 +829,8 @@ def test_the_cli_refuses_a_fifo_or_a_device_in_one_line(
     assert_one_line_error(proc, f"cannot read {culprit}: not a regular file ({kind})")
     assert "stopped" not in proc.stdout
     assert not (tmp_path / "out.pt").exists()
+    # Nothing was made: a checkpoint to carry on from is read before the new run's folder.
+    assert not new.exists()
 
 
 def test_the_python_readers_never_open_a_fifo(finished: Path, tmp_path: Path) -> None:

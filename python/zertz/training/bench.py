@@ -7,9 +7,9 @@ import os
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
+from zertz.files import read_bytes
 from zertz.training.actor import SelfPlayActor, ray_module
 from zertz.training.config import TrainConfig, load_config
 from zertz.training.driver import local_cpus
@@ -57,7 +57,7 @@ def bench_actors(
             logging_level="WARNING",
             **local_cpus(address, max(counts) * d.actor_cpus, log),
         )
-    data = ray.put(Path(model).read_bytes())
+    data = ray.put(read_bytes(model, "network"))
     cls = ray.remote(SelfPlayActor).options(num_cpus=d.actor_cpus, num_gpus=d.actor_gpus)
     threads = max(1, int(d.actor_cpus))
     results: list[dict[str, float]] = []

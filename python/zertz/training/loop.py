@@ -116,19 +116,22 @@ class Run:
     def model_path(self, iteration: int) -> Path:
         return self.layout.model(iteration)
 
-    def carry_on_from(self, checkpoint: str | os.PathLike[str]) -> None:
+    def carry_on_from(
+        self, checkpoint: str | os.PathLike[str], loaded: dict[str, Any] | None = None
+    ) -> None:
         """Makes this new run folder carry on from another run's ``checkpoint`` (its network,
         optimizer, counters and random states; not its self-play, which stays where it was
         played): the iterations it holds are ``carried``, its network the best so far, and the
         next iteration trains on its own self-play first. ValueError for a folder that already
         holds a checkpoint, or a file that is not a checkpoint; :meth:`start` checks the rest
-        as it checks a checkpoint of the folder's own."""
+        as it checks a checkpoint of the folder's own. ``loaded``: the checkpoint, read already
+        (:func:`load_checkpoint`) by a caller that checks it before it makes the folder."""
         if self.checkpoint.exists():
             raise ValueError(
                 f"{self.dir} already holds a checkpoint: resume it as it is (without --from), "
                 "or carry on in a new run folder"
             )
-        ck = load_checkpoint(checkpoint)
+        ck = load_checkpoint(checkpoint) if loaded is None else loaded
         state = State.read(ck.get("state"), checkpoint)
         state.carried = state.iteration
         state.best = state.iteration
@@ -309,11 +312,14 @@ def iterate(
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
     if cfg.run.torch_threads:
         torch.set_num_threads(cfg.run.torch_threads)
+    # A checkpoint to carry on from is read before the run folder is made: one that cannot be
+    # read (a FIFO, a file past its bound) leaves no new folder behind.
+    carried = None if carry_on_from is None else load_checkpoint(carry_on_from)
     run = Run(cfg, run_dir)
     if carry_on_from is None:
         run.start()
     else:
-        run.carry_on_from(carry_on_from)
+        run.carry_on_from(carry_on_from, carried)
         try:
             run.start()
         except BaseException:
