@@ -4,7 +4,7 @@
 //! environments wrap it.
 
 use pyo3::exceptions::PyValueError;
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::prelude::*;
 use pyo3::{PyTraverseError, PyVisit};
@@ -12,7 +12,7 @@ use zertz_env::{Action, Board, Game, MarbleSet, Player, Position, Variant};
 use zertz_vecenv::{Episode, Step, StepError};
 
 use crate::args::{BoardArg, IndexArg, IntArg};
-use crate::error::{Error, guard, parse_player, player_name};
+use crate::error::{Error, guard, lock_or_busy, parse_player, player_name};
 use crate::game::PyGame;
 
 /// What one step did: the player who acted (`mover`), both players' rewards (`rewards`: P0's,
@@ -118,13 +118,8 @@ struct State {
 }
 
 /// The error of a call made while the episode is in a step: from its own opponent.
-fn busy() -> Error {
-    Error::Busy(
-        "the episode is in a step: an opponent cannot step or restart the episode it plays in \
-         (nor read it: it is given a copy of the game)"
-            .to_string(),
-    )
-}
+const BUSY: &str = "the episode is in a step: an opponent cannot step or restart the episode it \
+                    plays in (nor read it: it is given a copy of the game)";
 
 /// A step the episode refused: over (ValueError), or failed (RuntimeError, naming why).
 fn refused(e: StepError) -> Error {
@@ -135,13 +130,9 @@ fn refused(e: StepError) -> Error {
 }
 
 impl PyEpisode {
-    /// The state, locked; [`busy`] while a call (a step) holds it.
+    /// The state, locked; [`BUSY`] while a call (a step) holds it.
     fn state(&self) -> Result<MutexGuard<'_, State>, Error> {
-        match self.state.try_lock() {
-            Ok(state) => Ok(state),
-            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-            Err(TryLockError::WouldBlock) => Err(busy()),
-        }
+        lock_or_busy(&self.state, BUSY)
     }
 
     /// Plays the opponent's turn in `state`, if there is an opponent and it is to move: the

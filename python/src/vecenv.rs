@@ -4,7 +4,7 @@
 //! while the games are played and encoded.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use numpy::{
     AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArray4, PyArrayDescrMethods, PyArrayLike1,
@@ -22,7 +22,7 @@ use zertz_pycommon::signals::run_detached;
 use zertz_vecenv::{Buffers, Config, FirstPlayer, Opponent, VecEnv};
 
 use crate::args::{BoardArg, IntArg};
-use crate::error::{Error, guard};
+use crate::error::{Error, guard, lock_or_busy};
 use crate::game::PyGame;
 
 /// An engine player as the opponent of one game, keeping at most `kept` bytes between its
@@ -227,22 +227,13 @@ pub struct PyVecEnv {
 
 /// The error of a call made while the environment is in a step: from its own opponent (or
 /// another thread).
-fn busy() -> Error {
-    Error::Busy(
-        "the environment is in a step: an opponent cannot step or reset the environment it \
-         plays in (nor read it: it is given what it needs)"
-            .to_string(),
-    )
-}
+const BUSY: &str = "the environment is in a step: an opponent cannot step or reset the \
+                    environment it plays in (nor read it: it is given what it needs)";
 
 impl PyVecEnv {
-    /// The batch, locked; [`busy`] while a call (a step) holds it.
+    /// The batch, locked; [`BUSY`] while a call (a step) holds it.
     fn env(&self) -> Result<MutexGuard<'_, VecEnv>, Error> {
-        match self.env.try_lock() {
-            Ok(env) => Ok(env),
-            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-            Err(TryLockError::WouldBlock) => Err(busy()),
-        }
+        lock_or_busy(&self.env, BUSY)
     }
 
     /// Reads `actions` (an integer array-like of length N) as action indices.

@@ -176,6 +176,21 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
         .unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
 }
 
+/// `mutex` locked, or [`Error::Busy`] with `busy` where a call holds it already: a call made
+/// from inside another on the same object (an opponent that calls the environment it plays in),
+/// which waiting would never end. A lock poisoned by a panic is taken as it is (the panic was
+/// reported as [`Error::Internal`]).
+pub fn lock_or_busy<'a, T>(
+    mutex: &'a std::sync::Mutex<T>,
+    busy: &str,
+) -> Result<std::sync::MutexGuard<'a, T>, Error> {
+    match mutex.try_lock() {
+        Ok(guard) => Ok(guard),
+        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => Err(Error::Busy(busy.to_string())),
+    }
+}
+
 impl Classify for Error {
     /// The class of the engine's own errors, each decided beside its type; the bindings' own
     /// refusals are bad values (the Python types of [`Error::Type`] and [`Error::Index`] are
