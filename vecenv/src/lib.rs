@@ -290,6 +290,19 @@ pub enum Error {
     Failed(String),
 }
 
+impl Error {
+    /// What a failed batch says at every later step ([`Error::Failed`]): the error without
+    /// its advice to reset, which that error gives.
+    fn failure(&self) -> String {
+        match self {
+            Error::Opponent { env, message } | Error::IllegalAnswer { env, message } => {
+                format!("game {env}: {message}")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 impl zertz_env::Classify for Error {
     fn class(&self) -> zertz_env::ErrorClass {
         use zertz_env::{Cause, ErrorClass};
@@ -714,7 +727,7 @@ impl VecEnv {
         });
         match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((_, e)) => {
-                self.failed.get_or_insert_with(|| e.to_string());
+                self.failed.get_or_insert_with(|| e.failure());
                 Err(e)
             }
             None => Ok(()),
@@ -750,7 +763,7 @@ impl VecEnv {
                 }
             }
             if let Some(e) = first {
-                self.failed.get_or_insert_with(|| e.to_string());
+                self.failed.get_or_insert_with(|| e.failure());
                 return Err(e);
             }
         }

@@ -156,7 +156,9 @@ fn a_failing_opponent_fails_the_batch_until_a_reset() {
         assert!(env.failure().is_some_and(|r| r.contains(why)));
         for _ in 0..2 {
             let e = env.step(&actions, &mut buf.view()).unwrap_err();
-            assert!(e.to_string().starts_with("the environment needs a reset: game 0: "), "{e}");
+            let text = e.to_string();
+            assert!(text.starts_with("the environment needs a reset: game 0: "), "{text}");
+            assert_eq!(text.matches("reset").count(), 1, "{text}");
         }
     }
     let mut env = VecEnv::new(Config { num_envs: 2, ..Config::default() }).unwrap();
