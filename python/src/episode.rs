@@ -121,14 +121,6 @@ struct State {
 const BUSY: &str = "the episode is in a step: an opponent cannot step or restart the episode it \
                     plays in (nor read it: it is given a copy of the game)";
 
-/// A step the episode refused: over (ValueError), or failed (RuntimeError, naming why).
-fn refused(e: StepError) -> Error {
-    match e {
-        StepError::Over => Error::Shape(e.to_string()),
-        StepError::Failed(_) => Error::Busy(e.to_string()),
-    }
-}
-
 impl PyEpisode {
     /// The state, locked; [`BUSY`] while a call (a step) holds it.
     fn state(&self) -> Result<MutexGuard<'_, State>, Error> {
@@ -173,8 +165,7 @@ impl PyEpisode {
         let turn = match (turn, raised) {
             (Ok(turn), _) => turn,
             (Err(_), Some(e)) => return Err(Error::Python(e)),
-            (Err(StepError::Failed(reason)), None) => return Err(Error::Shape(reason)),
-            (Err(e), None) => return Err(refused(e)),
+            (Err(e), None) => return Err(e.into()),
         };
         for a in &turn.actions {
             game.play_action(a)?;
@@ -311,7 +302,7 @@ impl PyEpisode {
         guard(|| {
             let state = &mut *state;
             if let Some(reason) = state.episode.failure() {
-                return Err(refused(StepError::Failed(reason.to_string())));
+                return Err(StepError::Failed(reason.to_string()).into());
             }
             if let Some((_, learner)) = state.opponent
                 && state.episode.opponent_to_move(learner)
@@ -322,7 +313,7 @@ impl PyEpisode {
                 )));
             }
             let (_, a) = action.decode(&state.episode.position().action_space())?;
-            let step = state.episode.step(&a).map_err(refused)?;
+            let step = state.episode.step(&a)?;
             if !step.illegal {
                 state.game.play_action(&a)?;
             }

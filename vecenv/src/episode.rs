@@ -47,9 +47,24 @@ pub enum StepError {
     /// The game has ended.
     #[error("the episode is over: reset it")]
     Over,
-    /// An earlier step failed ([`Episode::fail`]): the episode ended without a result.
+    /// An earlier step failed ([`Episode::fail`]), or the opponent's answer now (it failed to
+    /// choose): the episode ended without a result.
     #[error("the episode needs a reset: {0}")]
     Failed(String),
+    /// The opponent answered an action that is not legal (the episode fails as with
+    /// [`StepError::Failed`]; the answer was wrong, not the opponent's running).
+    #[error("{0}")]
+    Illegal(String),
+}
+
+impl zertz_env::Classify for StepError {
+    fn class(&self) -> zertz_env::ErrorClass {
+        use zertz_env::{Cause, ErrorClass};
+        match self {
+            StepError::Over | StepError::Illegal(_) => ErrorClass::refused(Cause::Invalid),
+            StepError::Failed(_) => ErrorClass::refused(Cause::Failed),
+        }
+    }
 }
 
 /// The opponent's turn of a single-agent front end ([`Episode::opponent_turn`]): the actions it
@@ -212,24 +227,31 @@ impl Episode {
     }
 
     /// Plays the opponent's `answer` (what it chose for the current position, where it is to
-    /// move, or why it could not choose). An answer that is an error or an action that is not
-    /// legal here is not played: the episode fails ([`Episode::fail`]) and the error says why.
+    /// move, or why it could not choose). An answer that is an error ([`StepError::Failed`]) or
+    /// an action that is not legal here ([`StepError::Illegal`]) is not played: the episode
+    /// fails ([`Episode::fail`]) and the error says why.
     /// The one judge of an opponent's answers, for [`Episode::opponent_turn`] and for the
     /// batches that ask their opponent for many games at once.
     pub fn opponent_answer(&mut self, answer: crate::Answer) -> Result<Step, StepError> {
-        let reason = match answer {
+        match answer {
             Ok(action) if self.is_over() || self.position.is_legal_action(&action) => {
-                return self.step(&action);
+                self.step(&action)
             }
             Ok(action) => {
                 let index = self.position.action_space().index(&action);
                 let text = self.position.action_to_string(&action);
-                format!("the opponent answered action {index} ({text}), which is not legal here")
+                let reason = format!(
+                    "the opponent answered action {index} ({text}), which is not legal here"
+                );
+                self.fail(reason.clone());
+                Err(StepError::Illegal(reason))
             }
-            Err(message) => format!("the opponent failed: {message}"),
-        };
-        self.fail(reason.clone());
-        Err(StepError::Failed(reason))
+            Err(message) => {
+                let reason = format!("the opponent failed: {message}");
+                self.fail(reason.clone());
+                Err(StepError::Failed(reason))
+            }
+        }
     }
 
     /// Plays the opponent's turn: asks `opponent` for an action while the side that is not

@@ -100,8 +100,8 @@ pub trait BatchOpponent: Send {
 /// An opponent's answer: the action it chose, or why it could not choose.
 pub type Answer = Result<Action, String>;
 
-/// The opponent of a single-agent batch. (In mutexes only so that the batch is `Sync`, as
-/// Python's objects must be: every access is through `&mut`.)
+/// The opponent of a single-agent batch. (In mutexes so that the batch is `Sync`, as Python's
+/// objects must be: a game's own opponent is locked by the one thread that plays the game.)
 enum Opponents {
     /// One per game ([`VecEnv::set_opponents`]), each answering for its own game, in parallel
     /// on the batch's thread pool.
@@ -180,6 +180,7 @@ pub fn step_bytes(num_envs: usize, board: Board) -> usize {
     let per_game = f32s * std::mem::size_of::<f32>() + ActionSpace::new(board).len() + 1 + 2;
     num_envs.saturating_mul(per_game)
 }
+
 /// The most worker threads of one [`VecEnv`], and of every other job (self-play and matches
 /// take this cap from here).
 pub const MAX_THREADS: usize = 1024;
@@ -266,9 +267,9 @@ pub enum Error {
     /// The thread pool could not be built.
     #[error("cannot start the thread pool: {0}")]
     Threads(String),
-    /// An opponent failed, or answered an action that is not legal ([`Episode::opponent_answer`]
-    /// says why). The games of that step may have moved on: the batch refuses every step
-    /// ([`Error::Failed`]) until [`VecEnv::reset`].
+    /// An opponent failed to choose ([`Episode::opponent_answer`] says why). The games of that
+    /// step may have moved on: the batch refuses every step ([`Error::Failed`]) until
+    /// [`VecEnv::reset`].
     #[error("game {env}: {message}; reset the environment")]
     Opponent {
         /// Game index.
@@ -958,8 +959,41 @@ fn end_game(config: &Config, variant: Variant, g: &mut GameState, step: Step) {
     new_game(config, variant, g);
 }
 
-/// Plays the opponent's `answer` in game `i` ([`Episode::opponent_answer`]), ending the game
-/// where it ends.
+/// The error of game `i` whose episode refused its opponent's answer.
+fn answer_error(e: StepError, i: usize) -> Error {
+    match e {
+        StepError::Illegal(message) => Error::IllegalAnswer { env: i, message },
+        StepError::Failed(message) => Error::Opponent { env: i, message },
+        StepError::Over => Error::Opponent { env: i, message: e.to_string() },
+    }
+}
+
+/// After the opponent's `last` step in game `i`: where it ended the game, the game's end
+/// ([`end_game`]) and a new game, and whether the opponent begins it (then its turn goes on).
+fn after_answer(
+    config: &Config,
+    variant: Variant,
+    g: &mut GameState,
+    last: Option<Step>,
+    i: usize,
+) -> Result<bool, Error> {
+    let Some(step) = last.filter(Step::ends) else { return Ok(false) };
+    end_game(config, variant, g, step);
+    if g.restarts >= MAX_RESTARTS {
+        return Err(Error::Opponent {
+            env: i,
+            message: format!(
+                "the opponent ended {MAX_RESTARTS} new games in its first turn (max_steps {} \
+                 leaves the learner no move)",
+                config.max_steps
+            ),
+        });
+    }
+    Ok(true)
+}
+
+/// Plays the opponent's `answer` in game `i` ([`Episode::opponent_answer`]), for a batch
+/// opponent's round, ending the game where it ends.
 fn play_answer(
     config: &Config,
     variant: Variant,
@@ -967,36 +1001,12 @@ fn play_answer(
     answer: Answer,
     i: usize,
 ) -> Result<(), Error> {
-    let answered = answer.is_ok();
-    let step = g.episode.opponent_answer(answer).map_err(|e| {
-        let message = match e {
-            StepError::Failed(reason) => reason,
-            StepError::Over => e.to_string(),
-        };
-        if answered {
-            Error::IllegalAnswer { env: i, message }
-        } else {
-            Error::Opponent { env: i, message }
-        }
-    })?;
-    if step.ends() {
-        end_game(config, variant, g, step);
-        if g.restarts >= MAX_RESTARTS {
-            return Err(Error::Opponent {
-                env: i,
-                message: format!(
-                    "the opponent ended {MAX_RESTARTS} new games in its first turn (max_steps {} \
-                     leaves the learner no move)",
-                    config.max_steps
-                ),
-            });
-        }
-    }
-    Ok(())
+    let step = g.episode.opponent_answer(answer).map_err(|e| answer_error(e, i))?;
+    after_answer(config, variant, g, Some(step), i).map(drop)
 }
 
-/// Plays the turn of game `i`'s own opponent, while it is to move (see [`play_answer`]: a new
-/// game that an answer starts may begin with its turn too).
+/// Plays the turn of game `i`'s own opponent ([`Episode::opponent_turn`]), and its first turn
+/// of each new game that the turn's end starts where it begins.
 fn opponent_turn(
     config: &Config,
     variant: Variant,
@@ -1005,11 +1015,13 @@ fn opponent_turn(
     learner: Player,
     i: usize,
 ) -> Result<(), Error> {
-    while g.episode.opponent_to_move(learner) {
-        let answer = opponent.act(g.position());
-        play_answer(config, variant, g, answer, i)?;
+    loop {
+        let turn = g.episode.opponent_turn(learner, &mut |pos, _| opponent.act(pos));
+        let turn = turn.map_err(|e| answer_error(e, i))?;
+        if !after_answer(config, variant, g, turn.last, i)? {
+            return Ok(());
+        }
     }
-    Ok(())
 }
 
 /// The outputs of one game, cut from [`Buffers`].

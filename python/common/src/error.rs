@@ -105,6 +105,9 @@ pub enum Error {
     /// A refused call to the vectorized environment (bad settings, array shapes, actions).
     #[error(transparent)]
     Env(#[from] zertz_vecenv::Error),
+    /// A step that an episode refused (over, failed, an illegal answer of its opponent).
+    #[error(transparent)]
+    Episode(#[from] zertz_vecenv::StepError),
     /// An index past the end of a sequence (a game of a `VecEnv`).
     #[error("{0}")]
     Index(String),
@@ -200,6 +203,7 @@ impl Classify for Error {
             Error::Io { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
             Error::Write { source, .. } => ErrorClass::during(Cause::Io(source.kind())),
             Error::Env(e) => e.class(),
+            Error::Episode(e) => e.class(),
             Error::Config(e) => e.class(),
             Error::SelfPlay(e) => e.class(),
             Error::Match(e) => e.class(),
