@@ -43,6 +43,7 @@ LIMITS: dict[str, int] = file_limits()
 __all__ = [
     "LIMITS",
     "append_text",
+    "leftovers",
     "open_binary",
     "read_bytes",
     "read_json",
@@ -168,20 +169,28 @@ def append_text(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
-def remove_leftovers(folder: str | os.PathLike[str]) -> list[Path]:
-    """Removes the partial outputs in ``folder`` (``.NAME.partial-PID``, files or folders) whose
-    process no longer runs (a killed write's; this process's own too), and returns them."""
+def leftovers(folder: str | os.PathLike[str], name: str | None = None) -> list[Path]:
+    """The partial outputs in ``folder`` (``.NAME.partial-PID``, of ``name`` alone where it is
+    given) that earlier writes left: this process's, and those of processes that no longer run
+    (one whose process runs is left to it). Sorted."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    removed = []
-    for entry in sorted(folder.iterdir()):
+    found = []
+    for entry in folder.iterdir():
         owner = partial_owner(entry.name)
-        if owner is None:
+        if owner is None or name not in (None, owner[0]):
             continue
         pid = owner[1]
-        if pid != os.getpid() and process_runs(pid):
-            continue
+        if pid == os.getpid() or not process_runs(pid):
+            found.append(entry)
+    return sorted(found)
+
+
+def remove_leftovers(folder: str | os.PathLike[str]) -> list[Path]:
+    """Removes the :func:`leftovers` in ``folder`` (files or folders), and returns them."""
+    removed = []
+    for entry in leftovers(folder):
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:

@@ -32,7 +32,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from zertz._zertz import partial_owner, partial_path, process_runs, shard_glob
+from zertz import files
+from zertz._zertz import partial_path, shard_glob
 
 #: The chunk folders of a distributed run: ``c-a{actor:03d}-{seq:06d}`` (the one-machine loop's
 #: are ``c0``, ``c1``...; the window reads both).
@@ -99,19 +100,8 @@ def temporary_chunk(folder: Path, name: str) -> Path:
 
 def leftovers(target: Path) -> list[Path]:
     """The partial outputs of ``target`` (``.NAME.partial-PID`` beside it) that earlier attempts
-    left: this process's and those of processes that no longer run (one whose process runs is
-    left to it)."""
-    folder = target.parent
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in folder.iterdir():
-        owner = partial_owner(path.name)
-        if owner is not None and owner[0] == target.name:
-            pid = owner[1]
-            if pid == os.getpid() or not process_runs(pid):
-                found.append(path)
-    return sorted(found)
+    left (:func:`zertz.files.leftovers`)."""
+    return files.leftovers(target.parent, target.name)
 
 
 def leftover_chunks(folder: Path, name: str) -> list[Path]:
