@@ -206,12 +206,7 @@ pub fn read_text_bounded(path: &Path, max: u64, what: &str) -> io::Result<String
 /// Fails unless `path` is a regular file (after symbolic links), without opening it: the error of
 /// a missing file, or `InvalidInput` "not a regular file (a FIFO)" (see [`file_kind`]).
 pub fn check_regular(path: &Path) -> io::Result<()> {
-    let meta = std::fs::metadata(path)?;
-    if meta.is_file() {
-        return Ok(());
-    }
-    let kind = file_kind(&meta.file_type());
-    Err(io::Error::new(io::ErrorKind::InvalidInput, format!("not a regular file ({kind})")))
+    check_bounded(&std::fs::metadata(path)?, u64::MAX, "a file")
 }
 
 /// The name of the partial output of the file or folder `name` written by process `pid`:
