@@ -30,7 +30,7 @@ from typing import NoReturn
 import numpy as np
 
 import zertz
-from zertz.agents import player
+from zertz.agents import player, same_player
 
 DEFAULT_PLAYERS = ["random", "greedy", "mcts:100", "alphabeta:2", "nn:builtin:32"]
 
@@ -107,15 +107,14 @@ def check(args: argparse.Namespace, defaults: bool) -> list[str]:
             f"--games must be a positive even count (each opening is played from both sides), "
             f"not {args.games}"
         )
-    named: dict[str, str] = {}  # canonical spec: as written
     for spec in args.players:
         try:
-            name = zertz.parse_player(spec)["name"]
+            zertz.parse_player(spec)
         except ValueError as e:
             fail(f"--players: {e}")
-        if name in named:
-            fail(f"--players names one player twice: {named[name]!r} and {spec!r} (both {name})")
-        named[name] = spec
+    if twice := same_player(args.players):
+        first, again, name = twice
+        fail(f"--players names one player twice: {first!r} and {again!r} (both {name})")
     players = []
     for spec in args.players:
         try:

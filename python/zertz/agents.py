@@ -127,6 +127,24 @@ def _score_line(result: dict[str, Any]) -> str:
     )
 
 
+def same_player(specs: Iterable[str]) -> tuple[str, str, str] | None:
+    """The first two of ``specs`` that name one player in two spellings (``mcts:10`` and
+    ``mcts: 10``: the engine's canonical specs, :func:`zertz.parse_player`'s ``"name"``,
+    compared), with that player's canonical spec; None where each names a player of its own.
+    ValueError for a spec that is not a player (a caller that words that error checks first).
+
+    >>> same_player(["random", "mcts:10", "MCTS: 10"])
+    ('mcts:10', 'MCTS: 10', 'mcts:10')
+    """
+    named: dict[str, str] = {}  # canonical spec: as written
+    for spec in specs:
+        name = parse_player(spec)["name"]
+        if name in named:
+            return named[name], spec, name
+        named[name] = spec
+    return None
+
+
 def _opponents(
     specs: Iterable[str] | str, board: int, blitz: bool, seed: int
 ) -> list[tuple[str, PlayerLike]]:
@@ -142,19 +160,16 @@ def _opponents(
         raise TypeError(f"opponents must be player specs, not {specs!r}") from None
     if not listed:
         raise ValueError("opponents: name at least one player")
-    named: dict[str, str] = {}  # canonical spec: as written
     for spec in listed:
         if not isinstance(spec, str):
             raise TypeError(f"opponents must be player specs (str), not {spec!r}")
         try:
-            name = parse_player(spec)["name"]
+            parse_player(spec)
         except ValueError as e:
             raise ValueError(f"opponent {spec!r}: {e}") from None
-        if name in named:
-            raise ValueError(
-                f"opponents name one player twice: {named[name]!r} and {spec!r} (both {name})"
-            )
-        named[name] = spec
+    if twice := same_player(listed):
+        first, again, name = twice
+        raise ValueError(f"opponents name one player twice: {first!r} and {again!r} (both {name})")
     built = []
     for spec in listed:
         try:
