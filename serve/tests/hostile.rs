@@ -382,11 +382,13 @@ fn stub_program(dir: &Path, hang_on: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("engine.sh");
     let pids = dir.join("pids");
+    // It leaves a file `hung` once it hangs, for a test to wait for.
     let script = format!(
         "#!/bin/sh\necho $$ >> '{}'\nwhile read -r line; do\n  case \"$line\" in\n    \
-         {hang_on}) sleep 1000;;\n    quit) printf '=\\n\\n'; exit 0;;\n    *) printf '= x\\n\\n';;\n  \
-         esac\ndone\n",
-        pids.display()
+         {hang_on}) : > '{}'; sleep 1000;;\n    quit) printf '=\\n\\n'; exit 0;;\n    \
+         *) printf '= x\\n\\n';;\n  esac\ndone\n",
+        pids.display(),
+        dir.join("hung").display()
     );
     std::fs::write(&path, script).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -498,9 +500,12 @@ async fn a_program_that_hangs_does_not_wedge_the_other_games() {
         let (app, uri) = (app.clone(), format!("/api/games/{hung}/bot"));
         tokio::spawn(async move { send(&app, "POST", &uri, &[], "").await })
     };
-    // Until the bot's request holds the game (however late a busy machine gets to it).
+    // Until the program hangs in the bot's request, which holds the game (however late a busy
+    // machine gets to it). Not by asking for the game: a request that holds it when the bot's
+    // comes would have the bot's refused.
     let waiting = Instant::now();
-    while send(&app, "GET", &format!("/api/games/{hung}"), &[], "").await.status == StatusCode::OK {
+    while !dir.join("hung").exists() {
+        assert!(!bot.is_finished(), "the bot's request ended: {:?}", bot.await.unwrap().body);
         assert!(waiting.elapsed() < NEVER, "the bot's request never came");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
