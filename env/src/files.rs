@@ -125,7 +125,7 @@ pub fn size_text(bytes: u64) -> String {
 }
 
 /// The error of a file of `size` bytes (None: it grew while it was read) past `max`.
-fn too_large(size: Option<u64>, max: u64, what: &str) -> io::Error {
+pub fn too_large(size: Option<u64>, max: u64, what: &str) -> io::Error {
     let max = size_text(max);
     let message = match size {
         Some(size) => format!("{} is more than the {max} that {what} may have", size_text(size)),

@@ -154,41 +154,6 @@ int zertz_copy_async(at::Tensor* dst, const at::Tensor* src, char** err) {
   });
 }
 
-// The parameters and buffers (recursively) of the TorchScript module serialized in `data`
-// (`len` bytes), loaded on the CPU: what tch's CModule does not list (it names parameters only,
-// and a BatchNorm's running statistics are buffers). `*count` new tensors (for tch's
-// Tensor::from_ptr) in `*tensors`, an array to free with zertz_tensors_free, and their names in
-// `*names`, one a line.
-int zertz_module_state(const char* data, size_t len, char** names, at::Tensor*** tensors,
-                       size_t* count, char** err) {
-  return guarded(err, -1, [&]() -> int {
-    std::istringstream in(std::string(data, len));
-    auto module = torch::jit::load(in, c10::Device(c10::kCPU));
-    std::vector<std::pair<std::string, at::Tensor>> state;
-    for (const auto& p : module.named_parameters(/*recurse=*/true)) {
-      state.emplace_back(p.name, p.value);
-    }
-    for (const auto& b : module.named_buffers(/*recurse=*/true)) {
-      state.emplace_back(b.name, b.value);
-    }
-    std::string text;
-    auto* out = static_cast<at::Tensor**>(std::malloc(sizeof(at::Tensor*) * (state.size() + 1)));
-    if (out == nullptr) {
-      fail(err, "out of memory");
-      return -1;
-    }
-    for (size_t i = 0; i < state.size(); ++i) {
-      text += state[i].first;
-      text += '\n';
-      out[i] = new at::Tensor(state[i].second);
-    }
-    *names = copy_string(text);
-    *tensors = out;
-    *count = state.size();
-    return 0;
-  });
-}
-
 // The names of the methods of the TorchScript module serialized in `data` (loaded on the CPU),
 // one a line, in `*names`.
 int zertz_module_methods(const char* data, size_t len, char** names, char** err) {
@@ -204,9 +169,6 @@ int zertz_module_methods(const char* data, size_t len, char** names, char** err)
     return 0;
   });
 }
-
-// Frees the array of zertz_module_state (not its tensors, which tch owns once taken).
-void zertz_tensors_free(at::Tensor** tensors) { std::free(tensors); }
 
 // A pinned (page-locked) copy of `src` in `*out`, a new tensor: `Tensor::pin_memory()` without
 // the device argument, which tch always passes and libtorch reports as deprecated on every call.

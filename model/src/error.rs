@@ -15,13 +15,30 @@ pub enum ModelError {
         /// What went wrong.
         source: std::io::Error,
     },
-    /// The file is not a TorchScript file, or not one written by `zertz.export`.
+    /// The file is not a network file written by `zertz.export` (or a trusted program), or
+    /// not exactly one: what is wrong is said.
     #[error("{path} is not an exported zertz model: {reason}")]
     NotAModel {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
         reason: String,
+    },
+    /// The file is a program (a TorchScript file, an AOTInductor package), which runs only when
+    /// the user trusts it.
+    #[error(
+        "{path} is {}: a program, which could do anything this process can, and the engine \
+         runs only network files (weights, read as data). Convert it: python -m zertz \
+         convert-network {path} OUT.safetensors (reads its weights without running it); or, if \
+         you made it yourself on this machine, pass --trust-code (trust_code=True in Python)",
+        if *.package { "an AOTInductor package" } else { "a TorchScript file" },
+        path = path.display()
+    )]
+    Code {
+        /// The file.
+        path: PathBuf,
+        /// Whether it is an AOTInductor package (else TorchScript).
+        package: bool,
     },
     /// The model was written for another file format or encoding.
     #[error("model {path} uses {what} {model}, but this engine reads {what} {engine}")]
@@ -107,6 +124,7 @@ impl zertz_env::Classify for ModelError {
         match self {
             ModelError::Read { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
             ModelError::NotAModel { .. }
+            | ModelError::Code { .. }
             | ModelError::Version { .. }
             | ModelError::WrongBoard { .. }
             | ModelError::WrongMarbles { .. }

@@ -268,6 +268,7 @@ impl Model {
     /// The network on inputs already on the device in its precision: `(logits, values)`.
     fn run_backend(&self, board: Board, p: Tensor, g: Tensor) -> Result<(Tensor, Tensor), String> {
         match &self.backend {
+            Backend::Net(net) => net.forward(&p, &g, board.rings()),
             Backend::Script(module) => {
                 pair(module.forward_is(&[IValue::Tensor(p), IValue::Tensor(g)]))
             }
@@ -288,6 +289,7 @@ impl Model {
         let convert = |t: &Tensor| t.f_to_kind(kind).map_err(|e| first_line(&e));
         let (p, g) = (convert(planes)?, convert(globals)?);
         tch::no_grad(|| match &self.backend {
+            Backend::Net(net) => net.forward(&p, &g, board.rings()),
             Backend::Script(module) => {
                 let rings = IValue::Int(board.rings() as i64);
                 pair(module.method_is("evaluate", &[IValue::Tensor(p), IValue::Tensor(g), rings]))

@@ -123,6 +123,11 @@ zertz_settings::settings! {
         /// they can be: a TorchScript file exported with evaluate()), on (an error where they
         /// cannot be) or off.
         pub cuda_graphs: CudaGraphs = CudaGraphs::Auto,
+        /// Also run networks that are programs (TorchScript files, AOTInductor packages) that
+        /// you made yourself: such a file runs its own code with this process's rights (it can
+        /// read, write and delete your files). Never for a file from somebody else: convert that
+        /// one (python -m zertz convert-network) and run the network file, which is data.
+        pub trust_code: bool = false,
     }
 }
 
@@ -130,9 +135,13 @@ zertz_settings::settings! {
 impl Settings for Inference {}
 
 impl Inference {
-    /// Loads the model at `path` as this says: device, precision, CUDA graphs.
+    /// Loads the model at `path` as this says: device, precision, CUDA graphs, and whether a
+    /// program may run ([`Model::load_code`]) or only a network file ([`Model::load_with`]).
     pub fn load(&self, path: &Path) -> Result<Model, ModelError> {
-        let mut model = Model::load_with(path, self.device, self.precision)?;
+        let mut model = match self.trust_code {
+            true => Model::load_code(path, self.device, self.precision)?,
+            false => Model::load_with(path, self.device, self.precision)?,
+        };
         model.use_cuda_graphs(self.cuda_graphs)?;
         Ok(model)
     }

@@ -31,15 +31,18 @@
 //! This is the only crate of the workspace that links libtorch (through `tch`).
 
 mod aoti;
+pub mod architecture;
 pub mod bench;
 mod device;
 mod error;
+pub mod format;
 mod forward;
 mod graphs;
 pub mod inference;
 mod metadata;
 mod model;
 mod native;
+mod net;
 mod shim;
 mod stats;
 mod tensors;
@@ -51,10 +54,11 @@ pub use aoti::AOTI_MODEL_PREFIX;
 pub use bench::BenchRow;
 pub use device::{DeviceChoice, MAX_CUDA_DEVICES, cuda_available};
 pub use error::ModelError;
+pub use format::{NetworkFile, decode_network, encode_network, read_network};
 pub use inference::{CudaGraphs, Inference, Network};
 pub use metadata::{
-    BUILTIN, MODEL_FORMAT, MODEL_FORMAT_VERSION, Metadata, builtin_bytes, builtin_metadata,
-    is_builtin,
+    BUILTIN, CODE_FORMAT_VERSION, MODEL_FORMAT, MODEL_FORMAT_VERSION, Metadata, builtin_bytes,
+    builtin_metadata, is_builtin,
 };
 pub use model::{Model, is_package};
 pub use stats::{Answers, ModelStats, Phases};

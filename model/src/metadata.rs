@@ -7,16 +7,25 @@ use serde::Deserialize;
 use zertz_env::encode::ENCODING_VERSION;
 use zertz_env::{ActionSpace, Board, MarbleSet};
 
-use crate::{DeviceChoice, Model, ModelError};
+use crate::ModelError;
 
 /// The `format` field of every exported model's metadata.
 pub const MODEL_FORMAT: &str = "zertz-model";
-/// The layout version of exported files that this engine reads.
-pub const MODEL_FORMAT_VERSION: u32 = 1;
+/// The layout version of network files (`crate::format`: safetensors) that this engine reads
+/// and `zertz.export` writes.
+pub const MODEL_FORMAT_VERSION: u32 = 2;
+/// The layout version of the metadata of programs (TorchScript files and AOTInductor packages,
+/// which run only when trusted: `Model::load_code`).
+pub const CODE_FORMAT_VERSION: u32 = 1;
 
 /// Reads and checks an exported model's metadata JSON against this engine: a file that is not a
-/// zertz model, or one for another file format or encoding, is refused.
-pub(crate) fn check_metadata(path: &Path, json: &str) -> Result<Metadata, ModelError> {
+/// zertz model, or one for another file format (`format_version`, which must be `version`) or
+/// encoding, is refused.
+pub(crate) fn check_metadata(
+    path: &Path,
+    json: &str,
+    version: u32,
+) -> Result<Metadata, ModelError> {
     let not_a_model = |reason: String| ModelError::NotAModel { path: path.to_path_buf(), reason };
     let metadata: Metadata = serde_json::from_str(json)
         .map_err(|e| not_a_model(format!("unreadable metadata ({e})")))?;
@@ -24,7 +33,7 @@ pub(crate) fn check_metadata(path: &Path, json: &str) -> Result<Metadata, ModelE
         return Err(not_a_model(format!("its format is {:?}", metadata.format)));
     }
     for (what, model, engine) in [
-        ("format version", metadata.format_version, MODEL_FORMAT_VERSION),
+        ("format version", metadata.format_version, version),
         ("encoding version", metadata.encoding_version, ENCODING_VERSION),
     ] {
         if model != engine {
@@ -83,7 +92,11 @@ pub struct Metadata {
     /// Training step of the weights.
     #[serde(default)]
     pub step: u64,
-    /// The network's size, as the exporter wrote it.
+    /// The architecture the weights are for ([`crate::architecture::ARCHITECTURE`]; absent in
+    /// programs, which bring their own).
+    #[serde(default)]
+    pub architecture: Option<String>,
+    /// The network's sizes ([`crate::architecture::Sizes`] in a network file).
     #[serde(default)]
     pub network: serde_json::Value,
     /// `aoti` for an AOTInductor package (absent in TorchScript files).
@@ -96,6 +109,10 @@ pub struct Metadata {
     /// --provenance`): the built-in network's training config, commit and figures.
     #[serde(default)]
     pub provenance: Option<serde_json::Value>,
+    /// The SHA-256 of a network file's weights (hex; not in the JSON: the file's header holds
+    /// it beside), `None` for a program.
+    #[serde(skip)]
+    pub sha256: Option<String>,
 }
 
 impl Metadata {
@@ -109,11 +126,11 @@ impl Metadata {
 /// (a file of that name is read as `./builtin`).
 pub const BUILTIN: &str = "builtin";
 
-/// The built-in network, `model/builtin/builtin.pt` (its provenance, in its metadata, says how
-/// it was trained and how it plays: `zertz model info builtin`).
-pub(crate) static BUILTIN_BYTES: &[u8] = include_bytes!("../builtin/builtin.pt");
+/// The built-in network, `model/builtin/builtin.safetensors` (its provenance, in its metadata,
+/// says how it was trained and how it plays: `zertz model info builtin`).
+pub(crate) static BUILTIN_BYTES: &[u8] = include_bytes!("../builtin/builtin.safetensors");
 
-/// The built-in network's file: TorchScript, as `python -m zertz export` writes it.
+/// The built-in network's file: a network file, as `python -m zertz export` writes it.
 pub fn builtin_bytes() -> &'static [u8] {
     BUILTIN_BYTES
 }
@@ -123,10 +140,12 @@ pub fn is_builtin(path: &Path) -> bool {
     path.as_os_str() == BUILTIN
 }
 
-/// The metadata of the built-in network (read once; `None` when this engine cannot load it: a
-/// libtorch that cannot read it).
+/// The metadata of the built-in network (read once; `None` if this engine could not read it,
+/// which its tests rule out).
 pub fn builtin_metadata() -> Option<&'static Metadata> {
     static META: std::sync::OnceLock<Option<Metadata>> = std::sync::OnceLock::new();
-    META.get_or_init(|| Some(Model::load(BUILTIN, DeviceChoice::Cpu).ok()?.metadata().clone()))
-        .as_ref()
+    META.get_or_init(|| {
+        Some(crate::format::decode_network(Path::new(BUILTIN), BUILTIN_BYTES).ok()?.metadata)
+    })
+    .as_ref()
 }

@@ -5,7 +5,6 @@
 //! checking the metadata against what it is asked to play, and counting its work all read and
 //! write the same fields; the passes themselves are `forward.rs`'s.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,20 +16,23 @@ use zertz_env::encode::{GLOBALS, Shape};
 use zertz_env::files::MAX_NETWORK_BYTES;
 use zertz_env::{ActionSpace, Board, Variant};
 use zertz_search::batching::BatchingEvaluator;
-use zertz_search::evaluator::encode_batch;
 use zertz_search::{Batch, EvalError, Evaluator, LegalAnswers, Output, Precision};
 
+use crate::format::NetworkFile;
 use crate::inference::CudaGraphs;
-use crate::metadata::{BUILTIN_BYTES, check_metadata};
+use crate::metadata::{BUILTIN_BYTES, CODE_FORMAT_VERSION, check_metadata};
 use crate::native::{NATIVE_MAX_BATCH, Native};
+use crate::net::Net;
 use crate::stats::{Running, Staging};
 use crate::tensors::{first_line, kind_of};
 use crate::{
     Answers, DeviceChoice, Metadata, ModelError, ModelStats, Phases, aoti, graphs, is_builtin,
 };
 
-/// What runs a model: a TorchScript module, or an AOTInductor package.
+/// What runs a model: the engine's architecture on a network file's weights, or a trusted
+/// program (a TorchScript module, an AOTInductor package).
 pub(crate) enum Backend {
+    Net(Box<Net>),
     Script(CModule),
     Aoti(aoti::AotiPackage),
 }
@@ -38,6 +40,16 @@ pub(crate) enum Backend {
 /// Whether `path` names an AOTInductor package (`.pt2`) rather than a TorchScript file.
 pub fn is_package(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "pt2")
+}
+
+/// Whether the file at `path` is a zip archive (a TorchScript file), from its first bytes.
+fn is_zip(path: &Path) -> Result<bool, ModelError> {
+    use std::io::Read;
+    let io = |source: std::io::Error| ModelError::Read { path: path.to_path_buf(), source };
+    let file = zertz_env::files::open_bounded(path, MAX_NETWORK_BYTES, "an exported network");
+    let mut prefix = Vec::new();
+    file.map_err(io)?.take(4).read_to_end(&mut prefix).map_err(io)?;
+    Ok(crate::format::is_code(&prefix))
 }
 
 /// A loaded, checked, exported network (see the crate docs).
@@ -84,56 +96,124 @@ impl fmt::Debug for Model {
 }
 
 impl Model {
-    /// Loads and checks an exported model and places it on `device`, in the precision `auto`
+    /// Loads and checks a network file and places it on `device`, in the precision `auto`
     /// means there (see [`Model::load_with`]).
     pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Model, ModelError> {
         Model::load_with(path, device, Precision::Auto)
     }
 
-    /// Loads and checks an exported model and places it on `device`, its weights converted to
-    /// `precision` ([`Precision::Auto`]: bf16 on a GPU, fp32 on the CPU). Inputs are converted
-    /// on the device; answers come back in that precision and are widened to fp32 on the host.
+    /// Loads and checks a network file (`crate::format`: weights and metadata, which are data)
+    /// and places it on `device`, its weights converted to `precision` ([`Precision::Auto`]:
+    /// bf16 on a GPU, fp32 on the CPU). The engine runs its own architecture on the weights:
+    /// nothing of the file is executed. A program (a TorchScript file, an AOTInductor package)
+    /// is refused ([`ModelError::Code`]): [`Model::load_code`] runs one that the user trusts.
+    /// Inputs are converted on the device; answers come back in that precision and are
+    /// widened to fp32 on the host.
     pub fn load_with(
         path: impl AsRef<Path>,
         device: DeviceChoice,
         precision: Precision,
     ) -> Result<Model, ModelError> {
-        let path = path.as_ref().to_path_buf();
-        // The built-in network is in memory; a file only if regular: opening a FIFO would wait
-        // for a writer forever, a device never ends.
-        if !is_builtin(&path) {
-            if let Err(e) = zertz_env::files::check_regular(&path) {
-                return Err(ModelError::Read { path, source: e });
-            }
-            if is_package(&path) {
-                return Model::load_package(path, device, precision);
-            }
+        Model::open(path.as_ref(), device, precision, false)
+    }
+
+    /// [`Model::load_with`] that also runs programs: a TorchScript file or an AOTInductor
+    /// package (`.pt2`) that the user made (`--trust-code`, `trust_code=True`). Such a file
+    /// runs its own code, with the rights of the process: never one from somebody else.
+    pub fn load_code(
+        path: impl AsRef<Path>,
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Model, ModelError> {
+        Model::open(path.as_ref(), device, precision, true)
+    }
+
+    fn open(
+        path: &Path,
+        device: DeviceChoice,
+        precision: Precision,
+        trust_code: bool,
+    ) -> Result<Model, ModelError> {
+        let path = path.to_path_buf();
+        if is_builtin(&path) {
+            let file = crate::format::decode_network(&path, BUILTIN_BYTES)?;
+            return Model::load_network(file, path, device, precision);
+        }
+        // A file only if regular: opening a FIFO would wait for a writer forever, a device
+        // never ends.
+        if let Err(e) = zertz_env::files::check_regular(&path) {
+            return Err(ModelError::Read { path, source: e });
+        }
+        if !(trust_code && (is_package(&path) || is_zip(&path)?)) {
+            let file = crate::format::read_network(&path)?;
+            return Model::load_network(file, path, device, precision);
+        }
+        if is_package(&path) {
+            return Model::load_package(path, device, precision);
         }
         let resolved = device.resolve()?;
-        let model = Model::load_as(path.clone(), resolved, precision.on(resolved.is_cuda()))?;
+        let model = Model::load_script(path.clone(), resolved, precision.on(resolved.is_cuda()))?;
         match (model.probe(), precision) {
             (Ok(()), _) => {
                 model.reset_stats();
                 Ok(model)
             }
             // `auto` means the best this model can do.
-            (Err(_), Precision::Auto) => Model::load_as(path, resolved, Precision::Fp32),
+            (Err(_), Precision::Auto) => Model::load_script(path, resolved, Precision::Fp32),
             (Err(e), _) => Err(e),
         }
     }
 
-    /// [`Model::load_with`] in a precision already resolved.
-    fn load_as(path: PathBuf, device: Device, precision: Precision) -> Result<Model, ModelError> {
-        let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
-        // Read once: libtorch loads the module from these bytes, and the native pass its
-        // weights (the same file, even if it is replaced meanwhile).
-        let bytes: Cow<'static, [u8]> = match is_builtin(&path) {
-            true => Cow::Borrowed(BUILTIN_BYTES),
-            false => Cow::Owned(
-                zertz_env::files::read_bounded(&path, MAX_NETWORK_BYTES, "an exported network")
-                    .map_err(|source| ModelError::Read { path: path.clone(), source })?,
-            ),
+    /// A network file's weights in the engine's architecture on `device`: through libtorch,
+    /// and on the CPU in fp32 for small batches through the native pass too.
+    fn load_network(
+        file: NetworkFile,
+        path: PathBuf,
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Model, ModelError> {
+        let resolved = device.resolve()?;
+        let on = precision.on(resolved.is_cuda());
+        let build = |on: Precision| {
+            Net::new(&file, resolved, kind_of(on)).map_err(|reason| ModelError::Unsupported {
+                path: path.clone(),
+                precision: on,
+                reason,
+            })
         };
+        let net = build(on)?;
+        let mut model = Model::new(
+            Backend::Net(Box::new(net)),
+            file.metadata.clone(),
+            resolved,
+            on,
+            path.clone(),
+        );
+        if resolved == Device::Cpu && on == Precision::Fp32 {
+            model.native = Native::from_file(&file);
+            model.native_on = model.native.is_ok();
+        }
+        match (model.probe(), precision) {
+            (Ok(()), _) => {}
+            // `auto` means the best this device can do.
+            (Err(_), Precision::Auto) if on != Precision::Fp32 => {
+                return Model::load_network(file, path, device, Precision::Fp32);
+            }
+            (Err(e), _) => return Err(e),
+        }
+        model.reset_stats();
+        Ok(model)
+    }
+
+    /// A TorchScript file, trusted, in a precision already resolved: it runs its own code.
+    fn load_script(
+        path: PathBuf,
+        device: Device,
+        precision: Precision,
+    ) -> Result<Model, ModelError> {
+        let not_a_model = |reason: String| ModelError::NotAModel { path: path.clone(), reason };
+        let bytes = zertz_env::files::read_bounded(&path, MAX_NETWORK_BYTES, "an exported network")
+            .map_err(|source| ModelError::Read { path: path.clone(), source })?;
         let module = CModule::load_data_on_device(&mut std::io::Cursor::new(&bytes[..]), device);
         let mut module = module
             .map_err(|e| not_a_model(format!("not a TorchScript file ({})", first_line(&e))))?;
@@ -148,50 +228,13 @@ impl Model {
                 return Err(not_a_model(format!("no metadata() method ({})", first_line(&e))));
             }
         };
-        let metadata = check_metadata(&path, &json)?;
+        let metadata = check_metadata(&path, &json, CODE_FORMAT_VERSION)?;
         let mut model = Model::new(Backend::Script(module), metadata, device, precision, path);
         if device.is_cuda() {
             model.evaluate_method = crate::shim::module_methods(&bytes)
                 .is_ok_and(|methods| methods.iter().any(|m| m == "evaluate"));
         }
-        if device == Device::Cpu && precision == Precision::Fp32 {
-            // On a thread of its own: libtorch's pass sets the libtorch threads of the thread
-            // that runs it, and the caller's (a Python program's main thread) keep theirs.
-            let shared = &model;
-            let native = std::thread::scope(|s| s.spawn(|| shared.native_checked(&bytes)).join());
-            model.native = native.unwrap_or_else(|_| Err("its check panicked".into()));
-            model.native_on = model.native.is_ok();
-        }
         Ok(model)
-    }
-
-    /// The native pass of this TorchScript network ([`crate::native`]), once its answers on
-    /// real positions of every board it plays agree with libtorch's; else why not.
-    /// `bytes` are the file's.
-    fn native_checked(&self, bytes: &[u8]) -> Result<Native, String> {
-        let native = Native::from_state(crate::shim::module_state(bytes)?)?;
-        for board in self.metadata.boards.iter().filter_map(|&b| Board::from_rings(b)) {
-            let actions = ActionSpace::new(board).len();
-            let positions = crate::bench::sample_positions(board, 4, 46);
-            let b = positions.len();
-            let (mut planes, mut globals, mut masks) = (Vec::new(), Vec::new(), Vec::new());
-            encode_batch(board, &positions, &mut planes, &mut globals, &mut masks);
-            let (mut logits, mut values) = (vec![0.0; b * actions], vec![0.0; b]);
-            let all = Answers::All;
-            self.run_timed(board, &planes, &globals, None, all, &mut logits, &mut values, false)
-                .map_err(|e| e.to_string())?;
-            let (mut own_logits, mut own_values) = (vec![0.0; b * actions], vec![0.0; b]);
-            native.forward(board, &planes, &globals, &mut own_logits, &mut own_values);
-            let close = |tolerance: f32| {
-                move |(a, b): (&f32, &f32)| (a - b).abs() <= tolerance * (1.0 + b.abs())
-            };
-            if !own_logits.iter().zip(&logits).all(close(1e-3))
-                || !own_values.iter().zip(&values).all(close(1e-4))
-            {
-                return Err(format!("its answers on {board} differ from libtorch's"));
-            }
-        }
-        Ok(native)
     }
 
     /// [`Model::load_with`] for an AOTInductor package: it runs on the device type and in the
@@ -227,7 +270,7 @@ impl Model {
             },
             Err(reason) => return Err(not_a_model(reason)),
         };
-        let metadata = check_metadata(&path, &package.metadata)?;
+        let metadata = check_metadata(&path, &package.metadata, CODE_FORMAT_VERSION)?;
         let compiled = match (package.device.as_str(), asked) {
             ("cuda", None) => Some(DeviceChoice::AllCuda.resolve()?),
             ("cuda", Some(cuda @ Device::Cuda(_))) => Some(cuda),
@@ -538,7 +581,7 @@ impl Model {
                 "CUDA graphs record the evaluate() method, which files exported before them lack: \
                  export the network again",
             ),
-            Backend::Script(_) => None,
+            Backend::Script(_) | Backend::Net(_) => None,
         }
     }
 

@@ -372,9 +372,19 @@ impl Grid {
 }
 
 impl Native {
+    /// The native pass of a network file's weights, or why it has none (a network too wide
+    /// for it).
+    pub(crate) fn from_file(file: &crate::format::NetworkFile) -> Result<Native, String> {
+        let state = file.tensors.iter().map(|(name, shape, values)| {
+            let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+            (name.clone(), Tensor::from_slice(values).view(dims.as_slice()))
+        });
+        Native::from_state(state.collect())
+    }
+
     /// The weights of a `ZertzNet` from a module's parameters and buffers; an error names what
     /// does not fit that architecture.
-    pub(crate) fn from_state(state: Vec<(String, Tensor)>) -> Result<Native, String> {
+    fn from_state(state: Vec<(String, Tensor)>) -> Result<Native, String> {
         let mut s = State(state.into_iter().collect());
         let dims = s.dims("stem.weight")?;
         let c = dims[0] as usize;

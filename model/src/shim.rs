@@ -44,15 +44,6 @@ unsafe extern "C" {
     pub(crate) fn zertz_graph_end(graph: *mut Graph, err: *mut *mut c_char) -> c_int;
     pub(crate) fn zertz_graph_replay(graph: *mut Graph, err: *mut *mut c_char) -> c_int;
     pub(crate) fn zertz_string_free(s: *mut c_char);
-    pub(crate) fn zertz_module_state(
-        data: *const c_char,
-        len: usize,
-        names: *mut *mut c_char,
-        tensors: *mut *mut *mut C_tensor,
-        count: *mut usize,
-        err: *mut *mut c_char,
-    ) -> c_int;
-    pub(crate) fn zertz_tensors_free(tensors: *mut *mut C_tensor);
     pub(crate) fn zertz_module_methods(
         data: *const c_char,
         len: usize,
@@ -126,52 +117,4 @@ pub(crate) fn module_methods(data: &[u8]) -> Result<Vec<String>, String> {
         unsafe { zertz_module_methods(data.as_ptr().cast(), data.len(), &mut names, &mut err) };
     check(status, err)?;
     Ok(take(names).unwrap_or_default().lines().map(str::to_string).collect())
-}
-
-/// The parameters and buffers of the TorchScript module serialized in `data`, by name (loaded
-/// on the CPU): tch lists parameters only.
-pub(crate) fn module_state(data: &[u8]) -> Result<Vec<(String, tch::Tensor)>, String> {
-    let mut names = std::ptr::null_mut();
-    let mut tensors = std::ptr::null_mut();
-    let mut count = 0usize;
-    let mut err = std::ptr::null_mut();
-    // SAFETY: `data` is valid for `len` bytes; the out-pointers are valid for writes.
-    let status = unsafe {
-        zertz_module_state(
-            data.as_ptr().cast(),
-            data.len(),
-            &mut names,
-            &mut tensors,
-            &mut count,
-            &mut err,
-        )
-    };
-    check(status, err)?;
-    let names = take(names).unwrap_or_default();
-    let names: Vec<&str> = names.lines().collect();
-    let mut state = Vec::with_capacity(count);
-    for i in 0..count {
-        // SAFETY: the shim wrote `count` new tensors, each taken once, here.
-        let tensor = unsafe { tch::Tensor::from_ptr(*tensors.add(i)) };
-        state.push((names.get(i).copied().unwrap_or_default().to_string(), tensor));
-    }
-    // SAFETY: the array the shim allocated, freed once; its tensors are owned above.
-    unsafe { zertz_tensors_free(tensors) };
-    if names.len() != count {
-        return Err("the names and tensors of the module's state differ in number".into());
-    }
-    Ok(state)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_modules_methods_are_listed() {
-        let methods = super::module_methods(crate::metadata::BUILTIN_BYTES).unwrap();
-        for m in ["forward", "evaluate", "metadata"] {
-            assert!(methods.iter().any(|x| x == m), "{m} in {methods:?}");
-        }
-        let e = super::module_methods(b"not a module").unwrap_err();
-        assert!(!e.is_empty());
-    }
 }

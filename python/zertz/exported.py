@@ -1,15 +1,20 @@
-"""Exported networks: what the engine loads. :func:`export` writes a network as one TorchScript
-file, :func:`export_aoti` as an AOTInductor package (``.pt2``) compiled ahead of time;
-:func:`read_metadata` reads either's metadata (the engine's format, version, boards, marble
-sets, network size, training step), :func:`load_exported` loads a TorchScript file back into
-Python, and :func:`average_networks` averages exported networks of one size.
+"""Network files: what the engine loads, and what people share. :func:`export` writes a
+network as a network file (``.safetensors``: its weights and metadata, which are data; the
+engine runs its own architecture on them and never code from the file), :func:`load_network`
+reads one back into a PyTorch :class:`~zertz.nn.ZertzNet` (for fine-tuning and notebooks;
+without pickle and without TorchScript), :func:`read_metadata` reads its metadata (the engine's
+format and version, architecture and sizes, boards, marble sets, training step, provenance),
+:func:`convert_network` turns a TorchScript file of an older zertz into a network file without
+running it, and :func:`average_networks` averages networks of one size. :func:`export_aoti`
+compiles a network into an AOTInductor package (``.pt2``), a program, which the engine runs
+only when told to trust it (``--trust-code``).
 
 >>> import tempfile, zertz
 >>> from zertz.nn import NetConfig, ZertzNet
 >>> from zertz.exported import export, read_metadata
 >>> net = ZertzNet(NetConfig.preset("tiny"), boards=[37])
 >>> with tempfile.TemporaryDirectory() as d:
-...     read_metadata(export(net, f"{d}/m.pt"))["boards"]
+...     read_metadata(export(net, f"{d}/m.safetensors"))["boards"]
 [37]
 """
 
@@ -21,9 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,27 +39,27 @@ from zertz._zertz import (
     action_space_size,
     observation_shape,
 )
-from zertz.files import torch_file, write_atomic
-from zertz.nn import NetConfig, ZertzNet, check_finite
+from zertz.files import read_bytes, torch_file, write_atomic
+from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, check_finite
 
-# The engine's: the file format and version of exported models (inputs, outputs, metadata),
-# which the engine checks when it loads one.
+# The engine's: the file format and version of network files (and of the programs it runs when
+# trusted), the architecture it runs, and the reading and writing of network files, which
+# check them as the engine does before it plays one.
 from zertz_engine import (
     AOTI_MODEL_PREFIX,
+    ARCHITECTURE,
     BUILTIN_MODEL,
+    CODE_FORMAT_VERSION,
     MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
     builtin_model,
+    decode_network,
+    encode_network,
+    read_network,
 )
 
-
-@contextmanager
-def _torchscript() -> Iterator[None]:
-    """torch 2.11 marks TorchScript deprecated in favour of torch.export, but TorchScript is what
-    libtorch (and so the engine, through tch) loads: silence that one warning."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"`torch\.jit\.", category=DeprecationWarning)
-        yield
+#: The suffix of network files.
+NETWORK_SUFFIX = ".safetensors"
 
 
 def metadata_of(
@@ -66,11 +69,13 @@ def metadata_of(
     name: str,
     boards: list[int],
     provenance: Mapping[str, Any] | None = None,
+    format_version: int = MODEL_FORMAT_VERSION,
 ) -> dict[str, Any]:
     """The metadata an export writes (see :func:`export`); the marble sets are the model's."""
     meta = {
         "format": MODEL_FORMAT,
-        "format_version": MODEL_FORMAT_VERSION,
+        "format_version": format_version,
+        "architecture": ARCHITECTURE,
         "name": name,
         "encoding_version": ENCODING_VERSION,
         "boards": boards,
@@ -100,6 +105,38 @@ def _export_copy(
     return m, boards
 
 
+def network_tensors(model: ZertzNet) -> list[tuple[str, list[int], bytes]]:
+    """The tensors of ``model`` that a network file holds, as :func:`zertz_engine.encode_network`
+    takes them (name, shape, little-endian float32 bytes): every weight and batch-norm statistic
+    of the engine's architecture, without the training-only head and the batch norms' step
+    counts."""
+    state = model.state_dict()
+    return [
+        (
+            name,
+            list(t.shape),
+            t.detach().to(device="cpu", dtype=torch.float32).contiguous().numpy().astype("<f4").tobytes(),
+        )
+        for name, t in sorted(state.items())
+        if not name.startswith(AUX_PREFIX) and not name.endswith("num_batches_tracked")
+    ]
+
+
+def encode(
+    model: ZertzNet,
+    *,
+    step: int = 0,
+    name: str = "zertz-resnet",
+    boards: list[int] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> bytes:
+    """The bytes of the network file :func:`export` writes (for Ray's object store, or a test).
+    NonFiniteError for NaN or infinite weights."""
+    m, boards = _export_copy(model, "the network", boards)
+    meta = metadata_of(m, step=step, name=name, boards=boards, provenance=provenance)
+    return encode_network(json.dumps(meta), network_tensors(m))
+
+
 def export(
     model: ZertzNet,
     path: str | os.PathLike[str],
@@ -109,40 +146,34 @@ def export(
     boards: list[int] | None = None,
     provenance: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Writes ``model`` as one TorchScript file (atomically) that the engine loads
-    (``zertz play --model``, ``nn:PATH`` players, ``zertz selfplay --model``). Its ``metadata()``
-    method returns JSON: format and version, network name and size, encoding version, the boards
-    it accepts (default: those it was built for) with their action-space sizes, the marble sets
-    it was trained for (``marbles``: the network's, ``["standard"]`` by default), training step,
-    and ``provenance`` when given (where the weights come from: the training config, the commit,
-    figures; JSON values, as the engine's built-in network has them).
+    """Writes ``model`` as a network file (atomically) that the engine loads (``zertz play
+    --model``, ``nn:PATH`` players, ``zertz selfplay --model``) and :func:`load_network` reads
+    back: a safetensors file of its weights (``.safetensors`` by convention) whose header holds
+    the SHA-256 of the weights and the metadata (JSON): format and version, the architecture
+    (``ZertzNet``) and its sizes (``network``), encoding version, the boards it accepts
+    (default: those it was built for) with their action-space sizes, the marble sets it was
+    trained for (``marbles``: the network's, ``["standard"]`` by default), training step, and
+    ``provenance`` when given (where the weights come from: the training config, the commit,
+    figures; JSON values, as the engine's built-in network has them). The file is data: the
+    engine runs its own architecture on the weights.
 
     >>> import tempfile, torch, zertz
     >>> from zertz.nn import NetConfig, ZertzNet
     >>> from zertz.exported import export, read_metadata
     >>> net = ZertzNet(NetConfig.preset("tiny"), boards=[37])
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     meta = read_metadata(export(net, f"{d}/m.pt", step=7))
+    ...     meta = read_metadata(export(net, f"{d}/m.safetensors", step=7))
     >>> meta["boards"], meta["marbles"], meta["step"], meta["action_space"]
     ([37], ['standard'], 7, {'37': 4441})
 
     A network with NaN or infinite weights is refused (:class:`NonFiniteError`); nothing is
     written.
     """
-    m, boards = _export_copy(model, path, boards)
-    m = m.cpu()
-    meta = metadata_of(m, step=step, name=name, boards=boards, provenance=provenance)
-    m.metadata_json = json.dumps(meta)
-    with _torchscript():
-        scripted = torch.jit.script(m)
+    data = encode(model, step=step, name=name, boards=boards, provenance=provenance)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Written whole in memory, then by Python: a full disk is then one line naming the file
-    # (zertz.files.write_atomic), where libtorch's own writer aborted the process.
-    data = io.BytesIO()
-    with _torchscript():
-        torch.jit.save(scripted, data)
-    return write_atomic(path, data.getvalue())
+    # Written by Python: a full disk is then one line naming the file (zertz.files.write_atomic).
+    return write_atomic(path, data)
 
 
 #: The number formats :func:`export_aoti` compiles a network in (``auto`` is for the engine).
@@ -257,12 +288,15 @@ def export_aoti(
     device: str = "cpu",
     precision: str = "fp32",
 ) -> Path:
-    """Writes ``model`` as an AOTInductor package (a ``.pt2`` file, atomically) that the engine
-    loads wherever it loads a TorchScript file: the network compiled ahead of time into native
+    """Writes ``model`` as an AOTInductor package (a ``.pt2`` file, atomically): the network
+    compiled on this machine ahead of time into native
     code, one model per board (named ``board37``, ``board48``, ...) for batches of any size,
     for one device type (``cpu`` or ``cuda``: a package runs only there) and one number format
-    (``fp32``, ``bf16`` or ``fp16``: the engine runs it in that one). The metadata is
-    :func:`export`'s, with ``backend``, ``device`` and ``precision`` added.
+    (``fp32``, ``bf16`` or ``fp16``: the engine runs it in that one). A package is a program:
+    the engine runs it only when told to trust it (``--trust-code``, ``trust_code=True``), for
+    packages compiled on the machine that runs them, never for one from somebody else (send
+    the network file). The metadata is :func:`export`'s, with ``backend``, ``device`` and
+    ``precision`` added.
 
     Compiling takes a C++ compiler and about half a minute per board on a CPU core; the boards
     are compiled side by side, one process each, up to one per core
@@ -283,7 +317,7 @@ def export_aoti(
         raise ValueError("cannot compile for cuda: torch sees no CUDA device here")
     dtype = AOTI_DTYPES[precision]
     m, boards = _export_copy(model, path, boards)
-    meta = metadata_of(m, step=step, name=name, boards=boards)
+    meta = metadata_of(m, step=step, name=name, boards=boards, format_version=CODE_FORMAT_VERSION)
     meta.update(backend="aoti", device=kind, precision=precision)
     options = {"aot_inductor.package": True, "aot_inductor.metadata": {"zertz": json.dumps(meta)}}
     if len(boards) == 1:
@@ -299,29 +333,74 @@ def export_aoti(
     return write_atomic(path, data.getvalue())
 
 
-def load_exported(path: str | os.PathLike[str], device: str = "cpu") -> torch.jit.ScriptModule:
-    """Loads an exported model (a TorchScript module) for inference in Python. An AOTInductor
-    package (``.pt2``) is for the engine: ValueError; so is a file that libtorch cannot load,
-    in one line naming it. The file is read as :func:`zertz.files.read_bytes` reads a network
-    (OSError naming it: not a regular file, or past ``LIMITS["network"]``)."""
-    if Path(path).suffix == ".pt2":
-        raise ValueError(
-            f"{path} is an AOTInductor package, which the engine runs; in Python, load the "
-            "TorchScript export (.pt) of the same network"
-        )
-    data = torch_file(path, "network")
+def _network_of(meta_json: str, tensors: list[tuple[str, list[int], bytes]]) -> ZertzNet:
+    """The PyTorch network of a network file read by the engine (its metadata and tensors)."""
+    meta = json.loads(meta_json)
+    net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"], marbles=meta["marbles"])
+    state = net.state_dict()
+    for name, shape, data in tensors:
+        state[name] = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
+    # The file holds neither the training-only head (kept fresh) nor the step counts.
+    net.load_state_dict(state)
+    return net.eval()
+
+
+def load_network(
+    path: str | os.PathLike[str], device: str | torch.device = "cpu"
+) -> ZertzNet:
+    """The PyTorch :class:`~zertz.nn.ZertzNet` of a network file (or of the built-in network,
+    ``"builtin"``) in eval mode on ``device``, for fine-tuning, analysis or a notebook: the file
+    is read and checked by the engine as before it plays one (its header against the
+    architecture and bounds before any weight, the checksum, finite weights), and no pickle or
+    TorchScript is involved. Its training-only head is freshly made. ValueError says what is
+    wrong with a file that is not a network file (a TorchScript file of an older zertz:
+    :func:`convert_network` converts it); OSError for one that cannot be read.
+
+    >>> import tempfile, torch, zertz
+    >>> from zertz.nn import NetConfig, ZertzNet
+    >>> from zertz.exported import export, load_network
+    >>> net = ZertzNet(NetConfig.preset("tiny"), boards=[37])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     back = load_network(export(net, f"{d}/m.safetensors"))
+    >>> bool(torch.equal(back.stem.weight, net.stem.weight)), back.boards
+    (True, [37])
+    """
+    if str(path) == BUILTIN_MODEL:
+        meta, _, tensors = decode_network(builtin_model(), BUILTIN_MODEL)
+    else:
+        meta, _, tensors = read_network(os.fspath(path))
+    return _network_of(meta, tensors).to(device)
+
+
+def convert_network(
+    src: str | os.PathLike[str], dst: str | os.PathLike[str]
+) -> Path:
+    """Converts a network that an older zertz exported as TorchScript (``.pt``) into a network
+    file (atomically): its weights and metadata are read from the archive as data
+    (:func:`zertz.legacy.read_torchscript_weights`: nothing of the file runs) and written as
+    :func:`export` writes them, checked by the engine (the tensors must be exactly those of the
+    architecture its metadata names). The network plays as before: the engine's architecture
+    is the one the file was exported from. ValueError for a file that is not such a network
+    (``python -m zertz convert-network SRC DST``)."""
+    from zertz.legacy import read_torchscript_weights
+
+    meta_json, tensors = read_torchscript_weights(read_bytes(src, "network"), str(src))
     try:
-        with _torchscript():
-            module: torch.jit.ScriptModule = torch.jit.load(  # type: ignore[no-untyped-call]
-                data, map_location=device
-            )
-    except RuntimeError as e:  # libtorch's message, C++ frames and all: its first line
-        said = str(e).strip().splitlines()
-        raise ValueError(
-            f"{path} cannot be loaded ({said[0] if said else 'RuntimeError'})"
-        ) from None
-    module.eval()
-    return module
+        meta = json.loads(meta_json)
+    except ValueError:
+        raise ValueError(f"{src}: its metadata is not JSON") from None
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        raise ValueError(f"{src} is not a network exported by zertz (no zertz metadata)")
+    meta.update(format_version=MODEL_FORMAT_VERSION, architecture=ARCHITECTURE)
+    meta.setdefault("marbles", ["standard"])
+    meta.pop("backend", None)
+    kept = [
+        (name, list(t.shape), t.astype("<f4").tobytes())
+        for name, t in sorted(tensors.items())
+        if not name.startswith(AUX_PREFIX) and not name.endswith("num_batches_tracked")
+    ]
+    data = encode_network(json.dumps(meta), kept)
+    return write_atomic(Path(dst), data)
 
 
 def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet, dict[str, Any]]:
@@ -336,7 +415,8 @@ def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet,
     >>> from zertz.exported import average_networks, export
     >>> nets = [ZertzNet(NetConfig.preset("tiny"), boards=[37]) for _ in range(2)]
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     net, meta = average_networks([export(n, f"{d}/{i}.pt") for i, n in enumerate(nets)])
+    ...     paths = [export(n, f"{d}/{i}.safetensors") for i, n in enumerate(nets)]
+    ...     net, meta = average_networks(paths)
     >>> mean = (nets[0].stem.weight + nets[1].stem.weight) / 2
     >>> bool(torch.allclose(net.stem.weight, mean)), meta["boards"], net.marbles
     (True, [37], ['standard'])
@@ -357,44 +437,45 @@ def average_networks(paths: Sequence[str | os.PathLike[str]]) -> tuple[ZertzNet,
                 f"{meta['marbles']}: only networks of one marble set average"
             )
     net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"], marbles=meta["marbles"])
-    states = [load_exported(p).state_dict() for p in paths]
+    states = [load_network(p).state_dict() for p in paths]
     mean: dict[str, Tensor] = {}
-    # What the network saves (an exported one holds its non-persistent buffers too).
-    for key in (k for k in net.state_dict() if all(k in s for s in states)):
+    for key, last in states[-1].items():
         values = [s[key] for s in states]
-        last = values[-1]
-        # Integer buffers (BatchNorm's step counts) are the last network's.
+        # Integer buffers (BatchNorm's step counts, which files do not hold) are the last's.
         mean[key] = torch.stack(values).mean(0) if last.is_floating_point() else last
     net.load_weights(mean)
     return net.eval(), meta
 
 
-def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The metadata of an exported model file (TorchScript, or an AOTInductor ``.pt2``
-    package), or of the built-in network (``"builtin"``, as ``nn:builtin`` names it); ValueError
-    when it is not one. ``marbles`` is ``["standard"]`` in a file exported before it was written
-    (as the engine reads it: the built-in network is one). The file is read as
-    :func:`zertz.files.read_bytes` reads a network (OSError naming it: not a regular file, or
-    past ``LIMITS["network"]``)."""
-    builtin = str(path) == BUILTIN_MODEL
-    data = io.BytesIO(builtin_model()) if builtin else torch_file(path, "network")
-    try:
-        if not builtin and Path(path).suffix == ".pt2":
+def read_metadata(path: str | os.PathLike[str], *, trust_code: bool = False) -> dict[str, Any]:
+    """The metadata of a network file, or of the built-in network (``"builtin"``, as
+    ``nn:builtin`` names it), as the engine reads it (checked: ValueError says what is wrong
+    with a file that is not one), with ``sha256``, the checksum of its weights. An AOTInductor
+    package (``.pt2``) is a program, which this loads to ask it: only with ``trust_code``, for a
+    package you compiled yourself. A TorchScript file of an older zertz is refused with the
+    command that converts it."""
+    if str(path) == BUILTIN_MODEL:
+        meta_json, sha256, _ = decode_network(builtin_model(), BUILTIN_MODEL)
+    elif trust_code and Path(path).suffix == ".pt2":
+        data = torch_file(path, "network")
+        try:
             from torch._inductor.package.package import load_package
 
             first = f"{AOTI_MODEL_PREFIX}{_aoti_boards(data)[0]}"
             data.seek(0)
             meta = json.loads(load_package(data, first).get_metadata()["zertz"])
-        else:
-            with _torchscript():
-                module = torch.jit.load(data, map_location="cpu")  # type: ignore[no-untyped-call]
-            meta = json.loads(module.metadata())
-    except Exception as e:
-        raise ValueError(f"{path} is not an exported zertz model: {e}") from e
-    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-        raise ValueError(f"{path} is not an exported zertz model (no zertz metadata)")
+        except Exception as e:
+            raise ValueError(f"{path} is not an AOTInductor package of zertz: {e}") from e
+        if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+            raise ValueError(f"{path} is not an exported zertz model (no zertz metadata)")
+        meta.setdefault("marbles", ["standard"])
+        return meta
+    else:
+        meta_json, sha256, _ = read_network(os.fspath(path))
+    meta = json.loads(meta_json)
     meta.setdefault("marbles", ["standard"])
-    return meta
+    meta["sha256"] = sha256
+    return dict(meta)
 
 
 def _aoti_boards(data: io.BytesIO) -> list[int]:

@@ -30,6 +30,62 @@ use zertz_pycommon::signals::run_detached;
 use zertz_search::mcts::MAX_SEARCH_THREADS;
 use zertz_selfplay::driver::{Progress, SelfPlayError};
 
+/// A network file's tensors, as Python takes them: `(name, shape, bytes of little-endian
+/// float32)`.
+type PyTensors<'py> = Vec<(String, Vec<usize>, Bound<'py, pyo3::types::PyBytes>)>;
+
+/// What [`read_network`] and [`decode_network`] return.
+type PyNetwork<'py> = (String, String, PyTensors<'py>);
+
+fn network_to_python(py: Python<'_>, file: zertz_model::NetworkFile) -> PyNetwork<'_> {
+    let tensors = file.tensors.into_iter().map(|(name, shape, values)| {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        (name, shape, pyo3::types::PyBytes::new(py, &bytes))
+    });
+    (file.json, file.sha256, tensors.collect())
+}
+
+/// Reads and checks the network file at `path` as the engine does before it plays one (the
+/// header against the architecture and bounds before any weight is read, the checksum, finite
+/// weights): `(metadata JSON, SHA-256 of the weights, [(name, shape, float32 bytes)])`, the
+/// tensors in name order. ValueError says what is wrong with a file that is not exactly a
+/// network file (a program is refused: `python -m zertz convert-network` converts one);
+/// OSError for one that cannot be read. `zertz.load_network` builds the PyTorch network.
+#[pyfunction]
+fn read_network(py: Python<'_>, path: PathBuf) -> Result<PyNetwork<'_>, Error> {
+    let file = py.detach(|| zertz_model::read_network(&path)).map_err(model_error)?;
+    Ok(network_to_python(py, file))
+}
+
+/// [`read_network`] on a file's bytes (`name` names it in errors).
+#[pyfunction]
+fn decode_network<'py>(py: Python<'py>, data: &[u8], name: &str) -> Result<PyNetwork<'py>, Error> {
+    let file =
+        zertz_model::decode_network(std::path::Path::new(name), data).map_err(model_error)?;
+    Ok(network_to_python(py, file))
+}
+
+/// The bytes of a network file of `metadata` (JSON) and `tensors` (`(name, shape, bytes of
+/// little-endian float32)`), checked as the engine checks one it reads: ValueError names what
+/// does not fit the architecture the metadata names. `zertz.export` writes networks with it.
+#[pyfunction]
+fn encode_network<'py>(
+    py: Python<'py>,
+    metadata: &str,
+    tensors: Vec<(String, Vec<usize>, Vec<u8>)>,
+) -> Result<Bound<'py, pyo3::types::PyBytes>, Error> {
+    let mut values = Vec::with_capacity(tensors.len());
+    for (name, shape, bytes) in tensors {
+        if bytes.len() % 4 != 0 {
+            return Err(Error::Shape(format!("{name}: {} bytes are not float32s", bytes.len())));
+        }
+        let v = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        values.push((name, shape, v.collect::<Vec<f32>>()));
+    }
+    let data = zertz_model::encode_network(metadata, &values).map_err(model_error)?;
+    Ok(pyo3::types::PyBytes::new(py, &data))
+}
+
 /// A network's error as the bindings' ([`Error::Model`], with its class).
 fn model_error(e: ModelError) -> Error {
     Error::Model { message: e.to_string(), class: e.class() }
@@ -100,6 +156,7 @@ fn inference(
     shared_inference: bool,
     inference_threads: Option<i64>,
     cuda_graphs: Option<bool>,
+    trust_code: bool,
 ) -> Result<Inference, Error> {
     // The keywords as a layer of the settings type (None: its default), read and checked by its
     // declaration: an error names the keyword.
@@ -116,6 +173,7 @@ fn inference(
         set("inference_threads", t.into());
     }
     set("cuda_graphs", CudaGraphs::from_flag(cuda_graphs).name().into());
+    set("trust_code", trust_code.into());
     Ok(zertz_settings::from_layers(std::iter::once(layer))?)
 }
 
@@ -132,14 +190,15 @@ fn inference(
 /// the workers after their round of evaluations; the games finished by then are written whole,
 /// and `KeyboardInterrupt` is raised. A network on a GPU runs through CUDA graphs where it can
 /// (`cuda_graphs` None; True: always, an error where it cannot; False: never; `zertz selfplay
-/// --cuda-graphs auto|on|off`).
+/// --cuda-graphs auto|on|off`). `model` is a network file; a program (TorchScript) runs only
+/// with `trust_code=True`, for one you made yourself (`--trust-code`).
 #[pyfunction]
 #[pyo3(signature = (out, evaluator=None, *, model=None, config=None, device=None,
                     precision=None, shared_inference=false, inference_threads=None,
-                    cuda_graphs=None, **settings),
+                    cuda_graphs=None, trust_code=false, **settings),
        text_signature = "(out, evaluator=None, *, model=None, config=None, device=None, \
                          precision=None, shared_inference=False, inference_threads=None, \
-                         cuda_graphs=None, **settings)")]
+                         cuda_graphs=None, trust_code=False, **settings)")]
 #[allow(clippy::too_many_arguments)]
 pub fn selfplay<'py>(
     py: Python<'py>,
@@ -152,6 +211,7 @@ pub fn selfplay<'py>(
     shared_inference: bool,
     inference_threads: Option<i64>,
     cuda_graphs: Option<bool>,
+    trust_code: bool,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let cfg = selfplay_settings(config, settings)?;
@@ -160,8 +220,14 @@ pub fn selfplay<'py>(
             if evaluator.is_some_and(|e| !e.is_none()) {
                 return Err(Error::Shape("give an evaluator or a model, not both".into()));
             }
-            let inference =
-                inference(device, precision, shared_inference, inference_threads, cuda_graphs)?;
+            let inference = inference(
+                device,
+                precision,
+                shared_inference,
+                inference_threads,
+                cuda_graphs,
+                trust_code,
+            )?;
             (Guide::Network { path, inference }, Default::default())
         }
         None => guide(evaluator)?,
@@ -196,12 +262,13 @@ pub fn selfplay<'py>(
 /// `cuda_graphs` says: None, True, False). With `out`, a new file
 /// (one that exists is refused with `FileExistsError`, never replaced), every game is written
 /// there as a JSON line as it ends, in game order. Ctrl-C stops it (`KeyboardInterrupt`;
-/// programs are ended at once, the games finished are in `out`).
+/// programs are ended at once, the games finished are in `out`). Networks are network files;
+/// programs (TorchScript) run only with `trust_code=True`, for those you made yourself.
 #[pyfunction(name = "match")]
 #[pyo3(signature = (a, b, *, device=None, precision=None, shared_inference=false,
-                    inference_threads=None, cuda_graphs=None, **settings),
+                    inference_threads=None, cuda_graphs=None, trust_code=false, **settings),
        text_signature = "(a, b, *, device=None, precision=None, shared_inference=False, \
-                         inference_threads=None, cuda_graphs=None, **settings)")]
+                         inference_threads=None, cuda_graphs=None, trust_code=False, **settings)")]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -212,11 +279,19 @@ pub fn play_match<'py>(
     shared_inference: bool,
     inference_threads: Option<i64>,
     cuda_graphs: Option<bool>,
+    trust_code: bool,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> Result<Bound<'py, PyDict>, Error> {
     let layer = settings_layer::<MatchSettings>("match", settings, &[])?;
     let job = MatchJob {
-        inference: inference(device, precision, shared_inference, inference_threads, cuda_graphs)?,
+        inference: inference(
+            device,
+            precision,
+            shared_inference,
+            inference_threads,
+            cuda_graphs,
+            trust_code,
+        )?,
         ..MatchJob::with(a, b, zertz_settings::from_layers([layer])?)
     };
     let stop = AtomicBool::new(false);
@@ -257,7 +332,7 @@ pub fn bench_player<'py>(
     device: Option<&str>,
     precision: Option<&str>,
 ) -> Result<Bound<'py, PyAny>, Error> {
-    let inference = inference(device, precision, false, None, None)?;
+    let inference = inference(device, precision, false, None, None, false)?;
     let move_time = zertz_arena::players::check_move_time(move_time).map_err(Error::Shape)?;
     let refused = |e: zertz_arena::bench::BenchError| Error::Shape(e.to_string());
     let threads = zertz_arena::bench::check_search_threads(&search_threads.unwrap_or(vec![1]))
@@ -329,7 +404,7 @@ impl EnginePlayer {
                 )));
             }
         };
-        let inference = inference(device, precision, false, inference_threads, None)?;
+        let inference = inference(device, precision, false, inference_threads, None, false)?;
         let variant = Variant::of_blitz(board.0, blitz);
         py.detach(|| {
             guard(|| {
@@ -400,13 +475,34 @@ mod _engine {
     #[pymodule_export]
     const BUILTIN_MODEL: &str = zertz_model::BUILTIN;
 
-    /// The built-in network's file (TorchScript) as bytes: `torch.jit.load(io.BytesIO(...))`
-    /// reads it, and its `metadata()` (JSON) says how it was trained and how it plays
-    /// (`provenance`).
+    /// The built-in network's file (a network file, as `zertz.export` writes them) as bytes:
+    /// `zertz.load_network("builtin")` reads it, and its metadata says how it was trained and
+    /// how it plays (`provenance`).
     #[pyfunction]
     fn builtin_model(py: Python<'_>) -> Bound<'_, pyo3::types::PyBytes> {
         pyo3::types::PyBytes::new(py, zertz_model::builtin_bytes())
     }
+
+    #[pymodule_export]
+    use super::{decode_network, encode_network, read_network};
+
+    /// The layout version of the metadata of programs (TorchScript, AOTInductor packages), which
+    /// the engine runs only when trusted (`zertz.exported.export_aoti` writes it).
+    #[pymodule_export]
+    const CODE_FORMAT_VERSION: u32 = zertz_model::CODE_FORMAT_VERSION;
+
+    /// The name of the architecture the engine runs (`architecture` in a network file's
+    /// metadata).
+    #[pymodule_export]
+    const ARCHITECTURE: &str = zertz_model::architecture::ARCHITECTURE;
+
+    /// The most parameters a network may have.
+    #[pymodule_export]
+    const MAX_PARAMETERS: usize = zertz_model::architecture::MAX_PARAMETERS;
+
+    /// The most bytes of a network file's header.
+    #[pymodule_export]
+    const MAX_HEADER_BYTES: u64 = zertz_model::format::MAX_HEADER_BYTES;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

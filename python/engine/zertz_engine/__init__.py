@@ -14,7 +14,11 @@ import torch  # noqa: F401  (imported for its libtorch)
 
 from zertz_engine._engine import (
     AOTI_MODEL_PREFIX,
+    ARCHITECTURE,
     BUILTIN_MODEL,
+    CODE_FORMAT_VERSION,
+    MAX_HEADER_BYTES,
+    MAX_PARAMETERS,
     MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
     PRECISIONS,
@@ -23,14 +27,21 @@ from zertz_engine._engine import (
     bench_player,
     builtin_model,
     check_device,
+    decode_network,
     devices,
+    encode_network,
     match,
+    read_network,
     selfplay,
 )
 
 __all__ = [
     "AOTI_MODEL_PREFIX",
+    "ARCHITECTURE",
     "BUILTIN_MODEL",
+    "CODE_FORMAT_VERSION",
+    "MAX_HEADER_BYTES",
+    "MAX_PARAMETERS",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
     "PRECISIONS",
@@ -39,7 +50,10 @@ __all__ = [
     "bench_player",
     "builtin_model",
     "check_device",
+    "decode_network",
     "devices",
+    "encode_network",
     "match",
+    "read_network",
     "selfplay",
 ]

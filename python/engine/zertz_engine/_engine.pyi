@@ -10,7 +10,11 @@ import numpy.typing as npt
 
 __all__ = [
     "AOTI_MODEL_PREFIX",
+    "ARCHITECTURE",
     "BUILTIN_MODEL",
+    "CODE_FORMAT_VERSION",
+    "MAX_HEADER_BYTES",
+    "MAX_PARAMETERS",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
     "PRECISIONS",
@@ -19,8 +23,11 @@ __all__ = [
     "bench_player",
     "builtin_model",
     "check_device",
+    "decode_network",
     "devices",
+    "encode_network",
     "match",
+    "read_network",
     "selfplay",
 ]
 
@@ -34,12 +41,31 @@ MODEL_FORMAT: Final[str]
 AOTI_MODEL_PREFIX: Final[str]
 BUILTIN_MODEL: Final[str]
 MODEL_FORMAT_VERSION: Final[int]
+CODE_FORMAT_VERSION: Final[int]
+ARCHITECTURE: Final[str]
+MAX_PARAMETERS: Final[int]
+MAX_HEADER_BYTES: Final[int]
 PRECISIONS: Final[tuple[str, ...]]
 
+_Tensors = list[tuple[str, list[int], bytes]]
+
 def builtin_model() -> bytes:
-    """The built-in network's file (TorchScript) as bytes: ``torch.jit.load(io.BytesIO(...))``
-    reads it, and its ``metadata()`` (JSON) says how it was trained and how it plays
-    (``provenance``)."""
+    """The built-in network's file (a network file, as ``zertz.export`` writes them) as bytes:
+    ``zertz.load_network("builtin")`` reads it, and its metadata says how it was trained and how
+    it plays (``provenance``)."""
+
+def read_network(path: str | PathLike[str]) -> tuple[str, str, _Tensors]:
+    """Reads and checks the network file at ``path`` as the engine does before it plays one:
+    ``(metadata JSON, SHA-256 of the weights, [(name, shape, float32 bytes)])``. ValueError says
+    what is wrong with a file that is not exactly a network file; OSError for one that cannot
+    be read."""
+
+def decode_network(data: bytes, name: str) -> tuple[str, str, _Tensors]:
+    """:func:`read_network` on a file's bytes (``name`` names it in errors)."""
+
+def encode_network(metadata: str, tensors: _Tensors) -> bytes:
+    """The bytes of a network file of ``metadata`` (JSON) and ``tensors``, checked as the
+    engine checks one it reads (ValueError names what does not fit the architecture)."""
 
 def selfplay(
     out: str | PathLike[str],
@@ -52,6 +78,7 @@ def selfplay(
     shared_inference: bool = False,
     inference_threads: int | None = None,
     cuda_graphs: bool | None = None,
+    trust_code: bool = False,
     # <generated: selfplay keywords>
     board: int = ...,
     blitz: bool = ...,
@@ -153,6 +180,7 @@ def match(
     shared_inference: bool = False,
     inference_threads: int | None = None,
     cuda_graphs: bool | None = None,
+    trust_code: bool = False,
     # <generated: match keywords>
     games: int = 100,
     board: int = 37,
