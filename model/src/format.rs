@@ -377,3 +377,90 @@ fn hex(bytes: &[u8]) -> String {
 pub(crate) fn by_name(file: &NetworkFile) -> BTreeMap<&str, (&[usize], &[f32])> {
     file.tensors.iter().map(|(n, s, v)| (n.as_str(), (s.as_slice(), v.as_slice()))).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MODEL_FORMAT;
+
+    /// A network file's metadata and tensors at `sizes` (weights `0.001 · i`).
+    fn network(sizes: Sizes) -> (String, Vec<(String, Vec<usize>, Vec<f32>)>) {
+        let meta = serde_json::json!({
+            "format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+            "architecture": ARCHITECTURE, "name": "t", "encoding_version":
+            zertz_env::encode::ENCODING_VERSION, "boards": [37], "marbles": ["standard"],
+            "action_space": {"37": 4441}, "network": sizes,
+        });
+        let tensors = sizes.tensors().into_iter().map(|(name, shape)| {
+            let n = shape.iter().product::<usize>();
+            (name, shape, (0..n).map(|i| 0.001 * i as f32).collect())
+        });
+        (meta.to_string(), tensors.collect())
+    }
+
+    const SMALL: Sizes =
+        Sizes { channels: 2, blocks: 1, policy_rank: 1, value_channels: 1, value_hidden: 3 };
+
+    #[test]
+    fn a_network_file_is_written_and_read_back_exactly() {
+        let (meta, tensors) = network(SMALL);
+        let bytes = encode_network(&meta, &tensors).unwrap();
+        let file = decode_network(Path::new("n"), &bytes).unwrap();
+        assert_eq!(file.tensors, tensors);
+        assert_eq!(file.json, meta);
+        assert_eq!(file.sizes, SMALL);
+        assert_eq!(file.metadata.sha256.as_deref(), Some(file.sha256.as_str()));
+        // The reference reader agrees.
+        let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+        assert_eq!(st.len(), tensors.len());
+        // The built-in network is one.
+        let builtin = decode_network(Path::new("builtin"), crate::builtin_bytes()).unwrap();
+        assert_eq!(builtin.sizes.preset(), Some("tiny"));
+    }
+
+    #[test]
+    fn what_is_not_exactly_a_network_file_is_refused_in_a_line() {
+        let (meta, tensors) = network(SMALL);
+        let bytes = encode_network(&meta, &tensors).unwrap();
+        let refused = |b: &[u8]| decode_network(Path::new("x.safetensors"), b).unwrap_err();
+        // A byte of the weights changed.
+        let mut corrupt = bytes.clone();
+        let last = corrupt.len() - 5;
+        corrupt[last] ^= 0x40;
+        let e = refused(&corrupt).to_string();
+        assert!(
+            e.contains("x.safetensors") && e.contains("SHA-256") && e.contains("corrupt"),
+            "{e}"
+        );
+        // Cut short, or longer than the header says.
+        let e = refused(&bytes[..bytes.len() - 4]).to_string();
+        assert!(e.contains("header describes"), "{e}");
+        let e = refused(&[bytes.as_slice(), &[0; 4]].concat()).to_string();
+        assert!(e.contains("header describes"), "{e}");
+        // A header longer than the bound, or than the file.
+        let mut long = bytes.clone();
+        long[..8].copy_from_slice(&(MAX_HEADER_BYTES + 1).to_le_bytes());
+        assert!(refused(&long).to_string().contains("more than the 1048576"));
+        long[..8].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        assert!(refused(&long).to_string().contains("the file is"));
+        // A program.
+        let e = refused(b"PK\x03\x04rest of a zip");
+        assert!(matches!(e, ModelError::Code { package: false, .. }), "{e}");
+        assert!(
+            e.to_string().contains("convert-network") && e.to_string().contains("--trust-code")
+        );
+        // Tensors that do not fit the architecture, and weights that are not finite.
+        let mut wrong = tensors.clone();
+        wrong[0].1 = vec![1];
+        let e = encode_network(&meta, &wrong).unwrap_err().to_string();
+        assert!(e.contains("the architecture's is"), "{e}");
+        let mut nan = tensors.clone();
+        nan[3].2[0] = f32::NAN;
+        assert!(encode_network(&meta, &nan).unwrap_err().to_string().contains("holds NaN"));
+        let e = encode_network(&meta, &tensors[1..]).unwrap_err().to_string();
+        assert!(e.contains("where the architecture has"), "{e}");
+        let big = Sizes { channels: 5000, ..SMALL };
+        let e = encode_network(&network(big).0, &tensors).unwrap_err().to_string();
+        assert!(e.contains("network.channels must be from 1 to 1024, not 5000"), "{e}");
+    }
+}

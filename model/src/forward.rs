@@ -277,7 +277,7 @@ impl Model {
     }
 
     /// What a CUDA graph records: the network on f32 inputs on the device, converted to its
-    /// precision, for a board known in advance (TorchScript's `evaluate` method, which does not
+    /// precision, for a board known in advance (the engine's layers; TorchScript's `evaluate` method, which does not
     /// read the board from the input as `forward` does; a package's model of the board).
     fn evaluate_fixed(
         &self,

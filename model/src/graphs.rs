@@ -15,7 +15,8 @@
 //! (TorchScript's executor optimises a method on its first calls); captures are thread-local, so
 //! the other lanes go on meanwhile. The first passes of a job are therefore slower.
 //!
-//! TorchScript files run their `evaluate(planes, globals, rings)` method, which reads nothing of
+//! Network files run the engine's layers for the board; trusted TorchScript files run their
+//! `evaluate(planes, globals, rings)` method, which reads nothing of
 //! its input on the host (`forward` reads the board from plane 0, a synchronisation that a graph
 //! cannot hold); packages run their board's model.
 

@@ -43,8 +43,8 @@ pub const MERGE_WAIT: Duration = Duration::from_micros(500);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CudaGraphs {
-    /// On a CUDA device where they can be (a TorchScript file exported with `evaluate()`), off
-    /// elsewhere: an AOTInductor package, an older file, the CPU.
+    /// On a CUDA device where they can be (a network file; a trusted TorchScript file with
+    /// `evaluate()`), off elsewhere: an AOTInductor package, an older program, the CPU.
     #[default]
     Auto,
     /// Always: an error where they cannot be used (on the CPU, a package, an older file).
@@ -120,7 +120,7 @@ zertz_settings::settings! {
         pub inference_threads: u16 = 4, in Range::between(1.0, MAX_INFERENCE_THREADS as f64),
         /// On a GPU, run the networks through CUDA graphs captured per batch size (fewer kernel
         /// launches; the first passes of each size are slower, as they capture): auto (where
-        /// they can be: a TorchScript file exported with evaluate()), on (an error where they
+        /// they can be: a network file, a trusted program with evaluate()), on (an error where they
         /// cannot be) or off.
         pub cuda_graphs: CudaGraphs = CudaGraphs::Auto,
         /// Also run networks that are programs (TorchScript files, AOTInductor packages) that

@@ -1,13 +1,18 @@
-//! Exported networks in the engine.
+//! Networks in the engine.
 //!
-//! `zertz.export` (Python) writes a network as one TorchScript file whose `metadata()` method
-//! returns JSON: the file format and version, the encoding version, the boards the weights were
-//! trained for, the action-space size of each, the network's name and size, the training step.
-//! [`Model::load`] reads such a file, checks its metadata against this engine (a file that is not a
-//! zertz model, or one for another encoding, is refused with a [`ModelError`]), and places it on
-//! a device ([`DeviceChoice`]: CUDA when available, else CPU, unless told otherwise) in a
-//! [`Precision`] ([`Model::load_with`]: `auto` is bf16 on a GPU, fp32 on the CPU; a network that
-//! cannot run in the precision asked for is refused at load time).
+//! `zertz.export` (Python) writes a network as a *network file* ([`format`]): a safetensors file
+//! of its weights whose header holds their SHA-256 and the metadata (JSON: the file format and
+//! version, the architecture and its sizes, the encoding version, the boards the weights were
+//! trained for with the action-space size of each, the marble sets, the training step,
+//! provenance). A network file is data: the engine owns the architecture ([`architecture`]) and
+//! runs it on the weights, and nothing of the file is executed. [`Model::load`] reads and checks
+//! one (its header against this engine and the architecture before any weight is read, then the
+//! checksum and the weights; a file that is not exactly a network file is refused with a
+//! [`ModelError`]), and places it on a device ([`DeviceChoice`]: CUDA when available, else CPU,
+//! unless told otherwise) in a [`Precision`] ([`Model::load_with`]: `auto` is bf16 on a GPU,
+//! fp32 on the CPU). Programs (TorchScript files, AOTInductor packages) run only when the user
+//! trusts them ([`Model::load_code`], `--trust-code`); [`Model::load`] refuses them with
+//! [`ModelError::Code`], which names the command that converts an old TorchScript network.
 //!
 //! A [`Model`] is a batched [`Evaluator`]: it checks the board of every batch against the
 //! metadata (naming both sides when they differ), copies the inputs into a reused host buffer
@@ -19,12 +24,14 @@
 //! [`zertz_search::batching::BatchingEvaluator`] ([`Model::batching`]) so that one inference
 //! thread per device gathers the requests of every search thread into large batches.
 //!
-//! On the CPU, batches of up to 16 positions of a `zertz.nn.ZertzNet` network in fp32 run
-//! through a native pass written in Rust (`native.rs`: batch norms folded into the
-//! convolutions, direct convolutions with AVX2 and FMA, no libtorch dispatch per operation),
-//! several times faster than libtorch at batch 1 (BENCHMARKS.md, issue 46); it is used once its answers on real positions of
-//! every board agree with libtorch's at load ([`Model::native_forward`] says whether, or why
-//! not; [`ModelStats::native_batches`] counts its passes).
+//! The architecture has two backends, one definition: its layers through libtorch (`net.rs`,
+//! any device and precision, bit for bit PyTorch's `zertz.nn.ZertzNet` in eval mode, which
+//! CUDA graphs capture), and on the CPU, for batches of up to 16 positions in fp32, a native
+//! pass written in Rust (`native.rs`: batch norms folded into the convolutions, direct
+//! convolutions with AVX2 and FMA, no libtorch dispatch per operation), several times faster
+//! than libtorch at batch 1 (BENCHMARKS.md, issue 46; [`Model::native_forward`] says whether it
+//! runs, or why not; [`ModelStats::native_batches`] counts its passes). The tests hold the two
+//! to the same answers on every board and batch size.
 //!
 //! [`inference`] says how a loaded network serves the search threads of a job ([`Network`]).
 //!

@@ -1,7 +1,8 @@
 //! The [`Model`] type: loading and checking an exported network, its counters, and the
 //! forward passes it offers (run by `forward.rs`).
 //!
-//! Why one file of this size: one type. Loading either format (TorchScript, AOTInductor),
+//! Why one file of this size: one type. Loading a network file or a trusted program (TorchScript,
+//! AOTInductor),
 //! checking the metadata against what it is asked to play, and counting its work all read and
 //! write the same fields; the passes themselves are `forward.rs`'s.
 
@@ -392,9 +393,9 @@ impl Model {
 
     /// Whether batches of up to [`Model::native_batch`] positions run through the native pass
     /// (`native.rs`: the network written out in Rust, without libtorch's dispatch per
-    /// operation), as they do for a TorchScript network of `zertz.nn.ZertzNet`'s architecture
-    /// on the CPU in fp32, on one thread a pass ([`Model::set_cpu_threads`]), once its answers
-    /// agree with libtorch's at load. Otherwise the reason is given.
+    /// operation), as they do for a network file on the CPU in fp32 whose trunk is at most 32
+    /// channels wide, on one thread a pass ([`Model::set_cpu_threads`]). Otherwise the reason
+    /// is given.
     pub fn native_forward(&self) -> Result<(), &str> {
         match (&self.native, self.native_on, self.cpu_threads) {
             (Err(why), _, _) => Err(why),
@@ -575,7 +576,7 @@ impl Model {
             // A package's runners record an event per run, which a capture cannot hold and a
             // later run then fails to query.
             Backend::Aoti(_) => {
-                Some("CUDA graphs are for TorchScript files, not AOTInductor packages")
+                Some("CUDA graphs are for network files and TorchScript, not AOTInductor packages")
             }
             Backend::Script(_) if !self.evaluate_method => Some(
                 "CUDA graphs record the evaluate() method, which files exported before them lack: \
@@ -587,7 +588,8 @@ impl Model {
 
     /// Runs passes through CUDA graphs or not, as `when` says: [`CudaGraphs::On`] as
     /// [`Model::enable_cuda_graphs`] (an error where they cannot be used), [`CudaGraphs::Off`]
-    /// never, [`CudaGraphs::Auto`] on a CUDA device where they can be (a TorchScript file with
+    /// never, [`CudaGraphs::Auto`] on a CUDA device where they can be (a network file, a trusted
+    /// TorchScript file with
     /// `evaluate()`; [`Model::cuda_graphs_off`] says why not elsewhere on a CUDA device, and a
     /// capture that fails leaves them off with its reason).
     pub fn use_cuda_graphs(&mut self, when: CudaGraphs) -> Result<(), ModelError> {

@@ -15,11 +15,10 @@
 //! unfolded inputs of the whole batch; the heads are small matrix products and loops. No
 //! dispatch, no allocation once the scratch buffers have grown, no thread pool.
 //!
-//! It reads the weights of `zertz.nn.ZertzNet` by name, so it serves networks of that
-//! architecture only; [`Native::from_state`] refuses anything else (a name missing, left over,
-//! or of another shape), and the model checks its answers against libtorch's on real positions
-//! of every board before it uses it (`Model::load`), so a network whose Python definition has
-//! moved on from this file runs through libtorch instead of giving other answers.
+//! It is the engine's architecture (`architecture.rs`) written out for small batches, beside
+//! its libtorch backend (`net.rs`); it reads a network file's weights by name
+//! ([`Native::from_file`] refuses a name missing, left over, or of another shape), and the
+//! model crate's tests hold its answers to the libtorch backend's on every board.
 
 #![allow(unsafe_code)]
 
