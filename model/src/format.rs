@@ -383,8 +383,10 @@ mod tests {
     use super::*;
     use crate::MODEL_FORMAT;
 
+    type Tensors = Vec<(String, Vec<usize>, Vec<f32>)>;
+
     /// A network file's metadata and tensors at `sizes` (weights `0.001 · i`).
-    fn network(sizes: Sizes) -> (String, Vec<(String, Vec<usize>, Vec<f32>)>) {
+    fn network(sizes: Sizes) -> (String, Tensors) {
         let meta = serde_json::json!({
             "format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
             "architecture": ARCHITECTURE, "name": "t", "encoding_version":

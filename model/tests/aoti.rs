@@ -1,7 +1,7 @@
-//! AOTInductor packages (`.pt2`, `zertz.exported.export_aoti`) in the engine: they load wherever a
-//! TorchScript file does, answer as the TorchScript export of the same weights does, keep the
-//! metadata checks, and refuse what they cannot do (another board, device or number format) with
-//! a clear error.
+//! AOTInductor packages (`.pt2`, `zertz.exported.export_aoti`) in the engine: programs, refused
+//! unless trusted (`Model::load_code`); trusted, they answer as the network file of the same
+//! weights does, keep the metadata checks, and refuse what they cannot do (another board, device
+//! or number format) with a clear error.
 //!
 //! The packages are compiled once for all tests by the Python package (`$ZERTZ_PYTHON`, else the
 //! repository's `.venv/bin/python`); compiling takes a C++ compiler and about 50 s for the two
@@ -21,18 +21,17 @@ use zertz_env::{ActionSpace, Board, Player, Position, Variant};
 use zertz_model::{DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, Output};
 
-/// A folder with, from one small network with trained batch statistics: `m.pt` (TorchScript,
-/// 37 and 61 rings), `m.pt2` (an AOTInductor package of the same for the CPU in fp32),
-/// `not_a_zip.pt2` (text), `half.pt2` (the first half of `m.pt2`), `empty.pt2` (a zip file
-/// without models), `m_state.pt` (the weights).
+/// A folder with, from one small network with trained batch statistics: `m.safetensors` (its
+/// network file, 37 and 61 rings), `m.pt2` (an AOTInductor package of the same for the CPU in
+/// fp32), `not_a_zip.pt2` (text), `half.pt2` (the first half of `m.pt2`), `empty.pt2` (a zip
+/// file without models).
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let script = common::small_net("[37, 61]")
             + r#"
-export(net, f"{d}/m.pt", step=9)
+export(net, f"{d}/m.safetensors", step=9)
 export_aoti(net, f"{d}/m.pt2", step=9)
-torch.save(net.state_dict(), f"{d}/m_state.pt")
 open(f"{d}/not_a_zip.pt2", "w").write("not a package")
 data = open(f"{d}/m.pt2", "rb").read()
 open(f"{d}/half.pt2", "wb").write(data[: len(data) // 2])
@@ -43,8 +42,9 @@ with zipfile.ZipFile(f"{d}/empty.pt2", "w") as z:
     })
 }
 
+/// A file of [`models`], trusted: a package runs its own code.
 fn load(name: &str) -> Result<Model, ModelError> {
-    Model::load(models().join(name), DeviceChoice::Cpu)
+    Model::load_code(models().join(name), DeviceChoice::Cpu, Precision::Auto)
 }
 
 /// `(logits, values)` of `model` on `positions`.
@@ -57,9 +57,35 @@ fn answers(model: &Model, positions: &[Position]) -> (Vec<f32>, Vec<f32>) {
     (logits, values)
 }
 
+/// A package is a program: refused unless trusted, as an AOTInductor package, with the two ways
+/// on.
 #[test]
-fn a_package_answers_as_its_torchscript_export() {
-    let (script, package) = (load("m.pt").unwrap(), load("m.pt2").unwrap());
+fn a_package_is_refused_unless_trusted() {
+    // Whatever a zip archive holds, it is not a network file.
+    for name in ["m.pt2", "empty.pt2", "half.pt2"] {
+        let e = Model::load(models().join(name), DeviceChoice::Cpu).unwrap_err();
+        assert!(matches!(e, ModelError::Code { package: true, .. }), "{name}: {e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains(name)
+                && text.contains("an AOTInductor package")
+                && text.contains("--trust-code")
+                && !text.contains('\n'),
+            "{text}"
+        );
+    }
+    // Whatever the precision asked for.
+    let e = Model::load_with(models().join("m.pt2"), DeviceChoice::Cpu, Precision::Fp32);
+    assert!(matches!(e, Err(ModelError::Code { package: true, .. })), "{e:?}");
+    // Text named .pt2 is neither a program nor a network file.
+    let e = Model::load(models().join("not_a_zip.pt2"), DeviceChoice::Cpu).unwrap_err();
+    assert!(matches!(e, ModelError::NotAModel { .. }), "{e:?}");
+}
+
+#[test]
+fn a_package_answers_as_its_network_file() {
+    let script = Model::load(models().join("m.safetensors"), DeviceChoice::Cpu).unwrap();
+    let package = load("m.pt2").unwrap();
     for board in [Board::R37, Board::R61] {
         // Batches of several sizes: the package was compiled for any batch size.
         for n in [1, 7, 64] {
@@ -100,14 +126,14 @@ fn a_package_keeps_the_metadata_and_its_checks() {
 fn a_package_runs_only_as_it_was_compiled() {
     let path = models().join("m.pt2");
     // Another number format: refused, naming the one it was compiled for.
-    let e = Model::load_with(&path, DeviceChoice::Cpu, Precision::Bf16).unwrap_err();
+    let e = Model::load_code(&path, DeviceChoice::Cpu, Precision::Bf16).unwrap_err();
     assert!(matches!(e, ModelError::Unsupported { precision: Precision::Bf16, .. }), "{e:?}");
     assert!(e.to_string().contains("compiled for fp32"), "{e}");
     // `auto` means the package's own.
-    let m = Model::load_with(&path, DeviceChoice::Auto, Precision::Auto).unwrap();
+    let m = Model::load_code(&path, DeviceChoice::Auto, Precision::Auto).unwrap();
     assert_eq!((m.precision(), m.device()), (Precision::Fp32, tch::Device::Cpu));
     // A CPU package on a CUDA device: refused (on a machine without one, the device is missing).
-    let e = Model::load_with(&path, DeviceChoice::Cuda(0), Precision::Auto).unwrap_err();
+    let e = Model::load_code(&path, DeviceChoice::Cuda(0), Precision::Auto).unwrap_err();
     assert!(matches!(e, ModelError::Device(_)), "{e:?}");
     assert!(e.to_string().contains("cuda"), "{e}");
 }
@@ -175,8 +201,8 @@ fn a_package_serves_many_threads_and_guides_search() {
 }
 
 /// With a CUDA device (the lent GPU machine, `scripts/gpu-check.sh`): a package compiled for
-/// CUDA in bf16 answers as the TorchScript file in bf16 on the GPU does; CUDA graphs are
-/// refused for it. Without CUDA, a CUDA package cannot be compiled (nor run) here.
+/// CUDA in bf16 answers as the network file in bf16 on the GPU does; CUDA graphs are refused
+/// for it. Without CUDA, a CUDA package cannot be compiled (nor run) here.
 #[test]
 fn a_cuda_package_answers_as_torchscript_on_the_gpu() {
     if !zertz_model::cuda_available() {
@@ -186,35 +212,32 @@ fn a_cuda_package_answers_as_torchscript_on_the_gpu() {
     let dir = models();
     let cuda = dir.join("m_cuda_bf16.pt2");
     if !cuda.exists() {
-        // The weights of m.pt, compiled for CUDA.
+        // The weights of m.safetensors, compiled for CUDA.
         let code = format!(
             r#"
-import json, torch
-from zertz.nn import NetConfig, ZertzNet
-from zertz.exported import export_aoti, read_metadata
-meta = read_metadata("{pt}")
-net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"])
-net.load_state_dict(torch.load("{state}"))
-export_aoti(net.eval(), "{out}", step=meta["step"], device="cuda", precision="bf16")
+from zertz.exported import export_aoti, load_network, read_metadata
+meta = read_metadata("{file}")
+net = load_network("{file}")
+export_aoti(net, "{out}", step=meta["step"], device="cuda", precision="bf16")
 "#,
-            pt = dir.join("m.pt").display(),
-            state = dir.join("m_state.pt").display(),
+            file = dir.join("m.safetensors").display(),
             out = cuda.display()
         );
         let out = Command::new(python()).arg("-c").arg(code).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let script =
-        Model::load_with(dir.join("m.pt"), DeviceChoice::Cuda(0), Precision::Bf16).unwrap();
-    let package = Model::load_with(&cuda, DeviceChoice::Auto, Precision::Auto).unwrap();
+        Model::load_with(dir.join("m.safetensors"), DeviceChoice::Cuda(0), Precision::Bf16)
+            .unwrap();
+    let package = Model::load_code(&cuda, DeviceChoice::Auto, Precision::Auto).unwrap();
     assert_eq!((package.device(), package.precision()), (tch::Device::Cuda(0), Precision::Bf16));
     // CUDA graphs are for TorchScript files: a package is refused, and stays usable.
-    let mut graphed = Model::load_with(&cuda, DeviceChoice::Cuda(0), Precision::Bf16).unwrap();
+    let mut graphed = Model::load_code(&cuda, DeviceChoice::Cuda(0), Precision::Bf16).unwrap();
     let e = graphed.enable_cuda_graphs().unwrap_err();
     assert!(e.to_string().contains("not AOTInductor packages"), "{e}");
     assert!(!graphed.cuda_graphs());
     // A CUDA package on the CPU: refused.
-    let e = Model::load_with(&cuda, DeviceChoice::Cpu, Precision::Auto).unwrap_err();
+    let e = Model::load_code(&cuda, DeviceChoice::Cpu, Precision::Auto).unwrap_err();
     assert!(matches!(e, ModelError::Device(_)), "{e:?}");
     for board in [Board::R37, Board::R61] {
         for n in [1, 33, 256] {
@@ -223,7 +246,7 @@ export_aoti(net.eval(), "{out}", step=meta["step"], device="cuda", precision="bf
             for m in [&package, &graphed] {
                 let (l, v) = answers(m, &positions);
                 let (dv, dl) = (max_diff(&v, &v0), max_diff(&l, &l0));
-                eprintln!("{board} {n}: package - TorchScript (bf16, CUDA): {dl:e} {dv:e}");
+                eprintln!("{board} {n}: package - network file (bf16, CUDA): {dl:e} {dv:e}");
                 assert!(dv < 0.1 && dl < 0.1, "{board} {n}: {dl} {dv}");
             }
         }

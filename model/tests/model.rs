@@ -15,29 +15,32 @@ use zertz_env::{ActionSpace, Board, Player, Position, Variant};
 use zertz_model::{BUILTIN, CudaGraphs, DeviceChoice, Model, ModelError, Precision};
 use zertz_search::{Batch, Evaluator, LegalAnswers, Output};
 
-/// A folder with models written once for all tests: `m37.pt` (37 rings, step 5), `m_all.pt`
-/// (every board), `wide.pt` (64 channels, 37 rings), `m32.pt` (32 channels, every board),
-/// `plain.pt` (TorchScript without zertz metadata), `corrupt.pt`, `half.pt`, and with the metadata of `m37.pt`: `nan.pt` (its weights all NaN), `shape.pt` (logits of the wrong
-/// shape), `tail_inf.pt` (logits `-inf` from action 2000 on, else 0), `float_index.pt` (an integer
-/// index buffer used as such: it fails once converted to bf16).
+/// A folder with models written once for all tests. Network files: `m37.safetensors` (37
+/// rings, step 5), `m_all.safetensors` (every board), `wide.safetensors` (64 channels, 37
+/// rings), `m32.safetensors` (32 channels, every board); `corrupt.safetensors` (text),
+/// `half.safetensors` (the first half of `m37.safetensors`). Programs (TorchScript, which
+/// `Model::load` refuses and `Model::load_code` runs), with the metadata of `m37.safetensors`
+/// for programs: `plain.pt` (without zertz metadata), `nan.pt` (NaN answers), `shape.pt`
+/// (logits of the wrong shape), `tail_inf.pt` (logits `-inf` from action 2000 on, else 0),
+/// `float_index.pt` (an integer index buffer used as such: it fails once converted to bf16).
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let script = common::small_net("list(zertz.BOARDS)")
             + r#"
-export(net, f"{d}/m37.pt", step=5, boards=[37])
-export(net, f"{d}/m_all.pt", step=6)
-export(ZertzNet(NetConfig(channels=64, blocks=1), boards=[37]).eval(), f"{d}/wide.pt")
-export(ZertzNet(NetConfig(channels=32, blocks=2), boards=list(zertz.BOARDS)).eval(), f"{d}/m32.pt")
+import json
+from zertz.exported import CODE_FORMAT_VERSION, metadata_of
+export(net, f"{d}/m37.safetensors", step=5, boards=[37])
+export(net, f"{d}/m_all.safetensors", step=6)
+export(ZertzNet(NetConfig(channels=64, blocks=1), boards=[37]).eval(), f"{d}/wide.safetensors")
+export(ZertzNet(NetConfig(channels=32, blocks=2), boards=list(zertz.BOARDS)).eval(), f"{d}/m32.safetensors")
 torch.jit.save(torch.jit.trace(torch.nn.Identity(), torch.zeros(1)), f"{d}/plain.pt")
-open(f"{d}/corrupt.pt", "w").write("not a model")
-data = open(f"{d}/m37.pt", "rb").read()
-open(f"{d}/half.pt", "wb").write(data[: len(data) // 2])
-m = torch.jit.load(f"{d}/m37.pt")
-with torch.no_grad():
-    for p in m.parameters():
-        p.fill_(float("nan"))
-torch.jit.save(m, f"{d}/nan.pt")
+open(f"{d}/corrupt.safetensors", "w").write("not a model")
+data = open(f"{d}/m37.safetensors", "rb").read()
+open(f"{d}/half.safetensors", "wb").write(data[: len(data) // 2])
+meta = json.dumps(
+    metadata_of(net, step=5, name="fake", boards=[37], format_version=CODE_FORMAT_VERSION)
+)
 
 class Fake(torch.nn.Module):
     def __init__(self, meta: str, kind: int):
@@ -53,12 +56,15 @@ class Fake(torch.nn.Module):
         b = planes.shape[0]
         if self.kind == 0:
             return torch.zeros(b, 7), torch.zeros(b)
+        if self.kind == 2:
+            return torch.full((b, 4441), float("nan")), torch.full((b,), float("nan"))
         logits = torch.zeros(b, 4441)
         logits[:, 2000:] = float("-inf")
         return logits, torch.zeros(b)
 
-torch.jit.save(torch.jit.script(Fake(m.metadata(), 0)), f"{d}/shape.pt")
-torch.jit.save(torch.jit.script(Fake(m.metadata(), 1)), f"{d}/tail_inf.pt")
+torch.jit.save(torch.jit.script(Fake(meta, 0)), f"{d}/shape.pt")
+torch.jit.save(torch.jit.script(Fake(meta, 1)), f"{d}/tail_inf.pt")
+torch.jit.save(torch.jit.script(Fake(meta, 2)), f"{d}/nan.pt")
 
 class FloatIndex(torch.nn.Module):
     def __init__(self, meta: str):
@@ -76,16 +82,24 @@ class FloatIndex(torch.nn.Module):
         x = (planes.flatten(1).sum(1, keepdim=True) * self.w).expand(b, 4441)
         return x.index_select(1, self.idx), torch.zeros(b)
 
-torch.jit.save(torch.jit.script(FloatIndex(m.metadata())), f"{d}/float_index.pt")
+torch.jit.save(torch.jit.script(FloatIndex(meta)), f"{d}/float_index.pt")
 "#;
         common::written_by_python("model-tests", &script)
     })
 }
 
+/// The programs of [`models`]: `Model::load` refuses each, `Model::load_code` runs it.
+const PROGRAMS: [&str; 5] = ["plain.pt", "nan.pt", "shape.pt", "tail_inf.pt", "float_index.pt"];
+
 use common::{assert_legal_answers, encode, max_diff};
 
 fn load(name: &str) -> Result<Model, ModelError> {
     Model::load(models().join(name), DeviceChoice::Cpu)
+}
+
+/// A program of [`models`], trusted: it runs its own code.
+fn load_code(name: &str) -> Result<Model, ModelError> {
+    Model::load_code(models().join(name), DeviceChoice::Cpu, Precision::Auto)
 }
 
 fn random_positions(board: Board, n: usize, seed: u64) -> Vec<Position> {
@@ -94,7 +108,7 @@ fn random_positions(board: Board, n: usize, seed: u64) -> Vec<Position> {
 
 #[test]
 fn metadata_is_read_and_checked() {
-    let m = load("m37.pt").unwrap();
+    let m = load("m37.safetensors").unwrap();
     let meta = m.metadata();
     assert_eq!(meta.boards, vec![37]);
     assert_eq!(meta.step, 5);
@@ -102,7 +116,7 @@ fn metadata_is_read_and_checked() {
     assert_eq!(meta.action_space.get("37"), Some(&4441));
     assert_eq!(meta.network["channels"], 8);
     assert!(m.check_board(Board::R37).is_ok());
-    let all = load("m_all.pt").unwrap();
+    let all = load("m_all.safetensors").unwrap();
     assert_eq!(all.metadata().boards, vec![37, 40, 43, 44, 48, 61]);
     for b in Board::ALL {
         assert!(all.check_board(b).is_ok());
@@ -111,12 +125,12 @@ fn metadata_is_read_and_checked() {
 
 #[test]
 fn wrong_board_is_refused_naming_both_sides() {
-    let m = load("m37.pt").unwrap();
+    let m = load("m37.safetensors").unwrap();
     let e = m.check_board(Board::R61).unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, ModelError::WrongBoard { board: 61, .. }), "{e:?}");
     assert!(
-        text.contains("37 rings") && text.contains("61 rings") && text.contains("m37.pt"),
+        text.contains("37 rings") && text.contains("61 rings") && text.contains("m37.safetensors"),
         "{text}"
     );
     // The same through the evaluator: an error, not a crash.
@@ -138,16 +152,37 @@ fn wrong_board_is_refused_naming_both_sides() {
 
 #[test]
 fn bad_files_are_refused_clearly() {
-    let missing = load("nope.pt").unwrap_err();
+    let missing = load("nope.safetensors").unwrap_err();
     assert!(matches!(missing, ModelError::Read { .. }), "{missing:?}");
-    for name in ["corrupt.pt", "half.pt"] {
+    for name in ["corrupt.safetensors", "half.safetensors"] {
         let e = load(name).unwrap_err();
         assert!(matches!(e, ModelError::NotAModel { .. }), "{name}: {e:?}");
         let text = e.to_string();
         assert!(text.contains("not an exported zertz model") && !text.contains('\n'), "{text}");
+        assert!(text.contains(name), "{text}");
     }
-    let e = load("plain.pt").unwrap_err();
-    assert!(e.to_string().contains("metadata"), "{e}");
+    // Trusted, a TorchScript file without zertz metadata is still no model.
+    let e = load_code("plain.pt").unwrap_err();
+    assert!(matches!(e, ModelError::NotAModel { .. }) && e.to_string().contains("metadata"), "{e}");
+}
+
+/// A program is refused unless trusted, whatever it does, with the two ways on: the command
+/// that converts it and `--trust-code`.
+#[test]
+fn programs_are_refused_unless_trusted() {
+    for name in PROGRAMS {
+        let e = load(name).unwrap_err();
+        assert!(matches!(e, ModelError::Code { package: false, .. }), "{name}: {e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains(name)
+                && text.contains("a TorchScript file")
+                && text.contains("convert-network")
+                && text.contains("--trust-code")
+                && !text.contains('\n'),
+            "{text}"
+        );
+    }
 }
 
 #[test]
@@ -163,7 +198,7 @@ fn devices_parse_and_missing_cuda_is_an_error() {
     }
     let n = tch::Cuda::device_count() as usize;
     if n == 0 {
-        let e = Model::load(models().join("m37.pt"), DeviceChoice::Cuda(0)).unwrap_err();
+        let e = Model::load(models().join("m37.safetensors"), DeviceChoice::Cuda(0)).unwrap_err();
         assert!(e.to_string().contains("cuda:0 is not available"), "{e}");
         assert!(matches!(DeviceChoice::Auto.resolve(), Ok(tch::Device::Cpu)));
         let e = DeviceChoice::AllCuda.resolve_all().unwrap_err();
@@ -183,8 +218,11 @@ fn devices_parse_and_missing_cuda_is_an_error() {
 #[test]
 fn a_network_spread_over_copies_answers_as_one() {
     use zertz_model::{Inference, Network};
-    let one = load("m37.pt").unwrap();
-    let copies = vec![Arc::new(load("m37.pt").unwrap()), Arc::new(load("m37.pt").unwrap())];
+    let one = load("m37.safetensors").unwrap();
+    let copies = vec![
+        Arc::new(load("m37.safetensors").unwrap()),
+        Arc::new(load("m37.safetensors").unwrap()),
+    ];
     let network =
         Network::spread(copies, &Inference { inference_threads: 2, ..Inference::default() });
     assert_eq!(network.devices(), vec![tch::Device::Cpu, tch::Device::Cpu]);
@@ -224,7 +262,7 @@ fn a_network_spread_over_copies_answers_as_one() {
 
 #[test]
 fn batches_give_the_same_answers_as_single_positions() {
-    let m = load("m_all.pt").unwrap();
+    let m = load("m_all.safetensors").unwrap();
     for board in [Board::R37, Board::R48, Board::R61] {
         let positions = random_positions(board, 12, board.rings() as u64);
         let a = ActionSpace::new(board).len();
@@ -257,7 +295,7 @@ fn batches_give_the_same_answers_as_single_positions() {
 
 #[test]
 fn batching_evaluator_serves_many_threads() {
-    let m = Arc::new(load("m37.pt").unwrap());
+    let m = Arc::new(load("m37.safetensors").unwrap());
     let batching = m.clone().batching(256, std::time::Duration::from_millis(2), 2);
     let positions = random_positions(Board::R37, 8, 9);
     let (planes, globals, masks) = encode(&positions);
@@ -287,7 +325,7 @@ fn batching_evaluator_serves_many_threads() {
 
 #[test]
 fn a_network_guides_search_to_legal_moves() {
-    let m: Arc<dyn Evaluator> = Arc::new(load("m37.pt").unwrap());
+    let m: Arc<dyn Evaluator> = Arc::new(load("m37.safetensors").unwrap());
     let mut player = MctsBot::neural("nn:m37", m, 32, 3);
     let mut pos = Position::new(Variant::default(), Player::P0);
     for _ in 0..6 {
@@ -313,8 +351,8 @@ fn non_finite_answers_are_errors_naming_the_model() {
         masks: &masks,
     };
     let (mut l, mut v) = (vec![0.0; 3 * a], vec![0.0; 3]);
-    // NaN weights: NaN everywhere.
-    let nan = load("nan.pt").unwrap();
+    // A program that answers NaN everywhere (a network file cannot hold NaN weights).
+    let nan = load_code("nan.pt").unwrap();
     let e = nan.forward(Board::R37, &planes, &globals, &mut l, &mut v).unwrap_err();
     assert!(matches!(e, ModelError::NonFinite { .. }), "{e:?}");
     let text = e.to_string();
@@ -327,7 +365,7 @@ fn non_finite_answers_are_errors_naming_the_model() {
     let e = player.choose(&positions[0]).unwrap_err();
     assert!(e.to_string().contains("nan.pt"), "{e}");
     // -inf is fine for illegal actions, not for legal ones.
-    let tail = load("tail_inf.pt").unwrap();
+    let tail = load_code("tail_inf.pt").unwrap();
     tail.forward(Board::R37, &planes, &globals, &mut l, &mut v).unwrap();
     let mut mask = vec![false; 3 * a];
     mask[5] = true;
@@ -357,7 +395,7 @@ fn non_finite_answers_are_errors_naming_the_model() {
 
 #[test]
 fn wrong_output_shapes_are_errors_naming_the_model() {
-    let m = load("shape.pt").unwrap();
+    let m = load_code("shape.pt").unwrap();
     let positions = random_positions(Board::R37, 2, 4);
     let (planes, globals, _) = encode(&positions);
     let a = ActionSpace::new(Board::R37).len();
@@ -393,7 +431,7 @@ fn only_regular_files_are_loaded() {
 /// be read whole first.
 #[test]
 fn a_file_past_the_bound_of_a_network_is_refused_unread() {
-    let path = models().join("huge.pt");
+    let path = models().join("huge.safetensors");
     let file = std::fs::File::create(&path).unwrap();
     let size = zertz_env::files::MAX_NETWORK_BYTES + 1;
     file.set_len(size).unwrap(); // sparse: no disk taken
@@ -401,7 +439,7 @@ fn a_file_past_the_bound_of_a_network_is_refused_unread() {
     std::fs::remove_file(&path).unwrap();
     assert!(matches!(e, ModelError::Read { .. }), "{e:?}");
     let text = e.to_string();
-    assert!(text.contains("huge.pt") && text.contains("more than the 1 GiB"), "{text}");
+    assert!(text.contains("huge.safetensors") && text.contains("more than the 1 GiB"), "{text}");
 }
 
 /// With a CUDA device (the lent GPU machine runs this through `scripts/gpu-check.sh`): the model
@@ -414,12 +452,13 @@ fn cuda_gives_the_cpu_answers() {
         eprintln!("no CUDA device: nothing to compare");
         return;
     }
-    let cpu = load("m_all.pt").unwrap();
+    let cpu = load("m_all.safetensors").unwrap();
     let gpu = Arc::new(
-        Model::load_with(models().join("m_all.pt"), DeviceChoice::Auto, Precision::Fp32).unwrap(),
+        Model::load_with(models().join("m_all.safetensors"), DeviceChoice::Auto, Precision::Fp32)
+            .unwrap(),
     );
     assert_eq!(gpu.device(), tch::Device::Cuda(0));
-    let auto = Model::load(models().join("m_all.pt"), DeviceChoice::Auto).unwrap();
+    let auto = Model::load(models().join("m_all.safetensors"), DeviceChoice::Auto).unwrap();
     assert_eq!(auto.precision(), Precision::Bf16, "auto is bf16 on a GPU");
     for board in [Board::R37, Board::R61] {
         let n = 64;
@@ -456,27 +495,29 @@ fn cuda_gives_the_cpu_answers() {
 }
 
 /// CUDA graphs are used where they can be by default ([`CudaGraphs::Auto`]): on a CUDA device
-/// for a TorchScript file with `evaluate()`; a file without it runs without them (and says why),
-/// and asking for them there is an error naming it. On the CPU auto and off leave them off, and
-/// on is an error.
+/// for a network file (and a trusted TorchScript file with `evaluate()`); a trusted TorchScript
+/// file without it runs without them (and says why), and asking for them there is an error
+/// naming it. On the CPU auto and off leave them off, and on is an error.
 #[test]
 fn cuda_graphs_are_used_where_they_can_be_by_default() {
     if !zertz_model::cuda_available() {
         for when in [CudaGraphs::Auto, CudaGraphs::Off] {
-            let mut cpu = load("m_all.pt").unwrap();
+            let mut cpu = load("m_all.safetensors").unwrap();
             cpu.use_cuda_graphs(when).unwrap();
             assert!(!cpu.cuda_graphs() && cpu.cuda_graphs_off().is_none(), "{when}");
         }
-        let mut cpu = load("m_all.pt").unwrap();
+        let mut cpu = load("m_all.safetensors").unwrap();
         let e = cpu.use_cuda_graphs(CudaGraphs::On).unwrap_err();
         assert!(matches!(e, ModelError::Device(_)) && e.to_string().contains("CUDA"), "{e}");
         return;
     }
-    let on_cuda = |name: &str| Model::load(models().join(name), DeviceChoice::Cuda(0)).unwrap();
-    let mut graphed = on_cuda("m_all.pt");
+    let on_cuda = |name: &str| {
+        Model::load_code(models().join(name), DeviceChoice::Cuda(0), Precision::Auto).unwrap()
+    };
+    let mut graphed = on_cuda("m_all.safetensors");
     graphed.use_cuda_graphs(CudaGraphs::Auto).unwrap();
     assert!(graphed.cuda_graphs() && graphed.cuda_graphs_off().is_none());
-    let mut off = on_cuda("m_all.pt");
+    let mut off = on_cuda("m_all.safetensors");
     off.use_cuda_graphs(CudaGraphs::Off).unwrap();
     assert!(!off.cuda_graphs());
     // tail_inf.pt has no evaluate(), as files exported before CUDA graphs.
@@ -495,14 +536,14 @@ fn cuda_graphs_are_used_where_they_can_be_by_default() {
 #[test]
 fn cuda_graphs_give_the_answers_without_them() {
     if !zertz_model::cuda_available() {
-        let mut cpu = load("m_all.pt").unwrap();
+        let mut cpu = load("m_all.safetensors").unwrap();
         let e = cpu.enable_cuda_graphs().unwrap_err();
         assert!(matches!(e, ModelError::Device(_)) && e.to_string().contains("CUDA"), "{e}");
         assert!(!cpu.cuda_graphs());
         return;
     }
     for (precision, tolerance) in [(Precision::Fp32, 1e-3), (Precision::Bf16, 0.1)] {
-        let path = models().join("m_all.pt");
+        let path = models().join("m_all.safetensors");
         let plain = Model::load_with(&path, DeviceChoice::Cuda(0), precision).unwrap();
         let mut graphed = Model::load_with(&path, DeviceChoice::Cuda(0), precision).unwrap();
         graphed.enable_cuda_graphs().unwrap();
@@ -589,10 +630,11 @@ fn policy_gap(a: &[f32], b: &[f32], mask: &[bool]) -> f32 {
 /// the GPU.
 #[test]
 fn reduced_precision_agrees_with_fp32_on_every_board() {
-    let fp32 = load("m_all.pt").unwrap();
+    let fp32 = load("m_all.safetensors").unwrap();
     assert_eq!(fp32.precision(), Precision::Fp32, "auto is fp32 on the CPU");
     for (precision, tolerance) in [(Precision::Bf16, 0.02f32), (Precision::Fp16, 0.005)] {
-        let m = Model::load_with(models().join("m_all.pt"), DeviceChoice::Cpu, precision).unwrap();
+        let m = Model::load_with(models().join("m_all.safetensors"), DeviceChoice::Cpu, precision)
+            .unwrap();
         assert_eq!(m.precision(), precision);
         let (mut worst_tv, mut worst_v) = (0.0f32, 0.0f32);
         for board in Board::ALL {
@@ -623,10 +665,10 @@ fn reduced_precision_agrees_with_fp32_on_every_board() {
 #[test]
 fn a_network_that_fails_in_reduced_precision_is_refused_at_load() {
     let path = models().join("float_index.pt");
-    let e = Model::load_with(&path, DeviceChoice::Cpu, Precision::Bf16).unwrap_err();
+    let e = Model::load_code(&path, DeviceChoice::Cpu, Precision::Bf16).unwrap_err();
     assert!(matches!(e, ModelError::Unsupported { precision: Precision::Bf16, .. }), "{e:?}");
     assert!(e.to_string().contains("bf16") && e.to_string().contains("float_index.pt"), "{e}");
-    let m = Model::load_with(&path, DeviceChoice::Cpu, Precision::Auto).unwrap();
+    let m = Model::load_code(&path, DeviceChoice::Cpu, Precision::Auto).unwrap();
     assert_eq!(m.precision(), Precision::Fp32);
     assert_eq!(m.stats().batches, 0, "the probe is not counted");
 }
@@ -635,7 +677,7 @@ fn a_network_that_fails_in_reduced_precision_is_refused_at_load() {
 /// once each keep their own: every answer is the answer of the position alone.
 #[test]
 fn reused_buffers_give_each_batch_its_own_answers() {
-    let m = load("m37.pt").unwrap();
+    let m = load("m37.safetensors").unwrap();
     let board = Board::R37;
     let a = ActionSpace::new(board).len();
     let positions = random_positions(board, 64, 23);
@@ -714,12 +756,12 @@ fn the_builtin_network_loads_by_name_and_says_where_it_comes_from() {
 
 /// The native pass of small batches on the CPU (`native.rs`) gives libtorch's answers on every
 /// board, for test networks of 8 and 32 channels and for the built-in one, from one position to
-/// the largest batch it runs; a larger batch, several libtorch threads a pass, or a network of
-/// another architecture go to libtorch.
+/// the largest batch it runs; a larger batch, several libtorch threads a pass, a network wider
+/// than 32 channels, reduced precision or a trusted program go to libtorch.
 #[test]
 fn the_native_pass_answers_as_libtorch_on_every_board() {
     // 8 channels and 32 (the direct convolution's two block shapes), and the built-in network.
-    let (all, m32) = (models().join("m_all.pt"), models().join("m32.pt"));
+    let (all, m32) = (models().join("m_all.safetensors"), models().join("m32.safetensors"));
     let cases = [
         (all.as_path(), Board::ALL.to_vec()),
         (m32.as_path(), Board::ALL.to_vec()),
@@ -757,12 +799,13 @@ fn the_native_pass_answers_as_libtorch_on_every_board() {
         assert!(m.native_forward().is_err());
     }
     // A wider network: libtorch alone, and it says why.
-    let why = load("wide.pt").unwrap().native_forward().unwrap_err().to_string();
+    let why = load("wide.safetensors").unwrap().native_forward().unwrap_err().to_string();
     assert!(why.contains("64 channels"), "{why}");
-    // Not a ZertzNet: libtorch alone.
-    let why = load("tail_inf.pt").unwrap().native_forward().unwrap_err().to_string();
-    assert!(why.contains("stem.weight"), "{why}");
-    // NaN weights: libtorch's answers are not finite at load, and the native pass is not used.
-    let why = load("nan.pt").unwrap().native_forward().unwrap_err().to_string();
-    assert!(why.contains("NaN"), "{why}");
+    // In reduced precision: libtorch alone.
+    let bf16 = Model::load_with(&all, DeviceChoice::Cpu, Precision::Bf16).unwrap();
+    let why = bf16.native_forward().unwrap_err().to_string();
+    assert!(why.contains("libtorch alone"), "{why}");
+    // A program (trusted): its own code, through libtorch alone.
+    let why = load_code("tail_inf.pt").unwrap().native_forward().unwrap_err().to_string();
+    assert!(why.contains("libtorch alone"), "{why}");
 }
