@@ -28,10 +28,18 @@ pub enum ModelError {
     /// the user trusts it.
     #[error(
         "{path} is {}: a program, which could do anything this process can, and the engine \
-         runs only network files (weights, read as data). Convert it: python -m zertz \
-         convert-network {path} OUT.safetensors (reads its weights without running it); or, if \
-         you made it yourself on this machine, pass --trust-code (trust_code=True in Python)",
+         runs only network files (weights, read as data). {}; or, if you made it yourself on \
+         this machine, pass --trust-code (trust_code=True in Python)",
         if *.package { "an AOTInductor package" } else { "a TorchScript file" },
+        if *.package {
+            "Run the network file it was compiled from (python -m zertz export writes one)".to_string()
+        } else {
+            format!(
+                "Convert it: python -m zertz convert-network {} OUT.safetensors (reads its \
+                 weights without running it)",
+                path.display()
+            )
+        },
         path = path.display()
     )]
     Code {

@@ -1,19 +1,25 @@
-"""Shared fixtures: the boardspace records folder, the zertz program and random playouts."""
+"""Shared fixtures: the boardspace records folder, the zertz program, random playouts and network
+files written by safetensors' reference implementation."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import random
 import signal
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import zertz
+
+if TYPE_CHECKING:
+    import torch
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,6 +67,37 @@ def program() -> Path:
     path = zertz_bin()
     if not path.is_file():
         pytest.skip(f"no zertz program at {path} (set ZERTZ_BIN)")
+    return path
+
+
+#: The built-in network as an older zertz shipped it: TorchScript, a program (the engine plays it
+#: only when trusted; ``zertz.exported.convert_network`` converts it).
+BUILTIN_V1 = REPO / "model" / "tests" / "data" / "builtin-v1.pt"
+
+
+def write_network_file(
+    path: Path,
+    tensors: Mapping[str, torch.Tensor],
+    metadata: Mapping[str, Any],
+    *,
+    sha256: str | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> Path:
+    """Writes ``tensors`` and ``metadata`` as a network file with safetensors' reference writer
+    (``safetensors.torch.save``), not the engine's: the header's ``__metadata__`` holds
+    ``zertz`` (``metadata`` as JSON) and ``sha256`` (that of the tensors' bytes, unless given),
+    and ``extra`` besides."""
+    from safetensors.torch import save
+
+    def header(checksum: str) -> dict[str, str]:
+        return {"zertz": json.dumps(metadata), "sha256": checksum, **(extra or {})}
+
+    tensors = {name: t.contiguous() for name, t in tensors.items()}
+    if sha256 is None:
+        data = save(tensors, header("0" * 64))
+        start = 8 + int.from_bytes(data[:8], "little")
+        sha256 = hashlib.sha256(data[start:]).hexdigest()
+    path.write_bytes(save(tensors, header(sha256)))
     return path
 
 

@@ -15,6 +15,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +25,17 @@ import torch
 import zertz
 import zertz_engine
 from zertz._zertz import shard_glob
-from zertz.exported import export
+from zertz.exported import (
+    export,
+    load_network,
+    metadata_of,
+    network_tensors,
+    read_metadata,
+)
 from zertz.nn import NetConfig, ZertzNet
+from zertz_engine import CODE_FORMAT_VERSION
+
+from conftest import write_network_file
 
 TINY = NetConfig.preset("tiny")
 SMALL_SELFPLAY = {
@@ -40,7 +50,8 @@ SMALL_SELFPLAY = {
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("engine")
-    return export(ZertzNet(TINY, boards=[37, 61]).eval(), folder / "model.pt", boards=[37, 61])
+    net = ZertzNet(TINY, boards=[37, 61]).eval()
+    return export(net, folder / "model.safetensors", boards=[37, 61])
 
 
 def test_selfplay_with_a_network_in_process(model: Path, tmp_path: Path) -> None:
@@ -123,8 +134,10 @@ def test_match_in_process_equals_the_program(model: Path, tmp_path: Path, progra
 
 
 def test_engine_errors_are_the_right_exceptions(model: Path, tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match=r"no-such\.pt"):
-        zertz.selfplay(tmp_path / "a", model=tmp_path / "no-such.pt", config=SMALL_SELFPLAY)
+    with pytest.raises(FileNotFoundError, match=r"no-such\.safetensors"):
+        zertz.selfplay(
+            tmp_path / "a", model=tmp_path / "no-such.safetensors", config=SMALL_SELFPLAY
+        )
     with pytest.raises(ValueError, match=r"37.*61|61.*37"):
         zertz.selfplay(tmp_path / "b", model=model, config={**SMALL_SELFPLAY, "board": 48})
     with pytest.raises(ValueError, match="an evaluator or a model, not both"):
@@ -142,8 +155,8 @@ def test_engine_errors_are_the_right_exceptions(model: Path, tmp_path: Path) -> 
             zertz.match("random", "random", games=2, inference_threads=threads)
     with pytest.raises(ValueError, match="alphazero"):
         zertz.match("alphazero", "random")
-    with pytest.raises(FileNotFoundError, match=r"no-such\.pt"):
-        zertz.match(f"nn:{tmp_path / 'no-such.pt'}", "random", games=2)
+    with pytest.raises(FileNotFoundError, match=r"no-such\.safetensors"):
+        zertz.match(f"nn:{tmp_path / 'no-such.safetensors'}", "random", games=2)
     with pytest.raises(ValueError, match="threads"):
         zertz.match("random", "random", threads=100_000)
     with pytest.raises(ValueError, match="max_actions"):
@@ -152,20 +165,67 @@ def test_engine_errors_are_the_right_exceptions(model: Path, tmp_path: Path) -> 
         assert not (tmp_path / bad).exists()
 
 
+def network_state(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of the network file ``path``, by name (copies, to change)."""
+    net = load_network(path)
+    return {name: net.state_dict()[name].clone() for name, _, _ in network_tensors(net)}
+
+
+def test_a_network_file_with_nan_weights_is_refused_before_it_plays(
+    model: Path, tmp_path: Path
+) -> None:
+    """The engine checks the weights when it reads the file: a NaN weight makes a bad file
+    (ValueError naming it and the tensor), before any game or self-play output."""
+    meta = read_metadata(model)
+    del meta["sha256"]
+    state = network_state(model)
+    state["stem.weight"][0, 0, 0, 0] = math.nan
+    path = write_network_file(tmp_path / "nan.safetensors", state, meta)
+    with pytest.raises(ValueError, match=r"nan\.safetensors .*stem\.weight holds NaN"):
+        zertz.match(f"nn:{path}:8", "random", games=2, threads=1, device="cpu")
+    with pytest.raises(ValueError, match=r"nan\.safetensors .*stem\.weight holds NaN"):
+        zertz.selfplay(tmp_path / "sp", model=path, config=SMALL_SELFPLAY, games=1, device="cpu")
+    assert not (tmp_path / "sp").exists()
+
+
 def test_a_nan_network_fails_a_match_and_selfplay_with_a_runtime_error(
     model: Path, tmp_path: Path
 ) -> None:
-    nan = torch.jit.load(str(model))  # type: ignore[no-untyped-call]
-    with torch.no_grad():
-        for p in nan.parameters():
-            p.fill_(math.nan)
-    path = tmp_path / "nan.pt"
-    torch.jit.save(nan, str(path))
-    with pytest.raises(RuntimeError, match=r"nan\.pt.*NaN/non-finite"):
+    """Finite weights so large that the answers overflow to NaN: the work fails while it plays
+    (RuntimeError), not its settings. So does a trusted program (TorchScript) of NaN weights."""
+    meta = read_metadata(model)
+    del meta["sha256"]
+    state = network_state(model)
+    state["stem.weight"].fill_(3e38)
+    path = write_network_file(tmp_path / "big.safetensors", state, meta)
+    with pytest.raises(RuntimeError, match=r"big\.safetensors.*NaN/non-finite"):
         zertz.match(f"nn:{path}:8", "random", games=2, threads=1, device="cpu")
     # Self-play classifies it as a match does: the work failed, not its settings.
-    with pytest.raises(RuntimeError, match=r"nan\.pt.*NaN/non-finite"):
+    with pytest.raises(RuntimeError, match=r"big\.safetensors.*NaN/non-finite"):
         zertz.selfplay(tmp_path / "sp", model=path, config=SMALL_SELFPLAY, games=1, device="cpu")
+    # A program of an older zertz, trusted.
+    net = ZertzNet(TINY, boards=[37]).eval()
+    net.metadata_json = json.dumps(
+        metadata_of(net, step=0, name="nan", boards=[37], format_version=CODE_FORMAT_VERSION)
+    )
+    with torch.no_grad():
+        for p in net.parameters():
+            p.fill_(math.nan)
+    program = tmp_path / "nan.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(torch.jit.script(net), str(program))
+    with pytest.raises(RuntimeError, match=r"nan\.pt.*NaN/non-finite"):
+        zertz.match(f"nn:{program}:8", "random", games=2, threads=1, device="cpu", trust_code=True)
+    with pytest.raises(RuntimeError, match=r"nan\.pt.*NaN/non-finite"):
+        zertz.selfplay(
+            tmp_path / "sp-program",
+            model=program,
+            config=SMALL_SELFPLAY,
+            games=1,
+            device="cpu",
+            trust_code=True,
+        )
 
 
 def test_settings_come_from_the_engine(tmp_path: Path) -> None:
@@ -595,41 +655,51 @@ def test_random_model_command_writes_a_model_of_the_preset(tmp_path: Path) -> No
     """``python -m zertz random-model`` exports a random network of a preset size for
     benchmarks; the engine loads it."""
     from zertz.__main__ import main
-    from zertz.exported import read_metadata
 
-    out = tmp_path / "small.pt"
+    out = tmp_path / "small.safetensors"
     assert main(["random-model", str(out), "--network", "small", "--boards", "37,61"]) == 0
     meta = read_metadata(out)
     assert meta["boards"] == [37, 61] and meta["network"]["channels"] == 64
     assert meta["name"] == "random-small" and meta["marbles"] == ["standard"]
-    blitz = tmp_path / "blitz.pt"
+    blitz = tmp_path / "blitz.safetensors"
     assert main(["random-model", str(blitz), "--marbles", "blitz"]) == 0
     assert read_metadata(blitz)["marbles"] == ["blitz"]
     assert main(["random-model", str(blitz), "--marbles", "all"]) == 0
     assert read_metadata(blitz)["marbles"] == ["blitz", "standard"]
-    assert main(["random-model", str(tmp_path / "x.pt"), "--network", "huge"]) == 2
-    assert main(["random-model", str(tmp_path / "x.pt"), "--boards", "37,x"]) == 2
-    assert main(["random-model", str(tmp_path / "x.pt"), "--marbles", "fast"]) == 2
-    assert not (tmp_path / "x.pt").exists()
+    assert load_network(out).net_config() == NetConfig.preset("small")
+    bad = tmp_path / "x.safetensors"
+    assert main(["random-model", str(bad), "--network", "huge"]) == 2
+    assert main(["random-model", str(bad), "--boards", "37,x"]) == 2
+    assert main(["random-model", str(bad), "--marbles", "fast"]) == 2
+    assert not bad.exists()
 
 
-def test_the_builtin_network_is_named_nn_builtin_and_readable_by_torch() -> None:
-    import io
-
+def test_the_builtin_network_is_named_nn_builtin_and_readable_as_data() -> None:
     spec = f"nn:{zertz.BUILTIN_MODEL}:50"
     assert zertz.parse_player(spec)["model"] == "builtin"
     # Trained, it beats random players.
     r = zertz.match(spec, "random", games=4, threads=2, seed=1, device="cpu")
     assert r["wins"] >= 3, r
-    # The same file, for torch: its metadata says how it was trained.
-    with warnings.catch_warnings():
-        # torch 2.11 marks TorchScript deprecated; it is what the engine reads.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        module = torch.jit.load(io.BytesIO(zertz.builtin_model()))  # type: ignore[no-untyped-call]
-    meta = json.loads(module.metadata())
+    # The same file, as data: a network file whose metadata says how it was trained.
+    meta_json, sha256, tensors = zertz_engine.decode_network(zertz.builtin_model(), "builtin")
+    meta = json.loads(meta_json)
+    assert meta["format_version"] == zertz.MODEL_FORMAT_VERSION
+    assert meta["architecture"] == zertz_engine.ARCHITECTURE == "ZertzNet"
     # Exported before the metadata named marble sets: it plays the standard ones.
     assert meta["boards"] == [37] and "marbles" not in meta
     assert "[run]" in meta["provenance"]["config"] and len(meta["provenance"]["commit"]) == 40
+    assert read_metadata("builtin") == {**meta, "marbles": ["standard"], "sha256": sha256}
+    # For torch: the network of the same weights.
+    net = load_network("builtin")
+    assert (net.boards, net.marbles, asdict(net.net_config())) == (
+        [37],
+        ["standard"],
+        meta["network"],
+    )
+    state = net.state_dict()
+    for name, shape, data in tensors:
+        assert list(state[name].shape) == shape, name
+        assert state[name].numpy().astype("<f4").tobytes() == data, name
     # Another board than its own is refused, naming it; so are the blitz marbles (it played
     # them silently).
     with pytest.raises(ValueError, match="builtin"):

@@ -2215,7 +2215,7 @@ TRAINING_FILES = {
     "config": "config.toml",
     "checkpoint": "checkpoint.pt",
     "metrics": "metrics.jsonl",
-    "network": "models/best.pt",
+    "network": "models/best.safetensors",
 }
 #: What takes a file's place: its own bytes ("same"), random bytes, its bytes with some flipped
 #: or cut short, nothing, a FIFO, a link to /dev/zero, a folder, a link to nothing, a sparse
@@ -2295,7 +2295,7 @@ def test_fuzz_training_files(
     The run's own files open."""
     import shutil
 
-    from zertz.exported import load_exported, read_metadata
+    from zertz.exported import load_network, read_metadata
     from zertz.plots import read_metrics
     from zertz.training import Run, load_checkpoint, load_config, parse_config
 
@@ -2316,7 +2316,7 @@ def test_fuzz_training_files(
             calls["read_metrics"] = lambda: read_metrics(run)
         else:
             calls["read_metadata"] = lambda: read_metadata(path)
-            calls["load_exported"] = lambda: load_exported(path)
+            calls["load_network"] = lambda: load_network(path)
         for name, call in calls.items():
             r = attempt(call)
             what = f"{name} with {target} {shape}"
@@ -2327,6 +2327,175 @@ def test_fuzz_training_files(
                 message = str(r.exc).strip()
                 assert "\n" not in message, f"{what}: more than one line: {message}"
                 assert path.name in message, f"{what}: {message} names no file"
+
+
+# --- network files ----------------------------------------------------------------------------
+# What the engine reads from a shared file is its security boundary: a network file (safetensors)
+# whose header, metadata or bytes are changed is read or refused, and what it reads is what the
+# reference implementation of safetensors reads.
+
+#: What a fuzzed network file's JSON values may become.
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.sampled_from([0, 1, 37, 61, *HUGE_INTS])
+    | st.sampled_from(EXTREME_FLOATS)
+    | st.text(max_size=8)
+    | st.sampled_from(["F32", "F16", "BF16", "F64", "I32", "U8", "BOOL", "ZertzNet", "standard"]),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+#: The ways of changing a network file (each example applies one to three).
+NETWORK_CHANGES = (
+    "dtype",
+    "shape",
+    "offsets",
+    "drop-tensor",
+    "add-tensor",
+    "metadata-key",
+    "metadata-value",
+    "zertz-value",
+    "zertz-drop",
+    "zertz-text",
+    "flip",
+    "truncate",
+    "append",
+    "length",
+)
+
+
+@pytest.fixture(scope="module")
+def network_file_bytes() -> bytes:
+    """A network file of the tiny size, as ``zertz.export`` writes it."""
+    from zertz.exported import encode
+    from zertz.nn import NetConfig, ZertzNet
+
+    return encode(ZertzNet(NetConfig.preset("tiny"), boards=[37, 61]))
+
+
+def changed_network_file(original: bytes, data: st.DataObject) -> bytes:
+    """``original`` (a network file) with one to three of :data:`NETWORK_CHANGES`; its header's
+    checksum recomputed or not."""
+    import hashlib
+
+    n = int.from_bytes(original[:8], "little")
+    header: dict[str, Any] = json.loads(original[8 : 8 + n])
+    body = original[8 + n :]
+    length: int | None = None
+    names = sorted(k for k in header if k != "__metadata__")
+    changes = data.draw(st.lists(st.sampled_from(NETWORK_CHANGES), min_size=1, max_size=3))
+    for change in changes:
+        event(f"network file: {change}")
+        meta = header.setdefault("__metadata__", {})
+        name = data.draw(st.sampled_from(names), label="tensor")
+        if change == "dtype" and name in header:
+            header[name]["dtype"] = data.draw(JSON_VALUES, label="dtype")
+        elif change == "shape" and name in header:
+            header[name]["shape"] = data.draw(
+                st.lists(st.sampled_from([0, 1, 2, 32, 4441, *HUGE_INTS]), max_size=4)
+                | JSON_VALUES,
+                label="shape",
+            )
+        elif change == "offsets" and name in header:
+            ends = st.sampled_from([0, 1, 4, len(body) - 4, len(body), len(body) + 4, *HUGE_INTS])
+            header[name]["data_offsets"] = data.draw(st.lists(ends, max_size=3), label="offsets")
+        elif change == "drop-tensor":
+            header.pop(name, None)
+        elif change == "add-tensor":
+            header[data.draw(st.text(max_size=12), label="name")] = data.draw(
+                JSON_VALUES, label="tensor"
+            )
+        elif change == "metadata-key":
+            meta[data.draw(st.text(max_size=8), label="key")] = data.draw(JSON_VALUES)
+        elif change == "metadata-value":
+            key = data.draw(st.sampled_from(["zertz", "sha256"]), label="key")
+            meta[key] = data.draw(JSON_VALUES, label="value")
+        elif change in ("zertz-value", "zertz-drop", "zertz-text") and isinstance(
+            meta.get("zertz"), str
+        ):
+            try:
+                zertz_meta = json.loads(meta["zertz"])
+            except ValueError:
+                continue
+            if not isinstance(zertz_meta, dict) or not zertz_meta:
+                continue
+            key = data.draw(st.sampled_from(sorted(zertz_meta)), label="zertz key")
+            if change == "zertz-value":
+                zertz_meta[key] = data.draw(JSON_VALUES, label="zertz value")
+            elif change == "zertz-drop":
+                del zertz_meta[key]
+            text = json.dumps(zertz_meta)
+            if change == "zertz-text":
+                cut = data.draw(st.integers(0, len(text)), label="cut")
+                text = text[:cut] + data.draw(st.text(max_size=4), label="text") + text[cut:]
+            meta["zertz"] = text
+        elif change == "flip" and body:
+            flipped = bytearray(body)
+            flipped[data.draw(st.integers(0, len(body) - 1), label="at")] ^= data.draw(
+                st.integers(1, 255), label="xor"
+            )
+            body = bytes(flipped)
+        elif change == "truncate":
+            body = body[: data.draw(st.integers(0, len(body)), label="cut")]
+        elif change == "append":
+            body += data.draw(st.binary(min_size=1, max_size=16), label="appended")
+        elif change == "length":
+            length = data.draw(st.sampled_from([0, 1, 7, n - 1, n + 1, *HUGE_INTS]), label="length")
+    if data.draw(st.booleans(), label="checksum recomputed"):
+        header.setdefault("__metadata__", {})["sha256"] = hashlib.sha256(body).hexdigest()
+    encoded = json.dumps(header).encode()
+    prefix = (len(encoded) if length is None else length) % 2**64
+    return prefix.to_bytes(8, "little") + encoded + body
+
+
+@pytest.mark.engine
+@fuzz_settings(60)
+@given(data=st.data())
+def test_fuzz_network_files(
+    network_file_bytes: bytes, tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """A network file changed in its header, its metadata or its bytes: the engine reads it
+    (``decode_network``, ``read_network``, ``load_network``, ``read_metadata``) or refuses it
+    with a ValueError of one line naming it, the same from bytes and from a file; never a panic,
+    a hang or another exception. What it reads, safetensors' reference implementation reads
+    alike, tensor for tensor, and its checksum is that of the bytes after the header."""
+    import hashlib
+
+    import safetensors.numpy
+
+    import zertz_engine
+    from zertz.exported import load_network, read_metadata
+
+    blob = changed_network_file(network_file_bytes, data)
+    path = tmp_path_factory.mktemp("network") / "fuzz.safetensors"
+    path.write_bytes(blob)
+    decoded = attempt(zertz_engine.decode_network, blob, str(path))
+    read = attempt(zertz_engine.read_network, str(path))
+    event(f"network file: {outcome(decoded)}")
+    if isinstance(decoded, Raised):
+        exc = refused(read, ValueError, "read_network")
+        assert str(exc) == str(decoded.exc), (str(exc), str(decoded.exc))
+        message = str(exc)
+        assert isinstance(decoded.exc, ValueError), message
+        assert "\n" not in message and str(path) in message, message
+        for reader in (load_network, read_metadata):
+            again = refused(attempt(reader, path), ValueError, reader.__name__)
+            assert str(again) == message, (reader.__name__, str(again), message)
+        return
+    assert ok(read, "read_network") == decoded
+    meta_json, sha256, tensors = decoded
+    n = int.from_bytes(blob[:8], "little")
+    assert sha256 == hashlib.sha256(blob[8 + n :]).hexdigest()
+    reference = safetensors.numpy.load(blob)
+    assert sorted(reference) == [name for name, _, _ in tensors]
+    for name, shape, values in tensors:
+        assert list(reference[name].shape) == shape, name
+        assert reference[name].astype("<f4").tobytes() == values, name
+    net = ok(attempt(load_network, path), "load_network")
+    assert net.boards == json.loads(meta_json)["boards"]
+    ok(attempt(read_metadata, path), "read_metadata")
 
 
 # --- opponents written in Python --------------------------------------------------------------

@@ -16,6 +16,7 @@ import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -50,6 +51,7 @@ def trained(seed: int = 0) -> ZertzNet:
         for m in net.modules():
             if isinstance(m, nn.BatchNorm2d):
                 assert m.running_mean is not None and m.running_var is not None
+                assert m.num_batches_tracked is not None
                 m.running_mean.normal_()
                 m.running_var.uniform_(0.5, 2.0)
                 m.num_batches_tracked.fill_(int(torch.randint(1, 10_000, ())))
@@ -134,7 +136,7 @@ def test_nothing_of_the_file_runs(tmp_path: Path) -> None:
 
         @torch.jit.export
         def __setstate__(self, state: tuple[str, Tensor, bool]) -> None:
-            self.path, self.w, self.training = state
+            self.path, self.w, self.training = state  # type: ignore[assignment]
             self.mark = torch.from_file(self.path, shared=True, size=4, dtype=torch.uint8)
             self.mark.fill_(65)
 
@@ -146,7 +148,8 @@ def test_nothing_of_the_file_runs(tmp_path: Path) -> None:
             self.payload = Payload(str(target))
 
         def forward(self, x: Tensor) -> Tensor:
-            return self.payload(self.lin(x))
+            out: Tensor = self.payload(self.lin(x))
+            return out
 
     m = Root()
     data = old_export(m)
@@ -217,9 +220,16 @@ class _Pickler(pickle.Pickler):
             return ("storage", torch.FloatStorage, "0", "cpu", obj.numel)
         return None
 
-    def reducer_override(self, obj: object) -> object:
+    def reducer_override(self, obj: object) -> Any:
         if isinstance(obj, FakeTensor):
-            args = (_Storage(obj.numel), 0, obj.size, obj.stride, False, OrderedDict())
+            args: tuple[object, ...] = (
+                _Storage(obj.numel),
+                0,
+                obj.size,
+                obj.stride,
+                False,
+                OrderedDict(),
+            )
             return torch._utils._rebuild_tensor_v2, args
         return NotImplemented
 
@@ -251,7 +261,7 @@ def test_module_trees(handmade: Callable[..., bytes]) -> None:
     with pytest.raises(ValueError, match=r"^deep\.pt .*nest deeper than 64$"):
         read_torchscript_weights(handmade(root), "deep.pt")
     cycle = Mod(metadata_json="{}")
-    cycle.inner = Mod(outer=cycle)
+    cycle.__dict__["inner"] = Mod(outer=cycle)
     with pytest.raises(
         ValueError, match=r"^cycle\.pt .*one module twice \(the second at inner\.outer\)$"
     ):
@@ -293,7 +303,7 @@ def storage_offset(data: bytes, name: str) -> int:
     info = zipfile.ZipFile(io.BytesIO(data)).getinfo(name)
     header = data[info.header_offset : info.header_offset + 30]
     name_len, extra_len = struct.unpack("<HH", header[26:30])
-    return info.header_offset + 30 + name_len + extra_len
+    return int(info.header_offset + 30 + name_len + extra_len)
 
 
 def test_what_is_not_an_archive_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

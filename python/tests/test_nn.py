@@ -1,5 +1,6 @@
-"""The reference network (zertz.nn), its export (zertz.exported), and the engine's loader of
-exported models (``zertz model``, ``nn:`` players, ``zertz selfplay --model``)."""
+"""The reference network (zertz.nn), its export as a network file (zertz.exported), and the
+engine's loader of network files (``zertz model``, ``nn:`` players, ``zertz selfplay --model``).
+tests/test_network_files.py has the file format itself."""
 
 from __future__ import annotations
 
@@ -10,22 +11,26 @@ import os
 import random
 import re
 import subprocess
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import safetensors.torch
 import torch
 
 import zertz
+import zertz_engine
 from zertz import MARBLE_SETS
 from zertz.exported import (
     AOTI_DTYPES,
     average_networks,
     export,
-    load_exported,
+    load_network,
     metadata_of,
+    network_tensors,
     read_metadata,
 )
 from zertz.nn import NetConfig, NonFiniteError, ZertzNet, marbles_of, non_finite
@@ -230,9 +235,9 @@ def test_forward_refuses_a_batch_of_two_boards(
     globals_ = torch.cat([globals_a, globals_b])
     with pytest.raises(ValueError, match="one board"):
         net_all(planes, globals_)
-    module = load_exported(export(net_all, tmp_path / "m.pt"))
-    with pytest.raises(torch.jit.Error, match="one board"):
-        module(planes, globals_)
+    back = load_network(export(net_all, tmp_path / "m.safetensors"))
+    with pytest.raises(ValueError, match="one board"):
+        back(planes, globals_)
 
 
 def test_masked_log_softmax() -> None:
@@ -250,11 +255,13 @@ def test_masked_log_softmax() -> None:
 
 
 def test_export_round_trip(tmp_path: Path, net_all: ZertzNet) -> None:
-    path = export(net_all, tmp_path / "sub" / "model.pt", step=123, name="test-net")
-    assert path == tmp_path / "sub" / "model.pt"
+    path = export(net_all, tmp_path / "sub" / "model.safetensors", step=123, name="test-net")
+    assert path == tmp_path / "sub" / "model.safetensors"
     meta = read_metadata(path)
     assert meta["format"] == zertz.MODEL_FORMAT
     assert meta["format_version"] == zertz.MODEL_FORMAT_VERSION
+    assert meta["architecture"] == "ZertzNet"
+    assert re.fullmatch("[0-9a-f]{64}", meta["sha256"])
     assert meta["encoding_version"] == zertz.ENCODING_VERSION
     assert meta["name"] == "test-net"
     assert meta["step"] == 123
@@ -269,80 +276,89 @@ def test_export_round_trip(tmp_path: Path, net_all: ZertzNet) -> None:
 
 
 def test_export_of_some_boards(tmp_path: Path, net_all: ZertzNet) -> None:
-    meta = read_metadata(export(net_all, tmp_path / "m.pt", boards=[61, 37, 61]))
+    meta = read_metadata(export(net_all, tmp_path / "m.safetensors", boards=[61, 37, 61]))
     assert meta["boards"] == [37, 61]
     assert meta["action_space"] == {"37": 4441, "61": 11713}
-    module = load_exported(tmp_path / "m.pt")
+    back = load_network(tmp_path / "m.safetensors")
+    assert back.boards == [37, 61]
     planes, globals_ = encode(positions(48, 2, seed=0))
-    with pytest.raises(torch.jit.Error, match=r"\[37, 61\].*48"):
-        module(planes, globals_)
+    with pytest.raises(ValueError, match=r"\[37, 61\].*48"):
+        back(planes, globals_)
 
 
 def test_export_says_which_marble_sets_the_network_plays(tmp_path: Path) -> None:
     blitz = ZertzNet(TINY, boards=[37], marbles=["blitz"])
-    meta = read_metadata(export(blitz, tmp_path / "blitz.pt", boards=[37]))
+    meta = read_metadata(export(blitz, tmp_path / "blitz.safetensors", boards=[37]))
     assert meta["marbles"] == ["blitz"]
-    assert json.loads(load_exported(tmp_path / "blitz.pt").metadata())["marbles"] == ["blitz"]
+    assert load_network(tmp_path / "blitz.safetensors").marbles == ["blitz"]
     both = ZertzNet(TINY, boards=[37], marbles=["blitz", "standard"])
-    assert read_metadata(export(both, tmp_path / "both.pt"))["marbles"] == ["blitz", "standard"]
-    # A file exported before the field: the standard marbles, as the engine reads it.
+    both_file = export(both, tmp_path / "both.safetensors")
+    assert read_metadata(both_file)["marbles"] == ["blitz", "standard"]
+    # A file whose metadata names no marble sets (as the built-in network's, converted from a
+    # file exported before the field): the standard marbles, as the engine reads it.
     net = ZertzNet(TINY, boards=[37]).eval()
     meta = metadata_of(net, step=0, name="old", boards=[37])
     del meta["marbles"]
-    net.metadata_json = json.dumps(meta)
-    torch.jit.save(torch.jit.script(net), str(tmp_path / "old.pt"))
-    assert "marbles" not in json.loads(load_exported(tmp_path / "old.pt").metadata())
-    assert read_metadata(tmp_path / "old.pt")["marbles"] == ["standard"]
+    old = tmp_path / "old.safetensors"
+    old.write_bytes(zertz_engine.encode_network(json.dumps(meta), network_tensors(net)))
+    assert "marbles" not in json.loads(zertz_engine.read_network(str(old))[0])
+    assert read_metadata(old)["marbles"] == ["standard"]
+    assert load_network(old).marbles == ["standard"]
 
 
 def test_only_networks_of_one_marble_set_average(tmp_path: Path) -> None:
-    standard = export(ZertzNet(TINY, boards=[37]), tmp_path / "standard.pt")
+    standard = export(ZertzNet(TINY, boards=[37]), tmp_path / "standard.safetensors")
     blitz = [
-        export(ZertzNet(TINY, boards=[37], marbles=["blitz"]), tmp_path / f"blitz{i}.pt")
+        export(ZertzNet(TINY, boards=[37], marbles=["blitz"]), tmp_path / f"blitz{i}.safetensors")
         for i in range(2)
     ]
     net, meta = average_networks(blitz)
     assert net.marbles == meta["marbles"] == ["blitz"]
-    assert read_metadata(export(net, tmp_path / "mean.pt"))["marbles"] == ["blitz"]
+    assert read_metadata(export(net, tmp_path / "mean.safetensors"))["marbles"] == ["blitz"]
     with pytest.raises(ValueError, match="only networks of one marble set average"):
         average_networks([standard, blitz[0]])
     with pytest.raises(ValueError, match="only networks of one marble set average"):
         average_networks([blitz[1], standard])
 
 
-def test_exported_model_refuses_another_board(tmp_path: Path) -> None:
-    path = export(ZertzNet(TINY, boards=[37]), tmp_path / "m.pt")
-    module = load_exported(path)
+def test_a_loaded_network_refuses_another_board(tmp_path: Path) -> None:
+    path = export(ZertzNet(TINY, boards=[37]), tmp_path / "m.safetensors")
+    back = load_network(path)
     planes, globals_ = encode(positions(37, 2, seed=0))
-    logits, _ = module(planes, globals_)
+    with torch.no_grad():
+        logits, _ = back(planes, globals_)
     assert logits.shape == (2, zertz.action_space_size(37))
     planes, globals_ = encode(positions(61, 2, seed=0))
-    with pytest.raises(torch.jit.Error, match=r"accepts boards \[37\], not 61 rings"):
-        module(planes, globals_)
+    with pytest.raises(ValueError, match=r"accepts boards \[37\], not 61 rings"):
+        back(planes, globals_)
 
 
 def test_export_leaves_no_temporary_files(tmp_path: Path, net_all: ZertzNet) -> None:
-    export(net_all, tmp_path / "a.pt")
-    export(net_all, tmp_path / "a.pt", step=2)  # replaces it
-    export(net_all, tmp_path / "b.pt")
-    assert sorted(os.listdir(tmp_path)) == ["a.pt", "b.pt"]
-    assert read_metadata(tmp_path / "a.pt")["step"] == 2
+    export(net_all, tmp_path / "a.safetensors")
+    export(net_all, tmp_path / "a.safetensors", step=2)  # replaces it
+    export(net_all, tmp_path / "b.safetensors")
+    assert sorted(os.listdir(tmp_path)) == ["a.safetensors", "b.safetensors"]
+    assert read_metadata(tmp_path / "a.safetensors")["step"] == 2
 
 
 def test_failed_export_keeps_the_old_file(
     tmp_path: Path, net_all: ZertzNet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = export(net_all, tmp_path / "m.pt", step=1)
+    path = export(net_all, tmp_path / "m.safetensors", step=1)
     before = path.read_bytes()
+    written: list[bytes] = []
 
-    def broken_save(module: Any, f: Any) -> None:
-        f.write(b"half a model")  # export saves into memory, then writes the file whole
+    def broken_replace(src: Any, dst: Any) -> None:
+        # The new file was written whole beside the old one; putting it in place fails.
+        written.append(Path(src).read_bytes())
         raise OSError("disk full")
 
-    monkeypatch.setattr(torch.jit, "save", broken_save)
+    monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         export(net_all, path, step=2)
-    assert os.listdir(tmp_path) == ["m.pt"]
+    monkeypatch.undo()
+    assert len(written) == 1 and written[0] != before
+    assert os.listdir(tmp_path) == ["m.safetensors"]
     assert path.read_bytes() == before
 
 
@@ -359,7 +375,7 @@ def test_export_refuses_non_finite_weights(
     tmp_path: Path, net_all: ZertzNet, name: str, value: float
 ) -> None:
     """A diverged network (NaN or infinite weights) is never written: the old file stays."""
-    path = export(net_all, tmp_path / "m.pt", step=1)
+    path = export(net_all, tmp_path / "m.safetensors", step=1)
     before = path.read_bytes()
     net = copy.deepcopy(net_all)
     assert non_finite(net) == []
@@ -367,34 +383,42 @@ def test_export_refuses_non_finite_weights(
         tensor = dict([*net.named_parameters(), *net.named_buffers()])[name]
         tensor.view(-1)[0] = value
     assert non_finite(net) == [name]
-    with pytest.raises(NonFiniteError, match=rf"cannot export .*m\.pt: .*NaN or infinite.*{name}"):
+    with pytest.raises(
+        NonFiniteError, match=rf"cannot export .*m\.safetensors: .*NaN or infinite.*{name}"
+    ):
         export(net, path, step=2)
-    assert os.listdir(tmp_path) == ["m.pt"]
+    assert os.listdir(tmp_path) == ["m.safetensors"]
     assert path.read_bytes() == before
     assert isinstance(NonFiniteError("x"), ValueError)
 
 
-def test_load_exported_matches_the_eager_net(tmp_path: Path, net_all: ZertzNet) -> None:
-    module = load_exported(export(net_all, tmp_path / "m.pt"))
-    assert not module.training
+def test_load_network_matches_the_eager_net(tmp_path: Path, net_all: ZertzNet) -> None:
+    """The network read back from its file answers as the one exported, bit for bit, on every
+    board."""
+    back = load_network(export(net_all, tmp_path / "m.safetensors"))
+    assert not back.training
+    assert (back.net_config(), back.boards, back.marbles) == (TINY, net_all.boards, ["standard"])
     for board in zertz.BOARDS:
         planes, globals_ = encode(positions(board, 4, seed=board + 1))
         with torch.no_grad():
             want_logits, want_value = net_all(planes, globals_)
-            logits, value = module(planes, globals_)
-        torch.testing.assert_close(logits, want_logits, rtol=0, atol=1e-6)
-        torch.testing.assert_close(value, want_value, rtol=0, atol=1e-6)
+            logits, value = back(planes, globals_)
+        assert torch.equal(logits, want_logits) and torch.equal(value, want_value), board
 
 
 def test_read_metadata_refuses_other_files(tmp_path: Path) -> None:
-    text = tmp_path / "text.pt"
+    text = tmp_path / "text.safetensors"
     text.write_text("hello\n")
-    with pytest.raises(ValueError, match="is not an exported zertz model"):
+    with pytest.raises(ValueError, match=r"text\.safetensors is not an exported zertz model"):
         read_metadata(text)
+    # A program (TorchScript: what an older zertz exported) is refused with the ways on.
     bare = tmp_path / "bare.pt"
-    torch.jit.save(torch.jit.script(ZertzNet(TINY, boards=[37]).eval()), str(bare))
-    with pytest.raises(ValueError, match="no zertz metadata"):
-        read_metadata(bare)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(torch.jit.script(ZertzNet(TINY, boards=[37]).eval()), str(bare))
+    for read in (read_metadata, load_network):
+        with pytest.raises(ValueError, match=r"bare\.pt is a TorchScript file.*convert-network"):
+            read(bare)
 
 
 # ------------------------------------------------------------------------------------ engine
@@ -413,7 +437,7 @@ def engine_positions() -> list[zertz.Game]:
 
 
 def test_engine_matches_pytorch(tmp_path: Path, program: Path, net_all: ZertzNet) -> None:
-    model = export(net_all, tmp_path / "model.pt")
+    model = export(net_all, tmp_path / "model.safetensors")
     games = engine_positions()
     assert any(g.chain is not None for g in games)
     assert {g.board for g in games} == set(zertz.BOARDS)
@@ -424,11 +448,11 @@ def test_engine_matches_pytorch(tmp_path: Path, program: Path, net_all: ZertzNet
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert len(rows) == len(games)
 
-    module = load_exported(model)
+    back = load_network(model)
     for game, row in zip(games, rows, strict=True):
         planes, globals_ = encode([game])
         with torch.no_grad():
-            logits, value = module(planes, globals_)
+            logits, value = back(planes, globals_)
         assert len(row["logits"]) == zertz.action_space_size(game.board)
         got_logits = torch.tensor(row["logits"], dtype=torch.float64)
         torch.testing.assert_close(
@@ -441,7 +465,7 @@ def test_engine_matches_pytorch(tmp_path: Path, program: Path, net_all: ZertzNet
 def test_engine_refuses_a_model_for_another_board(
     tmp_path: Path, program: Path, command: str
 ) -> None:
-    model = export(ZertzNet(TINY, boards=[37]), tmp_path / "model.pt")
+    model = export(ZertzNet(TINY, boards=[37]), tmp_path / "model.safetensors")
     out = tmp_path / "out"
     if command == "match":
         args: list[str | Path] = [
@@ -463,37 +487,69 @@ def test_engine_refuses_a_model_for_another_board(
     assert not out.exists()
 
 
+#: Files that are not network files, and what the engine says of each.
+CORRUPT = {
+    "truncated": "is not an exported zertz model",
+    "flipped": "is not an exported zertz model: its weights' SHA-256 is",
+    "text": "is not an exported zertz model",
+    "no_metadata": 'is not an exported zertz model: its header has no "zertz" metadata',
+    "state_dict": "is a TorchScript file: a program",
+    "torchscript": "is a TorchScript file: a program",
+}
+
+
 def corrupt_files(folder: Path) -> dict[str, Path]:
-    good = export(ZertzNet(TINY, boards=[37]), folder / "good.pt")
+    """One file of each kind of :data:`CORRUPT`, named after it."""
+    good = export(ZertzNet(TINY, boards=[37]), folder / "good.safetensors")
     data = good.read_bytes()
-    files = {
-        "truncated": folder / "truncated.pt",
-        "text": folder / "text.pt",
-        "state_dict": folder / "state_dict.pt",
-        "no_metadata": folder / "no_metadata.pt",
-    }
+    files = {kind: folder / f"{kind}.safetensors" for kind in CORRUPT}
     files["truncated"].write_bytes(data[: len(data) // 2])
+    flipped = bytearray(data)
+    flipped[-4] ^= 0x01  # the lowest bit of the last weight: still finite, the checksum finds it
+    files["flipped"].write_bytes(bytes(flipped))
     files["text"].write_text("this is not a model\n" * 10)
+    # The tensors of a network without the header's metadata (safetensors' reference writer).
+    tensors = {k: v.contiguous() for k, v in network_state(ZertzNet(TINY, boards=[37])).items()}
+    safetensors.torch.save_file(tensors, str(files["no_metadata"]))
     torch.save(ZertzNet(TINY, boards=[37]).state_dict(), files["state_dict"])
-    torch.jit.save(torch.jit.script(ZertzNet(TINY, boards=[37]).eval()), str(files["no_metadata"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        module = torch.jit.script(ZertzNet(TINY, boards=[37]).eval())
+        torch.jit.save(module, str(files["torchscript"]))
     return files
 
 
-@pytest.mark.parametrize("kind", ["truncated", "text", "state_dict", "no_metadata"])
+def network_state(net: ZertzNet) -> dict[str, torch.Tensor]:
+    """The tensors of ``net`` that its network file holds, by name."""
+    return {name: net.state_dict()[name] for name, _, _ in network_tensors(net)}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPT))
+def test_a_corrupt_model_is_refused_naming_it(tmp_path: Path, kind: str) -> None:
+    path = corrupt_files(tmp_path)[kind]
+    for read in (read_metadata, load_network):
+        with pytest.raises(ValueError) as refused:
+            read(path)
+        message = str(refused.value)
+        assert message.startswith(f"{path} {CORRUPT[kind]}"), message
+        assert "\n" not in message
+    with pytest.raises(ValueError, match=re.escape(f"{path} {CORRUPT[kind]}")):
+        zertz.match(f"nn:{path}:4", "random", games=2, threads=1, device="cpu")
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPT))
 def test_engine_refuses_a_corrupt_model(tmp_path: Path, program: Path, kind: str) -> None:
     path = corrupt_files(tmp_path)[kind]
-    with pytest.raises(ValueError, match="is not an exported zertz model"):
-        read_metadata(path)
     proc = run_engine("model", "info", path, "--device", "cpu")
     assert proc.returncode != 0
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert f"{path} is not an exported zertz model" in lines[0]
+    assert f"{path} {CORRUPT[kind]}" in lines[0]
 
 
 def test_engine_model_info(tmp_path: Path, program: Path) -> None:
-    model = export(ZertzNet(TINY, boards=[61, 37]), tmp_path / "model.pt", step=42)
+    model = export(ZertzNet(TINY, boards=[61, 37]), tmp_path / "model.safetensors", step=42)
     proc = run_engine("model", "info", model, "--device", "cpu")
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)

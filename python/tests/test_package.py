@@ -157,8 +157,8 @@ def test_without_torch_the_training_side_says_what_to_install(tmp_path: Path) ->
     # The commands that train or export say it too, in one line (status 2).
     commands: list[list[str | Path]] = [
         ["train", "--config", "../configs/train/tiny.toml", "--run", tmp_path / "run"],
-        ["export", tmp_path / "checkpoint.pt", tmp_path / "model.pt"],
-        ["random-model", tmp_path / "model.pt"],
+        ["export", tmp_path / "checkpoint.pt", tmp_path / "model.safetensors"],
+        ["random-model", tmp_path / "model.safetensors"],
     ]
     for args in commands:
         proc = without_torch(CLI, *args)

@@ -31,6 +31,8 @@ import pytest
 
 import zertz
 
+from conftest import BUILTIN_V1
+
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -477,7 +479,7 @@ def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_
     torch.manual_seed(0)
     model = export(
         ZertzNet(NetConfig.preset("tiny"), boards=[37, 61]).eval(),
-        tmp_path / "net.pt",
+        tmp_path / "net.safetensors",
         boards=[37, 61],
     )
     nn = f"nn:{model}:16"
@@ -515,9 +517,11 @@ def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_
 
 
 def test_serve_refuses_bad_arguments(program: Path, tmp_path: Path) -> None:
-    missing = tmp_path / "missing.pt"
+    missing = tmp_path / "missing.safetensors"
     for args, needle in [
-        (["--player", f"nn:{missing}"], "missing.pt"),
+        (["--player", f"nn:{missing}"], "missing.safetensors"),
+        # A program (the TorchScript an older zertz exported) is not a network file.
+        (["--player", f"nn:{BUILTIN_V1}"], "convert-network"),
         (["--player", "alphazero"], "unknown player"),
         (["--host", "203.0.113.1"], "cannot listen"),
     ]:

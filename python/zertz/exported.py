@@ -115,7 +115,12 @@ def network_tensors(model: ZertzNet) -> list[tuple[str, list[int], bytes]]:
         (
             name,
             list(t.shape),
-            t.detach().to(device="cpu", dtype=torch.float32).contiguous().numpy().astype("<f4").tobytes(),
+            t.detach()
+            .to(device="cpu", dtype=torch.float32)
+            .contiguous()
+            .numpy()
+            .astype("<f4")
+            .tobytes(),
         )
         for name, t in sorted(state.items())
         if not name.startswith(AUX_PREFIX) and not name.endswith("num_batches_tracked")
@@ -169,6 +174,8 @@ def export(
     A network with NaN or infinite weights is refused (:class:`NonFiniteError`); nothing is
     written.
     """
+    # The error names the file (encode's does not know it).
+    check_finite(model, f"cannot export {path}")
     data = encode(model, step=step, name=name, boards=boards, provenance=provenance)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -336,7 +343,9 @@ def export_aoti(
 def _network_of(meta_json: str, tensors: list[tuple[str, list[int], bytes]]) -> ZertzNet:
     """The PyTorch network of a network file read by the engine (its metadata and tensors)."""
     meta = json.loads(meta_json)
-    net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"], marbles=meta["marbles"])
+    # A file that names no marble sets (exported before the field) plays the standard ones.
+    marbles = meta.get("marbles", ["standard"])
+    net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"], marbles=marbles)
     state = net.state_dict()
     for name, shape, data in tensors:
         state[name] = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
@@ -345,9 +354,7 @@ def _network_of(meta_json: str, tensors: list[tuple[str, list[int], bytes]]) -> 
     return net.eval()
 
 
-def load_network(
-    path: str | os.PathLike[str], device: str | torch.device = "cpu"
-) -> ZertzNet:
+def load_network(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> ZertzNet:
     """The PyTorch :class:`~zertz.nn.ZertzNet` of a network file (or of the built-in network,
     ``"builtin"``) in eval mode on ``device``, for fine-tuning, analysis or a notebook: the file
     is read and checked by the engine as before it plays one (its header against the
@@ -372,9 +379,7 @@ def load_network(
     return _network_of(meta, tensors).to(device)
 
 
-def convert_network(
-    src: str | os.PathLike[str], dst: str | os.PathLike[str]
-) -> Path:
+def convert_network(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> Path:
     """Converts a network that an older zertz exported as TorchScript (``.pt``) into a network
     file (atomically): its weights and metadata are read from the archive as data
     (:func:`zertz.legacy.read_torchscript_weights`: nothing of the file runs) and written as

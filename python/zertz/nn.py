@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+import zertz_engine
 from zertz._zertz import BOARDS, MARBLE_SETS, Range, observation_shape, ring_cells
 
 
@@ -89,9 +90,10 @@ def check_finite(module: nn.Module, what: str) -> None:
         )
 
 
-#: The most parameters a network may have: 4e8 bytes of float32 weights, which training holds
-#: about four times (the gradients and AdamW's two moments). The ``large`` preset has 1.1e7.
-MAX_PARAMETERS = 100_000_000
+#: The most parameters a network may have: the engine's bound (``zertz_engine.MAX_PARAMETERS``,
+#: which it checks in every network file it reads), 4e8 bytes of float32 weights, which training
+#: holds about four times (the gradients and AdamW's two moments). The ``large`` preset has 1.1e7.
+MAX_PARAMETERS: int = zertz_engine.MAX_PARAMETERS
 
 
 def parameter_count(
@@ -127,6 +129,10 @@ def parameter_count(
     return stem + blocks * block + policy + value
 
 
+#: Each size's largest value, the engine's (the smallest is 1).
+_LIMITS = zertz_engine.NETWORK_SIZE_LIMITS
+
+
 def _size(default: int, most: int) -> Any:
     """A size of :class:`NetConfig`: an integer from 1 to ``most`` (the engine's
     :class:`~zertz.Range`, whose words the error takes)."""
@@ -141,20 +147,21 @@ class NetConfig:
     (:meth:`parameters`): ValueError names the key, or the sizes and the count, when the config
     is made, before any weight is allocated."""
 
+    # The defaults are the tiny preset; the bounds and presets are the engine's architecture's.
     #: Channels of the residual trunk.
-    channels: int = _size(32, 1024)
+    channels: int = _size(32, _LIMITS["channels"])
     #: Residual blocks (each with a global-pooling bias, as in KataGo).
-    blocks: int = _size(3, 100)
+    blocks: int = _size(3, _LIMITS["blocks"])
     #: Rank of the placement/removal interaction of the policy head.
-    policy_rank: int = _size(8, 1024)
+    policy_rank: int = _size(8, _LIMITS["policy_rank"])
     #: Channels of the value head before pooling.
-    value_channels: int = _size(16, 1024)
+    value_channels: int = _size(16, _LIMITS["value_channels"])
     #: Hidden units of the value head.
-    value_hidden: int = _size(64, 4096)
+    value_hidden: int = _size(64, _LIMITS["value_hidden"])
 
-    #: The named sizes, by name: ``(channels, blocks)``.
+    #: The named sizes, by name: ``(channels, blocks)`` (the engine's presets).
     SIZES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType(
-        {"tiny": (32, 3), "small": (64, 6), "medium": (128, 10), "large": (192, 15)}
+        {name: (s["channels"], s["blocks"]) for name, s in zertz_engine.NETWORK_PRESETS.items()}
     )
     #: The names of the sizes, smallest first.
     PRESETS: ClassVar[tuple[str, ...]] = tuple(SIZES)
@@ -167,12 +174,22 @@ class NetConfig:
             values: Range = f.metadata["range"]
             if not values.contains(v):
                 raise ValueError(f"network.{f.name} {values.reason('int')}, not {v!r}")
+        sizes = (
+            f"network: {self.blocks} blocks of {self.channels} channels (policy_rank "
+            f"{self.policy_rank}, value_channels {self.value_channels}, value_hidden "
+            f"{self.value_hidden})"
+        )
         if (count := self.parameters()) > MAX_PARAMETERS:
             raise ValueError(
-                f"network: {self.blocks} blocks of {self.channels} channels (policy_rank "
-                f"{self.policy_rank}, value_channels {self.value_channels}, value_hidden "
-                f"{self.value_hidden}) make {count:,} parameters, more than the "
-                f"{MAX_PARAMETERS:,} a network may have"
+                f"{sizes} make {count:,} parameters, more than the {MAX_PARAMETERS:,} a network "
+                "may have"
+            )
+        # The engine bounds what a network file holds, which differs a little (a network that
+        # trained, and then could not be exported, is refused here instead).
+        if (stored := self.stored_parameters()) > MAX_PARAMETERS:
+            raise ValueError(
+                f"{sizes} make {stored:,} weights in a network file (the batch norms' statistics "
+                f"included), more than the {MAX_PARAMETERS:,} a network may have"
             )
 
     def parameters(self) -> int:
@@ -185,6 +202,20 @@ class NetConfig:
         """
         return parameter_count(**asdict(self))
 
+    def stored_parameters(self) -> int:
+        """The count of the weights a network file of this size holds (the engine's count, which
+        :data:`MAX_PARAMETERS` bounds too): :meth:`parameters` without the training-only head,
+        with the batch norms' running means and variances.
+
+        >>> from zertz.exported import network_tensors
+        >>> net = ZertzNet(NetConfig.preset("tiny"), boards=[37])
+        >>> NetConfig.preset("tiny").stored_parameters() == sum(
+        ...     len(data) // 4 for _, _, data in network_tensors(net)
+        ... )
+        True
+        """
+        return zertz_engine.network_weights(**asdict(self))
+
     @staticmethod
     def preset(name: str) -> "NetConfig":
         """A named size (:attr:`SIZES`: ``(channels, blocks)`` by name, ``tiny`` the smallest).
@@ -196,8 +227,7 @@ class NetConfig:
             raise ValueError(
                 f"unknown network preset {name!r}: choose one of {list(NetConfig.PRESETS)}"
             )
-        channels, blocks = NetConfig.SIZES[name]
-        return NetConfig(channels=channels, blocks=blocks, value_channels=max(16, channels // 4))
+        return NetConfig(**zertz_engine.NETWORK_PRESETS[name])
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "NetConfig":

@@ -86,6 +86,27 @@ fn encode_network<'py>(
     Ok(pyo3::types::PyBytes::new(py, &data))
 }
 
+/// The number of weights a network file of these sizes holds (the engine's architecture:
+/// every weight and batch-norm statistic, without the training-only head), which
+/// `MAX_PARAMETERS` bounds (`zertz.nn.NetConfig` checks the sizes).
+#[pyfunction]
+fn network_weights(
+    channels: usize,
+    blocks: usize,
+    policy_rank: usize,
+    value_channels: usize,
+    value_hidden: usize,
+) -> usize {
+    let sizes = zertz_model::architecture::Sizes {
+        channels,
+        blocks,
+        policy_rank,
+        value_channels,
+        value_hidden,
+    };
+    sizes.parameters()
+}
+
 /// A network's error as the bindings' ([`Error::Model`], with its class).
 fn model_error(e: ModelError) -> Error {
     Error::Model { message: e.to_string(), class: e.class() }
@@ -484,7 +505,7 @@ mod _engine {
     }
 
     #[pymodule_export]
-    use super::{decode_network, encode_network, read_network};
+    use super::{decode_network, encode_network, network_weights, read_network};
 
     /// The layout version of the metadata of programs (TorchScript, AOTInductor packages), which
     /// the engine runs only when trusted (`zertz.exported.export_aoti` writes it).
@@ -509,6 +530,24 @@ mod _engine {
         // The precisions networks run in (`precision=`, `nn:MODEL:SIMS:PRECISION`), as named.
         let precisions: Vec<&str> = zertz_model::Precision::ALL.iter().map(|p| p.name()).collect();
         m.add("PRECISIONS", pyo3::types::PyTuple::new(m.py(), precisions)?)?;
+        // The architecture's named sizes (`zertz.nn.NetConfig.preset`) and each size's largest
+        // value, the engine's: Python asks for them.
+        let presets = pyo3::types::PyDict::new(m.py());
+        for (name, s) in zertz_model::architecture::PRESETS {
+            let sizes = pyo3::types::PyDict::new(m.py());
+            sizes.set_item("channels", s.channels)?;
+            sizes.set_item("blocks", s.blocks)?;
+            sizes.set_item("policy_rank", s.policy_rank)?;
+            sizes.set_item("value_channels", s.value_channels)?;
+            sizes.set_item("value_hidden", s.value_hidden)?;
+            presets.set_item(name, sizes)?;
+        }
+        m.add("NETWORK_PRESETS", presets)?;
+        let limits = pyo3::types::PyDict::new(m.py());
+        for (name, most) in zertz_model::architecture::SIZE_LIMITS {
+            limits.set_item(name, most)?;
+        }
+        m.add("NETWORK_SIZE_LIMITS", limits)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))
     }
 }

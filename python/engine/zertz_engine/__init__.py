@@ -21,6 +21,8 @@ from zertz_engine._engine import (
     MAX_PARAMETERS,
     MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
+    NETWORK_PRESETS,
+    NETWORK_SIZE_LIMITS,
     PRECISIONS,
     Player,
     __version__,
@@ -31,6 +33,7 @@ from zertz_engine._engine import (
     devices,
     encode_network,
     match,
+    network_weights,
     read_network,
     selfplay,
 )
@@ -44,6 +47,8 @@ __all__ = [
     "MAX_PARAMETERS",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
+    "NETWORK_PRESETS",
+    "NETWORK_SIZE_LIMITS",
     "PRECISIONS",
     "Player",
     "__version__",
@@ -54,6 +59,7 @@ __all__ = [
     "devices",
     "encode_network",
     "match",
+    "network_weights",
     "read_network",
     "selfplay",
 ]

@@ -17,6 +17,8 @@ __all__ = [
     "MAX_PARAMETERS",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
+    "NETWORK_PRESETS",
+    "NETWORK_SIZE_LIMITS",
     "PRECISIONS",
     "Player",
     "__version__",
@@ -27,6 +29,7 @@ __all__ = [
     "devices",
     "encode_network",
     "match",
+    "network_weights",
     "read_network",
     "selfplay",
 ]
@@ -45,23 +48,35 @@ CODE_FORMAT_VERSION: Final[int]
 ARCHITECTURE: Final[str]
 MAX_PARAMETERS: Final[int]
 MAX_HEADER_BYTES: Final[int]
+NETWORK_PRESETS: Final[dict[str, dict[str, int]]]
+NETWORK_SIZE_LIMITS: Final[dict[str, int]]
 PRECISIONS: Final[tuple[str, ...]]
 
 _Tensors = list[tuple[str, list[int], bytes]]
 
 def builtin_model() -> bytes:
     """The built-in network's file (a network file, as ``zertz.export`` writes them) as bytes:
-    ``zertz.load_network("builtin")`` reads it, and its metadata says how it was trained and how
-    it plays (``provenance``)."""
+    ``decode_network(builtin_model(), "builtin")`` reads it, ``zertz.exported.load_network(
+    "builtin")`` makes its PyTorch network, and its metadata says how it was trained and how it
+    plays (``provenance``)."""
 
 def read_network(path: str | PathLike[str]) -> tuple[str, str, _Tensors]:
     """Reads and checks the network file at ``path`` as the engine does before it plays one:
     ``(metadata JSON, SHA-256 of the weights, [(name, shape, float32 bytes)])``. ValueError says
     what is wrong with a file that is not exactly a network file; OSError for one that cannot
-    be read."""
+    be read. A program (a TorchScript file of an older zertz, an AOTInductor package) is refused
+    with the command that converts it (``python -m zertz convert-network``,
+    ``zertz.exported.convert_network``). ``zertz.exported.load_network`` makes the PyTorch
+    network of one."""
 
 def decode_network(data: bytes, name: str) -> tuple[str, str, _Tensors]:
     """:func:`read_network` on a file's bytes (``name`` names it in errors)."""
+
+def network_weights(
+    channels: int, blocks: int, policy_rank: int, value_channels: int, value_hidden: int
+) -> int:
+    """The number of weights a network file of these sizes holds, which ``MAX_PARAMETERS``
+    bounds (``zertz.nn.NetConfig`` checks the sizes)."""
 
 def encode_network(metadata: str, tensors: _Tensors) -> bytes:
     """The bytes of a network file of ``metadata`` (JSON) and ``tensors``, checked as the
@@ -104,24 +119,24 @@ def selfplay(
     ``network_batches`` (its forward passes) with a model, the ``search`` settings used).
 
     The games are guided by ``evaluator`` (``"uniform"``, ``"rollout"`` or a callable) or by the
-    exported network ``model`` (on ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` (every GPU, a
-    copy of the network on each), ``"cuda:N"`` or ``"cuda:N,cuda:M"``,
-    in ``precision``: ``"auto"`` (bf16 on a GPU, fp32 on the CPU), ``"fp32"``, ``"bf16"`` or
-    ``"fp16"``; on the CPU each worker runs it itself unless ``shared_inference``; on a GPU
-    ``inference_threads`` threads merge the workers' requests; None: the engine's defaults,
-    ``"auto"``, ``"auto"`` and 4; on a GPU it runs through CUDA graphs where it can:
-    ``cuda_graphs`` None, or True for always, an error where it cannot, or False for never).
-    ``config`` is a TOML file, a dict
-    of the same keys (``{"games": 8, "search": {"preset": "rollout"}}``) or None (the
-    defaults); the keyword settings below override its keys (those of ``zertz selfplay``,
-    listed by ``selfplay_settings()``; ``search`` is a table, given in ``config``). A keyword
-    of the wrong type or an unknown one raises TypeError, a value out of range ValueError naming
-    it. A folder that already holds
-    self-play output raises FileExistsError (nothing is replaced); a model that cannot be read
-    raises OSError, one that is not a zertz model or not for the board ValueError, one that fails
-    while it plays (NaN answers, a device error) RuntimeError. Ctrl-C stops
-    the workers after their round of evaluations: the games finished by then are written whole,
-    then ``KeyboardInterrupt`` is raised.
+    network file ``model`` (a program, a TorchScript file or an AOTInductor package, only with
+    ``trust_code=True``: for one you made yourself on this machine), on ``device``: ``"auto"``,
+    ``"cpu"``, ``"cuda"`` (every GPU, a copy of the network on each), ``"cuda:N"`` or
+    ``"cuda:N,cuda:M"``, in ``precision``: ``"auto"`` (bf16 on a GPU, fp32 on the CPU),
+    ``"fp32"``, ``"bf16"`` or ``"fp16"``; on the CPU each worker runs it itself unless
+    ``shared_inference``; on a GPU ``inference_threads`` threads merge the workers' requests;
+    None: the engine's defaults, ``"auto"``, ``"auto"`` and 4; on a GPU it runs through CUDA
+    graphs where it can: ``cuda_graphs`` None, or True for always, an error where it cannot, or
+    False for never. ``config`` is a TOML file, a dict of the same keys (``{"games": 8, "search":
+    {"preset": "rollout"}}``) or None (the defaults); the keyword settings below override its
+    keys (those of ``zertz selfplay``, listed by ``selfplay_settings()``; ``search`` is a table,
+    given in ``config``). A keyword of the wrong type or an unknown one raises TypeError, a value
+    out of range ValueError naming it. A folder that already holds self-play output raises
+    FileExistsError (nothing is replaced); a model that cannot be read raises OSError, one that
+    is not a network file (a program, unless trusted) or not for the board ValueError, one that
+    fails while it plays (NaN answers, a device error) RuntimeError. Ctrl-C stops the workers
+    after their round of evaluations: the games finished by then are written whole, then
+    ``KeyboardInterrupt`` is raised.
 
     The settings (each defaults to the config's value, else to the engine's default):
 
@@ -204,7 +219,10 @@ def match(
     side (its search threads, a ``cmd:`` program's process) and ``work`` counts the ``"nodes"``
     or ``"simulations"`` of ``unit``, None for a player that does not search). Networks run on
     ``device`` in ``precision`` (unless a spec names its own; on a GPU through CUDA graphs where
-    they can be: ``cuda_graphs`` None, or True for always, False for never).
+    they can be: ``cuda_graphs`` None, or True for always, False for never). ``nn:`` players
+    read network files; a program (a TorchScript file, an AOTInductor package) plays only with
+    ``trust_code=True``, for one you made yourself on this machine, and is refused otherwise with
+    the command that converts it.
 
     The other keywords are the match's settings, those of ``zertz match`` and its config files
     (``match_settings()``); an unknown one raises TypeError, a value of the wrong type TypeError,
