@@ -7,8 +7,8 @@
 # core, started here before the measurements and stopped after them (and on any exit).
 #
 #   scripts/bench-player.sh                          # nn:builtin on 37 rings
-#   .venv/bin/python -m zertz random-model /tmp/tiny.pt --network tiny --boards 37,61
-#   ZERTZ_BIN=target/ci/zertz scripts/bench-player.sh nn:/tmp/tiny.pt 37,61 0.5
+#   .venv/bin/python -m zertz random-model /tmp/tiny.safetensors --network tiny --boards 37,61
+#   ZERTZ_BIN=target/ci/zertz scripts/bench-player.sh nn:/tmp/tiny.safetensors 37,61 0.5
 #
 # Arguments: the player (default nn:builtin), the boards (default 37, the built-in network's),
 # the seconds of each search (default 1). BENCHMARKS.md ("The network's player on a busy

@@ -1,5 +1,5 @@
 """Compares two training run folders, or two datasets, file by file, for what a fixed seed must
-reproduce: the weights of every network (``models/*.pt``), the whole of ``checkpoint.pt``
+reproduce: the weights of every network (``models/*.safetensors``), the whole of ``checkpoint.pt``
 (weights, optimizer, state, random states), the arrays of every shard, the game records, the
 matches' moves and results, the metrics lines, every other file byte for byte. Times and the
 figures made of them (keys naming seconds, time, share, effort, ETA) are left out. TensorBoard's
@@ -11,8 +11,10 @@ folders the run was trained in, as its metrics name its matches' files (``OLD/ma
 run moved or copied (``cp -a``) still names its old folder in its records and metrics, and
 compares the same as the original.
 
-Hostile folders: nothing is unpickled (checkpoints are read with ``torch.load(weights_only=True)``,
-``zertz.training.load_checkpoint``; shards without pickles), symbolic links are never followed
+Hostile folders: nothing is unpickled or run (checkpoints are read with
+``torch.load(weights_only=True)``, ``zertz.training.load_checkpoint``; networks as data,
+``zertz.exported.load_network``; shards without pickles; the TorchScript networks of an older
+zertz's runs, ``models/*.pt``, byte for byte), symbolic links are never followed
 (two links compare by their targets' text), and only regular files are opened (a FIFO or a
 device is compared by its kind, never opened; a file is opened so that a FIFO put in its place
 meanwhile cannot block, and the metrics, checkpoint and networks are read within the bounds of
@@ -46,8 +48,9 @@ from typing import Any, NoReturn
 import numpy as np
 import torch
 
-from zertz.exported import load_exported
+from zertz.exported import load_network
 from zertz.files import open_binary, read_bytes
+from zertz.nn import AUX_PREFIX
 from zertz.training.folder import first_line, load_checkpoint, printable
 from zertz.training.layout import RunLayout
 
@@ -237,9 +240,15 @@ def same_value(x: Any, y: Any) -> bool:
 
 
 def weights(path: Path) -> dict[str, torch.Tensor]:
-    """The weights of an exported network."""
+    """The weights of a network file: those it holds (not the training-only head, which
+    :func:`load_network` makes afresh, nor the batch norms' step counts)."""
     try:
-        return dict(load_exported(regular(path)).state_dict())
+        state = load_network(regular(path)).state_dict()
+        return {
+            k: v
+            for k, v in state.items()
+            if not k.startswith(AUX_PREFIX) and not k.endswith("num_batches_tracked")
+        }
     except OSError as e:
         raise unreadable(path, e) from None
     except (ValueError, RuntimeError) as e:
@@ -303,7 +312,7 @@ def compare(name: str, kind: str, a: Run, b: Run) -> bool:
     if kind != "regular file":
         return True
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # TorchScript's deprecation, torch.load's protocol notes
+        warnings.simplefilter("ignore")  # torch.load's protocol notes
         return same_value(reader(name, a)(x), reader(name, b)(y))
 
 

@@ -9,10 +9,10 @@
 #                                   python/zertz/_zertz.abi3.so and
 #                                   python/engine/zertz_engine/_engine.abi3.so
 #
-#   scripts/gpu-check.sh MODEL.pt SELFPLAY.toml [what...]     there
+#   scripts/gpu-check.sh MODEL.safetensors SELFPLAY.toml [what...]     there
 #
 # what: checks (the model tests, model info, a tiny training run on CUDA), inference (the bare
-# network: tiny, small and medium, TorchScript in fp32 and bf16 and AOTInductor packages compiled
+# network: tiny, small and medium, network files in fp32 and bf16 and AOTInductor packages compiled
 # there, with and without CUDA graphs, at BATCHES; the JSON lines go to $OUT/inference.jsonl when
 # OUT is set), profile (where a bf16 forward pass of each size spends its time, by kernel),
 # selfplay (positions per second and the network's share on the GPU and on the CPU cores;
@@ -31,7 +31,7 @@
 # random small network on the GPU, 2,048 games, 128 a worker, with CUDA graphs, the GPU's busy
 # share sampled by nvidia-smi) and train-gpu for the rest:
 #
-#   OUT=... scripts/gpu-check.sh /tmp/gpu-check/small.pt configs/selfplay.toml slot
+#   OUT=... scripts/gpu-check.sh /tmp/gpu-check/small.safetensors configs/selfplay.toml slot
 set -uo pipefail
 if [ "${1:-}" = prepare ]; then
     set -e
@@ -64,7 +64,7 @@ if [[ " $what " == *" slot "* ]]; then
     export SKIP_TESTS=${SKIP_TESTS:-aoti} AOTI=${AOTI:-0} BATCHES=${BATCHES:-1024,4096}
     export SECONDS_PER=${SECONDS_PER:-2} DEVICES=${DEVICES:-cuda} GAMES=${GAMES:-2048}
     export GAMES_PER_WORKER=${GAMES_PER_WORKER:-128} EXTRA=${EXTRA:---cuda-graphs on}
-    export RUNS=${RUNS:-"pt bf16 --cuda-graphs on;pt bf16 --cuda-graphs on --threads 4"}
+    export RUNS=${RUNS:-"safetensors bf16 --cuda-graphs on;safetensors bf16 --cuda-graphs on --threads 4"}
 fi
 py=${PYTHON:-python3}
 torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
@@ -109,21 +109,22 @@ for w in $what; do
   inference)
     jsonl=${OUT:-$work}/inference.jsonl
     for net in ${NETS:-tiny small medium}; do
-      step "$net: export (TorchScript, and an AOTInductor package for CUDA in bf16)"
-      "$py" -m zertz random-model "$work/$net.pt" --network "$net"
+      step "$net: export (a network file, and an AOTInductor package for CUDA in bf16)"
+      "$py" -m zertz random-model "$work/$net.safetensors" --network "$net"
       if [ "${AOTI:-1}" = 1 ]; then
         t0=$(date +%s)
         "$py" -m zertz random-model "$work/$net.pt2" --network "$net" --device cuda \
           --precision bf16 2>&1 | tail -3
         echo "compiled in $(($(date +%s) - t0)) s"
       fi
-      IFS=';' read -ra runs <<<"${RUNS:-pt fp32 --cuda-graphs off;pt bf16 --cuda-graphs off;pt bf16 --cuda-graphs on;pt2 bf16;pt bf16 --cuda-graphs on --threads 2}"
+      IFS=';' read -ra runs <<<"${RUNS:-safetensors fp32 --cuda-graphs off;safetensors bf16 --cuda-graphs off;safetensors bf16 --cuda-graphs on;pt2 bf16 --trust-code;safetensors bf16 --cuda-graphs on --threads 2}"
       for run in "${runs[@]}"; do
         # shellcheck disable=SC2086
         set -- $run
         file=$work/$net.$1 precision=$2
         shift 2
         [ -f "$file" ] || continue
+        # (A package is a program: this one was compiled here, above, hence --trust-code.)
         step "$net.${file##*.} $precision $*"
         "$zertz" bench inference --model "$file" --device cuda --precision "$precision" \
           --batch "${BATCHES:-64,256,1024,4096}" --seconds "${SECONDS_PER:-3}" "$@" --json |
@@ -138,8 +139,9 @@ for line in sys.stdin:
   profile)
     for net in ${NETS:-tiny small medium}; do
       step "$net: a profile of bf16 forward passes"
-      [ -f "$work/$net.pt" ] || "$py" -m zertz random-model "$work/$net.pt" --network "$net"
-      "$py" scripts/profile-inference.py "$work/$net.pt" --batch "${PROFILE_BATCH:-1024}"
+      [ -f "$work/$net.safetensors" ] ||
+        "$py" -m zertz random-model "$work/$net.safetensors" --network "$net"
+      "$py" scripts/profile-inference.py "$work/$net.safetensors" --batch "${PROFILE_BATCH:-1024}"
     done
     ;;
   selfplay)
@@ -198,7 +200,7 @@ print("%d games, %d evaluations in %.1f s: %.0f evaluations/s, %.1f positions a 
     timeout -s TERM -k 20 "$((left + 60))" "$py" -m zertz train --config "$config" \
       --run "$work/gpu" "${carry[@]}" --minutes "$minutes" 2>&1 | grep -v '^\s*$' | tail -40
     for f in checkpoint.pt metrics.jsonl; do cp "$work/gpu/$f" "${OUT:-$work}/gpu-$f"; done
-    cp "$work/gpu/models/best.pt" "${OUT:-$work}/gpu-network.pt"
+    cp "$work/gpu/models/best.safetensors" "${OUT:-$work}/gpu-network.safetensors"
     ls -la "${OUT:-$work}"
     ;;
   *) echo "unknown part: $w" >&2 ;;

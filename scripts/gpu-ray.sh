@@ -62,7 +62,7 @@ install)
     "$py" -c 'import ray; print("ray", ray.__version__)'
     ;;
 bench)
-    model=${2:?name an exported model}
+    model=${2:?name a network file (.safetensors)}
     config=${3:-configs/train/default.toml}
     actors=${4:-1,4,8,15}
     PYTHONPATH=$PWD/python:$PWD/python/engine "$py" -m zertz bench-actors --config "$config" --model "$model" \

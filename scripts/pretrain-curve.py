@@ -10,12 +10,13 @@ from
 with DIR made by `zertz dataset ../shared/records/boardspace-zertz.tar.xz --out DIR --boards 37`;
 those of "How predictable the players are" from
 
-    .venv/bin/python scripts/pretrain-curve.py --dataset DIR --steps 4000 --every 4000 --save M.pt
+    .venv/bin/python scripts/pretrain-curve.py --dataset DIR --steps 4000 --every 4000 \
+        --save M.safetensors
     .venv/bin/python scripts/pretrain-curve.py --dataset DIR --steps 4000 --every 4000 \
         --policy-rank 32
 
-then `python -m zertz human-moves --model M.pt --dataset DIR --max-games 400`. Prints one JSON line
-per benchmark.
+then `python -m zertz human-moves --model M.safetensors --dataset DIR --max-games 400`. Prints
+one JSON line per benchmark.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def main() -> None:
     p.add_argument("--chunk", type=int, default=8, help="shards loaded at a time")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--policy-rank", type=int, default=None, help="the preset's unless given")
-    p.add_argument("--save", default=None, help="export the final network to this .pt file")
+    p.add_argument("--save", default=None, help="export the final network to this .safetensors")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)

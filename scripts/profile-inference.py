@@ -1,9 +1,10 @@
-"""Where a forward pass of an exported network spends its time on a GPU, by kernel (torch's
+"""Where a forward pass of a network file spends its time on a GPU, by kernel (torch's
 profiler): the first part of issue 13's "measure first". Prints the kernels that take most of
 the device time over a few passes, and the share of the pass the device is busy at all (the rest
 is launch overhead and host work between kernels, which CUDA graphs remove).
 
-    python scripts/profile-inference.py MODEL.pt [--batch 1024] [--precision bf16] [--board 37]
+    python scripts/profile-inference.py MODEL.safetensors [--batch 1024] [--precision bf16] \
+        [--board 37]
 
 Runs on the CPU too (without device times), which is only useful to check the script.
 """
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 import zertz
 from torch.profiler import ProfilerActivity, profile
-from zertz.exported import AOTI_DTYPES, load_exported
+from zertz.exported import AOTI_DTYPES, load_network
 
 
 def positions(board: int, n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -38,7 +39,7 @@ def positions(board: int, n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Te
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="an exported TorchScript model")
+    parser.add_argument("model", help="a network file (.safetensors)")
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--precision", default="bf16", choices=sorted(AOTI_DTYPES))
     parser.add_argument("--board", type=int, default=37)
@@ -46,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = AOTI_DTYPES[args.precision]
-    model = load_exported(args.model, device).to(dtype)
+    model = load_network(args.model, device).to(dtype)
     planes, globals_ = positions(args.board, args.batch)
     planes, globals_ = planes.to(device, dtype), globals_.to(device, dtype)
 

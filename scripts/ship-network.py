@@ -1,9 +1,11 @@
 """Makes a training run's network the engine's built-in one (``nn:builtin``): exports the run's
-final network (``RUN/models/iter-N-average.pt`` when the run averaged its last networks,
-``train.average``, else the network of ``RUN/checkpoint.pt``) to ``model/builtin/builtin.pt``
-with its provenance in the metadata (the run's config, the commit that trained it, the run's
-final evaluation and human-move benchmark, and the figures of FIGURES.json, such as matches
-against alphabeta), then rebuild (the engine and the Python module carry the file).
+final network (``RUN/models/iter-N-average.safetensors`` when the run averaged its last
+networks, ``train.average``, else the network of ``RUN/checkpoint.pt``) as a network file to
+``model/builtin/builtin.safetensors`` with its provenance in the metadata (the run's config, the
+commit that trained it, the run's final evaluation and human-move benchmark, and the figures of
+FIGURES.json, such as matches against alphabeta), then rebuild (the engine and the Python module
+carry the file). A run of an older zertz whose average is TorchScript (``iter-N-average.pt``)
+is refused with the command that converts it.
 
     .venv/bin/python scripts/ship-network.py RUN --commit HASH [--figures FIGURES.json]
 
@@ -12,8 +14,9 @@ garbage network or checkpoint, figures that are not a JSON object, a FIFO, a dev
 where a file should be, a symbolic link that loops) is refused with one line naming the file,
 ``error: ...``, and status 2. Only regular files are opened, each within the bound of its kind
 (``zertz.files.LIMITS``: the metrics, the config, the figures, the networks and checkpoint), and
-checkpoints are read with ``torch.load(weights_only=True)``: nothing is unpickled. A full disk
-is one line naming ``--out`` and the room it needs.
+checkpoints are read with ``torch.load(weights_only=True)`` and networks as data: nothing is
+unpickled or run. A full disk is one line naming ``--out`` and the room it needs; an ``--out``
+named ``.pt`` is refused (a network file is ``.safetensors``).
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from typing import Any, NoReturn
 from zertz.exported import average_networks, export
 from zertz.files import read_bytes
 from zertz.training import export_checkpoint
-from zertz.training.folder import first_line, printable
-from zertz.training.layout import RunLayout
+from zertz.training.folder import check_network_name, first_line, printable
+from zertz.training.layout import LEGACY_SUFFIX, RunLayout
 
 FIELDS = ("games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high", "move_time")
 
@@ -180,12 +183,18 @@ def ship(run: Path, out: Path, meta: dict[str, Any]) -> Path:
     when the run made it, else the checkpoint's."""
     layout = RunLayout(run)
     average = layout.average(meta["iterations"])
+    legacy = average.with_suffix(LEGACY_SUFFIX)
+    if not present(average) and present(legacy):
+        raise Refused(
+            f"{legacy} is a network of an older zertz (TorchScript): convert it first "
+            f"(python -m zertz convert-network {legacy} {average}), then ship the run"
+        )
     source = average if present(average) else regular(layout.checkpoint)
     if os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode):
         raise Refused(f"--out {out} exists and is not a regular file")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # TorchScript's deprecation, torch.load's notes
+            warnings.simplefilter("ignore")  # torch.load's notes
             if source == average:
                 net, exported = average_networks([average])
                 return export(net, out, step=exported["step"], provenance=meta)
@@ -218,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("run", type=Path)
     parser.add_argument("--commit", required=True, help="the commit that trained the run")
     parser.add_argument("--figures", type=Path, help="a JSON object of more figures")
-    parser.add_argument("--out", type=Path, default=Path("model/builtin/builtin.pt"))
+    parser.add_argument("--out", type=Path, default=Path("model/builtin/builtin.safetensors"))
     args = parser.parse_args(argv)
     try:
         try:
@@ -228,6 +237,10 @@ def main(argv: list[str] | None = None) -> None:
             raise Refused(f"{args.run} does not exist") from None
         except OSError as e:
             raise Refused(f"{args.run} cannot be read ({why(e)})") from None
+        try:
+            check_network_name(args.out)
+        except ValueError as e:
+            raise Refused(f"--out {e}") from None
         figures = read_figures(args.figures) if args.figures else {}
         meta = provenance(args.run, args.commit, figures)
         print(ship(args.run, args.out, meta))

@@ -418,7 +418,7 @@ def test_a_run_end_to_end_on_three_nodes(tmp_path: Path, cluster: Cluster) -> No
     check_games_counted_once(t.run)
     # The run folder is the one-machine loop's.
     for iteration in (1, 2, 3):
-        assert (t.run / "models" / f"iter-{iteration:04d}.pt").exists()
+        assert (t.run / "models" / f"iter-{iteration:04d}.safetensors").exists()
     assert (t.run / "checkpoint.pt").exists() and (t.run / "tb").is_dir()
     assert "random" in final_table(t.run)
     matplotlib.use("Agg")

@@ -29,7 +29,7 @@ from test_training import tiny_text
 
 import zertz
 import zertz.training
-from zertz.exported import load_exported, read_metadata
+from zertz.exported import load_network, read_metadata
 from zertz.nn import NetConfig, NonFiniteError, ZertzNet, non_finite
 from zertz.training import (
     EvalSection,
@@ -236,10 +236,13 @@ def test_games_of_a_match_over_the_engines_bound_are_refused_when_the_config_is_
 
 
 def test_opponents_are_checked_when_the_run_takes_the_config(tmp_path: Path) -> None:
-    """A ``cmd:`` program that does not exist, and two opponents that are one player (the
-    second match's games replaced the first's file), are refused before the first iteration,
-    in one line naming them; the built-in network is an opponent like any network."""
+    """A ``cmd:`` program that does not exist, a network that is a program (TorchScript, as an
+    older zertz exported it: refused with the engine's words, which say how to convert it), and
+    two opponents that are one player (the second match's games replaced the first's file), are
+    refused before the first iteration, in one line naming them; the built-in network is an
+    opponent like any network."""
     python = sys.executable
+    old = REPO / "model" / "tests" / "data" / "builtin-v1.pt"
     check_opponents(EvalSection(opponents=["nn:builtin", ANSWERS_NAME]))
     check_opponents(EvalSection(final_opponents=["nn:builtin:50", "mcts:10", "mcts:20"]))
     check_opponents(EvalSection(opponents=["random"], final_opponents=["random"]))
@@ -254,6 +257,11 @@ def test_opponents_are_checked_when_the_run_takes_the_config(tmp_path: Path) -> 
             f"no program '{tmp_path}/no such'",
         ),
         ({"opponents": ["nn:missing.pt"]}, "opponent 'nn:missing.pt': no model file missing.pt"),
+        (
+            {"final_opponents": [f"nn:{old}:8"]},
+            f"opponent 'nn:{old}:8': {old} is a TorchScript file: a program",
+        ),
+        ({"opponents": [f"nn:{old}"]}, f"python -m zertz convert-network {old} OUT.safetensors"),
         (
             {"opponents": ["mcts:10", "random", "mcts: 10"]},
             "evaluate.opponents names one player twice: 'mcts:10' and 'mcts: 10'",
@@ -272,9 +280,10 @@ def test_opponents_are_checked_when_the_run_takes_the_config(tmp_path: Path) -> 
         ),
     ]
     for lists, words in refused:
-        with pytest.raises(ValueError, match=re.escape(words)) as e:
-            check_opponents(EvalSection(**lists))
-        assert "\n" not in str(e.value)
+        for run in (None, RunSection()):
+            with pytest.raises(ValueError, match=re.escape(words)) as e:
+                check_opponents(EvalSection(**lists), run)
+            assert "\n" not in str(e.value)
     # A network that does not play the run's board or marble set (the built-in one plays 37
     # rings with the standard marbles): refused before the first evaluation, not at it.
     builtin = EvalSection(opponents=["nn:builtin"])
@@ -311,9 +320,10 @@ def test_a_diverging_run_stops_and_saves_nothing(program: Path, tmp_path: Path) 
     message = assert_one_line_error(proc, "training diverged", "train.learning_rate", "nan")
     assert "iteration 1 was not saved" in message
     assert not (folder / "checkpoint.pt").exists()
-    assert sorted(p.name for p in (folder / "models").iterdir()) == ["best.pt", "iter-0000.pt"]
+    models = sorted(p.name for p in (folder / "models").iterdir())
+    assert models == ["best.safetensors", "iter-0000.safetensors"]
     for model in (folder / "models").iterdir():
-        for name, t in load_exported(model).state_dict().items():
+        for name, t in load_network(model).state_dict().items():
             assert bool(torch.isfinite(t).all()), (model, name)
     assert not (folder / "metrics.jsonl").exists()
     # The same command again: the self-play is kept, the training diverges again.
@@ -337,7 +347,9 @@ def test_save_and_export_refuse_non_finite_weights(program: Path, tmp_path: Path
     with pytest.raises(NonFiniteError, match=r"cannot checkpoint .*stem\.weight, stem_bn"):
         run.save()
     assert run.checkpoint.read_bytes() == good
-    with pytest.raises(NonFiniteError, match=r"cannot export .*iter-0001\.pt.*stem\.weight"):
+    with pytest.raises(
+        NonFiniteError, match=r"cannot export .*iter-0001\.safetensors.*stem\.weight"
+    ):
         run.export(1)
     assert not run.model_path(1).exists()
     # NaN in the optimizer's state is refused too.
@@ -380,11 +392,11 @@ def test_export_of_a_malicious_checkpoint_runs_no_code(tmp_path: Path) -> None:
     evil = tmp_path / "checkpoint.pt"
     torch.save(fake_checkpoint(model=Payload(marker)), evil)
     with pytest.raises(ValueError, match=r"checkpoint\.pt is refused: it holds a posix\.system"):
-        export_checkpoint(evil, tmp_path / "out.pt")
+        export_checkpoint(evil, tmp_path / "out.safetensors")
     assert not marker.exists()
-    proc = cli("export", evil, tmp_path / "out.pt")
+    proc = cli("export", evil, tmp_path / "out.safetensors")
     assert_one_line_error(proc, str(evil), "refused")
-    assert not marker.exists() and not (tmp_path / "out.pt").exists()
+    assert not marker.exists() and not (tmp_path / "out.safetensors").exists()
     # The payload works: an unrestricted load would have run it.
     torch.load(evil, weights_only=False)
     assert marker.exists()
@@ -407,15 +419,15 @@ def test_a_checkpoint_of_numpy_objects_is_refused(tmp_path: Path) -> None:
     old = tmp_path / "old.pt"
     torch.save(fake_checkpoint(rng={"numpy": np.random.get_state()}), old)
     with pytest.raises(ValueError, match=r"old\.pt is refused: it holds a numpy.*older zertz"):
-        export_checkpoint(old, tmp_path / "out.pt")
+        export_checkpoint(old, tmp_path / "out.safetensors")
 
 
 def test_export_cli_refuses_random_bytes(tmp_path: Path) -> None:
     junk = tmp_path / "junk.pt"
     junk.write_bytes(bytes(range(256)) * 8)
-    proc = cli("export", junk, tmp_path / "out.pt")
+    proc = cli("export", junk, tmp_path / "out.safetensors")
     assert_one_line_error(proc, str(junk), "not a zertz training checkpoint")
-    assert not (tmp_path / "out.pt").exists()
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 @pytest.mark.parametrize(
@@ -426,36 +438,43 @@ def test_export_refuses_other_files(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "file.pt"
     path.write_bytes(content)
     with pytest.raises(ValueError, match=r"file\.pt is not a zertz training checkpoint"):
-        export_checkpoint(path, tmp_path / "out.pt")
-    assert not (tmp_path / "out.pt").exists()
+        export_checkpoint(path, tmp_path / "out.safetensors")
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 def test_export_of_a_good_fake_checkpoint(tmp_path: Path) -> None:
     path = tmp_path / "checkpoint.pt"
     torch.save(fake_checkpoint(), path)
-    out = export_checkpoint(path, tmp_path / "out.pt")
+    out = export_checkpoint(path, tmp_path / "out.safetensors")
     assert read_metadata(out)["step"] == 4
 
 
 def test_export_as_an_aoti_package_plays_in_the_engine(tmp_path: Path) -> None:
     """``python -m zertz export CHECKPOINT OUT.pt2`` compiles an AOTInductor package that the
-    engine plays with (in-process here) and whose metadata says what it is."""
+    engine plays with when told to trust it (in-process here) and whose metadata says what it
+    is; untrusted, it is refused as the program it is."""
     path = tmp_path / "checkpoint.pt"
     torch.save(fake_checkpoint(), path)
     out = tmp_path / "m.pt2"
     proc = cli("export", path, out)
     assert proc.returncode == 0, proc.stderr
-    meta = read_metadata(out)
+    meta = read_metadata(out, trust_code=True)
     assert (meta["step"], meta["boards"], meta["backend"]) == (4, [37], "aoti")
     assert (meta["device"], meta["precision"]) == ("cpu", "fp32")
-    result = zertz.match(f"nn:{out}:16", "random", games=2, device="cpu", seed=3)
+    result = zertz.match(f"nn:{out}:16", "random", games=2, device="cpu", seed=3, trust_code=True)
     assert result["games"] == 2
-    # Python's own loader is for TorchScript files: a package is refused by name.
-    with pytest.raises(ValueError, match="AOTInductor package"):
-        load_exported(out)
+    # Untrusted, a package is refused by what it is, by the engine and by Python's readers.
+    for refused in (
+        lambda: zertz.match(f"nn:{out}:16", "random", games=2, device="cpu"),
+        lambda: read_metadata(out),
+        lambda: load_network(out),
+    ):
+        with pytest.raises(ValueError, match=r"AOTInductor package.*--trust-code") as e:
+            refused()
+        one_line(e.value, str(out))
     # The engine runs a package as compiled: another number format is refused.
     with pytest.raises(ValueError, match="compiled for fp32"):
-        zertz.match(f"nn:{out}:16:bf16", "random", games=2, device="cpu")
+        zertz.match(f"nn:{out}:16:bf16", "random", games=2, device="cpu", trust_code=True)
 
 
 def test_export_aoti_of_several_boards_names_the_one_that_failed(
@@ -520,8 +539,8 @@ def test_export_refuses_a_checkpoint_that_does_not_fit(
     path = tmp_path / "checkpoint.pt"
     torch.save(fake_checkpoint(**changes), path)
     with pytest.raises(ValueError, match=re.escape(words)):
-        export_checkpoint(path, tmp_path / "out.pt")
-    assert not (tmp_path / "out.pt").exists()
+        export_checkpoint(path, tmp_path / "out.safetensors")
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 def test_export_refuses_non_finite_weights_of_a_checkpoint(tmp_path: Path) -> None:
@@ -529,8 +548,8 @@ def test_export_refuses_non_finite_weights_of_a_checkpoint(tmp_path: Path) -> No
     ck["model"]["hop.weight"][0, 0] = math.inf
     torch.save(ck, tmp_path / "checkpoint.pt")
     with pytest.raises(NonFiniteError, match=r"hop\.weight"):
-        export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "out.pt")
-    assert not (tmp_path / "out.pt").exists()
+        export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "out.safetensors")
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 def test_export_refuses_huge_sizes_without_taking_memory(tmp_path: Path) -> None:
@@ -539,8 +558,8 @@ def test_export_refuses_huge_sizes_without_taking_memory(tmp_path: Path) -> None
     ck["model"]["stem.weight"] = torch.zeros(10**9, 0, 3, 3)
     torch.save(ck, tmp_path / "checkpoint.pt")
     with pytest.raises(ValueError, match=r"checkpoint\.pt is not a usable zertz training"):
-        export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "out.pt")
-    assert not (tmp_path / "out.pt").exists()
+        export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "out.safetensors")
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 # ---------------------------------------------------------------- kills and damaged run folders
@@ -820,15 +839,15 @@ def test_the_cli_refuses_a_fifo_or_a_device_in_one_line(
         kind = "a FIFO" if probe == "checkpoint" else "a device"
         args = ["train", "--config", config, "--run", run]
     elif probe == "export":
-        args, culprit, kind = ["export", fifo, tmp_path / "out.pt"], fifo, "a FIFO"
+        args, culprit, kind = ["export", fifo, tmp_path / "out.safetensors"], fifo, "a FIFO"
     else:
         checkpoint = finished / "checkpoint.pt"
-        args = ["export", checkpoint, tmp_path / "out.pt", "--provenance", fifo]
+        args = ["export", checkpoint, tmp_path / "out.safetensors", "--provenance", fifo]
         culprit, kind = fifo, "a FIFO"
     proc = cli(*args)
     assert_one_line_error(proc, f"cannot read {culprit}: not a regular file ({kind})")
     assert "stopped" not in proc.stdout
-    assert not (tmp_path / "out.pt").exists()
+    assert not (tmp_path / "out.safetensors").exists()
     # Nothing was made: a checkpoint to carry on from is read before the new run's folder.
     assert not new.exists()
 
@@ -848,9 +867,9 @@ def test_the_python_readers_never_open_a_fifo(finished: Path, tmp_path: Path) ->
     calls: list[tuple[Any, Path]] = [
         (load_config, fifo),
         (zertz.training.load_checkpoint, fifo),
-        (lambda p: export_checkpoint(p, tmp_path / "out.pt"), fifo),
+        (lambda p: export_checkpoint(p, tmp_path / "out.safetensors"), fifo),
         (read_metadata, fifo),
-        (load_exported, fifo),
+        (load_network, fifo),
         (lambda p: read_bytes(p, "json"), fifo),
         (open_binary, fifo),
         (lambda _: Metrics(run).keep(1, False), metrics),
@@ -860,7 +879,8 @@ def test_the_python_readers_never_open_a_fifo(finished: Path, tmp_path: Path) ->
     for call, path in calls:
         with never_opened(path), pytest.raises(OSError) as e:
             call(path)
-        one_line(e.value, f"cannot read {path}: not a regular file (a FIFO)")
+        # The engine reads networks: "cannot read model PATH: ...".
+        one_line(e.value, "cannot read ", f"{path}: not a regular file (a FIFO)")
 
 
 def test_a_link_to_dev_zero_is_refused_unread(finished: Path, tmp_path: Path) -> None:
@@ -870,16 +890,16 @@ def test_a_link_to_dev_zero_is_refused_unread(finished: Path, tmp_path: Path) ->
     with pytest.raises(OSError) as e:
         Run(parse_config(tiny_text(run__iterations="1")), run).start()
     one_line(e.value, f"cannot read {metrics}: not a regular file (a device)")
-    for name in ("checkpoint.pt", "models/best.pt", "config.toml"):
+    for name in ("checkpoint.pt", "models/best.safetensors", "config.toml"):
         path = replace_with(run / name, "zero")
         reader = {
             "checkpoint.pt": zertz.training.load_checkpoint,
-            "models/best.pt": read_metadata,
+            "models/best.safetensors": read_metadata,
             "config.toml": load_config,
         }[name]
         with pytest.raises(OSError) as e:
             reader(path)
-        one_line(e.value, f"cannot read {path}: not a regular file (a device)")
+        one_line(e.value, "cannot read ", f"{path}: not a regular file (a device)")
 
 
 @pytest.mark.parametrize(
@@ -887,7 +907,7 @@ def test_a_link_to_dev_zero_is_refused_unread(finished: Path, tmp_path: Path) ->
     [
         ("config", "config.toml", "a config file"),
         ("metrics", "metrics.jsonl", "a metrics file"),
-        ("network", "models/best.pt", "an exported network"),
+        ("network", "models/best.safetensors", "a network file"),
         ("checkpoint", "checkpoint.pt", "a training checkpoint"),
         ("json", "summary.json", "a JSON file of a run"),
     ],
@@ -915,7 +935,7 @@ def test_a_file_past_its_bound_is_refused_with_the_bound(
     with pytest.raises(OSError) as e:
         reader(path)
     bound = size_text(LIMITS[kind])
-    one_line(e.value, f"cannot read {path}: ", f"more than the {bound} that {what} may have")
+    one_line(e.value, "cannot read ", f"{path}: ", f"more than the {bound} that {what} may have")
     if kind == "config":  # and the CLI says it in one line
         proc = cli("train", "--config", path, "--run", tmp_path / "new")
         assert_one_line_error(proc, str(path), f"the {bound} that a config file may have")
@@ -931,12 +951,18 @@ def test_the_bounds_fit_the_project_files() -> None:
         assert config.stat().st_size < LIMITS["config"] // 100, config
 
 
-def test_a_network_that_libtorch_cannot_load_is_one_line(tmp_path: Path) -> None:
-    path = tmp_path / "garbage.pt"
-    path.write_bytes(b"PK\x03\x04 not a zip at all" * 10)
-    with pytest.raises(ValueError) as e:
-        load_exported(path)
-    one_line(e.value, f"{path} cannot be loaded")
+def test_a_network_that_is_not_a_network_file_is_one_line(tmp_path: Path) -> None:
+    """Garbage, and what begins as a zip (a TorchScript file or an AOTInductor package: a
+    program), are refused by the readers in one line naming the file; nothing is run."""
+    garbage = tmp_path / "garbage.safetensors"
+    garbage.write_bytes(b"not a network file at all" * 10)
+    zipped = tmp_path / "zipped.safetensors"
+    zipped.write_bytes(b"PK\x03\x04 not a zip at all" * 10)
+    for path, words in [(garbage, "is not an exported zertz model"), (zipped, "convert-network")]:
+        for reader in (load_network, read_metadata):
+            with pytest.raises(ValueError) as e:
+                reader(path)
+            one_line(e.value, str(path), words)
 
 
 def no_room(monkeypatch: pytest.MonkeyPatch, calls: list[str] | None = None) -> None:
@@ -988,7 +1014,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_room(
     net = ZertzNet(TINY, boards=[37])
     no_room(monkeypatch)
     writes: list[tuple[Callable[[Path], object], Path]] = [
-        (lambda p: export(net, p), tmp_path / "models" / "iter-0001.pt"),
+        (lambda p: export(net, p), tmp_path / "models" / "iter-0001.safetensors"),
         (lambda p: atomic_save({"x": torch.zeros(3)}, p), tmp_path / "checkpoint.pt"),
         (lambda p: Metrics(tmp_path).record({"iteration": 1}), tmp_path / "metrics.jsonl"),
     ]
@@ -999,7 +1025,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_room(
         assert "c10" not in str(e.value)
     left = [p.name for p in tmp_path.rglob("*") if ".partial-" in p.name]
     assert left == [], left
-    assert not (tmp_path / "models" / "iter-0001.pt").exists()
+    assert not (tmp_path / "models" / "iter-0001.safetensors").exists()
 
 
 def test_a_write_that_cannot_fit_is_refused_before_it_begins(
@@ -1027,7 +1053,7 @@ def test_a_write_that_cannot_fit_is_refused_before_it_begins(
 def test_the_cli_says_a_full_disk_in_one_line(tmp_path: Path, finished: Path) -> None:
     """``python -m zertz export`` with ENOSPC simulated in the child (a full disk aborted the
     process with libtorch's c10::Error and 27 C++ frames, status 134)."""
-    out = tmp_path / "out.pt"
+    out = tmp_path / "out.safetensors"
     code = textwrap.dedent(
         """
         import errno, sys, zertz.files
@@ -1048,7 +1074,7 @@ def test_the_cli_says_a_full_disk_in_one_line(tmp_path: Path, finished: Path) ->
     )
     assert_one_line_error(proc, f"cannot write {out}: the disk is full (", " needed, ")
     assert "c10" not in proc.stderr and proc.returncode != 134
-    assert not out.exists() and not list(tmp_path.glob(".out.pt.partial-*"))
+    assert not out.exists() and not list(tmp_path.glob(".out.safetensors.partial-*"))
 
 
 #: Whether a tmpfs can be mounted (and is unmounted and its folder removed again).
@@ -1085,7 +1111,7 @@ mount -t tmpfs -o size=400k tmpfs "$disk" || exit 99
 echo $? >"$out/1.rc"
 find "$disk/run" -name '*.partial-*' >"$out/1.partials"
 mount -o remount,size=16m "$disk"
-touch "$disk/run/models/.iter-0001.pt.partial-4294967295"
+touch "$disk/run/models/.iter-0001.safetensors.partial-4294967295"
 touch "$disk/run/.checkpoint.pt.partial-4294967294"
 "$PYTHON" -m zertz train --config "$config" --run "$disk/run" >"$out/2.out" 2>"$out/2.err"
 echo $? >"$out/2.rc"
@@ -1142,12 +1168,15 @@ def test_partial_outputs_of_dead_writers_go_when_the_run_opens(
     live = subprocess.Popen(["sleep", "600"])
     try:
         dead = [
-            run / "models" / f".iter-0001.pt.partial-{DEAD_PIDS[0]}",
+            run / "models" / f".iter-0001.safetensors.partial-{DEAD_PIDS[0]}",
             run / f".checkpoint.pt.partial-{DEAD_PIDS[1]}",
             run / "matches" / f".iter-0001-random.jsonl.partial-{DEAD_PIDS[2]}",
         ]
-        folder = run / "models" / f".iter-0002.pt.partial-{DEAD_PIDS[3]}"
-        kept = [run / "models" / f".best.pt.partial-{live.pid}", run / "models" / ".x.partial-y"]
+        folder = run / "models" / f".iter-0002.safetensors.partial-{DEAD_PIDS[3]}"
+        kept = [
+            run / "models" / f".best.safetensors.partial-{live.pid}",
+            run / "models" / ".x.partial-y",
+        ]
         for path in [*dead, *kept]:
             path.write_bytes(b"half")
         folder.mkdir()

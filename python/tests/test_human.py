@@ -17,6 +17,7 @@ import torch
 from test_training import tiny_text
 
 import zertz
+import zertz.__main__
 from zertz import DATASET_VERSION
 from zertz._zertz import DATASET_FORMAT
 from zertz.human import (
@@ -162,7 +163,9 @@ def test_human_move_benchmark_with_an_oracle_and_a_uniform_guess(dataset: Path) 
     assert flat["top1"] < 0.2 and flat["top5"] < perfect[37]["top5"] and flat["value"] == 0.0
 
 
-def test_a_run_pretrains_on_records_and_logs_the_benchmark(dataset: Path, tmp_path: Path) -> None:
+def test_a_run_pretrains_on_records_and_logs_the_benchmark(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = tiny_text(run__iterations="1") + (
         f'\n[pretrain]\ndataset = "{dataset}"\nsteps = 30\nboards = [37, 61]\nbatch_size = 32\n'
         "benchmark_games = 3\n"
@@ -175,8 +178,13 @@ def test_a_run_pretrains_on_records_and_logs_the_benchmark(dataset: Path, tmp_pa
     assert pre["pretrain"] and pre["pretrain_steps"] == 30
     assert set(pre["human"]) == {"37", "61"}
     assert stats[1]["human"] and set(stats[1]["human"]) == {"37", "61"}
-    meta = zertz.exported.read_metadata(run / "models" / "iter-0000.pt")
+    pretrained = run / "models" / "iter-0000.safetensors"
+    meta = zertz.exported.read_metadata(pretrained)
     assert meta["boards"] == [37, 61]
+    # The command reads the network file back (zertz.load_network) and scores it as the run did.
+    command = ["human-moves", "--model", str(pretrained), "--dataset", str(dataset)]
+    assert zertz.__main__.main([*command, "--boards", "37,61", "--max-games", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == pre["human"]
     assert "human moves" in final_table(run) and "61 rings: top-1" in final_table(run)
     # Resuming does not pretrain again.
     assert train(cfg, run, log=lambda _: None) == []

@@ -68,7 +68,7 @@ def test_notebook_trains_plots_and_plays(tmp_path: Path, monkeypatch: pytest.Mon
     client.execute()  # raises CellExecutionError on the first failing cell
 
     assert (run / "metrics.jsonl").is_file()
-    assert (run / "models" / "best.pt").is_file()
+    assert (run / "models" / "best.safetensors").is_file()
     kernel_python = nb.cells[-1].outputs[0]["text"].strip()
     assert os.path.abspath(kernel_python) == os.path.abspath(sys.executable), "the venv kernel"
     out = texts(nb)

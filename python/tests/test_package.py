@@ -28,6 +28,7 @@ def test_public_names() -> None:
     python_side = {
         "load_shards": "zertz.data",
         "export": "zertz.exported",
+        "load_network": "zertz.exported",
         "train": "zertz.training.loop",
         "plot": "zertz.plots",
         "player": "zertz.agents",

@@ -23,7 +23,7 @@ import torch
 from test_hostile_training import Payload, fake_checkpoint
 from test_training import tiny_text
 
-from zertz.exported import load_exported, read_metadata
+from zertz.exported import export, load_network, read_metadata
 from zertz.training import parse_config, train
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,18 +114,17 @@ def test_a_copy_compares_the_same(
     assert (status, out[-1]) == (0, "no difference")
 
 
-@pytest.mark.filterwarnings("ignore:`torch.jit.save` is deprecated")
 def test_what_differs_is_still_found(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A weight, a game record's line, a path that is not the run's, an optimizer moment of the
     checkpoint: each is a difference."""
     other = copy(run, tmp_path / "copy")
-    model = other / "models" / "iter-0001.pt"
-    module = load_exported(model)
+    model = other / "models" / "iter-0001.safetensors"
+    net = load_network(model)
     with torch.no_grad():
-        next(iter(module.parameters())).view(-1)[0] += 1e-6
-    torch.jit.save(module, str(model))
+        net.stem.weight.view(-1)[0] += 1e-6
+    export(net, model, step=read_metadata(model)["step"])
     games = other / "shards" / "iter-0000" / "c0" / "games-00.jsonl"
     first, *rest = games.read_text().splitlines()
     record = json.loads(first)
@@ -143,7 +142,7 @@ def test_what_differs_is_still_found(
     assert sorted(line for line in out if line.startswith("DIFFERS")) == [
         "DIFFERS checkpoint.pt",
         "DIFFERS matches/iter-0001-random.jsonl",
-        "DIFFERS models/iter-0001.pt",
+        "DIFFERS models/iter-0001.safetensors",
         "DIFFERS shards/iter-0000/c0/games-00.jsonl",
     ]
     assert out[-1].startswith("4 of ")
@@ -163,10 +162,10 @@ def test_a_pickle_checkpoint_runs_nothing(
     assert "ERROR   checkpoint.pt" in out and "same    metrics.jsonl" in out
     assert not marker.exists()
     # And the same file shipped.
-    status, said = ship(capsys, other, "--commit", COMMIT, "--out", tmp_path / "out.pt")
+    status, said = ship(capsys, other, "--commit", COMMIT, "--out", tmp_path / "out.safetensors")
     assert status == 2
     one_error(said, f"{other}/checkpoint.pt", "refused")
-    assert not marker.exists() and not (tmp_path / "out.pt").exists()
+    assert not marker.exists() and not (tmp_path / "out.safetensors").exists()
 
 
 @pytest.mark.parametrize(
@@ -184,7 +183,9 @@ def test_a_pickle_checkpoint_runs_nothing(
         pytest.param(
             "shards/iter-0000/c1/summary.json", b"[" * 100_000, ["not JSON"], id="deep-json"
         ),
-        pytest.param("models/iter-0001.pt", b"garbage", ["not an exported network"], id="model"),
+        pytest.param(
+            "models/iter-0001.safetensors", b"garbage", ["not an exported network"], id="model"
+        ),
         pytest.param(
             "shards/iter-0000/c0/shard-00-00000.npz", b"PK\x03\x04garbage", [".npz"], id="npz"
         ),
@@ -273,9 +274,11 @@ def test_compare_refuses_what_is_not_two_folders(
 def test_ship_network(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     figures = tmp_path / "figures.json"
     figures.write_text('{"alphabeta": {"score": 0.6}}')
-    out = tmp_path / "builtin.pt"
+    out = tmp_path / "builtin.safetensors"
     assert ship(capsys, run, "--commit", COMMIT, "--out", out, "--figures", figures) == (0, "")
-    provenance: dict[str, Any] = read_metadata(out)["provenance"]
+    meta = read_metadata(out)
+    assert meta["sha256"] == read_metadata(run / "models" / "iter-0001.safetensors")["sha256"]
+    provenance: dict[str, Any] = meta["provenance"]
     assert provenance["commit"] == COMMIT and provenance["iterations"] == 1
     assert provenance["figures"]["alphabeta"] == {"score": 0.6}
     assert set(provenance["figures"]["final_evaluation"]) == {"random"}
@@ -379,9 +382,17 @@ def case(
         case(
             "average",
             ["{run}"],
-            "iter-0001-average.pt is not an exported zertz model",
-            write("models/iter-0001-average.pt", b"garbage"),
+            "iter-0001-average.safetensors is not an exported zertz model",
+            write("models/iter-0001-average.safetensors", b"garbage"),
         ),
+        case(
+            "torchscript-average",
+            ["{run}"],
+            "iter-0001-average.pt is a network of an older zertz (TorchScript): convert it first "
+            "(python -m zertz convert-network",
+            write("models/iter-0001-average.pt", b"PK\x03\x04"),
+        ),
+        case("out-pt", ["{run}", "--out", "{tmp}/out.pt"], "a network file is named .safetensors"),
     ],
 )
 def test_ship_network_refuses_with_one_line(
@@ -402,19 +413,19 @@ def test_ship_network_refuses_with_one_line(
     if "--commit" not in args:
         args = [*args, "--commit", COMMIT]
     if "--out" not in args:
-        args = [*args, "--out", "{tmp}/out.pt"]
+        args = [*args, "--out", "{tmp}/out.safetensors"]
     filled = [a.format(run=other, tmp=tmp_path) for a in args]
     status, err = ship(capsys, *filled)
     assert status == 2
     one_error(err, words)
-    assert not (tmp_path / "out.pt").exists()
+    assert not list(tmp_path.glob("out.*"))
 
 
 @pytest.mark.parametrize("fifo", ["figures", "metrics"])
 def test_ship_network_opens_no_fifo(run: Path, tmp_path: Path, fifo: str) -> None:
     """A FIFO would block its opening forever: it is refused without being opened."""
     other = copy(run, tmp_path / "run")
-    args = [other, "--commit", COMMIT, "--out", tmp_path / "out.pt"]
+    args = [other, "--commit", COMMIT, "--out", tmp_path / "out.safetensors"]
     if fifo == "figures":
         os.mkfifo(tmp_path / "figures.json")
         args += ["--figures", tmp_path / "figures.json"]
@@ -530,10 +541,10 @@ def test_ship_network_refuses_metrics_past_their_bound(
 ) -> None:
     other = copy(run, tmp_path / "run")
     bound = grow_past_bound(other / "metrics.jsonl", "metrics")
-    status, err = ship(capsys, other, "--commit", COMMIT, "--out", tmp_path / "out.pt")
+    status, err = ship(capsys, other, "--commit", COMMIT, "--out", tmp_path / "out.safetensors")
     assert status == 2
     one_error(err, f"{other / 'metrics.jsonl'}: ", f"the {bound} that a metrics file may have")
-    assert not (tmp_path / "out.pt").exists()
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 def test_ship_network_says_a_full_disk_in_one_line(
@@ -543,12 +554,12 @@ def test_ship_network_says_a_full_disk_in_one_line(
     from test_hostile_training import no_room
 
     other = copy(run, tmp_path / "run")
-    out = tmp_path / "out.pt"
+    out = tmp_path / "out.safetensors"
     no_room(monkeypatch)
     status, err = ship(capsys, other, "--commit", COMMIT, "--out", out)
     assert status == 2
     one_error(err, f"cannot write {out}: the disk is full (", " needed, ")
-    assert not out.exists() and not list(tmp_path.glob(".out.pt.partial-*"))
+    assert not out.exists() and not list(tmp_path.glob(".out.safetensors.partial-*"))
 
 
 def test_compare_names_metrics_past_their_bound(

@@ -19,6 +19,7 @@ import random
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ import torch
 import zertz
 import zertz.__main__
 from zertz._zertz import Range, partial_owner
-from zertz.exported import average_networks, export, load_exported, read_metadata
+from zertz.exported import average_networks, export, load_network, read_metadata
 from zertz.nn import AUX_PREFIX, MAX_PARAMETERS, NetConfig, ZertzNet, parameter_count
 from zertz.training import (
     Run,
@@ -102,6 +103,14 @@ def stamps(folder: Path) -> dict[str, tuple[int, int, bytes]]:
 
 def metrics(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    """The weights a network file holds (not the training-only head, which
+    :func:`load_network` makes afresh)."""
+    return {
+        k: v for k, v in load_network(path).state_dict().items() if not k.startswith(AUX_PREFIX)
+    }
 
 
 def checkpoint(run: Path) -> dict[str, Any]:
@@ -465,10 +474,10 @@ def test_run_folder(run_a: Path, cfg: TrainConfig) -> None:
         "config.toml",
         "checkpoint.pt",
         "metrics.jsonl",
-        "models/iter-0000.pt",
-        "models/iter-0001.pt",
-        "models/iter-0002.pt",
-        "models/best.pt",
+        "models/iter-0000.safetensors",
+        "models/iter-0001.safetensors",
+        "models/iter-0002.safetensors",
+        "models/best.safetensors",
     ]:
         assert name in found
     assert (run_a / "config.toml").read_text() == cfg.source
@@ -505,14 +514,12 @@ def test_metrics_and_checkpoint(run_a: Path, cfg: TrainConfig) -> None:
     assert ck["state"]["best"] == 2  # no gating: always the latest
     assert set(ck["state"]["ladder"]) == {0, 1, 2}
     assert ck["board"] == 37 and ck["marbles"] == ["standard"]
-    # The exported networks carry their training step; best.pt is the last one.
-    assert [read_metadata(run_a / "models" / f"iter-{i:04d}.pt")["step"] for i in range(3)] == [
-        0,
-        cfg.train.steps,
-        2 * cfg.train.steps,
-    ]
-    assert (run_a / "models" / "best.pt").read_bytes() == (
-        run_a / "models" / "iter-0002.pt"
+    # The network files carry their training step; best.safetensors is the last one.
+    models = run_a / "models"
+    steps = [read_metadata(models / f"iter-{i:04d}.safetensors")["step"] for i in range(3)]
+    assert steps == [0, cfg.train.steps, 2 * cfg.train.steps]
+    assert (models / "best.safetensors").read_bytes() == (
+        models / "iter-0002.safetensors"
     ).read_bytes()
 
 
@@ -522,7 +529,11 @@ def test_one_iteration(run_b: Resumed, cfg: TrainConfig) -> None:
     for name in ["config.toml", "checkpoint.pt", "metrics.jsonl"]:
         assert name in found
     models = {name for name in found if name.startswith("models/")}
-    assert models == {"models/iter-0000.pt", "models/iter-0001.pt", "models/best.pt"}
+    assert models == {
+        "models/iter-0000.safetensors",
+        "models/iter-0001.safetensors",
+        "models/best.safetensors",
+    }
     for c in ("c0", "c1"):
         assert any(re.fullmatch(rf"shards/iter-0000/{c}/shard-.*\.npz", n) for n in found)
     assert not any(n.startswith("shards/iter-0001") for n in found)
@@ -639,8 +650,8 @@ def test_a_run_stops_within_its_minutes_and_another_folder_carries_it_on(
     assert not (second / "shards" / "iter-0000").exists()
     assert (second / "shards" / "iter-0001").is_dir()
     # It began with the first run's network.
-    carried = load_exported(second / "models" / "iter-0001.pt").state_dict()
-    for key, value in load_exported(first / "models" / "iter-0001.pt").state_dict().items():
+    carried = weights(second / "models" / "iter-0001.safetensors")
+    for key, value in weights(first / "models" / "iter-0001.safetensors").items():
         torch.testing.assert_close(carried[key], value, rtol=0, atol=0, msg=key)
     # Carrying on into it again is refused; the same command without --from resumes it (its
     # state, carried past the shards it lacks, is its own) to the end.
@@ -663,20 +674,24 @@ def test_a_fixed_seed_trains_the_same_network(
     run_a: Path, cfg: TrainConfig, tmp_path: Path
 ) -> None:
     """The same seed again, with the process's global generators left elsewhere (as in another
-    process): the same shards, the same weights in every exported model, and the same checkpoint
-    byte for byte (the optimizer's state and the random states it saves with them)."""
+    process): the same shards, the same weights in every network file (the same checksum), and
+    the same checkpoint byte for byte (the optimizer's state and the random states it saves with
+    them)."""
     random.seed(27)
     np.random.seed(27)
     torch.manual_seed(27)
     again = tmp_path / "again"
     assert [s["iteration"] for s in train(cfg, again, log=lambda _: None)] == [1, 2]
     assert (again / "checkpoint.pt").read_bytes() == (run_a / "checkpoint.pt").read_bytes()
-    for model in sorted((run_a / "models").glob("*.pt")):
-        want = load_exported(model).state_dict()
-        got = load_exported(again / "models" / model.name).state_dict()
+    models = sorted((run_a / "models").glob("*.safetensors"))
+    assert len(models) == 4
+    for model in models:
+        want, got = weights(model), weights(again / "models" / model.name)
         assert got.keys() == want.keys()
         for key, value in want.items():
             torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=f"{model} {key}")
+        checksum = read_metadata(model)["sha256"]
+        assert read_metadata(again / "models" / model.name)["sha256"] == checksum
     shards = sorted(p for p in (run_a / "shards").rglob("*") if p.is_file())
     assert {str(p.relative_to(run_a)) for p in shards} == {
         name for name in files(again) if name.startswith("shards/")
@@ -692,34 +707,35 @@ def test_a_fixed_seed_trains_the_same_network(
 
 def test_the_final_network_may_be_the_mean_of_the_last_ones(run_a: Path, tmp_path: Path) -> None:
     """train.average = 2: the last iteration exports the mean of its network and the one
-    before, the final evaluation plays it, and it becomes best.pt; the networks self-play used
-    are the same as without averaging (run_a's, weight for weight)."""
+    before, the final evaluation plays it, and it becomes best.safetensors; the networks
+    self-play used are the same as without averaging (run_a's, weight for weight)."""
     cfg = parse_config(tiny_text(train__average="2"))
     log: list[str] = []
     train(cfg, tmp_path, log=log.append)
     models = tmp_path / "models"
-    average = models / "iter-0002-average.pt"
-    assert any("iter-0002-average.pt, the mean of the last 2 networks" in line for line in log)
-    assert (models / "best.pt").read_bytes() == average.read_bytes()
+    average = models / "iter-0002-average.safetensors"
+    assert any("iter-0002-average.safetensors, the mean of the last 2" in line for line in log)
+    assert (models / "best.safetensors").read_bytes() == average.read_bytes()
     final = metrics(tmp_path)[-1]["evaluation"]
     assert {r["out"] for r in final.values()} <= {
         str(p) for p in (tmp_path / "matches").glob("iter-0002-*.jsonl")
     }
     first, last, mean = (
-        load_exported(models / name).state_dict()
-        for name in ("iter-0001.pt", "iter-0002.pt", average.name)
+        weights(models / name)
+        for name in ("iter-0001.safetensors", "iter-0002.safetensors", average.name)
     )
     for key, value in mean.items():
         if value.is_floating_point():
             torch.testing.assert_close(value, (first[key] + last[key]) / 2, msg=key)
-    for name in ("iter-0001.pt", "iter-0002.pt"):
-        want = load_exported(run_a / "models" / name).state_dict()
-        got = load_exported(models / name).state_dict()
+    for name in ("iter-0001.safetensors", "iter-0002.safetensors"):
+        want = weights(run_a / "models" / name)
+        got = weights(models / name)
         for key, value in want.items():
             torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=f"{name} {key}")
     with pytest.raises(ValueError, match="only networks of one size"):
-        other = export(ZertzNet(NetConfig.preset("small"), boards=[37]), tmp_path / "small.pt")
-        average_networks([models / "iter-0001.pt", other])
+        small = ZertzNet(NetConfig.preset("small"), boards=[37])
+        other = export(small, tmp_path / "small.safetensors")
+        average_networks([models / "iter-0001.safetensors", other])
 
 
 def test_a_run_begun_before_the_auxiliary_head_goes_on(
@@ -763,11 +779,63 @@ def test_a_run_begun_before_the_auxiliary_head_goes_on(
     # Only the samples of format 1 have no target: with those alone the head has no loss.
     only_old = run.fit(shards[:1])
     assert only_old["captures_loss"] == 0.0
-    assert export_checkpoint(folder / "checkpoint.pt", tmp_path / "old.pt").exists()
+    assert export_checkpoint(folder / "checkpoint.pt", tmp_path / "old.safetensors").exists()
     with pytest.raises(RuntimeError, match="missing"):
         ZertzNet(cfg.network, boards=[37]).load_weights(
             {k: v for k, v in fresh.items() if k != "stem.weight"}
         )
+
+
+def as_torchscript(network: Path) -> Path:
+    """The network file ``network`` rewritten as an older zertz exported it: TorchScript, under
+    the ``.pt`` name beside it (the network file removed); the TorchScript file."""
+    net = load_network(network)
+    meta = read_metadata(network)
+    for key in ("sha256", "architecture"):
+        del meta[key]
+    meta["format_version"] = 1
+    net.metadata_json = json.dumps(meta)
+    old = network.with_suffix(".pt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(torch.jit.script(net), str(old))
+    network.unlink()
+    return old
+
+
+def test_a_run_of_an_older_zertz_converts_its_torchscript_networks(
+    run_a: Path, tmp_path: Path
+) -> None:
+    """A run folder whose networks an older zertz exported as TorchScript (``models/*.pt``)
+    resumes: its networks are converted into network files of the same weights (the old files
+    stay), and the next iteration plays and is evaluated with them. A file there that does not
+    convert stops the run in one line naming it."""
+    folder = Path(shutil.copytree(run_a, tmp_path / "old"))
+    names = sorted(p.name for p in (folder / "models").iterdir())
+    assert names == [f"{n}.safetensors" for n in ("best", "iter-0000", "iter-0001", "iter-0002")]
+    olds = [as_torchscript(folder / "models" / name) for name in names]
+    layout = RunLayout(folder)
+    assert layout.legacy_networks() == olds
+    log: list[str] = []
+    stats = train(parse_config(tiny_text(run__iterations="3")), folder, log=log.append)
+    assert [s["iteration"] for s in stats] == [3]
+    assert any("converted 4 network(s) of an older zertz" in line for line in log), log
+    assert layout.legacy_networks() == []
+    assert all(old.exists() for old in olds)
+    # The iterations' networks are those the run trained; the best is now iteration 3's.
+    for name in names[1:]:
+        want, got = weights(run_a / "models" / name), weights(folder / "models" / name)
+        for key, value in want.items():
+            torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=f"{name} {key}")
+    assert layout.best.read_bytes() == layout.model(3).read_bytes()
+    assert metrics(folder)[-1]["evaluation"]["best"]["a"].startswith(f"nn:{layout.model(3)}")
+    # A garbage network among them: refused in one line that names it; nothing is trained.
+    broken = Path(shutil.copytree(run_a, tmp_path / "broken"))
+    (broken / "models" / "best.safetensors").unlink()
+    (broken / "models" / "best.pt").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match=r"best\.pt .*put back the run's own file") as e:
+        Run(parse_config(tiny_text(run__iterations="3")), broken).start()
+    assert "\n" not in str(e.value)
 
 
 def test_a_run_that_goes_on_with_other_torch_threads_says_so(
@@ -804,7 +872,7 @@ def test_another_config_is_refused(run_a: Path, cfg: TrainConfig) -> None:
 
 
 def test_export_checkpoint(run_a: Path, tmp_path: Path, cfg: TrainConfig) -> None:
-    out = export_checkpoint(run_a / "checkpoint.pt", tmp_path / "exported.pt")
+    out = export_checkpoint(run_a / "checkpoint.pt", tmp_path / "exported.safetensors")
     meta = read_metadata(out)
     assert meta["step"] == checkpoint(run_a)["state"]["step"] == 2 * cfg.train.steps
     assert meta["boards"] == [37] and meta["marbles"] == ["standard"]
@@ -813,8 +881,10 @@ def test_export_checkpoint(run_a: Path, tmp_path: Path, cfg: TrainConfig) -> Non
     game = zertz.Game()
     game.play(int(game.legal_action_indices()[5]))
     planes, globals_ = (torch.from_numpy(x)[None] for x in game.encode())
-    want = load_exported(run_a / "models" / "iter-0002.pt")(planes, globals_)
-    got = load_exported(out)(planes, globals_)
+    assert meta["sha256"] == read_metadata(run_a / "models" / "iter-0002.safetensors")["sha256"]
+    with torch.no_grad():
+        want = load_network(run_a / "models" / "iter-0002.safetensors")(planes, globals_)
+        got = load_network(out)(planes, globals_)
     for w, g in zip(want, got, strict=True):
         torch.testing.assert_close(g, w, rtol=0, atol=1e-6)
 
@@ -829,11 +899,11 @@ def test_the_networks_of_a_blitz_run_play_blitz(tmp_path: Path) -> None:
     assert run.net.marbles == ["blitz"]
     run.start()
     run.save()
-    for name in ("iter-0000.pt", "best.pt"):
+    for name in ("iter-0000.safetensors", "best.safetensors"):
         assert read_metadata(tmp_path / "models" / name)["marbles"] == ["blitz"]
     ck = checkpoint(tmp_path)
     assert ck["marbles"] == ["blitz"]
-    out = export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "exported.pt")
+    out = export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "exported.safetensors")
     assert read_metadata(out)["marbles"] == ["blitz"]
     del ck["marbles"]
     torch.save(ck, tmp_path / "checkpoint.pt")
@@ -844,12 +914,12 @@ def test_the_networks_of_a_blitz_run_play_blitz(tmp_path: Path) -> None:
     assert again.net.marbles == ["blitz"]
     del again
     gc.collect()
-    out = export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "exported.pt")
+    out = export_checkpoint(tmp_path / "checkpoint.pt", tmp_path / "exported.safetensors")
     assert read_metadata(out)["marbles"] == ["blitz"]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     shutil.copy(tmp_path / "checkpoint.pt", elsewhere / "checkpoint.pt")
-    out = export_checkpoint(elsewhere / "checkpoint.pt", tmp_path / "exported.pt")
+    out = export_checkpoint(elsewhere / "checkpoint.pt", tmp_path / "exported.safetensors")
     assert read_metadata(out)["marbles"] == ["standard"]
     ck["marbles"] = ["standard"]
     torch.save(ck, tmp_path / "checkpoint.pt")
@@ -860,8 +930,73 @@ def test_the_networks_of_a_blitz_run_play_blitz(tmp_path: Path) -> None:
 def test_export_checkpoint_refuses_other_files(tmp_path: Path) -> None:
     torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
     with pytest.raises(ValueError, match="not a zertz training checkpoint"):
-        export_checkpoint(tmp_path / "other.pt", tmp_path / "out.pt")
-    assert not (tmp_path / "out.pt").exists()
+        export_checkpoint(tmp_path / "other.pt", tmp_path / "out.safetensors")
+    assert not (tmp_path / "out.safetensors").exists()
+
+
+def test_export_writes_network_files_and_refuses_pt_names(
+    run_a: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m zertz export`` and ``random-model`` write network files under any name but
+    ``.pt`` (a pickle's or TorchScript's name), which is refused in one line, nothing written;
+    ``--provenance`` goes into a network file's metadata, and is refused for a package."""
+    main = zertz.__main__.main
+    checkpoint_file = str(run_a / "checkpoint.pt")
+    out = tmp_path / "m.safetensors"
+    provenance = tmp_path / "provenance.json"
+    provenance.write_text('{"commit": "abc", "figures": {"elo": 12.5}}')
+    assert main(["export", checkpoint_file, str(out), "--provenance", str(provenance)]) == 0
+    assert capsys.readouterr().out.splitlines() == [str(out)]
+    assert read_metadata(out)["provenance"] == {"commit": "abc", "figures": {"elo": 12.5}}
+    package = tmp_path / "m.pt2"
+    assert main(["export", checkpoint_file, str(package), "--provenance", str(provenance)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: provenance is written into network files only, not .pt2 packages"
+    ]
+    assert not package.exists()
+    assert (
+        read_metadata(out)["sha256"]
+        == read_metadata(run_a / "models" / "iter-0002.safetensors")["sha256"]
+    )
+    for command in (["export", checkpoint_file], ["random-model"]):
+        assert main([*command, str(tmp_path / "m.pt")]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line == (
+            f"error: {tmp_path}/m.pt: a network file is named .safetensors, not .pt (the name of "
+            f"pickles and TorchScript programs): write {tmp_path}/m.safetensors, or "
+            f"{tmp_path}/m.pt2 for an AOTInductor package"
+        )
+    assert not (tmp_path / "m.pt").exists()
+    assert not list(tmp_path.glob(".m.pt.partial-*"))
+
+
+def test_convert_network_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m zertz convert-network`` turns the built-in network as an older zertz shipped it
+    (TorchScript) into a network file of the same weights as the built-in one, which the engine
+    plays; it names the new file and its checksum in one line. What is not such a network, and a
+    ``.pt`` name to write, are refused in one line."""
+    main = zertz.__main__.main
+    old = REPO / "model" / "tests" / "data" / "builtin-v1.pt"
+    new = tmp_path / "builtin.safetensors"
+    assert main(["convert-network", str(old), str(new)]) == 0
+    meta = read_metadata(new)
+    assert capsys.readouterr().out.splitlines() == [f"{new} (sha256 {meta['sha256']})"]
+    assert meta["architecture"] == "ZertzNet" and meta["boards"] == [37]
+    want, got = weights(Path("builtin")), weights(new)
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=key)
+    r = zertz.match(f"nn:{new}:8", "random", games=2, seed=1)
+    assert r["wins"] + r["draws"] + r["losses"] == 2
+    for src, dst, words in [
+        (new, tmp_path / "again.safetensors", "is not a network exported as TorchScript"),
+        (old, tmp_path / "again.pt", "a network file is named .safetensors, not .pt"),
+        (tmp_path / "missing.pt", tmp_path / "again.safetensors", "missing.pt"),
+    ]:
+        assert main(["convert-network", str(src), str(dst)]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith("error: ") and words in line, line
+        assert not dst.exists()
 
 
 def test_plot_and_final_table(
@@ -892,7 +1027,9 @@ def test_final_table_before_any_evaluation(tmp_path: Path) -> None:
 
 
 def test_the_layout_keeps_the_names_of_every_run_folder(tmp_path: Path) -> None:
-    """Existing runs resume only if the paths of a run folder keep their names."""
+    """Existing runs resume only if the paths of a run folder keep their names (but the
+    networks', which runs of an older zertz hold as TorchScript, ``.pt``, and convert when they
+    resume)."""
     layout = RunLayout(tmp_path)
     paths = {
         layout.config: "config.toml",
@@ -901,9 +1038,9 @@ def test_the_layout_keeps_the_names_of_every_run_folder(tmp_path: Path) -> None:
         layout.metrics: "metrics.jsonl",
         layout.tensorboard: "tb",
         layout.curves: "curves.png",
-        layout.model(3): "models/iter-0003.pt",
-        layout.average(3): "models/iter-0003-average.pt",
-        layout.best: "models/best.pt",
+        layout.model(3): "models/iter-0003.safetensors",
+        layout.average(3): "models/iter-0003-average.safetensors",
+        layout.best: "models/best.safetensors",
         layout.chunks(3): "shards/iter-0003",
         layout.chunk(3, local_chunk_name(1)): "shards/iter-0003/c1",
         layout.chunk(3, chunk_name(2, 17)): "shards/iter-0003/c-a002-000017",
@@ -932,6 +1069,8 @@ def test_the_layout_finds_a_run_from_its_files(tmp_path: Path) -> None:
     networks = [layout.model(1), layout.average(2), layout.best]
     others = [layout.checkpoint, layout.config, layout.chunk(0, "c0") / "shard-00-00000.npz"]
     assert [layout.is_network(p) for p in networks + others] == [True] * 3 + [False] * 3
+    # The TorchScript networks of an older zertz are not the run's networks (they convert).
+    assert not layout.is_network(layout.models / "best.pt")
     assert layout.chunk_records() == {}
     names = [chunk_name(2, 1), chunk_name(1, 3), chunk_name(1, 4)]
     for iteration, name in enumerate(names):

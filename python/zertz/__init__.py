@@ -65,7 +65,7 @@ from zertz.optional import needs_engine as needs_engine
 
 if TYPE_CHECKING:
     from zertz.agents import evaluate, player
-    from zertz.exported import export
+    from zertz.exported import export, load_network
     from zertz.plots import plot
     from zertz.training import train
     from zertz_engine import (
@@ -101,6 +101,10 @@ def __getattr__(name: str) -> Any:
         with needs_engine("zertz.export"):
             from zertz.exported import export
         return export
+    if name == "load_network":
+        with needs_engine("zertz.load_network"):
+            from zertz.exported import load_network
+        return load_network
     if name == "train":
         with needs_engine("zertz.train"):
             from zertz.training import train
@@ -155,6 +159,7 @@ __all__ = [
     "elo",
     "evaluate",
     "export",
+    "load_network",
     "load_records",
     "load_shards",
     "match",

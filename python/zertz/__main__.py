@@ -1,10 +1,11 @@
 """``python -m zertz``: train, export, plot.
 
 python -m zertz train --config configs/train/default.toml --run runs/default
-python -m zertz export runs/default/checkpoint.pt model.pt
+python -m zertz export runs/default/checkpoint.pt model.safetensors
 python -m zertz export runs/default/checkpoint.pt model.pt2 --device cpu --precision fp32
-python -m zertz random-model medium.pt --network medium --boards 37 --marbles blitz
-python -m zertz human-moves --model runs/human/models/best.pt --dataset data/human
+python -m zertz convert-network old-model.pt model.safetensors
+python -m zertz random-model medium.safetensors --network medium --boards 37 --marbles blitz
+python -m zertz human-moves --model runs/human/models/best.safetensors --dataset data/human
 python -m zertz human-ceiling --dataset data/human
 python -m zertz plot runs/default --out curves.png
 python -m zertz table runs/default
@@ -46,13 +47,17 @@ def random_model(
 ) -> Path:
     """Exports a network of the preset size ``network`` with random weights (seeded) for
     ``boards`` ("37,48" or "all") and the marble sets ``marbles`` ("standard", "blitz",
-    "standard,blitz" or "all"): TorchScript, or an AOTInductor package for ``device`` in
-    ``precision`` when ``out`` ends in ``.pt2``."""
+    "standard,blitz" or "all"): a network file, or an AOTInductor package for ``device`` in
+    ``precision`` when ``out`` ends in ``.pt2``; a ``.pt`` name is refused
+    (:func:`zertz.training.folder.check_network_name`)."""
     import torch
 
     import zertz
     from zertz.exported import export, export_aoti
     from zertz.nn import NetConfig, ZertzNet
+    from zertz.training.folder import check_network_name
+
+    check_network_name(out)
 
     if boards.strip() == "all":
         rings = list(zertz.BOARDS)
@@ -96,15 +101,27 @@ def _print_boards(
             print(line(board, r))
 
 
+def convert(src: str, dst: str) -> str:
+    """Converts a network that an older zertz exported as TorchScript into a network file
+    (:func:`zertz.exported.convert_network`: nothing of the old file runs); the line that names
+    the new file and the SHA-256 of its weights."""
+    from zertz.exported import convert_network, read_metadata
+    from zertz.training.folder import check_network_name
+
+    check_network_name(dst)
+    out = convert_network(src, dst)
+    return f"{out} (sha256 {read_metadata(out)['sha256']})"
+
+
 def human_moves(
     model: str, dataset: str, boards: str | None, max_games: int | None, as_json: bool
 ) -> None:
-    """Prints the human-move benchmark of an exported model (see ``zertz.human``)."""
-    from zertz.exported import load_exported
+    """Prints the human-move benchmark of a network file (see ``zertz.human``)."""
+    from zertz.exported import load_network
     from zertz.human import benchmark
 
     result = benchmark(
-        load_exported(model), dataset, boards=_ring_counts(boards), max_games=max_games
+        load_network(model), dataset, boards=_ring_counts(boards), max_games=max_games
     )
     _print_boards(
         result,
@@ -186,23 +203,35 @@ def main(argv: list[str] | None = None) -> int:
     )
     e = sub.add_parser(
         "export",
-        help="export a training checkpoint as a TorchScript model (.pt) or an AOTInductor "
-        "package (.pt2)",
+        help="export a training checkpoint as a network file (.safetensors: weights, which "
+        "the engine runs as data) or an AOTInductor package (.pt2: a program, which the engine "
+        "runs only with --trust-code)",
     )
     e.add_argument("checkpoint", help="RUN/checkpoint.pt")
-    e.add_argument("out", help="the model file to write: .pt, or .pt2 for a package")
+    e.add_argument(
+        "out", help="the file to write: OUT.safetensors, or OUT.pt2 for a package (not .pt)"
+    )
     e.add_argument(
         "--provenance",
         metavar="JSON",
         help="a JSON file of one object written into the metadata as provenance (the training "
-        "config, commit and figures of a network that ships; .pt only)",
+        "config, commit and figures of a network that ships; network files only)",
     )
     _package_options(e)
+    cv = sub.add_parser(
+        "convert-network",
+        help="convert a network that an older zertz exported as TorchScript (.pt) into a "
+        "network file, reading its weights as data (nothing of the file runs)",
+    )
+    cv.add_argument("src", help="the TorchScript file (OLD.pt)")
+    cv.add_argument("dst", help="the network file to write (NEW.safetensors)")
     r = sub.add_parser(
         "random-model",
         help="export a network of a preset size with random weights (for benchmarks)",
     )
-    r.add_argument("out", help="the model file to write")
+    r.add_argument(
+        "out", help="the file to write: OUT.safetensors, or OUT.pt2 for a package (not .pt)"
+    )
     r.add_argument(
         "--network", default="tiny", help="a preset size (zertz.nn.NetConfig.PRESETS; default tiny)"
     )
@@ -220,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         "human-moves",
         help="how well a model predicts the moves of a dataset's validation games",
     )
-    h.add_argument("--model", required=True, help="an exported model")
+    h.add_argument("--model", required=True, help="a network file")
     h.add_argument("--dataset", required=True, help="a folder made by zertz dataset")
     h.add_argument("--boards", default=None, help="ring counts, comma separated (default: all)")
     h.add_argument("--max-games", type=int, default=None, help="validation games per board")
@@ -241,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         help="self-play positions per second of 1, 2, ... Ray actors (distributed training)",
     )
     b.add_argument("--config", required=True, help="a configs/train/*.toml file")
-    b.add_argument("--model", required=True, help="an exported model the actors play with")
+    b.add_argument("--model", required=True, help="the network file the actors play with")
     b.add_argument("--actors", default="1,2", help="actor counts, comma separated (default 1,2)")
     b.add_argument("--seconds", type=float, default=60.0, help="seconds per count (default 60)")
     b.add_argument("--ray", default="local", metavar="ADDRESS", help="auto, local or HOST:PORT")
@@ -317,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
                     args.checkpoint, args.out, args.device, args.precision, provenance
                 )
             )
+        elif args.command == "convert-network":
+            print(convert(args.src, args.dst))
         elif args.command == "random-model":
             print(
                 random_model(

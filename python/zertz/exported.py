@@ -345,7 +345,10 @@ def _network_of(meta_json: str, tensors: list[tuple[str, list[int], bytes]]) -> 
     meta = json.loads(meta_json)
     # A file that names no marble sets (exported before the field) plays the standard ones.
     marbles = meta.get("marbles", ["standard"])
-    net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"], marbles=marbles)
+    # Made without drawing from torch's random numbers (its layers' initial weights are
+    # replaced at once): reading a network leaves a training run's random state as it was.
+    with torch.random.fork_rng(devices=[]):
+        net = ZertzNet(NetConfig(**meta["network"]), boards=meta["boards"], marbles=marbles)
     state = net.state_dict()
     for name, shape, data in tensors:
         state[name] = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)

@@ -14,7 +14,7 @@ same shares are also given apart for placements (``place_top1``, ``place_top5``;
 ``marble_top1``, ``marble_top5`` with the removal left out: a placement's colour and ring ranked by
 the probabilities of all its removals summed) and for captures (``capture_top1``, ``capture_top5``).
 
-``python -m zertz human-moves --model M --dataset DIR`` prints it for an exported model.
+``python -m zertz human-moves --model M --dataset DIR`` prints it for a network file.
 
 How high can any policy score? :func:`ceiling` measures it where it can be measured: at positions
 that recur across the dataset's games (the openings), the best policy plays the players' own
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     import torch
 
 #: A network: ``(planes [B, C, H, W], globals [B, G]) -> (logits [B, A], values [B])`` (a
-#: ``ZertzNet`` or an exported model).
+#: ``ZertzNet``, such as :func:`zertz.exported.load_network` reads from a network file).
 Network = Callable[["torch.Tensor", "torch.Tensor"], tuple["torch.Tensor", "torch.Tensor"]]
 
 

@@ -3,10 +3,12 @@ recent games with random symmetries, checkpoints, export, evaluation against the
 and the baselines.
 
 A run lives in one folder, ``RUN``: its settings (``config.toml``), the self-play chunks
-(``shards/iter-N/``), the checkpoint (``checkpoint.pt``), the exported networks (``models/``,
-``models/best.pt`` the one self-play uses), every evaluation game (``matches/``) and the metrics
-(``metrics.jsonl``, TensorBoard files in ``tb/``); :mod:`~zertz.training.layout` has the whole
-tree, and :class:`~zertz.training.layout.RunLayout` every path of it.
+(``shards/iter-N/``), the checkpoint (``checkpoint.pt``), the exported networks as network files
+(``models/*.safetensors``, ``models/best.safetensors`` the one self-play uses), every evaluation
+game (``matches/``) and the metrics (``metrics.jsonl``, TensorBoard files in ``tb/``);
+:mod:`~zertz.training.layout` has the whole tree, and :class:`~zertz.training.layout.RunLayout`
+every path of it. A run of an older zertz, whose networks are TorchScript (``models/*.pt``),
+converts them into network files when it resumes.
 
 Stopping at any moment (Ctrl-C, a kill) and starting the same command again resumes from the last
 checkpoint: the self-play chunks already finished are kept, and the training continues from the
@@ -18,17 +20,18 @@ follows the cores the process may use and ``OMP_NUM_THREADS``) change the order 
 training's float sums add up, and the self-play workers (``[selfplay] threads``; 0: one per core)
 decide which games share the network's batches, whose results differ in the last bits with the
 batch (each metrics line records ``torch_threads`` and ``selfplay_workers``). Two such runs write
-the same shards and the same ``checkpoint.pt`` byte for byte; the exported models hold the same
-weights (their metadata holds the time of the export). Not so on a GPU: its inference threads
-merge the search threads' requests into batches as they come, and its training kernels are not
-bit-reproducible. Evaluation matches replay the same games except where a player searches for a
-time (``alphabeta`` without a depth, ``:time=``) or is a program; only gating lets their
-results reach the network.
+the same shards and the same ``checkpoint.pt`` byte for byte; the network files hold the same
+weights (the same ``sha256``; their metadata holds the time of the export). Not so on a GPU: its
+inference threads merge the search threads' requests into batches as they come, and its training
+kernels are not bit-reproducible. Evaluation matches replay the same games except where a player
+searches for a time (``alphabeta`` without a depth, ``:time=``) or is a program; only gating lets
+their results reach the network.
 
 Self-play and evaluation run in the engine, in this process (``zertz.selfplay(model=...)``,
-``zertz.match``: the code of ``zertz selfplay`` and ``zertz match``), which loads the exported
-network with the libtorch of the installed torch; the ``[selfplay]`` settings are checked by the
-engine's own types (``zertz.selfplay_config``) before a run folder takes a config.
+``zertz.match``: the code of ``zertz selfplay`` and ``zertz match``), which runs its own
+architecture on the weights of the network files (data, never code); the ``[selfplay]`` settings
+are checked by the engine's own types (``zertz.selfplay_config``) before a run folder takes a
+config.
 
 The package, by what each module does: :mod:`~zertz.training.config` (the settings),
 :mod:`~zertz.training.layout` (the run folder's paths), :mod:`~zertz.training.records` (the typed

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from zertz.training.layout import chunk_name
+from zertz.training.layout import NETWORK_SUFFIX, chunk_name
 from zertz.training.records import ChunkSummary, PlayedChunk
 
 
@@ -47,9 +47,11 @@ class SelfPlayActor:
         self, seq: int, games: int, seed: int, version: int, model: bytes | None, threads: int
     ) -> tuple[PlayedChunk, dict[str, bytes]]:
         """Plays chunk ``seq``: ``games`` games from ``seed`` with the network ``model`` (the
-        bytes of an exported model, trained for ``version`` learner steps), or rollout MCTS with
-        the warm-up settings when ``model`` is None. Returns the chunk's description and its
-        files (shards and records) by name."""
+        bytes of a network file, :func:`zertz.exported.encode`'s, trained for ``version``
+        learner steps; written as ``model-VERSION.safetensors`` and loaded by the engine, which
+        checks it as any network file), or rollout MCTS with the warm-up settings when ``model``
+        is None. Returns the chunk's description and its files (shards and records) by
+        name."""
         from zertz_engine import selfplay
 
         name = chunk_name(self.index, seq)
@@ -60,7 +62,7 @@ class SelfPlayActor:
             guide = {"evaluator": "rollout", "config": self.warmup}
         else:
             if self.model is None or self.model[0] != version:
-                path = self.dir / f"model-{version}.pt"
+                path = self.dir / f"model-{version}{NETWORK_SUFFIX}"
                 path.write_bytes(model)
                 if self.model is not None:
                     self.model[1].unlink(missing_ok=True)

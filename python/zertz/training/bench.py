@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from zertz.exported import read_metadata
 from zertz.files import read_bytes
 from zertz.training.actor import SelfPlayActor, ray_module
 from zertz.training.config import TrainConfig, load_config
@@ -41,11 +42,13 @@ def bench_actors(
     log: Callable[[str], None] = print,
 ) -> list[dict[str, float]]:
     """Self-play positions per second of 1, 2, ... actors (``counts``) playing ``config``'s
-    self-play with the exported network ``model``, each count for ``seconds`` after every actor
+    self-play with the network file ``model``, each count for ``seconds`` after every actor
     has finished a first chunk (loading the network and the engine); the scaling efficiency is
     the rate over ``n`` times the rate of one actor (of the first count). On Ray at
-    ``address`` ("local": an instance of this machine's cores)."""
+    ``address`` ("local": an instance of this machine's cores). A ``model`` that is not a
+    network file is refused (ValueError naming it) before Ray starts."""
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    read_metadata(model)
     ray = ray_module()
     d = cfg.distributed
     settings, warmup = selfplay_settings(cfg)

@@ -67,8 +67,8 @@ class RunSection:
     #: Threads of torch in the training process (0: torch's default).
     torch_threads: int = ranged(0, Range.between(0, 4096))
     #: On a GPU, the engine's networks (self-play, evaluation matches) run through CUDA graphs:
-    #: "auto" where they can be (a TorchScript network exported with evaluate()), true always
-    #: (an error where they cannot be), false never (``zertz selfplay --cuda-graphs
+    #: "auto" where they can be (a run's network files always can), true always (an error
+    #: where they cannot be), false never (``zertz selfplay --cuda-graphs
     #: auto|on|off``). One-machine runs; Ray actors use the engine's default, "auto".
     cuda_graphs: bool | str = "auto"
 
@@ -164,9 +164,9 @@ class TrainSection:
     #: by a head that training alone uses; in pretraining too). 0: off.
     captures_weight: float = ranged(1.0, Range.at_least(0))
     #: The run's final network is the mean of the weights of its last ``average`` iterations'
-    #: networks (stochastic weight averaging): ``models/iter-N-average.pt``, which the final
-    #: evaluation plays and ``best.pt`` becomes. Self-play and the ladder before it use each
-    #: iteration's own network. 1: the last iteration's network, as it is.
+    #: networks (stochastic weight averaging): ``models/iter-N-average.safetensors``, which
+    #: the final evaluation plays and ``best.safetensors`` becomes. Self-play and the ladder
+    #: before it use each iteration's own network. 1: the last iteration's network, as it is.
     average: int = ranged(1, Range.between(1, 1000))
     #: Value target: (1 - q_weight) * the game's result + q_weight * the search's value of the
     #: position (0: the result alone, as in AlphaZero; mixing in the search value lowers the
@@ -408,13 +408,21 @@ def same_run(saved: TrainConfig, cfg: TrainConfig) -> bool:
     return core(saved) == core(cfg)
 
 
-def check_plays(opp: str, model: str, run: RunSection) -> None:
-    """The network ``model`` of the opponent ``opp`` plays the run's board and marble set (its
-    metadata's ``boards`` and ``marbles``), as the engine will check when the match starts."""
+def check_plays(opp: str, model: str, run: RunSection | None) -> None:
+    """The network ``model`` of the opponent ``opp`` is a network file (read and checked as the
+    engine reads it: a TorchScript file or an AOTInductor package, which are programs, is
+    refused with the command that converts it; the trainer runs no code of a file) and plays
+    the ``run``'s board and marble set when one is given (its metadata's ``boards`` and
+    ``marbles``), as the engine will check when the match starts."""
     from zertz.exported import read_metadata
     from zertz.nn import marbles_of
 
-    meta = read_metadata(model)
+    try:
+        meta = read_metadata(model)
+    except ValueError as e:
+        raise ValueError(f"evaluate: opponent {opp!r}: {e}") from None
+    if run is None:
+        return
     (marbles,) = marbles_of(run.blitz)
     if run.board not in meta["boards"] or marbles not in meta["marbles"]:
         boards = ", ".join(str(b) for b in meta["boards"])
@@ -427,12 +435,13 @@ def check_plays(opp: str, model: str, run: RunSection) -> None:
 
 def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
     """Every opponent is a player spec of the engine's grammar, a network's file exists (or it
-    is the built-in network, ``nn:builtin``) and plays the ``run``'s board and marble set (when
-    one is given), a ``cmd:`` player's program can be started (on the PATH, or an executable
-    file) and answers its name (it is started, asked, and ended), and no evaluation names one
-    player twice (two spellings of one, ``mcts:10`` and ``mcts: 10``, or two that would write
-    one match file): checked when a run folder takes the config, not when the first evaluation
-    plays. The programs are started last, once each, when everything else holds."""
+    is the built-in network, ``nn:builtin``), is a network file (:func:`check_plays`: not a
+    program) and plays the ``run``'s board and marble set (when one is given), a ``cmd:``
+    player's program can be started (on the PATH, or an executable file) and answers its name
+    (it is started, asked, and ended), and no evaluation names one player twice (two spellings
+    of one, ``mcts:10`` and ``mcts: 10``, or two that would write one match file): checked when
+    a run folder takes the config, not when the first evaluation plays. The programs are
+    started last, once each, when everything else holds."""
     programs: list[str] = []
     for key in ("opponents", "final_opponents"):
         players: dict[str, str] = {}  # canonical spec: as written
@@ -445,7 +454,7 @@ def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
             name, model = player["name"], player["model"]
             if model is not None and model != BUILTIN_MODEL and not Path(model).exists():
                 raise ValueError(f"evaluate: opponent {opp!r}: no model file {model}")
-            if model is not None and run is not None:
+            if model is not None:
                 check_plays(opp, model, run)
             program = player["program"]
             if program is not None:

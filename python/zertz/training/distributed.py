@@ -5,12 +5,12 @@
 - **Actors** (``distributed.actors`` of them, each with ``actor_cpus`` CPUs and ``actor_gpus``
   of a GPU) play chunks of ``chunk_games`` games in the engine in their process
   (``zertz.selfplay``, which releases the GIL) with the newest network they have been sent, and
-  return the chunk's shards and records as bytes. A network reaches them as the bytes of the
-  exported model through Ray's object store; games reach the learner the same way: no file
-  system is shared.
+  return the chunk's shards and records as bytes. A network reaches them as the bytes of its
+  network file (``models/best.safetensors``, :func:`zertz.exported.encode`'s bytes) through Ray's
+  object store; games reach the learner the same way: no file system is shared.
 - **The learner** (``learner_cpus``, ``learner_gpus``) keeps the run folder on its machine, the
   same folder as the one-machine loop's (``RUN/shards/iter-N/c-aAAA-SSSSSS/`` holds each chunk):
-  checkpoints, exported models, metrics, TensorBoard, the evaluations, so ``zertz.plot`` and
+  checkpoints, network files, metrics, TensorBoard, the evaluations, so ``zertz.plot`` and
   ``final_table`` read it unchanged. It trains iteration ``i`` (``train.steps`` steps on the
   window, then what the one-machine loop does: export, evaluation, metrics, checkpoint) once the
   positions received since iteration ``i - 1`` allow ``train_ratio`` positions trained per

@@ -65,8 +65,8 @@ def evaluate(
     model: Path | None = None,
 ) -> dict[str, Any]:
     """The network after ``iteration`` iterations (``model``, by default that iteration's
-    export) against the best one and the baselines; it becomes the best (``models/best.pt``)
-    unless gating keeps the one before."""
+    export) against the best one and the baselines; it becomes the best
+    (``models/best.safetensors``) unless gating keeps the one before."""
     from zertz.training.folder import atomic_copy
 
     e = run.cfg.evaluate

@@ -21,7 +21,7 @@ from zertz.exported import export, export_aoti
 from zertz.files import read_bytes, torch_file, write_atomic
 from zertz.nn import AUX_PREFIX, NetConfig, ZertzNet, marbles_of
 from zertz.training.config import TrainConfig, load_config
-from zertz.training.layout import RunLayout
+from zertz.training.layout import LEGACY_SUFFIX, NETWORK_SUFFIX, RunLayout
 from zertz_engine import devices
 
 
@@ -274,6 +274,25 @@ def net_of_checkpoint(ck: Mapping[str, Any], path: str | os.PathLike[str]) -> Ze
     return net
 
 
+def check_network_name(out: str | os.PathLike[str]) -> None:
+    """Refuses to write a network file under a ``.pt`` name (ValueError): such names are taken
+    for pickles and TorchScript programs (as checkpoints and the networks of older zertz are),
+    and a network file is data (``.safetensors``).
+
+    >>> check_network_name("m.safetensors")
+    >>> check_network_name("m.pt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: m.pt: a network file is named .safetensors, not .pt ...: write m.safetensors, ...
+    """
+    path = Path(out)
+    if path.suffix == LEGACY_SUFFIX:
+        raise ValueError(
+            f"{out}: a network file is named .safetensors, not .pt (the name of pickles and "
+            f"TorchScript programs): write {path.with_suffix(NETWORK_SUFFIX)}, or "
+            f"{path.with_suffix('.pt2')} for an AOTInductor package"
+        )
+
+
 def export_checkpoint(
     checkpoint: str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -281,12 +300,15 @@ def export_checkpoint(
     precision: str = "fp32",
     provenance: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a model file:
-    TorchScript, or an AOTInductor package for ``device`` in ``precision`` when ``out`` ends in
-    ``.pt2`` (:func:`zertz.exported.export_aoti`); a TorchScript file carries ``provenance`` in its
-    metadata (:func:`zertz.exported.export`). ValueError for a file that is not one (it is read with
+    """Exports the network of a training checkpoint (``RUN/checkpoint.pt``) as a network file
+    (:func:`zertz.exported.export`, with ``provenance`` in its metadata), or as an AOTInductor
+    package for ``device`` in ``precision`` when ``out`` ends in ``.pt2``
+    (:func:`zertz.exported.export_aoti`: a program, which the engine runs only with
+    ``--trust-code``). ValueError for a checkpoint that is not one (it is read with
     ``weights_only=True``: objects, whose unpickling could run code, are refused), for NaN or
-    infinite weights, and for ``provenance`` with a package."""
+    infinite weights, for ``provenance`` with a package, and for an ``out`` named ``.pt``
+    (:func:`check_network_name`)."""
+    check_network_name(out)
     ck = load_checkpoint(checkpoint)
     net = net_of_checkpoint(ck, checkpoint)
     state = ck["state"]
@@ -295,7 +317,7 @@ def export_checkpoint(
         raise ValueError(f"{checkpoint} is not a zertz training checkpoint (no training step)")
     if Path(out).suffix == ".pt2":
         if provenance is not None:
-            raise ValueError("provenance is written into TorchScript files (.pt) only")
+            raise ValueError("provenance is written into network files only, not .pt2 packages")
         return export_aoti(
             net, out, step=step, boards=net.boards, device=device, precision=precision
         )

@@ -11,18 +11,21 @@ A run lives in one folder::
         summary.json           the engine's summary of the chunk (shards by name)
         chunk.json             on Ray only: who played it with which network (ChunkRecord)
     RUN/shards/iter-0003/.c1.partial-PID/  a chunk being written (renamed into place once whole)
-    RUN/models/iter-0003.pt    exported networks (iter-N has been trained for N iterations)
-    RUN/models/iter-0003-average.pt  the mean of the last networks (train.average), at the end
-    RUN/models/best.pt         the network self-play uses when gating is on; the latest otherwise
+    RUN/models/iter-0003.safetensors  network files (iter-N has been trained for N iterations)
+    RUN/models/iter-0003-average.safetensors  the mean of the last networks (train.average)
+    RUN/models/best.safetensors  the network self-play uses when gating is on; the latest otherwise
     RUN/matches/iter-0003-TAG.jsonl  every evaluation game (TAG: previous, or the opponent);
                                ``.iter-0003-TAG.jsonl.partial-PID`` while the match is played
     RUN/metrics.jsonl          one JSON object per iteration
     RUN/tb/                    TensorBoard files
     RUN/curves.png             ``zertz plot RUN``'s figure (by default)
 
-These names are those of every run written so far: a run folder resumes only if they stay. A
-file or folder being written is ``.NAME.partial-PID`` beside it, the engine's one name of a
-partial output (:func:`zertz._zertz.partial_path`; :func:`leftovers`).
+These names are those of every run written so far: a run folder resumes only if they stay; but
+for the networks, which an older zertz exported as TorchScript (``models/iter-0003.pt``,
+``models/best.pt``: :meth:`RunLayout.legacy_networks`) and a run converts into network files
+when it resumes (:func:`zertz.exported.convert_network`, which runs nothing of them). A file or
+folder being written is ``.NAME.partial-PID`` beside it, the engine's one name of a partial
+output (:func:`zertz._zertz.partial_path`; :func:`leftovers`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,13 @@ from pathlib import Path
 
 from zertz import files
 from zertz._zertz import partial_path, shard_glob
+
+#: The suffix of the run's networks (network files: :data:`zertz.exported.NETWORK_SUFFIX`).
+NETWORK_SUFFIX = ".safetensors"
+
+#: The suffix of the networks an older zertz exported as TorchScript (programs, which a run
+#: converts when it resumes and never runs).
+LEGACY_SUFFIX = ".pt"
 
 #: The chunk folders of a distributed run: ``c-a{actor:03d}-{seq:06d}`` (the one-machine loop's
 #: are ``c0``, ``c1``...; the window reads both).
@@ -184,26 +194,43 @@ class RunLayout:
 
     def model(self, iteration: int) -> Path:
         """The network after ``iteration`` iterations, as exported."""
-        return self.models / f"iter-{iteration:04d}.pt"
+        return self.models / f"iter-{iteration:04d}{NETWORK_SUFFIX}"
 
     def average(self, iteration: int) -> Path:
         """The mean of the networks up to ``iteration`` (``train.average``)."""
-        return self.models / f"iter-{iteration:04d}-average.pt"
+        return self.models / f"iter-{iteration:04d}-average{NETWORK_SUFFIX}"
 
     @property
     def best(self) -> Path:
         """The best network so far (a copy of one of :meth:`model` or :meth:`average`)."""
-        return self.models / "best.pt"
+        return self.models / f"best{NETWORK_SUFFIX}"
 
     def is_network(self, path: Path) -> bool:
-        """Whether ``path`` is one of the run's exported networks (``models/*.pt``: a
+        """Whether ``path`` is one of the run's exported networks (``models/*.safetensors``: a
         :meth:`model`, an :meth:`average` or :attr:`best`).
 
         >>> layout = RunLayout(Path("run"))
         >>> [layout.is_network(p) for p in (layout.model(3), layout.best, layout.checkpoint)]
         [True, True, False]
         """
-        return path.parent == self.models and path.suffix == ".pt"
+        return path.parent == self.models and path.suffix == NETWORK_SUFFIX
+
+    def legacy_networks(self) -> list[Path]:
+        """The networks in ``models/`` that an older zertz exported as TorchScript
+        (``iter-0003.pt``, ``iter-0003-average.pt``, ``best.pt``) and that have no network file
+        beside them yet (:meth:`is_network` of the same name), in order.
+
+        >>> RunLayout(Path("no-such-run")).legacy_networks()
+        []
+        """
+        if not self.models.is_dir():
+            return []
+        return [
+            old
+            for old in sorted(self.models.glob(f"*{LEGACY_SUFFIX}"))
+            if re.fullmatch(r"iter-\d{4,}(-average)?|best", old.stem)
+            and not old.with_suffix(NETWORK_SUFFIX).exists()
+        ]
 
     def chunks(self, iteration: int) -> Path:
         """The folder of the self-play chunks of iteration ``iteration`` (0 is the first)."""

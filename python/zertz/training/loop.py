@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from zertz._zertz import action_space_size
-from zertz.exported import average_networks, export
+from zertz.exported import average_networks, convert_network, export
 from zertz.files import read_text, remove_leftovers
 from zertz.nn import NonFiniteError, ZertzNet, check_finite, marbles_of
 from zertz.training import evaluation, fitting, pretraining, selfplay
@@ -31,7 +31,7 @@ from zertz.training.folder import (
     load_checkpoint,
     lock,
 )
-from zertz.training.layout import RunLayout
+from zertz.training.layout import NETWORK_SUFFIX, RunLayout
 from zertz.training.metrics import Metrics
 from zertz.training.progress import RunProgress
 
@@ -101,6 +101,8 @@ class Run:
         )
         self.gen = torch.Generator().manual_seed(cfg.run.seed)
         self.state = State()
+        #: The networks of an older zertz (TorchScript) that :meth:`start` converted.
+        self.converted: list[Path] = []
         self.augment = fitting.Augmenter(self.board, self.device)
         self.metrics = Metrics(self.dir)
         # Last: whatever failed above leaves a folder that takes any config.
@@ -185,10 +187,30 @@ class Run:
                 ) from None
             check_finite(self.net, str(self.checkpoint))
         self.metrics.keep(self.state.iteration, self.state.pretrained)
+        self.converted = self.convert_legacy_networks()
         if not self.model_path(self.state.iteration).exists():
             self.export(self.state.iteration)
         if not self.layout.best.exists():
             atomic_copy(self.model_path(self.state.best), self.layout.best)
+
+    def convert_legacy_networks(self) -> list[Path]:
+        """Converts the networks that an older zertz exported into this run folder as TorchScript
+        (``models/iter-N.pt``, ``best.pt``: :meth:`RunLayout.legacy_networks`) into network files
+        beside them (:func:`zertz.exported.convert_network`: their weights read as data, nothing
+        of them run), so that the run resumes with the networks it trained; the old files stay.
+        The network files written. ValueError naming a file that is not such a network."""
+        done = []
+        for old in self.layout.legacy_networks():
+            new = old.with_suffix(NETWORK_SUFFIX)
+            try:
+                done.append(convert_network(old, new))
+            except ValueError as e:
+                raise ValueError(
+                    f"{first_line(e).removeprefix('ValueError: ')}: the run resumes once the "
+                    "networks an older zertz wrote into it convert; put back the run's own file, "
+                    "or start a new run folder"
+                ) from None
+        return done
 
     def save(self) -> None:
         """Writes the checkpoint atomically: tensors and plain data only (it is read with
@@ -236,8 +258,9 @@ class Run:
         return export(self.net, self.model_path(iteration), step=self.state.step)
 
     def export_average(self, iteration: int) -> Path:
-        """``models/iter-N-average.pt``: the mean of the weights of the networks of iterations
-        ``N - train.average + 1`` to ``N`` (from 1; from 0 when pretrained), as exported."""
+        """``models/iter-N-average.safetensors``: the mean of the weights of the networks of
+        iterations ``N - train.average + 1`` to ``N`` (from 1; from 0 when pretrained), as
+        exported."""
         first = max(0 if self.state.pretrained else 1, iteration - self.cfg.train.average + 1)
         paths = [self.model_path(j) for j in range(first, iteration + 1)]
         net, _ = average_networks(paths)
@@ -337,6 +360,11 @@ def iterate(
         if run.state.iteration:
             log(
                 f"{run.dir}: resuming after iteration {run.state.iteration} (step {run.state.step})"
+            )
+        if run.converted:
+            log(
+                f"  converted {len(run.converted)} network(s) of an older zertz (TorchScript) into "
+                f"network files: {', '.join(p.name for p in run.converted)}"
             )
         if note := threads_note(run):
             log(note)

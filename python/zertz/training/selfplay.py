@@ -59,7 +59,7 @@ def play_iteration(run: TrainingRun, iteration: int, log: Callable[[str], None])
         guide = {"evaluator": "rollout", "config": run.warmup_settings}
         games = run.cfg.warmup.games
     else:
-        # The network the checkpoint names (best.pt is only a convenience copy of it).
+        # The network the checkpoint names (best.safetensors is only a convenience copy of it).
         guide = {
             "model": run.layout.model(run.state.best),
             "config": run.selfplay_settings,
