@@ -54,12 +54,14 @@ fn specs_parse_and_display_round_trip() {
         assert!(parsed.searches(), "{text}");
     }
     // A network's player: its simulations are shown, and the model path keeps its dots.
-    let nn = spec("nn:model.pt:time=2");
+    let nn = spec("nn:model.safetensors:time=2");
     assert_eq!(nn.own_time(), Some(Duration::from_secs(2)));
-    assert_eq!(nn.network().map(|(m, _)| m), Some("model.pt"));
-    assert!(matches!(nn.untimed(), PlayerSpec::Neural { model, .. } if model == "model.pt"));
+    assert_eq!(nn.network().map(|(m, _)| m), Some("model.safetensors"));
+    assert!(
+        matches!(nn.untimed(), PlayerSpec::Neural { model, .. } if model == "model.safetensors")
+    );
     let shown = nn.to_string();
-    assert!(shown.starts_with("nn:model.pt:") && shown.ends_with(":time=2"), "{shown}");
+    assert!(shown.starts_with("nn:model.safetensors:") && shown.ends_with(":time=2"), "{shown}");
     assert_eq!(spec(&shown), nn);
 
     let timed = spec("alphabeta:2:time=0.25");

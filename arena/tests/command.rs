@@ -27,16 +27,19 @@ fn spec(text: &str) -> PlayerSpec {
 
 #[test]
 fn command_specs_read_and_write_back() {
-    let s = spec("cmd:zertz engine --player nn:best.pt:800");
-    let words = ["zertz", "engine", "--player", "nn:best.pt:800"];
+    let s = spec("cmd:zertz engine --player nn:best.safetensors:800");
+    let words = ["zertz", "engine", "--player", "nn:best.safetensors:800"];
     assert_eq!(s, PlayerSpec::Command(words.iter().map(|w| w.to_string()).collect()));
-    assert_eq!(s.to_string(), "cmd:zertz engine --player nn:best.pt:800");
+    assert_eq!(s.to_string(), "cmd:zertz engine --player nn:best.safetensors:800");
     assert_eq!(s.command().map(<[String]>::len), Some(4));
     assert_eq!(s.network(), None, "a program's network is its own business");
-    let quoted = spec(r#"CMD:  "/opt/my engine/zertz"   engine --player "nn:a b.pt""#);
+    let quoted = spec(r#"CMD:  "/opt/my engine/zertz"   engine --player "nn:a b.safetensors""#);
     assert_eq!(quoted.command().unwrap()[0], "/opt/my engine/zertz");
-    assert_eq!(quoted.command().unwrap()[3], "nn:a b.pt");
-    assert_eq!(quoted.to_string(), r#"cmd:"/opt/my engine/zertz" engine --player "nn:a b.pt""#);
+    assert_eq!(quoted.command().unwrap()[3], "nn:a b.safetensors");
+    assert_eq!(
+        quoted.to_string(),
+        r#"cmd:"/opt/my engine/zertz" engine --player "nn:a b.safetensors""#
+    );
     assert_eq!(spec(&quoted.to_string()), quoted);
     for bad in ["cmd", "cmd:", "cmd:   ", "cmd:\"\" x", "cmd:\"zertz engine"] {
         let e = bad.parse::<PlayerSpec>().unwrap_err();

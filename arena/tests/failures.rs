@@ -18,7 +18,7 @@ struct Broken;
 
 impl Evaluator for Broken {
     fn evaluate(&self, _batch: &Batch<'_>, _out: &mut Output<'_>) -> Result<(), EvalError> {
-        Err(EvalError("model broken.pt produced NaN/non-finite values".into()))
+        Err(EvalError("model broken.safetensors produced NaN/non-finite values".into()))
     }
 }
 
@@ -30,11 +30,11 @@ fn match_config(a: PlayerSpec, b: PlayerSpec, models: Models) -> MatchConfig {
 #[test]
 fn a_failing_evaluator_is_an_error_naming_the_player() {
     let pos = Position::new(Variant::default(), Player::P0);
-    let mut p = MctsBot::neural("nn:broken.pt:8", Arc::new(Broken), 8, 0);
+    let mut p = MctsBot::neural("nn:broken.safetensors:8", Arc::new(Broken), 8, 0);
     let e = p.choose(&pos).unwrap_err();
     assert!(matches!(e, BotError::Evaluator { .. }), "{e:?}");
     let text = e.to_string();
-    assert!(text.contains("nn:broken.pt:8") && text.contains("NaN"), "{text}");
+    assert!(text.contains("nn:broken.safetensors:8") && text.contains("NaN"), "{text}");
     // The player stays usable (and fails the same way) rather than poisoned.
     assert!(p.choose(&pos).is_err());
 }
@@ -42,18 +42,18 @@ fn a_failing_evaluator_is_an_error_naming_the_player() {
 #[test]
 fn a_failing_player_stops_the_match_with_an_error() {
     let mut models = Models::new();
-    models.insert("broken.pt", Arc::new(Broken));
-    let spec: PlayerSpec = "nn:broken.pt:8".parse().unwrap();
+    models.insert("broken.safetensors", Arc::new(Broken));
+    let spec: PlayerSpec = "nn:broken.safetensors:8".parse().unwrap();
     let config = match_config(PlayerSpec::Greedy, spec, models);
     let e = run_match(&config, &|_| Ok(())).unwrap_err();
     match &e {
         MatchError::Bot { error: BotError::Evaluator { player, .. }, .. } => {
-            assert_eq!(player, "nn:broken.pt:8")
+            assert_eq!(player, "nn:broken.safetensors:8")
         }
         other => panic!("{other:?}"),
     }
     let text = e.to_string();
-    assert!(text.starts_with("game ") && text.contains("broken.pt"), "{text}");
+    assert!(text.starts_with("game ") && text.contains("broken.safetensors"), "{text}");
     assert!(!text.contains('\n'), "{text}");
 }
 
@@ -106,7 +106,7 @@ fn simulation_counts_past_the_maximum_are_refused() {
     for bad in [
         format!("mcts:{}", max + 1),
         format!("uniform:{}", u32::MAX),
-        format!("nn:m.pt:{}", max + 1),
+        format!("nn:m.safetensors:{}", max + 1),
         "mcts:99999999999999999999".to_string(),
     ] {
         let e = bad.parse::<PlayerSpec>().unwrap_err();

@@ -48,8 +48,8 @@ const SPEC_TOKENS: &[&str] = &[
     "99999999999999999999",
     "-1",
     "+5",
-    "m.pt",
-    "runs/a:b/m.pt",
+    "m.safetensors",
+    "runs/a:b/m.safetensors",
     "/",
     "é",
     "\u{0}",
@@ -369,7 +369,7 @@ fn fuzz_match_config() {
     let default = toml::to_string(&MatchFileConfig::default()).unwrap();
     let extra = [
         default,
-        "players = [\"nn:runs/a/model.pt:64\", \"mcts:200\"]\nout = \"m.jsonl\"\n".into(),
+        "players = [\"nn:runs/a/model.safetensors:64\", \"mcts:200\"]\nout = \"m.jsonl\"\n".into(),
     ];
     fuzz("match-config", config_corpus(&extra), TOML_TOKENS, check_match_config);
     let _ = std::fs::remove_file(match_file());
@@ -384,12 +384,12 @@ fn fuzz_player_spec() {
         "mcts:1000",
         "uniform:800",
         " MCTS:50 ",
-        "nn:model.pt",
-        "nn:runs/a:b/m.pt:64",
-        "NN: m.pt :7",
-        "nn:C:\\models\\m.pt:1",
+        "nn:model.safetensors",
+        "nn:runs/a:b/m.safetensors:64",
+        "NN: m.safetensors :7",
+        "nn:C:\\models\\m.safetensors:1",
         "nn:builtin:400:gumbel=16",
-        "nn:m.pt:8:bf16:gumbel=4:time=0.5",
+        "nn:m.safetensors:8:bf16:gumbel=4:time=0.5",
         "mcts:1048576",
         "alphabeta",
         "alphabeta:7",
@@ -398,7 +398,7 @@ fn fuzz_player_spec() {
         "uniform:50:time=0.01",
         "nn:builtin:time=10",
         "cmd:zertz engine --player random",
-        "CMD: \"my engine\"  --player \"nn:a b.pt\" \"\"",
+        "CMD: \"my engine\"  --player \"nn:a b.safetensors\" \"\"",
         "cmd:\"say \\\"hi\\\"\" C:\\m\\x",
     ];
     let corpus = specs.iter().map(|s| s.as_bytes().to_vec()).collect();
@@ -466,8 +466,8 @@ fn fuzz_stops_during_searches() {
         "mcts:1048576",
         "mcts:time=3600",
         "uniform:1048576",
-        "nn:fake.pt:1048576",
-        "nn:fake.pt:10:gumbel=16:time=3600",
+        "nn:fake.safetensors:1048576",
+        "nn:fake.safetensors:10:gumbel=16:time=3600",
     ];
     let never = Duration::from_secs(60);
     let seed = std::env::var("ZERTZ_FUZZ_SEED").ok().and_then(|s| s.parse().ok());
@@ -485,11 +485,11 @@ fn fuzz_stops_during_searches() {
             };
             let gate = Arc::new(Gate::default());
             let mut models = Models::new();
-            models.insert("fake.pt", Arc::new(zertz_search::UniformEvaluator));
-            models.insert("gate.pt", gate.clone());
+            models.insert("fake.safetensors", Arc::new(zertz_search::UniformEvaluator));
+            models.insert("gate.safetensors", gate.clone());
             let mut config = MatchConfig::with(
                 player.parse().unwrap(),
-                "nn:gate.pt:1".parse().unwrap(),
+                "nn:gate.safetensors:1".parse().unwrap(),
                 settings.clone(),
             );
             config.models = models;

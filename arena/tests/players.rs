@@ -139,16 +139,16 @@ fn search_threads_give_a_players_search_more_cores_and_count_their_time() {
     // Built from a spec: a network's player takes the models' search threads (a rollout
     // evaluator stands in for the network).
     let mut models = Models::new().with_search_threads(3);
-    models.insert("net.pt", Arc::new(RolloutEvaluator::default()));
+    models.insert("net.safetensors", Arc::new(RolloutEvaluator::default()));
     assert_eq!(models.search_threads(), 3);
-    let mut nn = "nn:net.pt:64".parse::<PlayerSpec>().unwrap().build(0, &models).unwrap();
+    let mut nn = "nn:net.safetensors:64".parse::<PlayerSpec>().unwrap().build(0, &models).unwrap();
     nn.choose(&start).unwrap();
     assert!(nn.cpu_elsewhere() > Duration::ZERO);
-    let mut alone = "nn:net.pt:64".parse::<PlayerSpec>().unwrap();
+    let mut alone = "nn:net.safetensors:64".parse::<PlayerSpec>().unwrap();
     let mut single = alone.build(0, &models.clone().with_search_threads(1)).unwrap();
     single.choose(&start).unwrap();
     assert_eq!(single.cpu_elsewhere(), Duration::ZERO);
-    alone = "nn:net.pt:64:time=0.05".parse().unwrap();
+    alone = "nn:net.safetensors:64:time=0.05".parse().unwrap();
     let mut timed = alone.build(0, &models).unwrap();
     timed.choose(&start).unwrap();
     assert!(timed.cpu_elsewhere() > Duration::ZERO, "through a player's own time");
@@ -244,25 +244,33 @@ fn specs_parse_and_name_players() {
         assert_eq!(matches!(e, SpecError::Simulations(_)), simulations, "{bad}: {e:?}");
     }
     // Not a precision, nor any part of a file's name (no '/', '\\' or '.'): named as the bad part
-    // (it was read as part of the model's file name: "cannot read model m.pt:bf17").
-    for (spec, part) in
-        [("nn:m.pt:bf17", "bf17"), ("nn:builtin:fp8", "fp8"), ("nn:m.pt:8:fast", "fast")]
-    {
+    // (it was read as part of the model's file name: "cannot read model m.safetensors:bf17").
+    for (spec, part) in [
+        ("nn:m.safetensors:bf17", "bf17"),
+        ("nn:builtin:fp8", "fp8"),
+        ("nn:m.safetensors:8:fast", "fast"),
+    ] {
         let e = spec.parse::<PlayerSpec>().unwrap_err();
         assert!(matches!(&e, SpecError::Part { part: p, .. } if p == part), "{spec}: {e:?}");
     }
     for (spec, model, sims, precision, gumbel) in [
-        ("nn:model.pt", "model.pt", 400, None, None),
-        ("nn:runs/a:b/m.pt:64", "runs/a:b/m.pt", 64, None, None),
-        ("NN: m.pt :7", "m.pt", 7, None, None),
-        ("nn:m.pt:64:bf16", "m.pt", 64, Some(Precision::Bf16), None),
-        ("nn:m.pt:FP16", "m.pt", 400, Some(Precision::Fp16), None),
-        ("nn:a:b.pt:8:fp32", "a:b.pt", 8, Some(Precision::Fp32), None),
-        ("nn:m.pt:9:auto", "m.pt", 9, Some(Precision::Auto), None),
+        ("nn:model.safetensors", "model.safetensors", 400, None, None),
+        ("nn:runs/a:b/m.safetensors:64", "runs/a:b/m.safetensors", 64, None, None),
+        ("NN: m.safetensors :7", "m.safetensors", 7, None, None),
+        ("nn:m.safetensors:64:bf16", "m.safetensors", 64, Some(Precision::Bf16), None),
+        ("nn:m.safetensors:FP16", "m.safetensors", 400, Some(Precision::Fp16), None),
+        ("nn:a:b.safetensors:8:fp32", "a:b.safetensors", 8, Some(Precision::Fp32), None),
+        ("nn:m.safetensors:9:auto", "m.safetensors", 9, Some(Precision::Auto), None),
         // A Gumbel root, last.
-        ("nn:m.pt:64:gumbel=16", "m.pt", 64, None, Some(16)),
-        ("nn:m.pt:GUMBEL= 2", "m.pt", 400, None, Some(2)),
-        ("nn:a:b.pt:8:bf16:gumbel=65536", "a:b.pt", 8, Some(Precision::Bf16), Some(65536)),
+        ("nn:m.safetensors:64:gumbel=16", "m.safetensors", 64, None, Some(16)),
+        ("nn:m.safetensors:GUMBEL= 2", "m.safetensors", 400, None, Some(2)),
+        (
+            "nn:a:b.safetensors:8:bf16:gumbel=65536",
+            "a:b.safetensors",
+            8,
+            Some(Precision::Bf16),
+            Some(65536),
+        ),
     ] {
         let parsed = spec.parse::<PlayerSpec>().unwrap();
         let expected =
@@ -272,41 +280,56 @@ fn specs_parse_and_name_players() {
         assert_eq!(parsed.network(), Some((model, precision)));
         assert_eq!(parsed.to_string().parse::<PlayerSpec>().unwrap(), parsed);
     }
-    assert_eq!("nn:m.pt:64:bf16".parse::<PlayerSpec>().unwrap().to_string(), "nn:m.pt:64:bf16");
     assert_eq!(
-        "nn:m.pt:8:gumbel=16:time=0.5".parse::<PlayerSpec>().unwrap().to_string(),
-        "nn:m.pt:8:gumbel=16:time=0.5"
+        "nn:m.safetensors:64:bf16".parse::<PlayerSpec>().unwrap().to_string(),
+        "nn:m.safetensors:64:bf16"
     );
-    for bad in ["nn", "nn:", "nn:m.pt:0", "nn:bf16:0", "nn:m.pt:0:bf16", "nn::bf16"] {
+    assert_eq!(
+        "nn:m.safetensors:8:gumbel=16:time=0.5".parse::<PlayerSpec>().unwrap().to_string(),
+        "nn:m.safetensors:8:gumbel=16:time=0.5"
+    );
+    for bad in
+        ["nn", "nn:", "nn:m.safetensors:0", "nn:bf16:0", "nn:m.safetensors:0:bf16", "nn::bf16"]
+    {
         assert!(bad.parse::<PlayerSpec>().is_err(), "{bad}");
     }
-    let gumbels =
-        ["nn:m.pt:gumbel=1", "nn:m.pt:8:gumbel=0", "nn:m.pt:gumbel=65537", "nn:m.pt:gumbel="];
+    let gumbels = [
+        "nn:m.safetensors:gumbel=1",
+        "nn:m.safetensors:8:gumbel=0",
+        "nn:m.safetensors:gumbel=65537",
+        "nn:m.safetensors:gumbel=",
+    ];
     for bad in gumbels {
         let e = bad.parse::<PlayerSpec>().unwrap_err();
         assert!(matches!(e, SpecError::Gumbel(_)), "{bad}: {e:?}");
         assert!(e.to_string().contains(bad) && e.to_string().contains("gumbel=K"), "{e}");
     }
     // A neural player needs its evaluator: refused by name without one, built with one.
-    let e = parse_player("nn:model.pt").err().unwrap();
+    let e = parse_player("nn:model.safetensors").err().unwrap();
     assert_eq!(
         e,
-        SpecError::NotLoaded { player: "nn:model.pt:400".into(), model: "model.pt".into() }
+        SpecError::NotLoaded {
+            player: "nn:model.safetensors:400".into(),
+            model: "model.safetensors".into()
+        }
     );
-    assert!(e.to_string().contains("model.pt") && e.to_string().contains("not loaded"), "{e}");
+    assert!(
+        e.to_string().contains("model.safetensors") && e.to_string().contains("not loaded"),
+        "{e}"
+    );
     let mut models = Models::new();
-    models.insert("model.pt", std::sync::Arc::new(zertz_search::UniformEvaluator));
-    let spec: PlayerSpec = "nn:model.pt:16".parse().unwrap();
+    models.insert("model.safetensors", std::sync::Arc::new(zertz_search::UniformEvaluator));
+    let spec: PlayerSpec = "nn:model.safetensors:16".parse().unwrap();
     let mut p = spec.build(1, &models).unwrap();
-    assert_eq!(p.name(), "nn:model.pt:16");
+    assert_eq!(p.name(), "nn:model.safetensors:16");
     // A player that names a precision needs the network loaded in it.
-    let bf16: PlayerSpec = "nn:model.pt:16:bf16".parse().unwrap();
+    let bf16: PlayerSpec = "nn:model.safetensors:16:bf16".parse().unwrap();
     assert!(matches!(bf16.build(1, &models), Err(SpecError::NotLoaded { .. })));
     models.insert_key(
-        ("model.pt".into(), Some(Precision::Bf16)),
+        ("model.safetensors".into(), Some(Precision::Bf16)),
         std::sync::Arc::new(zertz_search::UniformEvaluator),
     );
-    assert_eq!(bf16.build(1, &models).unwrap().name(), "nn:model.pt:16:bf16");
+    assert_eq!(bf16.build(1, &models).unwrap().name(), "nn:model.safetensors:16:bf16");
     let pos = Position::new(Variant::default(), Player::P0);
     assert!(pos.is_legal_action(&p.choose(&pos).unwrap()));
 }
@@ -345,8 +368,8 @@ fn a_gumbel_root_under_a_time_per_move_plans_its_simulations_from_the_time() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let eval = StopAfter { answered: 0.into(), after: 2000, stop: stop.clone() };
     let mut models = Models::new();
-    models.insert("m.pt", std::sync::Arc::new(eval));
-    let spec: PlayerSpec = "nn:m.pt:50:gumbel=4:time=600".parse().unwrap();
+    models.insert("m.safetensors", std::sync::Arc::new(eval));
+    let spec: PlayerSpec = "nn:m.safetensors:50:gumbel=4:time=600".parse().unwrap();
     let mut p = spec.build(1, &models).unwrap();
     p.set_stop(stop);
     let mut game = Game::from_position(Position::new(Variant::default(), Player::P0));

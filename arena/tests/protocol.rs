@@ -387,21 +387,21 @@ fn analysis_finds_the_winning_chain() {
 #[test]
 fn analyzers_follow_the_spec() {
     let mut models = Models::new();
-    models.insert("m.pt", Arc::new(Failing));
+    models.insert("m.safetensors", Arc::new(Failing));
     for (spec, config) in [
         ("random", Preset::Rollout),
         ("greedy", Preset::Rollout),
         ("mcts:5", Preset::Rollout),
         ("uniform:5", Preset::Rollout),
-        ("nn:m.pt:5", Preset::Network),
+        ("nn:m.safetensors:5", Preset::Network),
         ("cmd:zertz engine", Preset::Rollout),
     ] {
         let spec: PlayerSpec = spec.parse().unwrap();
         let analyzer = spec.analyzer(0, &models).unwrap();
         assert_eq!(analyzer.config, config.config(), "{spec}");
     }
-    let e = "nn:other.pt".parse::<PlayerSpec>().unwrap().analyzer(0, &models).unwrap_err();
-    assert!(e.to_string().contains("other.pt"), "{e}");
+    let e = "nn:other.safetensors".parse::<PlayerSpec>().unwrap().analyzer(0, &models).unwrap_err();
+    assert!(e.to_string().contains("other.safetensors"), "{e}");
 }
 
 /// Uniform answers, and the threads that gave them.
@@ -426,8 +426,9 @@ fn a_networks_analysis_searches_on_the_models_search_threads() {
     for threads in [1, 2] {
         let network = Arc::new(Threads::default());
         let mut models = Models::new().with_search_threads(threads);
-        models.insert("m.pt", network.clone());
-        let analyzer = "nn:m.pt".parse::<PlayerSpec>().unwrap().analyzer(0, &models).unwrap();
+        models.insert("m.safetensors", network.clone());
+        let analyzer =
+            "nn:m.safetensors".parse::<PlayerSpec>().unwrap().analyzer(0, &models).unwrap();
         let least = if threads > 1 { 8 } else { 1 };
         assert!(analyzer.config.leaves_per_round >= least, "{threads}: {:?}", analyzer.config);
         assert_eq!(analyzer.threads, threads);
@@ -453,12 +454,12 @@ impl Evaluator for Failing {
 #[test]
 fn a_failing_player_changes_nothing() {
     let mut models = Models::new();
-    models.insert("m.pt", Arc::new(Failing));
-    let spec: PlayerSpec = "nn:m.pt:10".parse().unwrap();
+    models.insert("m.safetensors", Arc::new(Failing));
+    let spec: PlayerSpec = "nn:m.safetensors:10".parse().unwrap();
     let mut s = EngineSession::new(&spec, &models, 0, Variant::default()).unwrap();
-    assert_eq!(s.player_name(), "nn:m.pt:10");
+    assert_eq!(s.player_name(), "nn:m.safetensors:10");
     let e = err(&mut s, "genmove");
-    assert_eq!(e, "player nn:m.pt:10: evaluator failed: the network is gone");
+    assert_eq!(e, "player nn:m.safetensors:10: evaluator failed: the network is gone");
     assert_eq!(s.game().moves().len(), 0);
     assert_eq!(err(&mut s, "undo"), "nothing to undo");
     assert_eq!(
@@ -466,7 +467,7 @@ fn a_failing_player_changes_nothing() {
         "the analysis failed: evaluator failed: the network is gone"
     );
     // A network that is not loaded: no session.
-    let missing: PlayerSpec = "nn:other.pt".parse().unwrap();
+    let missing: PlayerSpec = "nn:other.safetensors".parse().unwrap();
     assert!(EngineSession::new(&missing, &models, 0, Variant::default()).is_err());
 }
 

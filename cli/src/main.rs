@@ -62,7 +62,7 @@ enum Command {
     ///
     /// Example: zertz dataset ../shared/records/boardspace-zertz.tar.xz --out data/human
     Dataset(dataset::DatasetArgs),
-    /// Self-play, writing training shards and game records: with an exported network (--model)
+    /// Self-play, writing training shards and game records: with a network file (--model)
     /// or a built-in evaluator (uniform: the search's own cost; rollout).
     Selfplay(selfplay::SelfplayArgs),
     /// Train a network: runs `python -m zertz train ARGS...` (the training loop is Python), with
@@ -71,7 +71,8 @@ enum Command {
     /// Example: zertz train --config configs/train/default.toml --run runs/default
     #[command(disable_help_flag = true)]
     Train(train::TrainArgs),
-    /// Exported networks: show the metadata of one, or run it on positions.
+    /// Network files: show the metadata of one (architecture, sizes, checksum), or run it on
+    /// positions.
     #[command(subcommand)]
     Model(model::ModelCommand),
     /// Convert game records (JSON lines of `zertz selfplay` or `zertz match`) to boardspace SGF
@@ -82,7 +83,7 @@ enum Command {
     /// The web board in a browser (it prints its address): play any player by mouse or keyboard
     /// on any board, watch two bots, step through records, see a network's analysis.
     ///
-    /// Example: zertz serve --player nn:runs/default/best.pt:400
+    /// Example: zertz serve --player nn:runs/default/models/best.safetensors:400
     Serve(serve::ServeArgs),
     /// Play a match between two players and report the score and the Elo difference.
     #[command(long_about = common::player_help(
@@ -90,7 +91,7 @@ enum Command {
          Players",
         &format!(
             "{}; a cmd: player runs one process of its program per game (\"cmd:zertz engine \
-             --player nn:old.pt:800\"). --move-time gives a time per move to every searching \
+             --player nn:old.safetensors:800\"). --move-time gives a time per move to every searching \
              player without one of its own. Player A moves first in the even games, B in the \
              odd ones.",
             common::spec_defaults()
@@ -100,7 +101,7 @@ enum Command {
     /// The engine protocol on standard input and output, for other programs (GTP style:
     /// `genmove`, `play MOVE`, `analyze N`...; docs/engine-protocol.md).
     ///
-    /// Example: zertz engine --player nn:runs/default/best.pt:800
+    /// Example: zertz engine --player nn:runs/default/models/best.safetensors:800
     Engine(engine::EngineArgs),
     /// Draw a position in the terminal.
     Show(show::ShowArgs),

@@ -1,4 +1,4 @@
-//! `zertz model`: exported networks' metadata, and their raw outputs on positions.
+//! `zertz model`: network files' metadata, and their raw outputs on positions.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,15 +7,19 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use zertz_env::Position;
+use zertz_model::architecture::Sizes;
 
 use crate::common::{DeviceArgs, classified, device_name, read_text_file};
 
 /// The subcommands of `zertz model`.
 #[derive(Subcommand, Debug)]
 pub enum ModelCommand {
-    /// Print a model's metadata (JSON) and the device it would run on.
+    /// Print a network's metadata (JSON): its architecture, sizes (`network`) and preset, the
+    /// SHA-256 of its weights, format version, boards and marble sets, provenance, and the
+    /// device and precision it would run in. A program (TorchScript, an AOTInductor package),
+    /// which runs only with --trust-code, has no architecture, preset or checksum here (null).
     Info {
-        /// The exported model file (builtin: the network built into the engine).
+        /// The network file (builtin: the network built into the engine).
         model: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -24,7 +28,7 @@ pub enum ModelCommand {
     /// and print one JSON object per position: the value and the logits of the whole action
     /// space.
     Eval {
-        /// The exported model file.
+        /// The network file (builtin: the network built into the engine).
         model: PathBuf,
         /// File of positions, one per line.
         #[arg(long)]
@@ -45,13 +49,20 @@ pub fn run(command: ModelCommand) -> Result<ExitCode> {
 fn info(path: &Path, device: &DeviceArgs) -> Result<ExitCode> {
     let model = device.load(path)?;
     let m = model.metadata();
+    // A network file: the engine's architecture at its sizes (named when they are a preset's)
+    // and the checksum of its weights. A trusted program runs its own code: none of these.
+    let program = m.sha256.is_none();
+    let architecture = if program { None } else { m.architecture.as_deref() };
+    let sizes = architecture.and_then(|_| serde_json::from_value::<Sizes>(m.network.clone()).ok());
     let info = serde_json::json!({
         "path": path.display().to_string(), "device": device_name(model.device()),
         "precision": model.precision().name(),
         "cuda_available": zertz_model::cuda_available(), "name": m.name, "boards": m.boards,
-        "encoding_version": m.encoding_version, "format_version": m.format_version,
-        "step": m.step, "action_space": m.action_space, "network": m.network,
-        "provenance": m.provenance,
+        "marbles": m.marbles, "encoding_version": m.encoding_version,
+        "format_version": m.format_version, "program": program, "architecture": architecture,
+        "preset": sizes.and_then(|s| s.preset()), "parameters": sizes.map(|s| s.parameters()),
+        "sha256": m.sha256, "step": m.step, "action_space": m.action_space,
+        "network": m.network, "provenance": m.provenance,
     });
     println!("{}", serde_json::to_string_pretty(&info)?);
     Ok(ExitCode::SUCCESS)

@@ -22,7 +22,7 @@ pub struct PlayArgs {
         &format!("{}. {}", spec_defaults(), default_player_help()),
     ))]
     pub opponent: Option<String>,
-    /// Play against this exported network (the same as --opponent nn:MODEL:SIMS).
+    /// Play against this network file (the same as --opponent nn:MODEL:SIMS).
     #[arg(long, conflicts_with = "opponent")]
     pub model: Option<PathBuf>,
     /// Simulations per move of the network given with --model (a count past the engine's most

@@ -24,7 +24,7 @@ pub struct SelfplayArgs {
     /// Evaluator without a model: uniform or rollout.
     #[arg(long, default_value = "rollout", conflicts_with = "model")]
     pub evaluator: String,
-    /// An exported network (zertz.export) to guide the search.
+    /// A network file (zertz.export writes them) to guide the search.
     #[arg(long)]
     pub model: Option<PathBuf>,
     #[command(flatten)]

@@ -199,11 +199,11 @@ fn match_prints_the_score_and_elo() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("exactly two players"));
     // A neural player whose model file is missing: one clear line, not a crash.
-    let o = zertz(&["match", "--player", "greedy", "--player", "nn:no-such-model.pt"]);
+    let o = zertz(&["match", "--player", "greedy", "--player", "nn:no-such-model.safetensors"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("cannot read model no-such-model.pt") && err.lines().count() == 1,
+        err.contains("cannot read model no-such-model.safetensors") && err.lines().count() == 1,
         "{err}"
     );
     // The --json form.
@@ -582,25 +582,31 @@ fn python() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
 }
 
-/// Broken models with the metadata of a real 37-ring export (written once, by the Python package
-/// of .venv or $ZERTZ_PYTHON): `nan.pt` (every weight NaN) and `shape.pt` (logits `[B, 7]`).
+/// Test networks of 37 rings (written once, by the Python package of .venv or $ZERTZ_PYTHON):
+/// network files `good.safetensors` and `overflow.safetensors` (weights of ±3e38, finite, whose
+/// answers overflow to NaN), and `shape.pt`, a TorchScript program (which runs only with
+/// --trust-code) with code-format metadata whose logits are `[B, 7]`.
 fn broken_models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = temp_dir("models");
         let script = r#"
-import sys, torch
+import json, sys, torch
 from zertz.nn import NetConfig, ZertzNet
-from zertz.exported import export
+from zertz.exported import export, metadata_of
+from zertz_engine import CODE_FORMAT_VERSION
 d = sys.argv[1]
-net = ZertzNet(NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8),
-               boards=[37])
-export(net, f"{d}/good.pt", boards=[37])
-m = torch.jit.load(f"{d}/good.pt")
+config = NetConfig(channels=8, blocks=1, policy_rank=2, value_channels=4, value_hidden=8)
+net = ZertzNet(config, boards=[37])
+export(net, f"{d}/good.safetensors", boards=[37])
+big = ZertzNet(config, boards=[37])
 with torch.no_grad():
-    for p in m.parameters():
-        p.fill_(float("nan"))
-torch.jit.save(m, f"{d}/nan.pt")
+    for i, p in enumerate(big.parameters()):
+        p.fill_(3e38 if i % 2 == 0 else -3e38)
+    for b in big.buffers():
+        if b.is_floating_point():
+            b.fill_(3e38)
+export(big, f"{d}/overflow.safetensors", boards=[37])
 
 class Shape(torch.nn.Module):
     def __init__(self, meta: str):
@@ -614,7 +620,10 @@ class Shape(torch.nn.Module):
     def forward(self, planes: torch.Tensor, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.zeros(planes.shape[0], 7), torch.zeros(planes.shape[0])
 
-torch.jit.save(torch.jit.script(Shape(m.metadata())), f"{d}/shape.pt")
+# A program's metadata, as an older zertz exported it: no architecture of the engine's.
+meta = metadata_of(net, step=0, name="shape", boards=[37], format_version=CODE_FORMAT_VERSION)
+del meta["architecture"]
+torch.jit.save(torch.jit.script(Shape(json.dumps(meta))), f"{d}/shape.pt")
 "#;
         // From a file: TorchScript compiles the source of the module classes it scripts.
         let path = dir.join("export_broken_models.py");
@@ -629,7 +638,7 @@ torch.jit.save(torch.jit.script(Shape(m.metadata())), f"{d}/shape.pt")
 
 #[test]
 fn a_nan_network_fails_the_match_with_one_line_naming_it() {
-    let model = broken_models().join("nan.pt");
+    let model = broken_models().join("overflow.safetensors");
     let nn = format!("nn:{}:8", model.display());
     let args = ["match", "--player", "greedy", "--player", &nn, "--games", "2", "--threads", "1"];
     let o = zertz_within(&args, 120);
@@ -660,17 +669,29 @@ fn a_nan_network_fails_the_match_with_one_line_naming_it() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_one_line(&o);
     assert!(
-        stderr(&o).contains("nan.pt") && stderr(&o).contains("NaN/non-finite"),
+        stderr(&o).contains("overflow.safetensors") && stderr(&o).contains("NaN/non-finite"),
         "{}",
         stderr(&o)
     );
 }
 
+/// A program (trusted: it runs only so) that answers logits of the wrong shape.
 #[test]
 fn a_network_with_wrong_output_shapes_fails_with_status_1() {
     let model = broken_models().join("shape.pt");
     let nn = format!("nn:{}:8", model.display());
-    let args = ["match", "--player", &nn, "--player", "random", "--games", "2", "--threads", "2"];
+    let args = [
+        "match",
+        "--player",
+        &nn,
+        "--player",
+        "random",
+        "--games",
+        "2",
+        "--threads",
+        "2",
+        "--trust-code",
+    ];
     let o = zertz_within(&args, 120);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_one_line(&o);
@@ -691,11 +712,140 @@ fn a_network_with_wrong_output_shapes_fails_with_status_1() {
             "1",
             "--out",
             out.to_str().unwrap(),
+            "--trust-code",
         ],
         120,
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("shape.pt"), "{}", stderr(&o));
+}
+
+/// The TorchScript file of the built-in network before network files: a program.
+fn torchscript_builtin() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/data/builtin-v1.pt")
+}
+
+/// A TorchScript file is a program: refused, in one line that names it and the command that
+/// converts it, by every command that loads networks; played with --trust-code.
+#[test]
+fn a_torchscript_file_is_refused_unless_its_code_is_trusted() {
+    let model = torchscript_builtin();
+    let m = model.to_str().unwrap();
+    let nn = format!("nn:{m}:8");
+    let game = ["match", "--player", &nn, "--player", "random", "--games", "2", "--device", "cpu"];
+    let dir = temp_dir("torchscript");
+    let positions = dir.join("positions.txt");
+    std::fs::write(&positions, "").unwrap();
+    let p = positions.to_str().unwrap();
+    let out = dir.join("selfplay");
+    for args in [
+        &game[..],
+        &["model", "info", m],
+        &["model", "eval", m, "--positions", p],
+        &["bench", "inference", "--model", "builtin", "--model", m, "--seconds", "0.1"],
+        &["bench", "player", "nn:builtin:8", &nn, "--move-time", "0.01"],
+        &[
+            "selfplay",
+            "--model",
+            m,
+            "--games",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ] {
+        let o = zertz_within(args, NEVER);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_one_line(&o);
+        let err = stderr(&o);
+        assert!(err.contains(&format!("{m} is a TorchScript file: a program")), "{err}");
+        assert!(err.contains(&format!("python -m zertz convert-network {m} ")), "{err}");
+        assert!(err.contains("--trust-code"), "{err}");
+        assert!(stdout(&o).is_empty(), "{args:?}: nothing measured or played first");
+    }
+    assert!(!out.exists(), "self-play wrote nothing");
+    let o = zertz_within(&[&game[..], &["--trust-code", "--json"]].concat(), 120);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(summary["games"], 2);
+    // Its metadata with --trust-code: a program, with no architecture or checksum of the
+    // engine's.
+    let o = zertz(&["model", "info", m, "--trust-code", "--device", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(info["program"], true);
+    assert_eq!(info["format_version"], 1);
+    for key in ["architecture", "preset", "parameters", "sha256"] {
+        assert!(info[key].is_null(), "{key}: {info}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--trust-code` is one of the options of where networks run: every command that has
+/// `--cuda-graphs` has it too, with its risk said.
+#[test]
+fn every_command_that_loads_networks_can_trust_code() {
+    let commands: [&[&str]; 9] = [
+        &["match"],
+        &["selfplay"],
+        &["play"],
+        &["engine"],
+        &["serve"],
+        &["model", "info"],
+        &["model", "eval"],
+        &["bench", "inference"],
+        &["bench", "player"],
+    ];
+    for command in commands {
+        let o = zertz(&[command, &["--help"]].concat());
+        assert!(o.status.success(), "{command:?}: {}", stderr(&o));
+        let help = stdout(&o);
+        assert!(help.contains("--cuda-graphs"), "{command:?}: {help}");
+        assert!(help.contains("--trust-code"), "{command:?}: {help}");
+        assert!(help.contains("read, write and delete your files"), "{command:?}: {help}");
+    }
+}
+
+/// `zertz model info`: a network file's architecture, its sizes and preset, the SHA-256 of its
+/// weights and its format version.
+#[test]
+fn model_info_shows_the_architecture_and_the_checksum() {
+    use sha2::{Digest, Sha256};
+    let o = zertz(&["model", "info", "builtin", "--device", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(info["program"], false);
+    assert_eq!(info["architecture"], "ZertzNet");
+    assert_eq!(info["preset"], "tiny");
+    assert_eq!(info["network"]["channels"], 32);
+    assert_eq!(info["format_version"], zertz_model::MODEL_FORMAT_VERSION);
+    assert_eq!(info["marbles"], serde_json::json!(["standard"]));
+    let sha = info["sha256"].as_str().unwrap();
+    assert!(sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()), "{sha}");
+    // A file's: the checksum of the bytes after its header; sizes of no preset.
+    let model = broken_models().join("good.safetensors");
+    let o = zertz(&["model", "info", model.to_str().unwrap(), "--device", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let bytes = std::fs::read(&model).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let weights: String =
+        Sha256::digest(&bytes[8 + n..]).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(info["sha256"], weights);
+    assert_eq!(info["architecture"], "ZertzNet");
+    assert!(info["preset"].is_null(), "{info}");
+    assert_eq!(info["network"]["channels"], 8);
+    let params = zertz_model::architecture::Sizes {
+        channels: 8,
+        blocks: 1,
+        policy_rank: 2,
+        value_channels: 4,
+        value_hidden: 8,
+    }
+    .parameters();
+    assert_eq!(info["parameters"], params);
 }
 
 #[test]
@@ -717,7 +867,7 @@ fn thread_and_size_counts_past_the_maxima_are_refused_before_starting() {
         &["match", "--player", "mcts:4294967295", "--player", "random"],
         &["selfplay", "--evaluator", "uniform", "--threads", "100000", "--check"],
         &["selfplay", "--evaluator", "uniform", "--games", "5000000000", "--check"],
-        &["play", "--model", "m.pt", "--simulations", "4000000000"],
+        &["play", "--model", "m.safetensors", "--simulations", "4000000000"],
     ] {
         let o = zertz_within(args, NEVER);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -786,7 +936,7 @@ fn fifos_and_other_non_regular_files_are_refused_without_blocking() {
     );
     assert!(out.contains("failed by reason: 2 unreadable file"), "{out}");
     // Every other file argument: status 2 and one line naming the file.
-    let none = dir.join("none.pt");
+    let none = dir.join("none.safetensors");
     let sgf_out = dir.join("sgf");
     let nn = format!("nn:{f}");
     let cases: [&[&str]; 6] = [
@@ -811,7 +961,7 @@ fn fifos_and_other_non_regular_files_are_refused_without_blocking() {
 /// the pass that add up to one; a table by default; bad sizes refused with status 2.
 #[test]
 fn bench_inference_measures_each_batch_size() {
-    let model = broken_models().join("good.pt");
+    let model = broken_models().join("good.safetensors");
     let model = model.to_str().unwrap();
     let base = ["bench", "inference", "--model", model, "--device", "cpu"];
     let args = [&base[..], &["--seconds", "0.2"]].concat();
@@ -871,6 +1021,28 @@ fn bench_inference_measures_each_batch_size() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
         assert_one_line(&o);
     }
+    // Networks side by side: each batch size for one after the other, each row naming its
+    // network (the table in a first column); a network named twice is refused.
+    let two = [&args[..], &["--model", "builtin", "--batch", "1,4"]].concat();
+    let o = zertz(&[&two[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let order: Vec<(&str, u64)> =
+        rows.iter().map(|r| (r["model"].as_str().unwrap(), r["batch"].as_u64().unwrap())).collect();
+    assert_eq!(order, [(model, 1), ("builtin", 1), (model, 4), ("builtin", 4)]);
+    let o = zertz(&two);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2 + 1 + 4, "{out}");
+    assert!(lines[0].starts_with(model) && lines[1].starts_with("builtin on cpu"), "{out}");
+    assert!(lines[2].starts_with("model ") && lines[2].contains("evaluations/s"), "{out}");
+    assert!(lines[3].starts_with(model) && lines[4].starts_with("builtin "), "{out}");
+    let o = zertz(&[&base[..], &["--model", model]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_one_line(&o);
+    assert!(stderr(&o).contains(&format!("the network {model} is named twice")), "{}", stderr(&o));
 }
 
 /// `zertz bench player`: a row per board, position and thread count, as a table or JSON lines;
@@ -899,6 +1071,29 @@ fn bench_player_measures_each_position_and_thread_count() {
     let o = zertz(&["bench", "player", "random", "--move-time", "0.01"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("does not search here"), "{}", stderr(&o));
+    // Players one after the other, each row naming its player; every one checked before the
+    // first is measured, and none named twice.
+    let two = ["bench", "player", "mcts:50", "alphabeta:2", "--board", "37", "--move-time", "0.02"];
+    let o = zertz(&[&two[..], &["--searches", "1", "--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let players: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["player"].to_string())
+        .collect();
+    assert_eq!(players, [["\"mcts:50\""; 3], ["\"alphabeta:2\""; 3]].concat());
+    let o = zertz(&[&two[..], &["--searches", "1"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("player ")), "{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("alphabeta:2 ")).count(), 3, "{out}");
+    for (players, words) in
+        [(["mcts:50", "random"], "does not search here"), (["mcts:50", "mcts:50"], "named twice")]
+    {
+        let o = zertz(&[&["bench", "player"][..], &players, &["--move-time", "0.01"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{players:?}: {}", stderr(&o));
+        assert_one_line(&o);
+        assert!(stderr(&o).contains(words) && stdout(&o).is_empty(), "{}", stderr(&o));
+    }
     // Without --board: 37 and 61, those the network plays (the built-in network: 37 alone);
     // a board named that it does not play is an error.
     let nn = ["bench", "player", "nn:builtin:8", "--move-time", "0.01", "--searches", "1"];
@@ -922,7 +1117,7 @@ fn bench_player_measures_each_position_and_thread_count() {
 /// `model info` says the precision.
 #[test]
 fn a_match_between_precisions_of_one_network() {
-    let model = broken_models().join("good.pt");
+    let model = broken_models().join("good.safetensors");
     let m = model.to_str().unwrap();
     let (a, b) = (format!("nn:{m}:8:bf16"), format!("nn:{m}:8"));
     let o = zertz(&[

@@ -139,10 +139,10 @@ fn bad_players_are_refused_in_one_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unknown player 'alphazero'"), "{}", stderr(&out));
     assert!(stderr(&out).contains("cmd:PROGRAM ARGS"), "{}", stderr(&out));
-    let out = run_with_input(&["engine", "--player", "nn:/no/such/model.pt"], b"name\n");
+    let out = run_with_input(&["engine", "--player", "nn:/no/such/model.safetensors"], b"name\n");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
-    assert!(stderr(&out).contains("/no/such/model.pt"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/no/such/model.safetensors"), "{}", stderr(&out));
 }
 
 /// `cmd:"ZERTZ" engine ARGS`: this program as an engine behind the protocol.

@@ -395,7 +395,7 @@ pub const TOML_TOKENS: &[&str] = &[
     "shard_size",
     "players",
     "\"greedy\"",
-    "\"nn:m.pt:0\"",
+    "\"nn:m.safetensors:0\"",
     "\"mcts:99999999999\"",
     "c_puct",
     "policy_temperature",

@@ -7,6 +7,7 @@ use zertz_arena::config::MatchSettings;
 use zertz_arena::matches::MatchError;
 use zertz_env::{Cause, Classify, ErrorClass};
 use zertz_jobs::{Guide, JobError, MatchJob, play_match, selfplay};
+use zertz_model::{DeviceChoice, Inference, ModelError};
 use zertz_search::Preset;
 use zertz_selfplay::config::SelfPlayConfig;
 use zertz_selfplay::driver::Progress;
@@ -46,12 +47,43 @@ fn selfplay_searches_with_the_preset_of_its_guide() {
 #[test]
 fn a_missing_model_is_refused_before_anything_is_written() {
     let dir = temp_dir("missing-model");
-    let guide = Guide::Network { path: "no-such-model.pt".into(), inference: Default::default() };
+    let guide =
+        Guide::Network { path: "no-such-model.safetensors".into(), inference: Default::default() };
     let e = selfplay(&small(), &guide, &dir, &Progress::default()).unwrap_err();
     assert!(matches!(e, JobError::Model(_)), "{e:?}");
     assert!(!e.class().while_working);
-    assert!(e.to_string().contains("no-such-model.pt"), "{e}");
+    assert!(e.to_string().contains("no-such-model.safetensors"), "{e}");
     assert!(!dir.exists());
+}
+
+/// A program (the TorchScript file of the built-in network before network files) guides
+/// self-play and plays in matches only when its code is trusted; otherwise it is refused before
+/// anything is written or played, with the command that converts it.
+#[test]
+fn a_program_runs_only_when_its_code_is_trusted() {
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/../model/tests/data/builtin-v1.pt");
+    let cpu = Inference { device: DeviceChoice::Cpu, ..Inference::default() };
+    let trusted = Inference { trust_code: true, ..cpu };
+    let dir = temp_dir("program");
+    let guide = Guide::Network { path: program.into(), inference: cpu };
+    let e = selfplay(&small(), &guide, &dir, &Progress::default()).unwrap_err();
+    assert!(matches!(e, JobError::Model(ModelError::Code { package: false, .. })), "{e:?}");
+    assert!(!e.class().while_working);
+    assert!(e.to_string().contains("python -m zertz convert-network"), "{e}");
+    assert!(!dir.exists());
+    let guide = Guide::Network { path: program.into(), inference: trusted };
+    let summary = selfplay(&small(), &guide, &dir, &Progress::default()).unwrap();
+    assert_eq!(summary.games, 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let settings = MatchSettings { games: 2, threads: 1, ..MatchSettings::default() };
+    let mut job = MatchJob::with(format!("nn:{program}:8"), "random", settings);
+    job.inference = cpu;
+    let e = play_match(&job, &|_| panic!("no game may be played"), &AtomicBool::new(false))
+        .unwrap_err();
+    assert!(matches!(e, JobError::Model(ModelError::Code { .. })), "{e:?}");
+    job.inference = trusted;
+    let s = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap();
+    assert_eq!(s.games, 2);
 }
 
 #[test]
@@ -163,7 +195,9 @@ fn a_stopped_match_and_bad_players_are_errors_of_their_kind() {
     let e = play_match(&job, &|_| {}, &AtomicBool::new(true)).unwrap_err();
     assert_eq!(e.class(), ErrorClass::during(Cause::Stopped), "{e:?}");
     assert!(e.to_string().contains("stopped"), "{e}");
-    for (a, needle) in [("alphazero", "alphazero"), ("nn:no-such.pt", "no-such.pt")] {
+    for (a, needle) in
+        [("alphazero", "alphazero"), ("nn:no-such.safetensors", "no-such.safetensors")]
+    {
         let job =
             MatchJob::with(a, "random", MatchSettings { games: 2, ..MatchSettings::default() });
         let e = play_match(&job, &|_| {}, &AtomicBool::new(false)).unwrap_err();

@@ -17,7 +17,7 @@ pub enum ModelError {
     },
     /// The file is not a network file written by `zertz.export` (or a trusted program), or
     /// not exactly one: what is wrong is said.
-    #[error("{path} is not an exported zertz model: {reason}")]
+    #[error("{path} is not an exported zertz model: {}", printable(.reason))]
     NotAModel {
         /// The file.
         path: PathBuf,
@@ -145,6 +145,14 @@ impl zertz_env::Classify for ModelError {
             }
         }
     }
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): a reason quotes what a file
+/// holds, and an error is one line of text that a file cannot colour or move on a terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
 }
 
 fn list(boards: &[usize]) -> String {

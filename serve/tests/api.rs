@@ -25,12 +25,12 @@ fn app() -> axum::Router {
 /// the 37-ring board.
 fn app_with_network() -> axum::Router {
     let mut models = Models::new();
-    models.insert("fake.pt", std::sync::Arc::new(zertz_search::UniformEvaluator));
+    models.insert("fake.safetensors", std::sync::Arc::new(zertz_search::UniformEvaluator));
     let settings = ServeSettings {
-        players: vec!["nn:fake.pt:50".parse().unwrap()],
+        players: vec!["nn:fake.safetensors:50".parse().unwrap()],
         models,
         model_plays: [(
-            "fake.pt".to_string(),
+            "fake.safetensors".to_string(),
             NetworkPlays { boards: vec![37], marbles: vec![MarbleSet::Standard] },
         )]
         .into_iter()
@@ -379,11 +379,11 @@ async fn many_games_at_once_each_keep_their_own_state() {
 async fn offered_networks_play_and_analyse_on_their_boards_only() {
     let app = app_with_network();
     let (_, info) = call(&app, "GET", "/api/info", None).await;
-    assert_eq!(info["default_opponent"], "nn:fake.pt:50");
-    assert_eq!(info["players"], json!(["nn:fake.pt:50"]));
+    assert_eq!(info["default_opponent"], "nn:fake.safetensors:50");
+    assert_eq!(info["players"], json!(["nn:fake.safetensors:50"]));
     // The default opponent is the offered network.
     let game = new_game(&app, json!({"colour": "P1"})).await;
-    assert_eq!(game["players"], json!(["nn:fake.pt:50", "you"]));
+    assert_eq!(game["players"], json!(["nn:fake.safetensors:50", "you"]));
     let id = game["id"].as_str().unwrap();
     let (s, g) = call(&app, "POST", &format!("/api/games/{id}/bot"), None).await;
     assert_eq!(s, StatusCode::OK, "{g}");
@@ -391,8 +391,8 @@ async fn offered_networks_play_and_analyse_on_their_boards_only() {
     // On another board, or with the blitz marbles, the network is refused by name; a game
     // that names no opponent there gets rollout MCTS.
     for body in [
-        r#"{"board": 48, "opponent": "nn:fake.pt:50"}"#,
-        r#"{"blitz": true, "opponent": "nn:fake.pt:50"}"#,
+        r#"{"board": 48, "opponent": "nn:fake.safetensors:50"}"#,
+        r#"{"blitz": true, "opponent": "nn:fake.safetensors:50"}"#,
     ] {
         let (s, e) = call(&app, "POST", "/api/games", Some(body)).await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {e}");
@@ -404,10 +404,12 @@ async fn offered_networks_play_and_analyse_on_their_boards_only() {
         assert_eq!(g["players"], json!(["mcts:1000", "you"]), "{body}");
     }
     // The offered network at a time per move of the page's.
-    let g = new_game(&app, json!({"colour": "P1", "opponent": "nn:fake.pt:50:time=1"})).await;
-    assert_eq!(g["players"], json!(["nn:fake.pt:50:time=1", "you"]));
+    let g =
+        new_game(&app, json!({"colour": "P1", "opponent": "nn:fake.safetensors:50:time=1"})).await;
+    assert_eq!(g["players"], json!(["nn:fake.safetensors:50:time=1", "you"]));
     // Another simulation count of the same network is not offered.
-    let (s, e) = call(&app, "POST", "/api/games", Some(r#"{"opponent": "nn:fake.pt:51"}"#)).await;
+    let (s, e) =
+        call(&app, "POST", "/api/games", Some(r#"{"opponent": "nn:fake.safetensors:51"}"#)).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
     // Analysis searches with the offered network by default (uniform priors: 1/1944 each).
     let (s, a) = call(&app, "POST", "/api/analyze", Some(&analyze_body(100))).await;
@@ -424,7 +426,8 @@ async fn offered_networks_play_and_analyse_on_their_boards_only() {
     let (s, a) = call(&app, "POST", "/api/analyze", Some(&body)).await;
     assert_eq!(s, StatusCode::OK, "{a}");
     assert_eq!(a["simulations"], 10, "{a}");
-    let body = json!({"position": r48.to_text(), "simulations": 10, "player": "nn:fake.pt:50"});
+    let body =
+        json!({"position": r48.to_text(), "simulations": 10, "player": "nn:fake.safetensors:50"});
     let (s, e) = call(&app, "POST", "/api/analyze", Some(&body.to_string())).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
     assert!(e["error"].as_str().unwrap().contains("not 48 rings with the standard"), "{e}");
