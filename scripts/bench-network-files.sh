@@ -28,6 +28,6 @@ for rep in $(seq "$reps"); do
         echo "== $side ($z), round $rep: bench inference, batch 1 and 256"
         "$z" bench inference --model builtin --device cpu --batch 1,256 --seconds 2
         echo "== $side, round $rep: bench player nn:builtin, 37 rings"
-        "$z" bench player nn:builtin --boards 37 --move-time 1
+        "$z" bench player nn:builtin --board 37 --move-time 1
     done
 done
