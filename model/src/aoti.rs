@@ -24,6 +24,28 @@ use crate::shim::{
 /// The name of a board's model inside a package: this prefix and the ring count (`board37`).
 pub const AOTI_MODEL_PREFIX: &str = "board";
 
+/// The folder of the packages compiled on this machine from network files
+/// (`python -m zertz compile-network`): `$ZERTZ_CACHE/compiled`, else
+/// `$XDG_CACHE_HOME/zertz/compiled`, else `~/.cache/zertz/compiled`; `None` without a home.
+pub fn compiled_dir() -> Option<std::path::PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let root = match (var("ZERTZ_CACHE"), var("XDG_CACHE_HOME"), var("HOME")) {
+        (Some(cache), _, _) => cache.into(),
+        (None, Some(xdg), _) => std::path::PathBuf::from(xdg).join("zertz"),
+        (None, None, Some(home)) => std::path::PathBuf::from(home).join(".cache/zertz"),
+        (None, None, None) => return None,
+    };
+    Some(root.join("compiled"))
+}
+
+/// The file name, in [`compiled_dir`], of the package compiled from the network file whose
+/// weights' SHA-256 is `sha256`, for `device` (`cpu` or `cuda`) in `precision` (`fp32`, `bf16`,
+/// `fp16`): the checksum is the key, so that a package is found only for the weights it was
+/// compiled from.
+pub fn compiled_name(sha256: &str, device: &str, precision: &str) -> String {
+    format!("{sha256}-{device}-{precision}.pt2")
+}
+
 /// One board's compiled model.
 struct BoardModel {
     handle: *mut Handle,

@@ -48,6 +48,25 @@ pub enum ModelError {
         /// Whether it is an AOTInductor package (else TorchScript).
         package: bool,
     },
+    /// No package compiled from this network file for this device and precision in the cache.
+    #[error(
+        "no package compiled from {} for {device} in {precision} on this machine ({}): compile \
+         one with python -m zertz compile-network {} --device {device} --precision {precision}, \
+         or run the network file without --compiled",
+        path.display(),
+        package.display(),
+        path.display()
+    )]
+    NotCompiled {
+        /// The network file.
+        path: PathBuf,
+        /// Where its package would be.
+        package: PathBuf,
+        /// `cpu` or `cuda`.
+        device: &'static str,
+        /// `fp32`, `bf16` or `fp16`.
+        precision: &'static str,
+    },
     /// The model was written for another file format or encoding.
     #[error("model {path} uses {what} {model}, but this engine reads {what} {engine}")]
     Version {
@@ -133,6 +152,7 @@ impl zertz_env::Classify for ModelError {
             ModelError::Read { source, .. } => ErrorClass::refused(Cause::Io(source.kind())),
             ModelError::NotAModel { .. }
             | ModelError::Code { .. }
+            | ModelError::NotCompiled { .. }
             | ModelError::Version { .. }
             | ModelError::WrongBoard { .. }
             | ModelError::WrongMarbles { .. }

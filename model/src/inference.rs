@@ -128,6 +128,11 @@ zertz_settings::settings! {
         /// read, write and delete your files). Never for a file from somebody else: convert that
         /// one (python -m zertz convert-network) and run the network file, which is data.
         pub trust_code: bool = false,
+        /// Run network files through the AOTInductor package compiled from each on this
+        /// machine (python -m zertz compile-network FILE --device D --precision P), found in
+        /// the cache by the SHA-256 of its weights ($ZERTZ_CACHE/compiled, else
+        /// ~/.cache/zertz/compiled); an error names the command where there is none.
+        pub compiled: bool = false,
     }
 }
 
@@ -138,9 +143,17 @@ impl Inference {
     /// Loads the model at `path` as this says: device, precision, CUDA graphs, and whether a
     /// program may run ([`Model::load_code`]) or only a network file ([`Model::load_with`]).
     pub fn load(&self, path: &Path) -> Result<Model, ModelError> {
-        let mut model = match self.trust_code {
-            true => Model::load_code(path, self.device, self.precision)?,
-            false => Model::load_with(path, self.device, self.precision)?,
+        let mut model = if self.compiled {
+            let Some(cache) = crate::compiled_dir() else {
+                return Err(ModelError::Device(
+                    "--compiled: no cache folder (set ZERTZ_CACHE, or HOME)".into(),
+                ));
+            };
+            Model::load_compiled(path, self.device, self.precision, &cache)?
+        } else if self.trust_code {
+            Model::load_code(path, self.device, self.precision)?
+        } else {
+            Model::load_with(path, self.device, self.precision)?
         };
         model.use_cuda_graphs(self.cuda_graphs)?;
         Ok(model)

@@ -57,7 +57,7 @@ mod tensors;
 pub use tch::Device;
 pub use zertz_search::Precision;
 
-pub use aoti::AOTI_MODEL_PREFIX;
+pub use aoti::{AOTI_MODEL_PREFIX, compiled_dir, compiled_name};
 pub use bench::BenchRow;
 pub use device::{DeviceChoice, MAX_CUDA_DEVICES, cuda_available};
 pub use error::ModelError;

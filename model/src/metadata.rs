@@ -109,6 +109,10 @@ pub struct Metadata {
     /// --provenance`): the built-in network's training config, commit and figures.
     #[serde(default)]
     pub provenance: Option<serde_json::Value>,
+    /// The SHA-256 of the network file's weights that a package was compiled from
+    /// (`python -m zertz compile-network`).
+    #[serde(default)]
+    pub source_sha256: Option<String>,
     /// The SHA-256 of a network file's weights (hex; not in the JSON: the file's header holds
     /// it beside), `None` for a program.
     #[serde(skip)]

@@ -129,6 +129,65 @@ impl Model {
         Model::open(path.as_ref(), device, precision, true)
     }
 
+    /// A network file run through the AOTInductor package compiled from it on this machine
+    /// (`python -m zertz compile-network`), found in `cache` (`compiled_dir()`) by the SHA-256 of
+    /// its weights, the device type and the precision: the package is code, but code this
+    /// machine compiled from data, never a file that came with the network. A package that does
+    /// not say it was compiled from these weights is refused; a missing one is a
+    /// [`ModelError::NotCompiled`] that names the command that compiles it.
+    pub fn load_compiled(
+        path: impl AsRef<Path>,
+        device: DeviceChoice,
+        precision: Precision,
+        cache: &Path,
+    ) -> Result<Model, ModelError> {
+        let path = path.as_ref().to_path_buf();
+        let file = match is_builtin(&path) {
+            true => crate::format::decode_network(&path, BUILTIN_BYTES)?,
+            false => crate::format::read_network(&path)?,
+        };
+        let resolved = device.resolve()?;
+        let on = precision.on(resolved.is_cuda());
+        let kind = if resolved.is_cuda() { "cuda" } else { "cpu" };
+        let package = cache.join(crate::compiled_name(&file.sha256, kind, on.name()));
+        if !package.is_file() {
+            return Err(ModelError::NotCompiled {
+                path,
+                package,
+                device: kind,
+                precision: on.name(),
+            });
+        }
+        let choice = match resolved {
+            Device::Cuda(i) => DeviceChoice::Cuda(i),
+            _ => DeviceChoice::Cpu,
+        };
+        let mut model = Model::load_package(package.clone(), choice, on)?;
+        let source = model.metadata.source_sha256.as_deref();
+        if source != Some(file.sha256.as_str()) {
+            return Err(ModelError::NotAModel {
+                path: package,
+                reason: format!(
+                    "it was not compiled from {} (its source weights are {}, the file's {})",
+                    path.display(),
+                    source.unwrap_or("not named"),
+                    file.sha256
+                ),
+            });
+        }
+        if model.metadata.boards != file.metadata.boards {
+            return Err(ModelError::NotAModel {
+                path: package,
+                reason: format!(
+                    "it plays {:?}, the network file {:?}",
+                    model.metadata.boards, file.metadata.boards
+                ),
+            });
+        }
+        model.metadata.sha256 = Some(file.sha256);
+        Ok(model)
+    }
+
     fn open(
         path: &Path,
         device: DeviceChoice,

@@ -23,15 +23,23 @@ use zertz_search::{Batch, Evaluator, Output};
 
 /// A folder with, from one small network with trained batch statistics: `m.safetensors` (its
 /// network file, 37 and 61 rings), `m.pt2` (an AOTInductor package of the same for the CPU in
-/// fp32), `not_a_zip.pt2` (text), `half.pt2` (the first half of `m.pt2`), `empty.pt2` (a zip
-/// file without models).
+/// fp32, compiled by `python -m zertz compile-network` into the cache `cache/compiled`, and
+/// copied), `other.safetensors` (another network), `not_a_zip.pt2` (text), `half.pt2` (the first
+/// half of `m.pt2`), `empty.pt2` (a zip file without models).
 fn models() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let script = common::small_net("[37, 61]")
             + r#"
+import os, shutil
+from zertz.__main__ import main
 export(net, f"{d}/m.safetensors", step=9)
-export_aoti(net, f"{d}/m.pt2", step=9)
+os.environ["ZERTZ_CACHE"] = f"{d}/cache"
+assert main(["compile-network", f"{d}/m.safetensors"]) == 0
+(package,) = os.listdir(f"{d}/cache/compiled")
+shutil.copyfile(f"{d}/cache/compiled/{package}", f"{d}/m.pt2")
+torch.manual_seed(1)
+export(ZertzNet(net.net_config(), boards=[37, 61]), f"{d}/other.safetensors")
 open(f"{d}/not_a_zip.pt2", "w").write("not a package")
 data = open(f"{d}/m.pt2", "rb").read()
 open(f"{d}/half.pt2", "wb").write(data[: len(data) // 2])
@@ -100,6 +108,60 @@ fn a_package_answers_as_its_network_file() {
     }
     let stats = package.stats();
     assert_eq!((stats.batches, stats.positions), (6, 2 * (1 + 7 + 64)));
+}
+
+/// `--compiled`: a network file runs through the package compiled from it on this machine,
+/// found in the cache by its weights' checksum; a package of other weights under its name is
+/// refused, and a missing one names the command that compiles it.
+#[test]
+fn a_network_file_runs_through_the_package_compiled_from_it() {
+    let cache = models().join("cache/compiled");
+    let file = Model::load(models().join("m.safetensors"), DeviceChoice::Cpu).unwrap();
+    let compiled = Model::load_compiled(
+        models().join("m.safetensors"),
+        DeviceChoice::Cpu,
+        Precision::Auto,
+        &cache,
+    )
+    .unwrap();
+    assert_eq!(compiled.metadata().backend.as_deref(), Some("aoti"));
+    assert_eq!(compiled.metadata().sha256, file.metadata().sha256);
+    assert_eq!(compiled.metadata().source_sha256, file.metadata().sha256);
+    let positions = zertz_model::bench::sample_positions(Board::R61, 9, 3);
+    let ((l1, v1), (l2, v2)) = (answers(&file, &positions), answers(&compiled, &positions));
+    assert!(max_diff(&v1, &v2) < 1e-4 && max_diff(&l1, &l2) < 1e-3);
+    // The package of m under the name of other's weights: not compiled from them.
+    let other = zertz_model::read_network(&models().join("other.safetensors")).unwrap();
+    let wrong = models().join("wrong-cache");
+    std::fs::create_dir_all(&wrong).unwrap();
+    let name = zertz_model::compiled_name(&other.sha256, "cpu", "fp32");
+    std::fs::copy(models().join("m.pt2"), wrong.join(&name)).unwrap();
+    let e = Model::load_compiled(
+        models().join("other.safetensors"),
+        DeviceChoice::Cpu,
+        Precision::Fp32,
+        &wrong,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains(&name) && e.contains("was not compiled from"), "{e}");
+    // None in the cache: the command that compiles one.
+    let empty = models().join("empty-cache");
+    let e = Model::load_compiled(
+        models().join("other.safetensors"),
+        DeviceChoice::Cpu,
+        Precision::Auto,
+        &empty,
+    )
+    .unwrap_err();
+    assert!(matches!(e, ModelError::NotCompiled { device: "cpu", precision: "fp32", .. }), "{e:?}");
+    let e = e.to_string();
+    assert!(
+        e.contains("python -m zertz compile-network")
+            && e.contains("other.safetensors")
+            && !e.contains('\n'),
+        "{e}"
+    );
 }
 
 #[test]

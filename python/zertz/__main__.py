@@ -4,6 +4,7 @@ python -m zertz train --config configs/train/default.toml --run runs/default
 python -m zertz export runs/default/checkpoint.pt model.safetensors
 python -m zertz export runs/default/checkpoint.pt model.pt2 --device cpu --precision fp32
 python -m zertz convert-network old-model.pt model.safetensors
+python -m zertz compile-network model.safetensors --device cuda --precision bf16
 python -m zertz random-model medium.safetensors --network medium --boards 37 --marbles blitz
 python -m zertz human-moves --model runs/human/models/best.safetensors --dataset data/human
 python -m zertz human-ceiling --dataset data/human
@@ -111,6 +112,14 @@ def convert(src: str, dst: str) -> str:
     check_network_name(dst)
     out = convert_network(src, dst)
     return f"{out} (sha256 {read_metadata(out)['sha256']})"
+
+
+def compile_(network: str, device: str, precision: str) -> str:
+    """Compiles the network file ``network`` into an AOTInductor package in the cache
+    (:func:`zertz.exported.compile_network`), or finds it there; the package's path."""
+    from zertz.exported import compile_network
+
+    return str(compile_network(network, device=device, precision=precision))
 
 
 def human_moves(
@@ -225,6 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     cv.add_argument("src", help="the TorchScript file (OLD.pt)")
     cv.add_argument("dst", help="the network file to write (NEW.safetensors)")
+    cp = sub.add_parser(
+        "compile-network",
+        help="compile a network file into an AOTInductor package on this machine, kept in the "
+        "cache under its weights' SHA-256 (the engine runs it with --compiled)",
+    )
+    cp.add_argument("network", help="the network file (or builtin)")
+    _package_options(cp)
     r = sub.add_parser(
         "random-model",
         help="export a network of a preset size with random weights (for benchmarks)",
@@ -348,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif args.command == "convert-network":
             print(convert(args.src, args.dst))
+        elif args.command == "compile-network":
+            print(compile_(args.network, args.device, args.precision))
         elif args.command == "random-model":
             print(
                 random_model(

@@ -53,6 +53,7 @@ from zertz_engine import (
     MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
     builtin_model,
+    compiled_network_path,
     decode_network,
     encode_network,
     read_network,
@@ -294,6 +295,7 @@ def export_aoti(
     boards: list[int] | None = None,
     device: str = "cpu",
     precision: str = "fp32",
+    source_sha256: str | None = None,
 ) -> Path:
     """Writes ``model`` as an AOTInductor package (a ``.pt2`` file, atomically): the network
     compiled on this machine ahead of time into native
@@ -326,6 +328,8 @@ def export_aoti(
     m, boards = _export_copy(model, path, boards)
     meta = metadata_of(m, step=step, name=name, boards=boards, format_version=CODE_FORMAT_VERSION)
     meta.update(backend="aoti", device=kind, precision=precision)
+    if source_sha256 is not None:
+        meta["source_sha256"] = source_sha256
     options = {"aot_inductor.package": True, "aot_inductor.metadata": {"zertz": json.dumps(meta)}}
     if len(boards) == 1:
         compiled = {boards[0]: _compile_board(m, boards[0], device, dtype, options)}
@@ -355,6 +359,37 @@ def _network_of(meta_json: str, tensors: list[tuple[str, list[int], bytes]]) -> 
     # The file holds neither the training-only head (kept fresh) nor the step counts.
     net.load_state_dict(state)
     return net.eval()
+
+
+def compile_network(
+    path: str | os.PathLike[str], *, device: str = "cpu", precision: str = "fp32"
+) -> Path:
+    """The AOTInductor package of the network file ``path`` (or ``"builtin"``) for ``device``
+    (``cpu`` or ``cuda``) in ``precision``, compiled here, on the machine that runs it, and kept
+    in the cache under the SHA-256 of its weights
+    (:func:`zertz_engine.compiled_network_path`): compiled once, then found. The engine runs it
+    for that network file with ``--compiled``: the package is code that this machine made from
+    data, never one that came with a network (``python -m zertz compile-network``). ValueError
+    without a cache folder (set ``ZERTZ_CACHE``)."""
+    meta = read_metadata(path)
+    kind = torch.device(device).type
+    target = compiled_network_path(meta["sha256"], kind, precision)
+    if target is None:
+        raise ValueError("no cache folder for compiled networks: set ZERTZ_CACHE (or HOME)")
+    target = Path(target)
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        export_aoti(
+            load_network(path),
+            target,
+            step=int(meta.get("step", 0)),
+            name=str(meta.get("name", "zertz-resnet")),
+            boards=list(meta["boards"]),
+            device=device,
+            precision=precision,
+            source_sha256=meta["sha256"],
+        )
+    return target
 
 
 def load_network(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> ZertzNet:

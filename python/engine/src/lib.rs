@@ -107,6 +107,14 @@ fn network_weights(
     sizes.parameters()
 }
 
+/// Where the package compiled on this machine from the network file whose weights' SHA-256 is
+/// `sha256`, for `device` (`cpu`, `cuda`) in `precision`, is kept (`--compiled` looks there):
+/// None without a cache folder ($ZERTZ_CACHE, else ~/.cache/zertz).
+#[pyfunction]
+fn compiled_network_path(sha256: &str, device: &str, precision: &str) -> Option<PathBuf> {
+    Some(zertz_model::compiled_dir()?.join(zertz_model::compiled_name(sha256, device, precision)))
+}
+
 /// A network's error as the bindings' ([`Error::Model`], with its class).
 fn model_error(e: ModelError) -> Error {
     Error::Model { message: e.to_string(), class: e.class() }
@@ -505,7 +513,9 @@ mod _engine {
     }
 
     #[pymodule_export]
-    use super::{decode_network, encode_network, network_weights, read_network};
+    use super::{
+        compiled_network_path, decode_network, encode_network, network_weights, read_network,
+    };
 
     /// The layout version of the metadata of programs (TorchScript, AOTInductor packages), which
     /// the engine runs only when trusted (`zertz.exported.export_aoti` writes it).

@@ -3,6 +3,7 @@
 
 from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
+from pathlib import Path
 from typing import Any, Final, final
 
 import numpy as np
@@ -25,6 +26,7 @@ __all__ = [
     "bench_player",
     "builtin_model",
     "check_device",
+    "compiled_network_path",
     "decode_network",
     "devices",
     "encode_network",
@@ -71,6 +73,10 @@ def read_network(path: str | PathLike[str]) -> tuple[str, str, _Tensors]:
 
 def decode_network(data: bytes, name: str) -> tuple[str, str, _Tensors]:
     """:func:`read_network` on a file's bytes (``name`` names it in errors)."""
+
+def compiled_network_path(sha256: str, device: str, precision: str) -> Path | None:
+    """Where the package compiled on this machine from the network file whose weights' SHA-256
+    is ``sha256`` is kept (``--compiled`` looks there); None without a cache folder."""
 
 def network_weights(
     channels: int, blocks: int, policy_rank: int, value_channels: int, value_hidden: int
