@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 use zertz_env::files::MAX_NETWORK_BYTES;
 
 use crate::architecture::{ARCHITECTURE, Sizes};
-use crate::metadata::{Metadata, check_metadata};
+use crate::metadata::{BUILTIN, BUILTIN_BYTES, Metadata, check_metadata};
 use crate::{MODEL_FORMAT_VERSION, ModelError};
 
 /// The key of the metadata JSON in the header's `__metadata__`.
@@ -376,6 +376,14 @@ fn hex(bytes: &[u8]) -> String {
 /// The tensors of a network file by name (the native pass and the libtorch pass take theirs).
 pub(crate) fn by_name(file: &NetworkFile) -> BTreeMap<&str, (&[usize], &[f32])> {
     file.tensors.iter().map(|(n, s, v)| (n.as_str(), (s.as_slice(), v.as_slice()))).collect()
+}
+
+/// The metadata of the built-in network (read once; `None` if this engine could not read it,
+/// which its tests rule out).
+pub fn builtin_metadata() -> Option<&'static Metadata> {
+    static META: std::sync::OnceLock<Option<Metadata>> = std::sync::OnceLock::new();
+    META.get_or_init(|| Some(decode_network(Path::new(BUILTIN), BUILTIN_BYTES).ok()?.metadata))
+        .as_ref()
 }
 
 #[cfg(test)]

@@ -61,11 +61,11 @@ pub use aoti::{AOTI_MODEL_PREFIX, compiled_dir, compiled_name};
 pub use bench::BenchRow;
 pub use device::{DeviceChoice, MAX_CUDA_DEVICES, cuda_available};
 pub use error::ModelError;
-pub use format::{NetworkFile, decode_network, encode_network, read_network};
+pub use format::{NetworkFile, builtin_metadata, decode_network, encode_network, read_network};
 pub use inference::{CudaGraphs, Inference, Network};
 pub use metadata::{
     BUILTIN, CODE_FORMAT_VERSION, MODEL_FORMAT, MODEL_FORMAT_VERSION, Metadata, builtin_bytes,
-    builtin_metadata, is_builtin,
+    is_builtin,
 };
 pub use model::{Model, is_package};
 pub use stats::{Answers, ModelStats, Phases};

@@ -143,13 +143,3 @@ pub fn builtin_bytes() -> &'static [u8] {
 pub fn is_builtin(path: &Path) -> bool {
     path.as_os_str() == BUILTIN
 }
-
-/// The metadata of the built-in network (read once; `None` if this engine could not read it,
-/// which its tests rule out).
-pub fn builtin_metadata() -> Option<&'static Metadata> {
-    static META: std::sync::OnceLock<Option<Metadata>> = std::sync::OnceLock::new();
-    META.get_or_init(|| {
-        Some(crate::format::decode_network(Path::new(BUILTIN), BUILTIN_BYTES).ok()?.metadata)
-    })
-    .as_ref()
-}

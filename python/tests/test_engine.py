@@ -685,10 +685,10 @@ def test_the_builtin_network_is_named_nn_builtin_and_readable_as_data() -> None:
     meta = json.loads(meta_json)
     assert meta["format_version"] == zertz.MODEL_FORMAT_VERSION
     assert meta["architecture"] == zertz_engine.ARCHITECTURE == "ZertzNet"
-    # Exported before the metadata named marble sets: it plays the standard ones.
-    assert meta["boards"] == [37] and "marbles" not in meta
+    # Exported before the metadata named marble sets, and converted: the standard ones.
+    assert meta["boards"] == [37] and meta["marbles"] == ["standard"]
     assert "[run]" in meta["provenance"]["config"] and len(meta["provenance"]["commit"]) == 40
-    assert read_metadata("builtin") == {**meta, "marbles": ["standard"], "sha256": sha256}
+    assert read_metadata("builtin") == {**meta, "sha256": sha256}
     # For torch: the network of the same weights.
     net = load_network("builtin")
     assert (net.boards, net.marbles, asdict(net.net_config())) == (
