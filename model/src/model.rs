@@ -43,6 +43,14 @@ pub fn is_package(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "pt2")
 }
 
+/// The network file at `path`, or the built-in network's.
+fn read_file(path: &Path) -> Result<NetworkFile, ModelError> {
+    match is_builtin(path) {
+        true => crate::format::decode_network(path, BUILTIN_BYTES),
+        false => crate::format::read_network(path),
+    }
+}
+
 /// Whether the file at `path` is a zip archive (a TorchScript file), from its first bytes.
 fn is_zip(path: &Path) -> Result<bool, ModelError> {
     use std::io::Read;
@@ -142,10 +150,7 @@ impl Model {
         cache: &Path,
     ) -> Result<Model, ModelError> {
         let path = path.as_ref().to_path_buf();
-        let file = match is_builtin(&path) {
-            true => crate::format::decode_network(&path, BUILTIN_BYTES)?,
-            false => crate::format::read_network(&path)?,
-        };
+        let file = read_file(&path)?;
         let resolved = device.resolve()?;
         let on = precision.on(resolved.is_cuda());
         let kind = if resolved.is_cuda() { "cuda" } else { "cpu" };
@@ -195,18 +200,13 @@ impl Model {
         trust_code: bool,
     ) -> Result<Model, ModelError> {
         let path = path.to_path_buf();
-        if is_builtin(&path) {
-            let file = crate::format::decode_network(&path, BUILTIN_BYTES)?;
-            return Model::load_network(file, path, device, precision);
+        // (read_network and is_zip open a file only if regular: opening a FIFO would wait for a
+        // writer forever, a device never ends.)
+        if is_builtin(&path) || !(trust_code && (is_package(&path) || is_zip(&path)?)) {
+            return Model::load_network(read_file(&path)?, path, device, precision);
         }
-        // A file only if regular: opening a FIFO would wait for a writer forever, a device
-        // never ends.
         if let Err(e) = zertz_env::files::check_regular(&path) {
             return Err(ModelError::Read { path, source: e });
-        }
-        if !(trust_code && (is_package(&path) || is_zip(&path)?)) {
-            let file = crate::format::read_network(&path)?;
-            return Model::load_network(file, path, device, precision);
         }
         if is_package(&path) {
             return Model::load_package(path, device, precision);
