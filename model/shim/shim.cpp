@@ -28,6 +28,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -99,6 +100,11 @@ zertz_aoti* zertz_aoti_load(const char* path, const char* name, int runners, int
                             char** err) {
   return guarded(err, static_cast<zertz_aoti*>(nullptr), [&]() -> zertz_aoti* {
     load_libtorch();
+    // The loader parses the package's JSON files into one static object of libtorch's
+    // (`load_json_file`): two loads at once read each other's metadata ("No device information
+    // found"). One load at a time.
+    static std::mutex loading;
+    std::lock_guard<std::mutex> lock(loading);
     auto loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
         path, name, false, static_cast<size_t>(runners < 1 ? 1 : runners),
         static_cast<c10::DeviceIndex>(device_index));

@@ -314,3 +314,32 @@ export_aoti(net, "{out}", step=meta["step"], device="cuda", precision="bf16")
         }
     }
 }
+
+/// Packages load from many threads at once (libtorch's loader parses every package's JSON into
+/// one shared object; the shim loads one at a time), each with its own metadata.
+#[test]
+fn packages_load_from_many_threads_at_once() {
+    let cache = models().join("cache/compiled");
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let cache = &cache;
+            s.spawn(move || {
+                for _ in 0..10 {
+                    let m = if t % 2 == 0 {
+                        load("m.pt2").unwrap()
+                    } else {
+                        Model::load_compiled(
+                            models().join("m.safetensors"),
+                            DeviceChoice::Cpu,
+                            Precision::Auto,
+                            cache,
+                        )
+                        .unwrap()
+                    };
+                    assert_eq!(m.metadata().boards, vec![37, 61]);
+                    assert_eq!(m.device(), tch::Device::Cpu);
+                }
+            });
+        }
+    });
+}
