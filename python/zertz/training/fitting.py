@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -98,34 +99,52 @@ def batch_arrays(
     )
 
 
+@dataclass(frozen=True)
+class Learner:
+    """What an SGD step changes and weighs: the network, its optimizer, the generator of the
+    random symmetries, and the weights of the value and captures losses beside the policy's (a
+    run's: :meth:`of`)."""
+
+    net: ZertzNet
+    opt: torch.optim.Optimizer
+    gen: torch.Generator
+    value_weight: float
+    captures_weight: float
+
+    @staticmethod
+    def of(run: TrainingRun) -> Learner:
+        """The learner of a run: its network, optimizer and generator, ``[train]``'s weights."""
+        t = run.cfg.train
+        return Learner(run.net, run.opt, run.gen, t.value_weight, t.captures_weight)
+
+
 def sgd_step(
-    run: TrainingRun,
+    learner: Learner,
     lr: float,
     augment: Augment | None,
     batch: tuple[torch.Tensor, ...],
     diverged: Callable[[float, float, float], str],
 ) -> tuple[float, float, float]:
-    """One AdamW step of ``run``'s network at learning rate ``lr`` on ``batch`` (planes, globals,
-    legal masks, policies, values, full-search flags, final captures), under a random symmetry of
-    the board when ``augment`` is given; returns the policy, value and captures losses. A loss
-    that is not finite raises NonFiniteError with ``diverged(loss, policy_loss, value_loss)``
-    before the weights change."""
+    """One optimizer step of the learner's network at learning rate ``lr`` on ``batch``
+    (planes, globals, legal masks, policies, values, full-search flags, final captures), under a
+    random symmetry of the board when ``augment`` is given; returns the policy, value and
+    captures losses. A loss that is not finite raises NonFiniteError with ``diverged(loss,
+    policy_loss, value_loss)`` before the weights change."""
     planes, globals_, legal, policy, value, full, captures = batch
-    for group in run.opt.param_groups:
+    for group in learner.opt.param_groups:
         group["lr"] = lr
     if augment is not None:
-        planes, legal, policy = augment(planes, legal, policy, run.gen)
-    pl, vl, cl = losses(run.net, planes, globals_, legal, policy, value, full, captures)
-    t = run.cfg.train
-    loss = pl + t.value_weight * vl + t.captures_weight * cl
+        planes, legal, policy = augment(planes, legal, policy, learner.gen)
+    pl, vl, cl = losses(learner.net, planes, globals_, legal, policy, value, full, captures)
+    loss = pl + learner.value_weight * vl + learner.captures_weight * cl
     pl_f, vl_f, cl_f, loss_f = torch.stack(
         [pl.detach(), vl.detach(), cl.detach(), loss.detach()]
     ).tolist()
     if not math.isfinite(loss_f):
         raise NonFiniteError(diverged(loss_f, pl_f, vl_f))
-    run.opt.zero_grad(set_to_none=True)
+    learner.opt.zero_grad(set_to_none=True)
     loss.backward()  # type: ignore[no-untyped-call]
-    run.opt.step()
+    learner.opt.step()
     return pl_f, vl_f, cl_f
 
 
@@ -147,6 +166,7 @@ def fit(run: TrainingRun, shards: list[Path]) -> dict[str, float]:
     target = (1 - q) * data["value"].astype(np.float32) + q * data["root_value"].astype(np.float32)
     arrays = batch_arrays(data, target, data["full_search"], run.device)
     run.net.train()
+    learner = Learner.of(run)
     sums = {"policy_loss": 0.0, "value_loss": 0.0, "captures_loss": 0.0}
     started = time.perf_counter()
     for _ in range(t.steps):
@@ -162,7 +182,9 @@ def fit(run: TrainingRun, shards: list[Path]) -> dict[str, float]:
                 "new run folder)"
             )
 
-        pl_f, vl_f, cl_f = sgd_step(run, lr, run.augment if t.augment else None, batch, diverged)
+        pl_f, vl_f, cl_f = sgd_step(
+            learner, lr, run.augment if t.augment else None, batch, diverged
+        )
         run.state.step += 1
         sums["policy_loss"] += pl_f
         sums["value_loss"] += vl_f

@@ -4,19 +4,23 @@ run's network on the dataset's validation games."""
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from zertz._zertz import DATASET_SPLITS, action_space_size, dataset, shard_glob
+from zertz._zertz import DATASET_SPLITS, action_space_size, shard_glob
+from zertz._zertz import dataset as make_dataset
 from zertz.data import load_shards
 from zertz.human import benchmark, dataset_manifest
-from zertz.nn import check_finite
-from zertz.training.fitting import Augmenter, batch_arrays, sgd_step
+from zertz.nn import ZertzNet, check_finite
+from zertz.training.fitting import Augmenter, Learner, batch_arrays, sgd_step
+from zertz.training.progress import RunProgress
 from zertz.training.protocols import TrainingRun
 
 
@@ -40,7 +44,7 @@ def ensure_dataset(run: TrainingRun, log: Callable[[str], None]) -> None:
     folder = Path(pt.dataset)
     if pt.records and not (folder.is_dir() and any(folder.iterdir())):
         log(f"making {pt.dataset} from {', '.join(pt.records)}")
-        s = dataset(pt.records, pt.dataset, boards=boards(run), seed=run.cfg.run.seed)
+        s = make_dataset(pt.records, pt.dataset, boards=boards(run), seed=run.cfg.run.seed)
         for leftover in s["removed_leftovers"]:
             log(f"  removed {leftover}: an earlier build of {pt.dataset} was stopped part-way")
         log(
@@ -55,59 +59,95 @@ def ensure_dataset(run: TrainingRun, log: Callable[[str], None]) -> None:
 
 
 def pretrain(run: TrainingRun, log: Callable[[str], None]) -> dict[str, Any]:
-    """``pretrain.steps`` SGD steps on the training shards of the dataset, the boards in turn, a
-    chunk of ``chunk_shards`` random shards at a time; the learning rate falls from
-    ``pretrain.learning_rate`` to a tenth of it (cosine)."""
+    """``pretrain.steps`` SGD steps on the training shards of the dataset
+    (:func:`learn_shards`), with the run's optimizer and generator."""
     pt = run.cfg.pretrain
     ensure_dataset(run, log)
+    by_board = training_shards(pt.dataset, boards(run))
+    run.net.train()
+    stats = learn_shards(
+        Learner.of(run),
+        by_board,
+        steps=pt.steps,
+        batch_size=pt.batch_size,
+        learning_rate=pt.learning_rate,
+        chunk_shards=pt.chunk_shards,
+        device=run.device,
+        report=lambda done, samples: log(
+            f"  pretraining: {done}/{pt.steps} steps, {samples} positions read"
+        ),
+        advice="lower pretrain.learning_rate (in a new run folder)",
+    )
+    run.net.eval()
+    check_finite(run.net, f"after pretraining step {stats['pretrain_steps']}")
+    return stats
+
+
+def training_shards(dataset: str | Path, boards: list[int]) -> dict[int, list[Path]]:
+    """The training shards of each of ``boards`` in ``dataset``; ValueError when a board has
+    none."""
     train, _ = DATASET_SPLITS
-    by_board = {b: dataset_shards(pt.dataset, b, train) for b in boards(run)}
+    by_board = {b: dataset_shards(dataset, b, train) for b in boards}
     missing = [b for b, s in by_board.items() if not s]
     if missing:
         raise ValueError(
-            f"{pt.dataset}/train holds no shards of {missing} rings: make the dataset with "
+            f"{dataset}/train holds no shards of {missing} rings: make the dataset with "
             "zertz dataset RECORDS --out DIR (--boards ...)"
         )
-    augment = {b: Augmenter(b, run.device) for b in by_board}
-    dev = run.device
-    run.net.train()
+    return by_board
+
+
+def learn_shards(
+    learner: Learner,
+    by_board: dict[int, list[Path]],
+    *,
+    steps: int,
+    batch_size: int,
+    learning_rate: float,
+    chunk_shards: int,
+    device: torch.device,
+    report: Callable[[int, int], None],
+    advice: str,
+) -> dict[str, Any]:
+    """``steps`` SGD steps of the learner's network (in training mode) on the shards of
+    ``by_board``, the boards in turn, a chunk of ``chunk_shards`` random shards at a time (each
+    chunk learnt once, in random batches under random symmetries); the learning rate falls from
+    ``learning_rate`` to a tenth of it (cosine). ``report(steps done, positions read)`` after
+    each chunk. The losses' means and the counts back; NonFiniteError (ending with ``advice``)
+    where the loss is not finite."""
+    augment = {b: Augmenter(b, device) for b in by_board}
     sums = {"policy_loss": 0.0, "value_loss": 0.0, "captures_loss": 0.0}
     started = time.perf_counter()
     done, chunk, samples = 0, 0, 0
-    while done < pt.steps:
+    while done < steps:
         board = list(by_board)[chunk % len(by_board)]
         files = by_board[board]
-        pick = torch.randperm(len(files), generator=run.gen)[: pt.chunk_shards].tolist()
+        pick = torch.randperm(len(files), generator=learner.gen)[:chunk_shards].tolist()
         data = load_shards([files[i] for i in pick], action_space_size(board))
         n = len(data["value"])
         samples += n
         full = np.ones(n, dtype=bool)
-        arrays = batch_arrays(data, data["value"], full, dev)
-        order = torch.randperm(n, generator=run.gen).to(dev)
-        for start in range(0, n, pt.batch_size):
-            if done >= pt.steps:
+        arrays = batch_arrays(data, data["value"], full, device)
+        order = torch.randperm(n, generator=learner.gen).to(device)
+        for start in range(0, n, batch_size):
+            if done >= steps:
                 break
-            progress = done / max(1, pt.steps)
-            lr = pt.learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
-            idx = order[start : start + pt.batch_size]
+            progress = done / max(1, steps)
+            lr = learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
+            idx = order[start : start + batch_size]
             batch = tuple(a[idx] for a in arrays)
             at = done
 
             def diverged(loss: float, pl: float, vl: float, at: int = at) -> str:
-                return (
-                    f"pretraining diverged at step {at}: the loss is {loss}; lower "
-                    "pretrain.learning_rate (in a new run folder)"
-                )
+                return f"pretraining diverged at step {at}: the loss is {loss}; {advice}"
 
-            pl_f, vl_f, cl_f = sgd_step(run, lr, augment[board], batch, diverged)
+            pl_f, vl_f, cl_f = sgd_step(learner, lr, augment[board], batch, diverged)
             sums["policy_loss"] += pl_f
             sums["value_loss"] += vl_f
             sums["captures_loss"] += cl_f
             done += 1
         chunk += 1
-        log(f"  pretraining: {done}/{pt.steps} steps, {samples} positions read")
-    run.net.eval()
-    check_finite(run.net, f"after pretraining step {done}")
+        report(done, samples)
     return {
         "pretrain_steps": done,
         "pretrain_policy_loss": sums["policy_loss"] / max(1, done),
@@ -116,6 +156,121 @@ def pretrain(run: TrainingRun, log: Callable[[str], None]) -> dict[str, Any]:
         "pretrain_samples": samples,
         "pretrain_seconds": time.perf_counter() - started,
     }
+
+
+def clone(
+    network: Any,
+    dataset: str | os.PathLike[str],
+    *,
+    records: Sequence[str | os.PathLike[str]] = (),
+    boards: list[int] | None = None,
+    steps: int = 3000,
+    batch_size: int = 256,
+    learning_rate: float = 2e-3,
+    weight_decay: float = 1e-4,
+    chunk_shards: int = 4,
+    value_weight: float = 1.0,
+    captures_weight: float = 1.0,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Behaviour cloning: ``network`` learns the moves (and the results) of the games of a
+    dataset made by ``zertz dataset`` / :func:`zertz.dataset` (its training shards), in place,
+    as ``[pretrain]`` of a training run does: ``steps`` AdamW steps of ``batch_size`` positions
+    under random symmetries of the board, the learning rate falling from ``learning_rate`` to a
+    tenth (cosine); the loss is the policy's cross-entropy plus ``value_weight`` times the
+    value's squared error plus ``captures_weight`` times the auxiliary head's (each side's
+    captures at the game's end, which trains the trunk too). A progress bar with the ETA goes to
+    stderr (a terminal or a notebook) and a line at the end unless ``progress`` is False.
+    Returns the losses' means, the positions read and the seconds.
+
+    ``network`` is a :class:`~zertz.nn.ZertzNet`, a :class:`zertz.boardnet.BoardNet` or a
+    :class:`zertz.sb3.BoardPolicy` (their network learns; a policy's optimizer is left alone).
+    ``dataset`` is made from ``records`` (files, folders or archives of boardspace.net
+    records: ``../shared/records/boardspace-zertz.tar.xz``) when it does not exist yet; a folder
+    that is not a complete dataset is refused (ValueError). ``boards``: the boards learnt
+    (default: the network's). The network is in eval mode after."""
+    net = _network_of(network)
+    for name, value in (
+        ("steps", steps),
+        ("batch_size", batch_size),
+        ("chunk_shards", chunk_shards),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    for name, number in (("learning_rate", learning_rate), ("weight_decay", weight_decay)):
+        if not (math.isfinite(number) and number >= 0) or (name == "learning_rate" and number == 0):
+            raise ValueError(f"{name} must be a finite number above 0, not {number!r}")
+    learnt = sorted(set(boards or net.boards))
+    if bad := [b for b in learnt if b not in net.boards]:
+        raise ValueError(f"the network plays boards {net.boards}, not {bad}")
+    folder = Path(dataset)
+    if records and not (folder.is_dir() and any(folder.iterdir())):
+        made = make_dataset(list(records), folder, boards=learnt, seed=seed)
+        if progress:
+            print(
+                f"clone: made {folder}: {made['train_games']} training games "
+                f"({made['train_samples']} positions)",
+                file=sys.stderr,
+            )
+    again = f"remove {folder}, and clone makes it again from records" if records else ""
+    dataset_manifest(folder, again)
+    by_board = training_shards(folder, learnt)
+    dev = torch.device(device)
+    net.to(dev).train()
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=weight_decay)
+    bar = RunProgress(steps, 0, log=lambda line: None, unit="steps") if progress else None
+    if bar is not None:
+        bar.begin_iterations()
+
+    def report(done: int, samples: int) -> None:
+        if bar is not None:
+            bar.done = done
+            bar.phase = f"{samples} positions read"
+            bar.draw()
+
+    try:
+        stats = learn_shards(
+            Learner(net, opt, gen, value_weight, captures_weight),
+            by_board,
+            steps=steps,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            chunk_shards=chunk_shards,
+            device=dev,
+            report=report,
+            advice="lower learning_rate",
+        )
+    finally:
+        net.eval()
+        if bar is not None:
+            bar.close()
+    check_finite(net, f"after cloning step {stats['pretrain_steps']}")
+    if progress:
+        print(
+            f"clone: {stats['pretrain_steps']} steps in {stats['pretrain_seconds']:.0f} s, "
+            f"{stats['pretrain_samples']} positions read; policy loss "
+            f"{stats['pretrain_policy_loss']:.3f}, value loss {stats['pretrain_value_loss']:.3f}",
+            file=sys.stderr,
+        )
+    return {k.removeprefix("pretrain_"): v for k, v in stats.items()}
+
+
+def _network_of(network: Any) -> ZertzNet:
+    """The :class:`~zertz.nn.ZertzNet` of a network, a :class:`~zertz.boardnet.BoardNet` or a
+    policy holding one (``body``); TypeError otherwise."""
+    for candidate in (network, getattr(network, "net", None), getattr(network, "body", None)):
+        if isinstance(candidate, ZertzNet):
+            return candidate
+        inner = getattr(candidate, "net", None)
+        if isinstance(inner, ZertzNet):
+            return inner
+    raise TypeError(
+        "network must be a ZertzNet, a zertz.boardnet.BoardNet or a zertz.sb3.BoardPolicy, "
+        f"not {type(network).__name__}"
+    )
 
 
 def human_moves(

@@ -70,8 +70,11 @@ class RunProgress:
         stream: TextIO | None = None,
         mode: Literal["terminal", "notebook", "plain"] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        unit: str = "iterations",
     ) -> None:
         self.total = total
+        #: What is counted (``iterations``; ``steps`` for behaviour cloning).
+        self.unit = unit
         self.first = done
         self.done = done
         self._log = log
@@ -117,7 +120,7 @@ class RunProgress:
         filled = round(fraction * WIDTH)
         eta = self.eta()
         parts = [
-            f"{self.done}/{self.total} iterations |{'█' * filled}{' ' * (WIDTH - filled)}|",
+            f"{self.done}/{self.total} {self.unit} |{'█' * filled}{' ' * (WIDTH - filled)}|",
             f"{fraction:.0%}",
             f"{clock_text(self.clock() - self.started)} elapsed",
             f"ETA {'after the first iteration' if eta is None else clock_text(eta)}",
