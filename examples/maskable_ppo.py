@@ -15,6 +15,11 @@ steps, where the plain layer reached 81.5%).
     python examples/maskable_ppo.py --minutes 10            # BENCHMARKS.md's run
     python examples/maskable_ppo.py --steps 4096 --games 20  # a quick look
 
+Torch computes on ``--threads`` threads (default 1, ``torch.set_num_threads``). Its own default,
+a thread per core, costs more CPU per step: on two cores shared with other work, two threads
+took 1.2 to 2 times one thread's CPU-seconds per step, and were faster in wall time only while
+the other core was free. Give it more where the cores are free and the network wide.
+
 Needs ``pip install 'zertz[sb3]'`` (Stable-Baselines3, sb3-contrib, Gymnasium, torch).
 """
 
@@ -92,6 +97,7 @@ def main() -> None:
     p.add_argument("--games", type=int, default=200, help="games of each evaluation match")
     p.add_argument("--against", nargs="+", default=["random", "greedy"], help="who to play after")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="torch's threads")
     p.add_argument("--save", default=None, help="write the model here (.zip)")
     p.add_argument("--width", type=int, default=64, help="units of the two hidden layers")
     p.add_argument("--rollout", type=int, default=32, help="steps per game between updates")
@@ -102,6 +108,7 @@ def main() -> None:
     args = p.parse_args()
 
     torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
     # The masked distribution checks its arguments at every batch otherwise (6% of a profile).
     torch.distributions.Distribution.set_default_validate_args(False)
     env = VecMonitor(VecEnv(args.envs, args.board, opponent=args.opponent, seed=args.seed))
@@ -136,7 +143,9 @@ def main() -> None:
         policy, args.against, games=args.games, board=args.board, seed=args.seed
     )
     if args.json:
-        print(json.dumps({"steps": model.num_timesteps, "seconds": seconds, "results": results}))
+        threads = torch.get_num_threads()
+        out = {"steps": model.num_timesteps, "seconds": seconds, "threads": threads}
+        print(json.dumps({**out, "results": results}))
     for result in results:
         print(
             f"against {result['opponent']}: {result['wins']}-{result['draws']}-"

@@ -16,6 +16,11 @@ The trained policy then plays ``zertz.evaluate`` matches against ``random`` and 
     python examples/ppo_vector.py --opponent self --steps 40960   # about a minute
     python examples/ppo_vector.py --opponent greedy --minutes 5
 
+Torch computes on ``--threads`` threads (default 1, ``torch.set_num_threads``): its own default,
+a thread per core, costs more CPU per step, and time where the cores are busy
+(examples/maskable_ppo.py's measure); give it more where the cores are free and the network
+wide.
+
 Needs torch and Gymnasium (``pip install 'zertz[gymnasium]' torch``).
 """
 
@@ -198,7 +203,10 @@ def main() -> None:
         policy, args.against, games=args.games, board=args.board, seed=args.seed
     )
     if args.json:
-        print(json.dumps({"steps": steps, "seconds": seconds, "results": results}))
+        threads = torch.get_num_threads()
+        print(
+            json.dumps({"steps": steps, "seconds": seconds, "threads": threads, "results": results})
+        )
     for r in results:
         print(
             f"against {r['opponent']}: {r['wins']}-{r['draws']}-{r['losses']}, "

@@ -49,7 +49,7 @@ def test_the_two_player_env_rewards_the_mover_and_ends_illegal_play() -> None:
     done = False
     total: dict[str, float] = {"P0": 0.0, "P1": 0.0}
     while not done:
-        mover = info["to_play"]
+        mover = "P0" if info["to_play"] == 0 else "P1"
         action = e.action_space.sample(info["action_mask"])
         obs, reward, terminated, truncated, info = e.step(action)
         total[mover] += float(reward)
@@ -62,7 +62,7 @@ def test_the_two_player_env_rewards_the_mover_and_ends_illegal_play() -> None:
     outcome = e.game.outcome
     if outcome in ("P0", "P1"):
         assert total[outcome] == 1.0 and total["P1" if outcome == "P0" else "P0"] == 0.0
-        assert info["rewards"] == ((1.0, -1.0) if outcome == "P0" else (-1.0, 1.0))
+        assert tuple(info["rewards"]) == ((1.0, -1.0) if outcome == "P0" else (-1.0, 1.0))
     # An illegal action loses at once, and says so.
     obs, info = e.reset(seed=4)
     illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])

@@ -154,7 +154,7 @@ def test_without_torch_the_training_side_says_what_to_install(tmp_path: Path) ->
     for line, what in zip(lines, whats, strict=True):
         assert line.startswith(f"zertz.{what}"), line
         assert "needs the engine, which links torch, and it is not installed" in line, line
-        assert line.endswith("pip install 'zertz[train]' (scripts/setup-python.sh installs it)")
+        assert line.endswith(f" {zertz.optional.INSTALL_ENGINE}"), line
     # The commands that train or export say it too, in one line (status 2).
     commands: list[list[str | Path]] = [
         ["train", "--config", "../configs/train/tiny.toml", "--run", tmp_path / "run"],
@@ -165,8 +165,7 @@ def test_without_torch_the_training_side_says_what_to_install(tmp_path: Path) ->
         proc = without_torch(CLI, *args)
         assert proc.returncode == 2, proc
         assert proc.stderr.splitlines() == [
-            f"error: python -m zertz {args[0]} needs the engine, which links torch, and it is "
-            "not installed: pip install 'zertz[train]' (scripts/setup-python.sh installs it)"
+            f"error: python -m zertz {args[0]} {zertz.optional.INSTALL_ENGINE}"
         ]
     assert not (tmp_path / "run").exists()
 

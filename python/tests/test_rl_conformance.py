@@ -109,7 +109,7 @@ class GymFront:
         return np.asarray(self.info["action_mask"]).astype(bool)
 
     def to_play(self) -> str:
-        return str(self.info["to_play"])
+        return f"P{int(self.info['to_play'])}"
 
     def step(self, action: int) -> Result:
         mover = self.to_play()

@@ -40,7 +40,7 @@ def play_out(env: ZertzEnv, seed: int) -> tuple[float, list[float], dict[str, An
     obs, info = env.reset(seed=seed)
     rewards: list[float] = []
     while True:
-        assert info["to_play"] == "P0", "the learner is to move"
+        assert info["to_play"] == 0, "the learner (P0) is to move"
         mask = env.action_masks()
         np.testing.assert_array_equal(mask, info["action_mask"].astype(bool))
         obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
@@ -75,26 +75,26 @@ def test_the_learner_gets_its_own_result_against_any_opponent(opponent: str) -> 
 
 def test_the_opponent_plays_its_whole_turn_and_may_begin() -> None:
     env = ZertzEnv(37, opponent="greedy", first_player="P1")
-    _, info = env.reset(seed=0)
-    assert len(info["opponent_actions"]) == 1 and env.game.to_play == "P0"
+    env.reset(seed=0)
+    assert len(env.opponent_actions) == 1 and env.game.to_play == "P0"
     firsts = set()
     for seed in range(20):
         env = ZertzEnv(37, opponent="random", first_player="random")
-        _, info = env.reset(seed=seed)
-        firsts.add(len(info["opponent_actions"]))
+        env.reset(seed=seed)
+        firsts.add(len(env.opponent_actions))
     assert firsts == {0, 1}, "the learner's side is drawn per episode"
     # A capture chain of the opponent is played whole inside the step.
     env = ZertzEnv(37, opponent="greedy", first_player="P0")
     rng = np.random.default_rng(5)
     chains = 0
     for seed in range(6):
-        _, info = env.reset(seed=seed)
+        env.reset(seed=seed)
         done = False
         while not done:
             action = int(rng.choice(np.flatnonzero(env.action_masks())))
-            _, _, terminated, truncated, info = env.step(action)
+            _, _, terminated, truncated, _ = env.step(action)
             done = terminated or truncated
-            chains += len(info["opponent_actions"]) > 1
+            chains += len(env.opponent_actions) > 1
             assert done or env.game.to_play == "P0"
     assert chains > 0
 
@@ -277,8 +277,8 @@ def test_a_network_plays_as_an_opponent() -> None:
     nn = player("nn:builtin:8", 37)
     assert nn.name == "nn:builtin:8"
     env = ZertzEnv(37, opponent="nn:builtin:8", first_player="P1")
-    _, info = env.reset(seed=0)
-    assert len(info["opponent_actions"]) == 1
+    env.reset(seed=0)
+    assert len(env.opponent_actions) == 1
     with pytest.raises(ValueError, match="plays"):
         nn.choose(zertz.Game(61))
 

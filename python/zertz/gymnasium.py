@@ -1,6 +1,10 @@
 """Gymnasium environments (the optional extra ``zertz[gymnasium]``): ZÈRTZ for the single-agent and
 vector APIs that RL libraries take, registered as ``zertz/Zertz-v0`` (``gymnasium.make``, and
 ``gymnasium.make_vec`` for the vector environment) once this module or ``zertz`` is imported.
+``gymnasium.make`` gives the :class:`ZertzEnv` itself (the id is registered without
+Gymnasium's default wrappers: its ``step`` before a ``reset`` raises ``ResetNeeded`` as their
+``OrderEnforcing`` would), so that ``env.action_masks()`` and ``env.set_opponent`` are there;
+under wrappers of your own, ``env.get_wrapper_attr("action_masks")()`` reaches them.
 
 **Against an opponent** (the default, ``opponent="random"``): the learner plays one side and
 an opponent the other, its whole turn (a capture chain included) inside ``step``. The opponent
@@ -17,10 +21,11 @@ MaskablePPO, CleanRL).
 
 **Two players** (``opponent=None``): both players act in turn and a step's reward is the mover's
 (+1 for the move that wins, -1 for one that forfeits), with both players' rewards in
-``info["rewards"]`` (``(P0's, P1's)``, zero-sum at the end) so that a learner playing both sides
-sees its losses. For algorithms that know whose turn it is (AlphaZero-style search with
-``zertz.MCTS``, or PPO with a return per player: ``examples/ppo_vector.py --opponent self``);
-a single-agent algorithm that sums the rewards of both sides' steps learns nothing here.
+``info["rewards"]`` (float32 ``[2]``: P0's and P1's, zero-sum at the end) so that a learner
+playing both sides sees its losses. For algorithms that know whose turn it is (AlphaZero-style
+search with ``zertz.MCTS``, or PPO with a return per player: ``examples/ppo_vector.py
+--opponent self``); a single-agent algorithm that sums the rewards of both sides' steps learns
+nothing here.
 
 Both follow the rules of an episode of every front end (``zertz.episode``: one single action a
 step; truncated after ``max_steps`` actions, the opponent's included; an illegal action of the
@@ -30,7 +35,12 @@ networks take and both Gymnasium's and Stable-Baselines3's checkers accept, or `
 ``{"planes": float32 [C, H, W], "globals": float32 [G]}``. The legal actions are in
 ``action_masks()`` (bool, where sb3-contrib looks) and ``info["action_mask"]`` (int8,
 Gymnasium's mask type, for ``action_space.sample(mask)``); ``info["to_play"]`` says who is to
-move, ``info["illegal_action"]`` whether the step's action forfeited the game.
+move (0: P0, 1: P1, as in the vector environment's infos), ``info["illegal_action"]`` whether
+the step's action forfeited the game. The info holds numbers and arrays of one shape at every
+step, which vectorizers stack (Gymnasium's, TorchRL's); the opponent's actions of the last reset
+or step are in ``env.opponent_actions``. ``render_mode="ansi"`` renders the board as text,
+``"rgb_array"`` as an RGB image (what Stable-Baselines3 asks for when it makes the environment
+from its id).
 
 >>> import gymnasium
 >>> env = gymnasium.make("zertz/Zertz-v0", board=37, opponent="greedy")
@@ -38,6 +48,8 @@ move, ``info["illegal_action"]`` whether the step's action forfeited the game.
 >>> obs.shape, env.action_space
 ((412,), Discrete(4441))
 >>> obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))
+>>> env.action_masks().shape, info["to_play"]
+((4441,), 0)
 >>> envs = VectorEnv(4, board=37, seed=1, opponent="random")
 >>> obs, infos = envs.reset(seed=1)
 >>> obs.shape, envs.action_masks().shape
@@ -75,6 +87,7 @@ from zertz.episode import (
     flatten,
     observation_size,
     observe,
+    rgb_array,
 )
 
 #: The id of the environments: ``gymnasium.make(ENV_ID)`` and ``gymnasium.make_vec(ENV_ID)``.
@@ -109,8 +122,9 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     ValueError, and so does an opponent's answer that is not legal. Passes the checkers of
     Gymnasium and (with ``observation="flat"``) Stable-Baselines3."""
 
-    # (render_fps: a human's pace of reading boards, which Gymnasium's checker asks for.)
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 (Gymnasium's)
+    # Gymnasium's class attribute. render_fps: a human's pace of reading boards, which
+    # Gymnasium's checker asks for.
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012
 
     def __init__(
         self,
@@ -123,7 +137,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         first_player: str = "random",
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(render_mode)
+        check_render_mode(render_mode, self.metadata["render_modes"])
         # The engine's reading, that of every front end: "random", "P0" or "P1", in any case.
         first_player = parse_first_player(first_player)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
@@ -135,6 +149,8 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         self.action_space = spaces.Discrete(action_space_size(board))
         self._opponent: PlayerLike | Policy | None = None
         self._spec: str | None = None
+        self._opponent_actions: list[int] = []
+        self._needs_reset = True  # (Gymnasium's OrderEnforcing, which gymnasium.make leaves out)
         self.set_opponent(opponent)
         # The registered spec with these settings, as gymnasium.make gives it (which sets its
         # own after this): what recreates the environment, and what checkers read.
@@ -154,6 +170,13 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         """The game of the episode, with its moves: a copy (playing on it leaves the episode as
         it is)."""
         return self.episode.game
+
+    @property
+    def opponent_actions(self) -> list[int]:
+        """The opponent's actions in the last reset or step: its whole turn (a placement, or
+        every hop of a capture chain), empty where it did not play. (Not in the info, whose
+        entries have one shape at every step, so that vectorizers stack them.)"""
+        return list(self._opponent_actions)
 
     @property
     def opponent(self) -> PlayerLike | Policy | None:
@@ -183,13 +206,18 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
             return np.zeros(self.game.action_space_size, dtype=bool)
         return self.game.legal_action_mask()
 
-    def _observe(self, illegal: bool, **extra: Any) -> tuple[Observation, dict[str, Any]]:
-        info = {
+    def _observe(
+        self, illegal: bool, rewards: tuple[float, float] = (0.0, 0.0)
+    ) -> tuple[Observation, dict[str, Any]]:
+        # Numbers and arrays of one shape at every step: what Gymnasium's vector environments
+        # and TorchRL's readers of them stack (TorchRL's refuses strings and lists).
+        info: dict[str, Any] = {
             "action_mask": self.action_masks().astype(np.int8),
-            "to_play": self.game.to_play,
+            "to_play": 0 if self.game.to_play == "P0" else 1,
             "illegal_action": illegal,
-            **extra,
         }
+        if self._opponent is None:
+            info["rewards"] = np.array(rewards, dtype=np.float32)
         return observe(self.game, self.observation), info
 
     def _opponent_action(self, game: Game) -> int:
@@ -213,24 +241,33 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
             first = "P0" if self.first_player == "P0" else "P1"
         # The episode plays the opponent's first turn where it begins; an opponent that fails
         # leaves it needing a reset.
-        actions = self.episode.restart(first)
-        if self._opponent is None:
-            return self._observe(False)
-        return self._observe(False, opponent_actions=actions)
+        self._needs_reset = False  # (a failing opponent leaves the episode's own refusal)
+        self._opponent_actions = list(self.episode.restart(first))
+        return self._observe(False)
 
     def step(
         self, action: np.int64 | int
     ) -> tuple[Observation, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._needs_reset:
+            raise gymnasium.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
         # The learner's action and the opponent's whole turn, played by the engine's episode.
         step = self.episode.step(int(action))
+        self._opponent_actions = list(step.opponent_actions)
         if self._opponent is None:
-            obs, info = self._observe(step.illegal, rewards=step.rewards)
+            obs, info = self._observe(step.illegal, step.rewards)
             return obs, step.reward(step.mover), step.terminated, step.truncated, info
-        obs, info = self._observe(step.illegal, opponent_actions=step.opponent_actions)
+        obs, info = self._observe(step.illegal)
         return obs, step.reward("P0"), step.terminated, step.truncated, info
 
-    def render(self) -> str | None:
-        return repr(self.game) if self.render_mode == "ansi" else None
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
+        """The board: its text (``render_mode="ansi"``: the game's ``repr``), an RGB image of its
+        rings and marbles (``"rgb_array"``: uint8 ``[H, W, 3]``, ``zertz.episode.rgb_array``), or
+        None (no render mode)."""
+        if self.render_mode == "ansi":
+            return repr(self.game)
+        if self.render_mode == "rgb_array":
+            return rgb_array(self.game)
+        return None
 
 
 class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArray[Any]]):
@@ -276,6 +313,8 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         rust_opponent = self._policy_answer if self._policy is not None else opponent
         self.env = VecEnv(num_envs, board, blitz, opponent=rust_opponent, **kwargs)
         self.num_envs = num_envs
+        # (What Gymnasium's own vector environments carry, and TorchRL's GymWrapper reads.)
+        self.autoreset_mode = AutoresetMode.SAME_STEP
         self.single_observation_space = observation_space(board, observation)
         self.single_action_space = spaces.Discrete(self.env.action_space_size)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -345,10 +384,16 @@ def register() -> None:
     """Registers :data:`ENV_ID` with Gymnasium (once; ``import zertz`` calls it where Gymnasium
     is already imported, and importing this module does)."""
     if ENV_ID not in gymnasium.registry:
+        # Without Gymnasium's two default wrappers, so that gymnasium.make gives the ZertzEnv
+        # itself, whose methods (action_masks, set_opponent) are then the environment's: its
+        # step refuses to come before a reset as OrderEnforcing would (ResetNeeded), and the
+        # tests hold it to Gymnasium's full checker, of which PassiveEnvChecker runs a part.
         gymnasium.register(
             ENV_ID,
             entry_point="zertz.gymnasium:ZertzEnv",
             vector_entry_point="zertz.gymnasium:VectorEnv",
+            order_enforce=False,
+            disable_env_checker=True,
         )
 
 

@@ -9,6 +9,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+#: What every such error says after the name of what needs the engine: zertz[train] is not on
+#: PyPI, and the engine (python/engine, zertz-engine) builds from a checkout against the
+#: installed torch (its libtorch, found through LIBTORCH_USE_PYTORCH=1, hence no build
+#: isolation). docs/rl-libraries.md ("Installing from a checkout") gives the same commands.
+INSTALL_ENGINE = (
+    "needs the engine, which links torch, and it is not installed: zertz[train] from a checkout: "
+    "pip install torch==2.11.0 maturin==1.16.0, then LIBTORCH_USE_PYTORCH=1 pip install "
+    "--no-build-isolation './python[train]' ./python/engine (docs/rl-libraries.md; "
+    "scripts/setup-python.sh does it in .venv)"
+)
+
 
 def missing_engine(what: str, error: ImportError) -> ImportError | None:
     """Where ``error`` is the import of the engine (``zertz_engine``) or torch failing, an
@@ -18,11 +29,7 @@ def missing_engine(what: str, error: ImportError) -> ImportError | None:
     caller further out may name its own ``what`` instead."""
     if (error.name or "").partition(".")[0] not in ("zertz_engine", "torch"):
         return None
-    return ImportError(
-        f"{what} needs the engine, which links torch, and it is not installed: "
-        "pip install 'zertz[train]' (scripts/setup-python.sh installs it)",
-        name=error.name,
-    )
+    return ImportError(f"{what} {INSTALL_ENGINE}", name=error.name)
 
 
 @contextmanager
