@@ -33,6 +33,8 @@ def test_public_names() -> None:
         "plot": "zertz.plots",
         "player": "zertz.agents",
         "evaluate": "zertz.agents",
+        "clone": "zertz.training.pretraining",
+        "SearchPlayer": "zertz.search_policy",
     }
     for name in zertz.__all__:
         if name in python_side:

@@ -67,7 +67,9 @@ if TYPE_CHECKING:
     from zertz.agents import evaluate, player
     from zertz.exported import export, load_network
     from zertz.plots import plot
+    from zertz.search_policy import SearchPlayer
     from zertz.training import train
+    from zertz.training.pretraining import clone
     from zertz_engine import (
         BUILTIN_MODEL,
         MODEL_FORMAT,
@@ -109,6 +111,14 @@ def __getattr__(name: str) -> Any:
         with needs_engine("zertz.train"):
             from zertz.training import train
         return train
+    if name == "clone":
+        with needs_engine("zertz.clone"):
+            from zertz.training.pretraining import clone
+        return clone
+    if name == "SearchPlayer":
+        from zertz.search_policy import SearchPlayer
+
+        return SearchPlayer
     if name in ("player", "evaluate"):
         import zertz.agents
 
@@ -151,10 +161,12 @@ __all__ = [
     "VECENV_MAX_BYTES",
     "Game",
     "Player",
+    "SearchPlayer",
     "VecEnv",
     "__version__",
     "action_space_size",
     "builtin_model",
+    "clone",
     "dataset",
     "elo",
     "evaluate",
