@@ -15,6 +15,8 @@ The trained policy then plays ``zertz.evaluate`` matches against ``random`` and 
 
     python examples/ppo_vector.py --opponent self --steps 40960   # about a minute
     python examples/ppo_vector.py --opponent greedy --minutes 5
+    python examples/ppo_vector.py --opponent greedy --network human.safetensors --lr 1e-4 \
+        --export agent.safetensors     # the project's network, from people's games
 
 Torch computes on ``--threads`` threads (default 1, ``torch.set_num_threads``): its own default,
 a thread per core, costs more CPU per step, and time where the cores are busy
@@ -55,6 +57,35 @@ class Agent(nn.Module):
         h = self.body(obs)
         logits = self.policy(h).masked_fill(~mask, -1e9)
         return logits, self.value(h).squeeze(-1)
+
+
+class BoardAgent(nn.Module):
+    """The project's network (``zertz.boardnet.BoardNet``: a residual trunk over the board's
+    rings, a head that scores each action from the rings it names, a value head) with the same
+    answers as :class:`Agent`; ``--network`` names its start (a preset, a network file such as
+    one cloned from people's games, or ``builtin``). Its batch norms stay in eval mode, so that
+    the policy of a rollout and the one updated on it are the same function."""
+
+    def __init__(self, network: str, board: int) -> None:
+        super().__init__()
+        from zertz.boardnet import BoardNet
+
+        self.body = BoardNet(network, board=board)
+
+    def train(self, mode: bool = True) -> BoardAgent:
+        from zertz.boardnet import freeze_batch_norm
+
+        super().train(mode)
+        freeze_batch_norm(self.body)
+        return self
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits, value = self.body(obs)
+        return logits.masked_fill(~mask, -1e9), value
+
+    def export(self, path: str) -> None:
+        """The network file the engine plays (``nn:PATH``)."""
+        self.body.export(path)
 
 
 def advantages_per_player(
@@ -111,6 +142,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch's threads")
     p.add_argument("--width", type=int, default=64, help="units of the two hidden layers")
+    p.add_argument(
+        "--network",
+        default=None,
+        help="the project's network instead of the MLP: a preset (tiny), a network file, builtin",
+    )
+    p.add_argument("--export", default=None, help="with --network: write the network file here")
     p.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = p.parse_args()
 
@@ -121,7 +158,11 @@ def main() -> None:
         args.envs, args.board, opponent=None if selfplay else args.opponent, seed=args.seed
     )
     n, t_len, a = args.envs, args.rollout, zertz.action_space_size(args.board)
-    agent = Agent(observation_size(args.board), a, args.width)
+    agent: Agent | BoardAgent
+    if args.network is None:
+        agent = Agent(observation_size(args.board), a, args.width)
+    else:
+        agent = BoardAgent(args.network, args.board).train()
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
     gamma, lam, clip, epochs, minibatches = 0.995, 0.95, 0.2, 4, 4
 
@@ -202,6 +243,11 @@ def main() -> None:
     results = zertz.evaluate(
         policy, args.against, games=args.games, board=args.board, seed=args.seed
     )
+    if args.export:
+        if not isinstance(agent, BoardAgent):
+            raise SystemExit("--export needs --network (a network the engine plays)")
+        agent.export(args.export)
+        print(f"exported {args.export}")
     if args.json:
         threads = torch.get_num_threads()
         print(

@@ -59,3 +59,33 @@ def test_self_play_beats_random() -> None:
         *("--opponent", "self", "--steps", "40960", "--games", "400", "--against", "random"),
     )
     assert scores(result)["random"] >= 0.56, result["results"]
+
+
+def test_board_ppo_clones_people_trains_and_exports(games: Path, tmp_path: Path) -> None:
+    # The route of docs/agents.md on a few steps: behaviour cloning on a dataset it makes from
+    # records, MaskablePPO with the board policy, the matches, the network file for the engine.
+    pytest.importorskip("sb3_contrib")
+    from zertz.exported import read_metadata
+
+    agent = tmp_path / "agent.safetensors"
+    result = run(
+        "board_ppo.py",
+        *("--clone-steps", "10", "--dataset", str(tmp_path / "human"), "--records", str(games)),
+        *("--steps", "1024", "--envs", "16", "--games", "4", "--export", str(agent)),
+    )
+    assert result["clone"]["steps"] == 10 and result["steps"] >= 1024
+    assert set(scores(result)) == {"random", "greedy"}
+    assert read_metadata(agent)["step"] == result["steps"]
+
+
+def test_ppo_vector_runs_the_board_network_and_exports(tmp_path: Path) -> None:
+    from zertz.exported import load_network
+
+    agent = tmp_path / "agent.safetensors"
+    result = run(
+        "ppo_vector.py",
+        *("--opponent", "greedy", "--network", "tiny", "--steps", "2048", "--games", "4"),
+        *("--export", str(agent)),
+    )
+    assert result["steps"] >= 2048 and set(scores(result)) == {"random", "greedy"}
+    assert load_network(agent).boards == [37]

@@ -516,6 +516,52 @@ def test_a_network_and_a_program_offered_on_the_command_line(program: Path, tmp_
         proc.wait(timeout=20)
 
 
+def test_a_library_agent_exported_to_the_engine_plays_a_game_in_the_browser(
+    browser: Any, program: Path, tmp_path: Path
+) -> None:
+    """A MaskablePPO agent on the project's network (zertz.sb3.BoardPolicy), trained a little and
+    exported as a network file, is offered by ``zertz serve`` and plays a person (the keyboard)
+    to the end of a game on the web board."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    import zertz.sb3
+
+    torch.set_num_threads(1)
+    env = zertz.sb3.VecEnv(4, board=37, opponent="random", seed=0)
+    model = MaskablePPO(zertz.sb3.BoardPolicy, env, n_steps=16, batch_size=32, seed=0)
+    model.learn(32)
+    assert isinstance(model.policy, zertz.sb3.BoardPolicy)
+    agent = model.policy.export(tmp_path / "agent.safetensors")
+    spec = f"nn:{agent}:1"
+    proc, url = start_server(program, "--player", spec, "--device", "cpu", "--seed", "1")
+    context = browser.new_context(viewport={"width": 1200, "height": 860})
+    context.set_default_timeout(60_000)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url)
+        idle(page)
+        new_game(page, board=37, colour="P1", opponent=spec)
+        # The agent moved first.
+        assert len(moves(page)) == 1
+        rng = random.Random(3)
+        for _ in range(MAX_TURNS):
+            if over(page):
+                break
+            type_move(page, legal_text(page, rng))
+            assert page.inner_text("#message") == ""
+        assert over(page)
+        assert "wins" in status(page) or "draw" in status(page)
+        shot(page, "agent-game-over")
+        assert errors == [], f"errors in the page: {errors}"
+    finally:
+        context.close()
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
 def test_serve_refuses_bad_arguments(program: Path, tmp_path: Path) -> None:
     missing = tmp_path / "missing.safetensors"
     for args, needle in [

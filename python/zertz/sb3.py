@@ -13,6 +13,13 @@ game restarts at once, with its last observation in ``infos[i]["terminal_observa
 them. ``env_method("action_masks")`` gives every game's legal mask (what ``MaskablePPO`` asks
 for). Wrap it in ``VecMonitor`` for episode statistics.
 
+Beside it (each imported when first asked for): :class:`BoardPolicy`, MaskablePPO's policy on
+the project's network (``MaskablePPO(zertz.sb3.BoardPolicy, env)``, started from a network file
+such as one cloned from people's games, exported back for the engine), and
+:class:`BoardFeatures`, its trunk as a features extractor for any SB3 algorithm
+(:mod:`zertz.boardnet`, docs/agents.md); :class:`League` and :class:`LeagueVecEnv`, league
+self-play (:mod:`zertz.league`, docs/league.md).
+
 >>> from zertz.sb3 import VecEnv
 >>> env = VecEnv(8, board=37, opponent="greedy", seed=1)
 >>> obs = env.reset()
@@ -24,13 +31,19 @@ for). Wrap it in ``VecMonitor`` for episode statistics.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 from stable_baselines3.common.vec_env import VecEnv as Sb3VecEnv
 
 from zertz.gymnasium import VectorEnv
+
+if TYPE_CHECKING:
+    from zertz._board_sb3 import BoardFeatures as BoardFeatures
+    from zertz._board_sb3 import BoardPolicy as BoardPolicy
+    from zertz.league import League as League
+    from zertz.league import LeagueVecEnv as LeagueVecEnv
 
 
 class VecEnv(Sb3VecEnv):
@@ -120,3 +133,22 @@ class VecEnv(Sb3VecEnv):
         self, wrapper_class: type, indices: int | Iterable[int] | None = None
     ) -> list[bool]:
         return [False for _ in self._indices(indices)]
+
+
+#: What this module gives beside :class:`VecEnv`, and where each lives: the project's network as
+#: SB3's policy and features extractor (torch and the engine), league self-play.
+_ELSEWHERE = {
+    "BoardPolicy": "zertz._board_sb3",
+    "BoardFeatures": "zertz._board_sb3",
+    "League": "zertz.league",
+    "LeagueVecEnv": "zertz.league",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Imported when first asked for: VecEnv alone needs neither the engine nor a policy's torch.
+    if name in _ELSEWHERE:
+        import importlib
+
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    raise AttributeError(f"module 'zertz.sb3' has no attribute {name!r}")
