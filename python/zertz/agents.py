@@ -145,6 +145,37 @@ def same_player(specs: Iterable[str]) -> tuple[str, str, str] | None:
     return None
 
 
+def checked_specs(specs: Iterable[str] | str, what: str, each: str) -> list[str]:
+    """``specs`` (one spec or several) as a list, each checked by the engine's grammar:
+    TypeError where they are not strings, ValueError naming a spec that is not a player
+    (``"{each} 'SPEC': why"``) or one player named twice in any spelling (``"{what} name one
+    player twice"``).
+
+    >>> checked_specs("greedy", "opponents", "opponent")
+    ['greedy']
+    >>> checked_specs(["mcts:10", "mcts: 10"], "engines", "engine")
+    Traceback (most recent call last):
+    ValueError: engines name one player twice: 'mcts:10' and 'mcts: 10' (both mcts:10)
+    """
+    if isinstance(specs, str):
+        specs = [specs]
+    try:
+        listed = list(specs)
+    except TypeError:
+        raise TypeError(f"{what} must be player specs, not {specs!r}") from None
+    for spec in listed:
+        if not isinstance(spec, str):
+            raise TypeError(f"{what} must be player specs (str), not {spec!r}")
+        try:
+            parse_player(spec)
+        except ValueError as e:
+            raise ValueError(f"{each} {spec!r}: {e}") from None
+    if twice := same_player(listed):
+        first, again, name = twice
+        raise ValueError(f"{what} name one player twice: {first!r} and {again!r} (both {name})")
+    return listed
+
+
 def _opponents(
     specs: Iterable[str] | str, board: int, blitz: bool, seed: int
 ) -> list[tuple[str, PlayerLike]]:
@@ -152,24 +183,9 @@ def _opponents(
     not a player, a network that cannot be read or does not play the board and marble set, a
     program that does not start or answer its name, fail here); ValueError naming the opponent,
     or one player named twice (in any spelling: the engine's canonical specs are compared)."""
-    if isinstance(specs, str):
-        specs = [specs]
-    try:
-        listed = list(specs)
-    except TypeError:
-        raise TypeError(f"opponents must be player specs, not {specs!r}") from None
+    listed = checked_specs(specs, "opponents", "opponent")
     if not listed:
         raise ValueError("opponents: name at least one player")
-    for spec in listed:
-        if not isinstance(spec, str):
-            raise TypeError(f"opponents must be player specs (str), not {spec!r}")
-        try:
-            parse_player(spec)
-        except ValueError as e:
-            raise ValueError(f"opponent {spec!r}: {e}") from None
-    if twice := same_player(listed):
-        first, again, name = twice
-        raise ValueError(f"opponents name one player twice: {first!r} and {again!r} (both {name})")
     built = []
     for spec in listed:
         try:

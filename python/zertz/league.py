@@ -45,8 +45,8 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from zertz._zertz import Game, parse_player
-from zertz.agents import PlayerLike, player, same_player
+from zertz._zertz import Game
+from zertz.agents import PlayerLike, checked_specs, player
 from zertz.episode import flatten
 from zertz.sb3 import VecEnv
 
@@ -343,21 +343,7 @@ class League(BaseCallback):
         env.league = self
 
     def _build_engines(self, engines: Iterable[str] | str, seed: int | None) -> list[_Member]:
-        specs = [engines] if isinstance(engines, str) else engines
-        try:
-            listed = list(specs)
-        except TypeError:
-            raise TypeError(f"engines must be player specs, not {engines!r}") from None
-        for spec in listed:
-            if not isinstance(spec, str):
-                raise TypeError(f"engines must be player specs (str), not {spec!r}")
-            try:
-                parse_player(spec)
-            except ValueError as e:
-                raise ValueError(f"engines: {spec!r}: {e}") from None
-        if twice := same_player(listed):
-            first, again, name = twice
-            raise ValueError(f"engines name one player twice: {first!r} and {again!r} ({name})")
+        listed = checked_specs(engines, "engines", "engines:")
         board, blitz = self.env.envs.env.board, self.env.envs.env.blitz
         base = 0 if seed is None else seed
         members = []
