@@ -17,8 +17,8 @@ Beside it (each imported when first asked for): :class:`BoardPolicy`, MaskablePP
 the project's network (``MaskablePPO(zertz.sb3.BoardPolicy, env)``, started from a network file
 such as one cloned from people's games, exported back for the engine), and
 :class:`BoardFeatures`, its trunk as a features extractor for any SB3 algorithm
-(:mod:`zertz.boardnet`, docs/agents.md); :class:`League` and :class:`LeagueVecEnv`, league
-self-play (:mod:`zertz.league`, docs/league.md).
+(:mod:`zertz.boardnet`, docs/agents.md). League self-play, on this ``VecEnv``, is
+:mod:`zertz.league` (docs/league.md).
 
 >>> from zertz.sb3 import VecEnv
 >>> env = VecEnv(8, board=37, opponent="greedy", seed=1)
@@ -42,8 +42,6 @@ from zertz.gymnasium import VectorEnv
 if TYPE_CHECKING:
     from zertz._board_sb3 import BoardFeatures as BoardFeatures
     from zertz._board_sb3 import BoardPolicy as BoardPolicy
-    from zertz.league import League as League
-    from zertz.league import LeagueVecEnv as LeagueVecEnv
 
 
 class VecEnv(Sb3VecEnv):
@@ -136,12 +134,10 @@ class VecEnv(Sb3VecEnv):
 
 
 #: What this module gives beside :class:`VecEnv`, and where each lives: the project's network as
-#: SB3's policy and features extractor (torch and the engine), league self-play.
+#: SB3's policy and features extractor (they need torch and the engine).
 _ELSEWHERE = {
     "BoardPolicy": "zertz._board_sb3",
     "BoardFeatures": "zertz._board_sb3",
-    "League": "zertz.league",
-    "LeagueVecEnv": "zertz.league",
 }
 
 
