@@ -1,7 +1,7 @@
-"""The engine of ``zertz`` with exported networks (``pip install zertz[train]``): matches and
-self-play with ``nn:`` players, the model format and the built-in network. ``zertz.match``,
-``zertz.selfplay`` and the network names of ``zertz`` come from here, imported on first use, so
-that ``import zertz`` needs numpy alone.
+"""The engine of ``zertz`` with exported networks (``zertz[train]``, built from a checkout as
+docs/rl-libraries.md says): matches and self-play with ``nn:`` players, the model format and
+the built-in network. ``zertz.match``, ``zertz.selfplay`` and the network names of ``zertz``
+come from here, imported on first use, so that ``import zertz`` needs numpy alone.
 
 >>> import zertz_engine
 >>> zertz_engine.BUILTIN_MODEL
