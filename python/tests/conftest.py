@@ -8,6 +8,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -160,3 +161,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "engine" in item.keywords:
                 item.add_marker(skip)
+
+
+def run_example(script: str, *args: str, timeout: float = 600) -> dict[str, Any]:
+    """Runs ``examples/SCRIPT`` with ``args`` and ``--json`` in this Python; the JSON line it
+    printed last (a failure shows the end of its stderr)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / script), *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("{"))
+    result: dict[str, Any] = json.loads(line)
+    return result

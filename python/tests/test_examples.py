@@ -3,33 +3,15 @@ route learns: a short self-play run of examples/ppo_vector.py beats the random p
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from conftest import run_example as run
 
 pytest.importorskip("torch")
 pytest.importorskip("gymnasium")
-
-
-def run(script: str, *args: str, timeout: float = 600) -> dict[str, Any]:
-    """Runs an example with ``--json``; its results line."""
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("{"))
-    result: dict[str, Any] = json.loads(line)
-    return result
 
 
 def scores(result: dict[str, Any]) -> dict[str, float]:

@@ -5,13 +5,9 @@ reproducible; the example runs."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +25,8 @@ from stable_baselines3.common.vec_env import VecMonitor
 from zertz.league import League, LeagueVecEnv
 from zertz.sb3 import VecEnv
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from conftest import run_example
+
 #: Learner steps of one rollout of the tiny model: 16 steps in each of 4 games.
 ROLLOUT = 64
 
@@ -308,22 +305,11 @@ def test_the_settings_are_checked() -> None:
 
 
 def test_the_example_runs() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(EXAMPLES / "league_ppo.py"),
-            *("--steps", "2000", "--envs", "8", "--games", "4", "--snapshot-every", "512"),
-            *("--engines", "greedy"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    result = run_example(
+        "league_ppo.py",
+        *("--steps", "2000", "--envs", "8", "--games", "4", "--snapshot-every", "512"),
+        *("--engines", "greedy"),
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("{"))
-    result = json.loads(line)
     assert set(result) == {"steps", "seconds", "results", "league"}
     assert result["steps"] >= 2000 and result["seconds"] > 0
     assert [r["opponent"] for r in result["results"]] == ["random", "greedy"]

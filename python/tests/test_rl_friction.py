@@ -22,6 +22,8 @@ import zertz
 from zertz.episode import rgb_array
 from zertz.optional import INSTALL_ENGINE, missing_engine
 
+from conftest import run_example
+
 gymnasium = pytest.importorskip("gymnasium")
 
 from zertz.gymnasium import ENV_ID, ZertzEnv  # noqa: E402
@@ -269,17 +271,7 @@ def test_the_examples_take_torchs_threads(script: str, args: list[str]) -> None:
     if script == "maskable_ppo.py":
         pytest.importorskip("sb3_contrib")
     for threads in (1, 2):
-        command = [sys.executable, str(ROOT / "examples" / script), *args]
-        done = subprocess.run(
-            [*command, "--threads", str(threads), "--json"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("{"))
-        assert json.loads(line)["threads"] == threads
+        assert run_example(script, *args, "--threads", str(threads))["threads"] == threads
 
 
 # 5. The torch pins, and how to install the engine.
