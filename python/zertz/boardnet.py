@@ -47,7 +47,7 @@ from zertz.nn import NetConfig, ZertzNet
 #: sizes (a :class:`~zertz.nn.NetConfig` or a mapping of its fields, with ``preset`` allowed), a
 #: network file's path (``.safetensors``, or ``"builtin"``: its weights), or a
 #: :class:`~zertz.nn.ZertzNet` (its weights, copied).
-Network: TypeAlias = "str | os.PathLike[str] | NetConfig | Mapping[str, Any] | ZertzNet"
+Network: TypeAlias = str | os.PathLike[str] | NetConfig | Mapping[str, Any] | ZertzNet
 
 
 def board_of_actions(actions: int) -> int:

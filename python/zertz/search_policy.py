@@ -32,7 +32,6 @@ True
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
@@ -391,11 +390,23 @@ class SearchPlayer:
         return opponent
 
 
-@functools.cache
-def _layout(board: int, blitz: bool) -> tuple[str, list[int], list[int], list[int]]:
+_Layout: TypeAlias = tuple[str, list[int], list[int], list[int]]
+_LAYOUTS: dict[tuple[int, bool], _Layout] = {}
+
+
+def _layout(board: int, blitz: bool) -> _Layout:
     """The marble set's word, the rings of each column, and the marbles of each colour in the
     set and the captures of it alone that win, as the encoding scales the globals by them (read
-    from the engine: a start, and a position whose mover has captured one of each)."""
+    from the engine: a start, and a position whose mover has captured one of each; computed
+    once a board and set. A dict, not ``functools.cache``: stubtest cannot match a cached
+    function's signature)."""
+    key = (board, blitz)
+    if key not in _LAYOUTS:
+        _LAYOUTS[key] = _read_layout(board, blitz)
+    return _LAYOUTS[key]
+
+
+def _read_layout(board: int, blitz: bool) -> _Layout:
     start = Game(board, blitz)
     fields = start.to_text().split()
     columns = [len(column) for column in fields[2].split("/")]
