@@ -13,6 +13,7 @@ import torch
 
 import zertz
 import zertz.sb3
+from zertz._zertz import shard_glob
 from zertz.boardnet import BoardNet, board_of_actions, freeze_batch_norm
 from zertz.episode import flatten
 from zertz.exported import export, load_network
@@ -228,10 +229,14 @@ def human(games: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def policy_loss(net: ZertzNet, dataset: Path) -> float:
     """The cross-entropy of ``net`` on the first 256 positions of the dataset's first shard."""
+    return shard_policy_loss(net, sorted((dataset / "train").glob("shard-37-*.npz"))[0])
+
+
+def shard_policy_loss(net: ZertzNet, shard: Path) -> float:
+    """The cross-entropy of ``net`` on the first 256 positions of a 37-ring shard."""
     from zertz.data import load_shards
     from zertz.nn import masked_log_softmax
 
-    shard = sorted((dataset / "train").glob("shard-37-*.npz"))[0]
     data = load_shards([shard], zertz.action_space_size(37))
     planes = torch.from_numpy(data["planes"][:256])
     globals_ = torch.from_numpy(data["globals"][:256])
@@ -283,3 +288,38 @@ def test_clone_makes_its_dataset_and_refuses_bad_input(games: Path, tmp_path: Pa
         clone(net, tmp_path / "made", boards=[61], progress=False)
     with pytest.raises(TypeError, match="network must be"):
         clone("tiny", tmp_path / "made", progress=False)
+
+
+def test_distill_learns_the_teachers_search(tmp_path: Path) -> None:
+    from zertz.training.pretraining import distill
+
+    torch.set_num_threads(1)
+    torch.manual_seed(5)
+    body = BoardNet("tiny", board=37)
+    games = tmp_path / "teacher"
+    stats = distill(
+        body,
+        games,
+        games_played=4,
+        simulations=8,
+        threads=1,
+        steps=30,
+        batch_size=32,
+        learning_rate=3e-3,
+        progress=False,
+    )
+    assert stats["games"] == 4 and stats["steps"] == 30 and stats["samples"] > 0
+    shards = sorted(games.glob(shard_glob()))
+    assert shards and not body.net.training
+    # The search's visits are the policy target: the student comes closer to them.
+    fresh = BoardNet("tiny", board=37).net
+    assert shard_policy_loss(body.net, shards[0]) < shard_policy_loss(fresh, shards[0]) - 0.1
+    # The teacher's games are kept: a second student learns them without playing again.
+    again = distill(
+        ZertzNet(NetConfig(channels=8, blocks=1), boards=[37]), games, steps=1, progress=False
+    )
+    assert again["games"] == 0 and sorted(games.glob(shard_glob())) == shards
+    with pytest.raises(ValueError, match="not 61"):
+        distill(body, games, board=61, progress=False)
+    with pytest.raises(ValueError, match="steps must be a positive integer"):
+        distill(body, games, steps=0, progress=False)

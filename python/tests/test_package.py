@@ -34,6 +34,7 @@ def test_public_names() -> None:
         "player": "zertz.agents",
         "evaluate": "zertz.agents",
         "clone": "zertz.training.pretraining",
+        "distill": "zertz.training.pretraining",
         "SearchPlayer": "zertz.search_policy",
     }
     for name in zertz.__all__:

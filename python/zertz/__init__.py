@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from zertz.plots import plot
     from zertz.search_policy import SearchPlayer
     from zertz.training import train
-    from zertz.training.pretraining import clone
+    from zertz.training.pretraining import clone, distill
     from zertz_engine import (
         BUILTIN_MODEL,
         MODEL_FORMAT,
@@ -111,10 +111,10 @@ def __getattr__(name: str) -> Any:
         with needs_engine("zertz.train"):
             from zertz.training import train
         return train
-    if name == "clone":
-        with needs_engine("zertz.clone"):
-            from zertz.training.pretraining import clone
-        return clone
+    if name in ("clone", "distill"):
+        with needs_engine(f"zertz.{name}"):
+            import zertz.training.pretraining
+        return getattr(zertz.training.pretraining, name)
     if name == "SearchPlayer":
         from zertz.search_policy import SearchPlayer
 
@@ -168,6 +168,7 @@ __all__ = [
     "builtin_model",
     "clone",
     "dataset",
+    "distill",
     "elo",
     "evaluate",
     "export",

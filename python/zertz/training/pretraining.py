@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from zertz._zertz import DATASET_SPLITS, action_space_size, shard_glob
@@ -126,8 +125,8 @@ def learn_shards(
         data = load_shards([files[i] for i in pick], action_space_size(board))
         n = len(data["value"])
         samples += n
-        full = np.ones(n, dtype=bool)
-        arrays = batch_arrays(data, data["value"], full, device)
+        # A dataset's positions are all policy targets; self-play's only its full searches.
+        arrays = batch_arrays(data, data["value"], data["full_search"], device)
         order = torch.randperm(n, generator=learner.gen).to(device)
         for start in range(0, n, batch_size):
             if done >= steps:
@@ -192,16 +191,7 @@ def clone(
     that is not a complete dataset is refused (ValueError). ``boards``: the boards learnt
     (default: the network's). The network is in eval mode after."""
     net = _network_of(network)
-    for name, value in (
-        ("steps", steps),
-        ("batch_size", batch_size),
-        ("chunk_shards", chunk_shards),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, not {value!r}")
-    for name, number in (("learning_rate", learning_rate), ("weight_decay", weight_decay)):
-        if not (math.isfinite(number) and number >= 0) or (name == "learning_rate" and number == 0):
-            raise ValueError(f"{name} must be a finite number above 0, not {number!r}")
+    _check_learning(steps, batch_size, chunk_shards, learning_rate, weight_decay)
     learnt = sorted(set(boards or net.boards))
     if bad := [b for b in learnt if b not in net.boards]:
         raise ValueError(f"the network plays boards {net.boards}, not {bad}")
@@ -216,7 +206,139 @@ def clone(
             )
     again = f"remove {folder}, and clone makes it again from records" if records else ""
     dataset_manifest(folder, again)
-    by_board = training_shards(folder, learnt)
+    return _learn(
+        "clone",
+        net,
+        training_shards(folder, learnt),
+        steps=steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        chunk_shards=chunk_shards,
+        value_weight=value_weight,
+        captures_weight=captures_weight,
+        seed=seed,
+        device=device,
+        progress=progress,
+    )
+
+
+def distill(
+    network: Any,
+    games: str | os.PathLike[str],
+    *,
+    teacher: str | os.PathLike[str] = "builtin",
+    board: int | None = None,
+    games_played: int = 400,
+    simulations: int = 64,
+    threads: int = 0,
+    steps: int = 2000,
+    batch_size: int = 256,
+    learning_rate: float = 2e-3,
+    weight_decay: float = 1e-4,
+    chunk_shards: int = 4,
+    value_weight: float = 1.0,
+    captures_weight: float = 1.0,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Distillation: ``network`` learns the search of ``teacher`` (a network file, by default
+    the built-in network), in place. The teacher plays ``games_played`` games against itself on
+    ``board`` (default: the network's first) with ``simulations`` simulations a move on
+    ``threads`` threads (0: every core), written as self-play shards into the folder ``games``;
+    then the network learns the visit counts of each search as its policy and each game's result
+    as its value, ``steps`` AdamW steps as :func:`clone` takes them. A search's visits are a
+    better target than the move a person played or the teacher's raw policy: they hold what the
+    search found out.
+
+    A folder ``games`` that already holds shards is learnt as it is (no game is played), so the
+    games of one teacher can start several networks; one that holds anything else is refused
+    (FileExistsError, from the engine). Needs the engine (``zertz[train]``). Returns the losses'
+    means, the positions read and the seconds, with ``selfplay_seconds`` and ``games`` of the
+    teacher's games (0 when they were there already)."""
+    from zertz_engine import selfplay
+
+    net = _network_of(network)
+    _check_learning(steps, batch_size, chunk_shards, learning_rate, weight_decay)
+    rings = net.boards[0] if board is None else board
+    if rings not in net.boards:
+        raise ValueError(f"the network plays boards {net.boards}, not {rings}")
+    folder = Path(games)
+    shards = sorted(folder.glob(shard_glob())) if folder.is_dir() else []
+    played: dict[str, Any] = {"games": 0, "seconds": 0.0}
+    if not shards:
+        if progress:
+            print(
+                f"distill: {teacher} plays {games_played} games at {simulations} simulations "
+                f"a move into {folder}",
+                file=sys.stderr,
+            )
+        played = selfplay(
+            folder,
+            model=teacher,
+            board=rings,
+            games=games_played,
+            full_simulations=simulations,
+            full_search_probability=1.0,
+            threads=threads,
+            seed=seed,
+        )
+        shards = sorted(folder.glob(shard_glob()))
+        if not shards:
+            raise ValueError(f"the teacher's {played['games']} games wrote no shard in {folder}")
+    stats = _learn(
+        "distill",
+        net,
+        {rings: shards},
+        steps=steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        chunk_shards=chunk_shards,
+        value_weight=value_weight,
+        captures_weight=captures_weight,
+        seed=seed,
+        device=device,
+        progress=progress,
+    )
+    return {**stats, "games": played["games"], "selfplay_seconds": played["seconds"]}
+
+
+def _check_learning(
+    steps: int, batch_size: int, chunk_shards: int, learning_rate: float, weight_decay: float
+) -> None:
+    """ValueError for a count that is not a positive int or a rate that is not finite."""
+    for name, value in (
+        ("steps", steps),
+        ("batch_size", batch_size),
+        ("chunk_shards", chunk_shards),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    for name, number in (("learning_rate", learning_rate), ("weight_decay", weight_decay)):
+        if not (math.isfinite(number) and number >= 0) or (name == "learning_rate" and number == 0):
+            raise ValueError(f"{name} must be a finite number above 0, not {number!r}")
+
+
+def _learn(
+    what: str,
+    net: ZertzNet,
+    by_board: dict[int, list[Path]],
+    *,
+    steps: int,
+    batch_size: int,
+    learning_rate: float,
+    weight_decay: float,
+    chunk_shards: int,
+    value_weight: float,
+    captures_weight: float,
+    seed: int,
+    device: str | torch.device,
+    progress: bool,
+) -> dict[str, Any]:
+    """The supervised steps of :func:`clone` and :func:`distill` on the shards of ``by_board``,
+    with a progress bar and a closing line named ``what``; the network is in eval mode after."""
     dev = torch.device(device)
     net.to(dev).train()
     gen = torch.Generator().manual_seed(seed)
@@ -247,10 +369,10 @@ def clone(
         net.eval()
         if bar is not None:
             bar.close()
-    check_finite(net, f"after cloning step {stats['pretrain_steps']}")
+    check_finite(net, f"after {what} step {stats['pretrain_steps']}")
     if progress:
         print(
-            f"clone: {stats['pretrain_steps']} steps in {stats['pretrain_seconds']:.0f} s, "
+            f"{what}: {stats['pretrain_steps']} steps in {stats['pretrain_seconds']:.0f} s, "
             f"{stats['pretrain_samples']} positions read; policy loss "
             f"{stats['pretrain_policy_loss']:.3f}, value loss {stats['pretrain_value_loss']:.3f}",
             file=sys.stderr,
