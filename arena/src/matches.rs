@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -462,7 +463,9 @@ pub fn run_match_until(
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
+            // (Ends at a halt too: a game that panicked halts the match, and the scope waits
+            // for this thread before the panic goes on.)
+            while !done.load(Ordering::Relaxed) && !halted() {
                 if stop.load(Ordering::Relaxed) {
                     halt.store(true, Ordering::Relaxed);
                     return;
@@ -484,7 +487,16 @@ pub fn run_match_until(
                 if halted() {
                     return;
                 }
-                match play_match_game_until(config, i, &limits, &halted) {
+                // A game that panics (a bug) halts the others before the panic goes on: they
+                // would wait for its place in the order forever.
+                let played = catch_unwind(AssertUnwindSafe(|| {
+                    play_match_game_until(config, i, &limits, &halted)
+                }))
+                .unwrap_or_else(|panic| {
+                    halt.store(true, Ordering::Relaxed);
+                    resume_unwind(panic)
+                });
+                match played {
                     Ok(game) => {
                         finished.fetch_add(1, Ordering::Relaxed);
                         let counter = match game.a_score() {

@@ -517,7 +517,9 @@ impl Native {
         }
 
         let y = grown(&mut s.y, c * n);
-        let t = grown(&mut s.t, c * n);
+        // The value head's convolution writes its channels into `t` too: they may outnumber the
+        // trunk's.
+        let t = grown(&mut s.t, c.max(self.value_conv.out) * n);
         let pooled = grown(&mut s.pooled, b * 2 * c.max(self.value_conv.out));
         for block in &self.blocks {
             // y = relu(bn1(conv1(x))) · mask, plus a bias from its pooled features.

@@ -88,6 +88,14 @@ with torch.no_grad():
 net.eval()
 export(net, f"{d}/net.safetensors", step=3)
 
+# A value head with more channels than the trunk.
+wide = ZertzNet(
+    NetConfig(channels=8, blocks=1, policy_rank=4, value_channels=16, value_hidden=16),
+    boards=[37],
+)
+wide.eval()
+export(wide, f"{d}/wide.safetensors")
+
 # The value head's last bias 100: tanh(100 + ...) is 1.
 loud = copy.deepcopy(net)
 with torch.no_grad():
@@ -326,6 +334,27 @@ fn the_native_pass_agrees_with_libtorch_on_every_board() {
     }
     assert_eq!(native.stats().native_batches, passes);
     assert_eq!(libtorch.stats().native_batches, 0);
+}
+
+/// A value head with more channels than the trunk runs natively and agrees with libtorch (the
+/// native pass once wrote its channels past a buffer sized for the trunk's: a panic, which hung
+/// `zertz match`).
+#[test]
+fn a_value_head_wider_than_the_trunk_runs_natively() {
+    let native = load("wide.safetensors").unwrap();
+    assert_eq!(native.native_forward(), Ok(()));
+    let mut libtorch = load("wide.safetensors").unwrap();
+    libtorch.set_native_forward(false);
+    let (planes, globals, _) = inputs(Board::R37);
+    for n in SIZES.into_iter().filter(|&n| n <= native.native_batch()) {
+        let (l1, v1) = answers(&native, Board::R37, &planes, &globals, n);
+        let (l2, v2) = answers(&libtorch, Board::R37, &planes, &globals, n);
+        for (i, (x, y)) in l1.iter().zip(&l2).enumerate() {
+            assert!((x - y).abs() <= 1e-3 * y.abs().max(1.0), "batch {n}, logit {i}");
+        }
+        assert!(max_diff(&v1, &v2) <= 1e-4, "batch {n}: {}", max_diff(&v1, &v2));
+    }
+    assert!(native.stats().native_batches > 0);
 }
 
 /// bf16 and fp16 on the CPU stay near fp32 on every board: values within 0.1, and the best legal
