@@ -15,7 +15,7 @@ Its weights come from a preset size (fresh), a network file (a network trained b
 ``python -m zertz train``, the built-in one, ``"builtin"``, or one cloned from people's games by
 :func:`zertz.training.pretraining.clone`), or a :class:`~zertz.nn.ZertzNet` (copied).
 
->>> import torch, zertz
+>>> import torch, zertz, zertz.episode
 >>> from zertz.boardnet import BoardNet
 >>> net = BoardNet("tiny", board=37).eval()
 >>> planes, globals_ = zertz.Game().encode()
@@ -41,7 +41,7 @@ from typing import Any, TypeAlias
 from torch import Tensor, nn
 
 from zertz._zertz import BOARDS, action_space_size, observation_shape
-from zertz.nn import NetConfig, ZertzNet
+from zertz.nn import NetConfig, ZertzNet, check_marbles
 
 #: What a :class:`BoardNet` is made from: a preset name (``"tiny"``, ...; fresh weights), the
 #: sizes (a :class:`~zertz.nn.NetConfig` or a mapping of its fields, with ``preset`` allowed), a
@@ -67,7 +67,9 @@ def board_of_actions(actions: int) -> int:
 
 def make_network(network: Network, board: int, marbles: list[str] | None = None) -> ZertzNet:
     """The :class:`~zertz.nn.ZertzNet` that ``network`` names (see :data:`Network`), checked to
-    play ``board``; a copy when it is one already. ValueError names what does not fit."""
+    play ``board`` (and ``marbles``, when given: those of a fresh network, ones that a network
+    read or copied must play); a copy when it is one already. ValueError names what does not
+    fit."""
     if isinstance(network, ZertzNet):
         net = copy.deepcopy(network)
     elif isinstance(network, NetConfig):
@@ -92,7 +94,10 @@ def make_network(network: Network, board: int, marbles: list[str] | None = None)
             f"file's path or a ZertzNet, not {type(network).__name__}"
         )
     if board not in net.boards:
-        raise ValueError(f"the network plays boards {net.boards}, not {board} rings")
+        raise ValueError(f"the network plays boards {net.boards}, not {board!r} rings")
+    # A network read or copied keeps its marble sets: the ones asked for must be among them.
+    if marbles is not None and (bad := sorted(set(check_marbles(marbles)) - set(net.marbles))):
+        raise ValueError(f"the network plays marbles {net.marbles}, not {bad}")
     return net
 
 

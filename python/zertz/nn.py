@@ -172,7 +172,11 @@ class NetConfig:
             if not isinstance(v, int) or isinstance(v, bool):
                 raise ValueError(f"network.{f.name} must be a positive integer, not {v!r}")
             values: Range = f.metadata["range"]
-            if not values.contains(v):
+            try:
+                inside = values.contains(v)
+            except OverflowError:  # an int that no float holds: past every bound
+                inside = False
+            if not inside:
                 raise ValueError(f"network.{f.name} {values.reason('int')}, not {v!r}")
         sizes = (
             f"network: {self.blocks} blocks of {self.channels} channels (policy_rank "
@@ -236,7 +240,7 @@ class NetConfig:
         d = dict(d)
         base = NetConfig.preset(str(d.pop("preset"))) if "preset" in d else NetConfig()
         known = {f.name for f in fields(NetConfig)}
-        unknown = sorted(set(d) - known)
+        unknown = sorted(set(d) - known, key=repr)  # (keys of any type)
         if unknown:
             raise ValueError(f"unknown network keys {unknown}: expected preset or {sorted(known)}")
         return NetConfig(**{**asdict(base), **d})

@@ -4,6 +4,7 @@ run's network on the dataset's validation games."""
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import sys
 import time
@@ -191,11 +192,23 @@ def clone(
     that is not a complete dataset is refused (ValueError). ``boards``: the boards learnt
     (default: the network's). The network is in eval mode after."""
     net = _network_of(network)
-    _check_learning(steps, batch_size, chunk_shards, learning_rate, weight_decay)
+    _check_learning(
+        steps=steps,
+        batch_size=batch_size,
+        chunk_shards=chunk_shards,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        value_weight=value_weight,
+        captures_weight=captures_weight,
+        seed=seed,
+    )
     learnt = sorted(set(boards or net.boards))
     if bad := [b for b in learnt if b not in net.boards]:
         raise ValueError(f"the network plays boards {net.boards}, not {bad}")
-    folder = Path(dataset)
+    if isinstance(records, str | bytes | os.PathLike):
+        # A path is a sequence of characters: each would be read as a record.
+        raise TypeError(f"records must be a list of paths, not one path: [{records!r}]")
+    folder = _folder("dataset", dataset)
     if records and not (folder.is_dir() and any(folder.iterdir())):
         made = make_dataset(list(records), folder, boards=learnt, seed=seed)
         if progress:
@@ -253,18 +266,34 @@ def distill(
     search found out.
 
     A folder ``games`` that already holds shards is learnt as it is (no game is played), so the
-    games of one teacher can start several networks; one that holds anything else is refused
-    (FileExistsError, from the engine). Needs the engine (``zertz[train]``). Returns the losses'
-    means, the positions read and the seconds, with ``selfplay_seconds`` and ``games`` of the
-    teacher's games (0 when they were there already)."""
-    from zertz_engine import selfplay
+    games of one teacher can start several networks; one that holds other self-play output (game
+    records without shards) is refused (FileExistsError, from the engine). Needs the engine
+    (``zertz[train]``). Returns the losses' means, the positions read and the seconds, with
+    ``selfplay_seconds`` and ``games`` of the teacher's games (0 when they were there
+    already)."""
+    from zertz_engine import BUILTIN_MODEL, selfplay
 
     net = _network_of(network)
-    _check_learning(steps, batch_size, chunk_shards, learning_rate, weight_decay)
+    _check_learning(
+        steps=steps,
+        batch_size=batch_size,
+        chunk_shards=chunk_shards,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        value_weight=value_weight,
+        captures_weight=captures_weight,
+        seed=seed,
+    )
     rings = net.boards[0] if board is None else board
     if rings not in net.boards:
-        raise ValueError(f"the network plays boards {net.boards}, not {rings}")
-    folder = Path(games)
+        raise ValueError(f"the network plays boards {net.boards}, not {rings!r}")
+    if not isinstance(teacher, str | os.PathLike):
+        # (None would be taken by the engine: games of a search without any network.)
+        raise TypeError(
+            f"teacher must be a network file's path or {BUILTIN_MODEL!r}, not "
+            f"{type(teacher).__name__}"
+        )
+    folder = _folder("games", games)
     shards = sorted(folder.glob(shard_glob())) if folder.is_dir() else []
     played: dict[str, Any] = {"games": 0, "seconds": 0.0}
     if not shards:
@@ -306,9 +335,19 @@ def distill(
 
 
 def _check_learning(
-    steps: int, batch_size: int, chunk_shards: int, learning_rate: float, weight_decay: float
+    *,
+    steps: int,
+    batch_size: int,
+    chunk_shards: int,
+    learning_rate: float,
+    weight_decay: float,
+    value_weight: float,
+    captures_weight: float,
+    seed: int,
 ) -> None:
-    """ValueError for a count that is not a positive int or a rate that is not finite."""
+    """ValueError for a count that is not a positive int, a rate or weight that is not a finite
+    number (above 0 for the learning rate, at least 0 for the others) or a seed that is not an
+    int from 0 to ``_MAX_SEED`` (64 bits), before anything is read or learnt."""
     for name, value in (
         ("steps", steps),
         ("batch_size", batch_size),
@@ -316,9 +355,39 @@ def _check_learning(
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, not {value!r}")
-    for name, number in (("learning_rate", learning_rate), ("weight_decay", weight_decay)):
-        if not (math.isfinite(number) and number >= 0) or (name == "learning_rate" and number == 0):
-            raise ValueError(f"{name} must be a finite number above 0, not {number!r}")
+    for name, number in (
+        ("learning_rate", learning_rate),
+        ("weight_decay", weight_decay),
+        ("value_weight", value_weight),
+        ("captures_weight", captures_weight),
+    ):
+        low = "above 0" if name == "learning_rate" else "at least 0"
+        if not _finite(number) or number < 0 or (name == "learning_rate" and number == 0):
+            raise ValueError(f"{name} must be a finite number {low}, not {number!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed must be an integer from 0 to {_MAX_SEED}, not {seed!r}")
+
+
+#: The largest seed: torch's generators and the engine's self-play take 64 bits.
+_MAX_SEED = 2**64 - 1
+
+
+def _finite(number: object) -> bool:
+    """Whether ``number`` is a real number (not a bool) that a float holds, finite."""
+    if isinstance(number, bool) or not isinstance(number, numbers.Real):
+        return False
+    try:
+        return math.isfinite(float(number))
+    except OverflowError:  # an int past the floats
+        return False
+
+
+def _folder(name: str, path: str | os.PathLike[str]) -> Path:
+    """The folder ``path`` as a Path; ValueError for an empty path (which would be the current
+    folder) and TypeError for one that is not a path."""
+    if not os.fspath(path):
+        raise ValueError(f"{name} must name a folder, not an empty path")
+    return Path(path)
 
 
 def _learn(
