@@ -409,8 +409,12 @@ def test_a_run_end_to_end_on_three_nodes(tmp_path: Path, cluster: Cluster) -> No
     # The learner trained at the ratio: 8 steps of 32 per 128 positions at least.
     assert all(r["selfplay_positions"] >= 128 for r in rows), rows
     assert [r["step"] for r in rows] == [8, 16, 24]
-    # Both actors played (each on a node of its own: every node has one CPU).
-    assert {c["actor"] for c in chunks(t.run)} == {0, 1}
+    # The chunks are the two actors' (each on a node of its own: every node has one CPU). Not
+    # necessarily both: on a busy machine one actor may start after the other has played every
+    # chunk the run needs, and the run does not wait for it (CI saw this once). That both run
+    # at once is held by the test of the killed actor, which waits for both processes.
+    actors = {c["actor"] for c in chunks(t.run)}
+    assert actors and actors <= {0, 1}, actors
     # Staleness is measured in learner steps: the first networks were 0 steps old, and a chunk
     # played with an older network than the learner's counts how many steps behind it was.
     assert rows[0]["staleness_mean"] == 0
