@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +193,7 @@ def clone(
     that is not a complete dataset is refused (ValueError). ``boards``: the boards learnt
     (default: the network's). The network is in eval mode after."""
     net = _network_of(network)
-    _check_learning(
+    learning = _Learning(
         steps=steps,
         batch_size=batch_size,
         chunk_shards=chunk_shards,
@@ -219,21 +220,7 @@ def clone(
             )
     again = f"remove {folder}, and clone makes it again from records" if records else ""
     dataset_manifest(folder, again)
-    return _learn(
-        "clone",
-        net,
-        training_shards(folder, learnt),
-        steps=steps,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        weight_decay=weight_decay,
-        chunk_shards=chunk_shards,
-        value_weight=value_weight,
-        captures_weight=captures_weight,
-        seed=seed,
-        device=device,
-        progress=progress,
-    )
+    return _learn("clone", net, training_shards(folder, learnt), learning, device, progress)
 
 
 def distill(
@@ -274,7 +261,7 @@ def distill(
     from zertz_engine import BUILTIN_MODEL, selfplay
 
     net = _network_of(network)
-    _check_learning(
+    learning = _Learning(
         steps=steps,
         batch_size=batch_size,
         chunk_shards=chunk_shards,
@@ -316,56 +303,39 @@ def distill(
         shards = sorted(folder.glob(shard_glob()))
         if not shards:
             raise ValueError(f"the teacher's {played['games']} games wrote no shard in {folder}")
-    stats = _learn(
-        "distill",
-        net,
-        {rings: shards},
-        steps=steps,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        weight_decay=weight_decay,
-        chunk_shards=chunk_shards,
-        value_weight=value_weight,
-        captures_weight=captures_weight,
-        seed=seed,
-        device=device,
-        progress=progress,
-    )
+    stats = _learn("distill", net, {rings: shards}, learning, device, progress)
     return {**stats, "games": played["games"], "selfplay_seconds": played["seconds"]}
 
 
-def _check_learning(
-    *,
-    steps: int,
-    batch_size: int,
-    chunk_shards: int,
-    learning_rate: float,
-    weight_decay: float,
-    value_weight: float,
-    captures_weight: float,
-    seed: int,
-) -> None:
-    """ValueError for a count that is not a positive int, a rate or weight that is not a finite
-    number (above 0 for the learning rate, at least 0 for the others) or a seed that is not an
-    int from 0 to ``_MAX_SEED`` (64 bits), before anything is read or learnt."""
-    for name, value in (
-        ("steps", steps),
-        ("batch_size", batch_size),
-        ("chunk_shards", chunk_shards),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, not {value!r}")
-    for name, number in (
-        ("learning_rate", learning_rate),
-        ("weight_decay", weight_decay),
-        ("value_weight", value_weight),
-        ("captures_weight", captures_weight),
-    ):
-        low = "above 0" if name == "learning_rate" else "at least 0"
-        if not _finite(number) or number < 0 or (name == "learning_rate" and number == 0):
-            raise ValueError(f"{name} must be a finite number {low}, not {number!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
-        raise ValueError(f"seed must be an integer from 0 to {_MAX_SEED}, not {seed!r}")
+@dataclass(frozen=True)
+class _Learning:
+    """The settings of the supervised steps of :func:`clone` and :func:`distill`, checked when
+    made (before anything is read or learnt): ValueError for a count that is not a positive
+    int, a rate or weight that is not a finite number (above 0 for the learning rate, at least 0
+    for the others) or a seed that is not an int from 0 to ``_MAX_SEED`` (64 bits)."""
+
+    steps: int
+    batch_size: int
+    chunk_shards: int
+    learning_rate: float
+    weight_decay: float
+    value_weight: float
+    captures_weight: float
+    seed: int
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "chunk_shards"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        for name in ("learning_rate", "weight_decay", "value_weight", "captures_weight"):
+            number = getattr(self, name)
+            low = "above 0" if name == "learning_rate" else "at least 0"
+            if not _finite(number) or number < 0 or (name == "learning_rate" and number == 0):
+                raise ValueError(f"{name} must be a finite number {low}, not {number!r}")
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
+            raise ValueError(f"seed must be an integer from 0 to {_MAX_SEED}, not {seed!r}")
 
 
 #: The largest seed: torch's generators and the engine's self-play take 64 bits.
@@ -394,15 +364,7 @@ def _learn(
     what: str,
     net: ZertzNet,
     by_board: dict[int, list[Path]],
-    *,
-    steps: int,
-    batch_size: int,
-    learning_rate: float,
-    weight_decay: float,
-    chunk_shards: int,
-    value_weight: float,
-    captures_weight: float,
-    seed: int,
+    learning: _Learning,
     device: str | torch.device,
     progress: bool,
 ) -> dict[str, Any]:
@@ -410,9 +372,11 @@ def _learn(
     with a progress bar and a closing line named ``what``; the network is in eval mode after."""
     dev = torch.device(device)
     net.to(dev).train()
-    gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=weight_decay)
-    bar = RunProgress(steps, 0, log=lambda line: None, unit="steps") if progress else None
+    gen = torch.Generator().manual_seed(learning.seed)
+    opt = torch.optim.AdamW(
+        net.parameters(), lr=learning.learning_rate, weight_decay=learning.weight_decay
+    )
+    bar = RunProgress(learning.steps, 0, log=lambda line: None, unit="steps") if progress else None
     if bar is not None:
         bar.begin_iterations()
 
@@ -424,12 +388,12 @@ def _learn(
 
     try:
         stats = learn_shards(
-            Learner(net, opt, gen, value_weight, captures_weight),
+            Learner(net, opt, gen, learning.value_weight, learning.captures_weight),
             by_board,
-            steps=steps,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            chunk_shards=chunk_shards,
+            steps=learning.steps,
+            batch_size=learning.batch_size,
+            learning_rate=learning.learning_rate,
+            chunk_shards=learning.chunk_shards,
             device=dev,
             report=report,
             advice="lower learning_rate",
