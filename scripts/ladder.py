@@ -278,6 +278,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = {key: getattr(args, key) for key in SETTINGS}
     try:
         stored = read_results(args.results, settings) if args.results else []
+        if args.results:
+            append_text(args.results, "")  # a file it cannot write is refused before any game
     except (OSError, ValueError) as e:
         fail(f"--results: {e}")
     try:

@@ -189,3 +189,13 @@ def test_the_plot_draws_every_player(
     assert svg.startswith("<?xml") and "</svg>" in svg
     for name in players:
         assert name in svg
+
+
+def test_a_results_file_that_cannot_be_written_is_refused_before_any_game(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    nowhere = tmp_path / "no-such-folder" / "ladder.jsonl"
+    args = ("--players", "random", "greedy", "--games", "2", "--results", str(nowhere))
+    status, out, err, played = run(monkeypatch, capsys, *args)
+    assert status == 2 and err.startswith("error: --results: ") and err.count("\n") == 1, err
+    assert played == [] and out == ""
