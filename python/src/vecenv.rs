@@ -11,7 +11,7 @@ use numpy::{
     PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use zertz_arena::{Bot, Models};
 use zertz_env::encode::Shape;
@@ -42,36 +42,51 @@ impl Opponent for BotOpponent {
     }
 }
 
-/// One opponent per game from `spec` (each seeded as player B of game `i` of a match seeded
-/// `seed`, its searches ended by `stop`, keeping its share of `max_bytes` between decisions);
-/// networks' players and programs are refused. Whether they search.
+/// One opponent per game from `specs` (game `i` plays `specs[i % specs.len()]`, seeded as player
+/// B of game `i` of a match seeded `seed`, its searches ended by `stop`, keeping its share of
+/// `max_bytes` between decisions); networks' players and programs are refused. Whether any of
+/// them searches.
 fn opponents(
-    spec: &str,
+    specs: &[String],
     n: usize,
     seed: u64,
     stop: &Arc<AtomicBool>,
     max_bytes: usize,
 ) -> Result<(Vec<Box<dyn Opponent>>, bool), Error> {
-    let parsed = zertz_pycommon::players::parse_spec(spec)?;
-    if parsed.network().is_some() || parsed.command().is_some() {
+    if specs.is_empty() || specs.len() > n {
         return Err(Error::Shape(format!(
-            "opponent {spec:?}: the vector environment's opponents are the engine's players \
-             without a network or a program (random, greedy, mcts:N, uniform:N, alphabeta[:D]), \
-             or a batched Python policy; a network's plays in a single game \
-             (zertz.gymnasium.ZertzEnv)"
+            "opponent: a list of engine players' specs holds 1 to num_envs ({n}) of them, one \
+             for each game in turn, not {}",
+            specs.len()
         )));
     }
+    let parsed = specs
+        .iter()
+        .map(|spec| {
+            let parsed = zertz_pycommon::players::parse_spec(spec)?;
+            if parsed.network().is_some() || parsed.command().is_some() {
+                return Err(Error::Shape(format!(
+                    "opponent {spec:?}: the vector environment's opponents are the engine's \
+                     players without a network or a program (random, greedy, mcts:N, \
+                     uniform:N, alphabeta[:D]), or a batched Python policy; a network's plays \
+                     in a single game (zertz.gymnasium.ZertzEnv)"
+                )));
+            }
+            Ok(parsed)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     let kept = max_bytes / n;
     let bots = (0..n)
         .map(|i| {
             let seed = zertz_arena::matches::player_seed(seed, i, 1);
-            let mut bot =
-                parsed.build(seed, &Models::new()).map_err(|e| Error::Shape(e.to_string()))?;
+            let mut bot = parsed[i % parsed.len()]
+                .build(seed, &Models::new())
+                .map_err(|e| Error::Shape(e.to_string()))?;
             bot.set_stop(stop.clone());
             Ok(Box::new(BotOpponent { bot, kept }) as Box<dyn Opponent>)
         })
         .collect::<Result<_, Error>>()?;
-    Ok((bots, parsed.searches()))
+    Ok((bots, parsed.iter().any(|p| p.searches())))
 }
 
 /// The arrays of one call, allocated by numpy and filled by Rust.
@@ -192,7 +207,9 @@ type StepResult<'py> = (
 /// and `to_play` are then always P0's, and the rewards of the step that ends a game hold its
 /// result, whoever's action ended it. The opponent is the spec of a player without a network or
 /// a program, in the grammar of `zertz.PLAYER_SPECS` (`greedy`, `mcts:200`: one per game, played
-/// in Rust, keeping `max_bytes` between their decisions together), or a batched Python policy
+/// in Rust, keeping `max_bytes` between their decisions together), a list of such specs (game
+/// `i` plays the `i % len`-th: `["greedy"] * 3 + ["random"]` trains against a mix), or a
+/// batched Python policy
 /// `opponent(observations, masks) -> actions`, given the observations and masks of the games
 /// where it is to move and answering one action index for each.
 ///
@@ -344,13 +361,20 @@ impl PyVecEnv {
             max_bytes,
         };
         let opponent = opponent.filter(|o| !o.is_none());
-        let spec = opponent.and_then(|o| o.extract::<String>().ok());
+        // A spec, or a list (or tuple) of specs: one for each game in turn.
+        let specs = opponent.and_then(|o| match o.extract::<String>() {
+            Ok(spec) => Some(vec![spec]),
+            Err(_) if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() => {
+                o.extract::<Vec<String>>().ok()
+            }
+            Err(_) => None,
+        });
         let callable = match opponent {
-            Some(o) if spec.is_none() && o.is_callable() => Some(o.clone().unbind()),
-            Some(o) if spec.is_none() => {
+            Some(o) if specs.is_none() && o.is_callable() => Some(o.clone().unbind()),
+            Some(o) if specs.is_none() => {
                 return Err(Error::Type(format!(
-                    "opponent must be an engine player's spec, a batched policy or None, not \
-                     an object of type {}",
+                    "opponent must be an engine player's spec, a list of specs (one for each \
+                     game in turn), a batched policy or None, not an object of type {}",
                     o.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
                 )));
             }
@@ -361,8 +385,8 @@ impl PyVecEnv {
             guard(|| {
                 let mut env = VecEnv::new(config)?;
                 let mut searches = false;
-                if let Some(spec) = &spec {
-                    let (bots, search) = opponents(spec, num_envs, seed, &stop, max_bytes)?;
+                if let Some(specs) = &specs {
+                    let (bots, search) = opponents(specs, num_envs, seed, &stop, max_bytes)?;
                     env.set_opponents(bots, Player::P0)?;
                     searches = search;
                 }

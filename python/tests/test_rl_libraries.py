@@ -169,6 +169,36 @@ def test_the_vector_env_against_an_opponent() -> None:
     assert results.count(-1.0) > results.count(1.0) > 0 or results.count(-1.0) > 10
 
 
+def test_a_list_of_specs_gives_each_game_its_own_opponent() -> None:
+    # Game i plays specs[i % len]: each game's play is what the same spec alone plays there
+    # (the same seeds), and the games of the other spec differ.
+    n = 4
+
+    def played(opponent: Any) -> list[npt.NDArray[np.float32]]:
+        envs = VectorEnv(n, 37, opponent=opponent, seed=7, threads=1, first_player="P1")
+        obs, _ = envs.reset(seed=7)
+        seen = [obs]
+        for _ in range(12):
+            obs, *_ = envs.step(np.array([first_legal(None, m) for m in envs.action_masks()]))
+            seen.append(obs)
+        return seen
+
+    mixed, greedy, rand = played(["greedy", "random"]), played("greedy"), played("random")
+    for step, (m, g, r) in enumerate(zip(mixed, greedy, rand, strict=True)):
+        np.testing.assert_array_equal(m[0::2], g[0::2], err_msg=f"step {step}")
+        np.testing.assert_array_equal(m[1::2], r[1::2], err_msg=f"step {step}")
+    assert any(not np.array_equal(g[1::2], r[1::2]) for g, r in zip(greedy, rand, strict=True))
+    assert np.array_equal(played(("greedy",) * 3 + ("random",))[-1][3], rand[-1][3])
+    with pytest.raises(ValueError, match=r"1 to num_envs \(4\) of them.*not 0"):
+        VectorEnv(n, 37, opponent=[])
+    with pytest.raises(ValueError, match=r"not 5"):
+        VectorEnv(n, 37, opponent=["random"] * 5)
+    with pytest.raises(ValueError, match="nn:builtin"):
+        VectorEnv(n, 37, opponent=["random", "nn:builtin"])
+    with pytest.raises(TypeError, match="a list of specs"):
+        VectorEnv(n, 37, opponent=["random", 3])  # type: ignore[list-item]
+
+
 def test_the_vector_env_against_a_batched_python_policy() -> None:
     # The learner's own kind of policy on the other side: self-play at the batch's speed.
     rng = np.random.default_rng(0)

@@ -398,7 +398,9 @@ class VecEnv:
     ``to_play`` are always P0's and a step's rewards hold the result of a game whoever ended it.
     The opponent is the spec of a player without a network or a program, in the grammar of
     :data:`PLAYER_SPECS` (``"greedy"``, ``"mcts:200"``: one per game, played in Rust, keeping
-    ``max_bytes`` between their decisions together), or a batched Python policy
+    ``max_bytes`` between their decisions together), a list of such specs (game ``i`` plays the
+    ``i % len``-th: ``["greedy"] * 3 + ["random"]`` trains against a mix), or a batched Python
+    policy
     ``opponent(observations, masks) -> actions`` given the observations and masks of the games
     where it is to move. An opponent that raises or answers an action that is not legal fails
     the step (its exception, or ValueError naming the game), and every later step raises
@@ -425,6 +427,8 @@ class VecEnv:
         opening_plies: int = 0,
         seed: int = 0,
         opponent: str
+        | list[str]
+        | tuple[str, ...]
         | Callable[[dict[str, npt.NDArray[np.float32]], npt.NDArray[np.bool_]], npt.ArrayLike]
         | None = None,
         max_bytes: int = ...,

@@ -60,7 +60,7 @@ from its id).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal, SupportsFloat
+from typing import Any, Literal, SupportsFloat, cast
 
 import gymnasium
 import numpy as np
@@ -276,7 +276,8 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
     ``opening_plies``, ``seed``, ``max_bytes``), under the same rules (an illegal action
     forfeits its game alone: ``infos["illegal_action"]``), against ``opponent`` (the module
     docs): an engine player without a network or a program, by its spec
-    (``zertz.PLAYER_SPECS``), or a batched Python policy ``opponent(observations, masks) ->
+    (``zertz.PLAYER_SPECS``), a list of such specs (game ``i`` plays the ``i % len``-th: a mix
+    of opponents), or a batched Python policy ``opponent(observations, masks) ->
     actions`` (observations and bool masks of the games where it is to move, one action each:
     the learner's own policy makes self-play at the vector environment's speed), both played by
     the Rust environment inside the step; None: two players. A finished game restarts in the
@@ -298,18 +299,22 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         board: int = 37,
         blitz: bool = False,
         *,
-        opponent: str | Policy | None = "random",
+        opponent: str | list[str] | tuple[str, ...] | Policy | None = "random",
         observation: str = "flat",
         **kwargs: Any,
     ) -> None:
-        if opponent is not None and not isinstance(opponent, str) and not callable(opponent):
+        specs = isinstance(opponent, str) or (
+            isinstance(opponent, list | tuple) and all(isinstance(s, str) for s in opponent)
+        )
+        if opponent is not None and not specs and not callable(opponent):
             raise TypeError(
                 "the vector environment's opponent is an engine player's spec (played in "
-                f"Rust), a batched Python policy or None, not {opponent!r}"
+                "Rust), a list of specs (one for each game in turn), a batched Python policy "
+                f"or None, not {opponent!r}"
             )
         self.observation = check_observation(observation)
         # A Python policy is given the observations of this environment's kind.
-        self._policy = None if isinstance(opponent, str) else opponent
+        self._policy = None if specs else cast("Policy | None", opponent)
         rust_opponent = self._policy_answer if self._policy is not None else opponent
         self.env = VecEnv(num_envs, board, blitz, opponent=rust_opponent, **kwargs)
         self.num_envs = num_envs
