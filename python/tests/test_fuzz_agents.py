@@ -634,11 +634,6 @@ def test_boardnet_takes_any_network_argument_or_refuses_it(
         "board": board_verdict,
         "marbles": marbles_verdict(kind, recipe, marble_verdict),
     }
-    loaded = kind in ("file", "path", "builtin", "zertznet")
-    if not through_boardnet and loaded and isinstance(rings, float) and rings == 37.0:
-        # make_network checks that a network read or copied plays the board, which 37.0 does;
-        # BoardNet reads the board's observation shape too (an int).
-        verdicts["board"] = EITHER
     check_outcome(result, verdicts, what)
     if before is not None:
         assert same_weights(argument, before), f"{what} changed the network it was given"
@@ -768,8 +763,8 @@ GAMES_BAD: dict[str, tuple[type[Exception], ...]] = {
     "zero-shard": (ValueError,),
 }
 
-#: The self-play keywords: (fine, bad) values, bad only where the teacher is asked to play (the
-#: engine checks them; a folder of games already played is learnt without them).
+#: The self-play keywords: (fine, bad) values, always checked for their type and least value, but
+#: for the engine's upper bounds only where the teacher is asked to play.
 SELFPLAY: dict[str, tuple[st.SearchStrategy[Drawn], st.SearchStrategy[Drawn]]] = {
     "games_played": (
         fine(st.integers(1, 2)),
@@ -836,8 +831,11 @@ def test_distill_takes_any_arguments_or_refuses_them(
     # (before it finds that the folder cannot hold games).
     asks = plays or games in ("file", "fifo", "other-output")
     verdicts: dict[str, Verdict] = {}
-    for name, (_, verdict) in kwargs.items():
-        if name in SELFPLAY and verdict not in (FINE, (TypeError,)) and not asks:
+    for name, (value, verdict) in kwargs.items():
+        # Each is checked for its type and least value at once; the engine's upper bounds only
+        # where the teacher plays.
+        huge = isinstance(value, int) and not isinstance(value, bool) and value >= 2**32
+        if name in SELFPLAY and verdict != FINE and huge and not asks:
             verdict = EITHER  # not used: the games are there
         verdicts[name] = verdict
     verdicts["games"] = GAMES_BAD.get(games, FINE)
@@ -1048,9 +1046,11 @@ def test_regression_sizes_that_are_not_sizes_are_a_value_error() -> None:
         BoardNet({1: 2, "a": 3}, board=37)  # type: ignore[dict-item]
     with pytest.raises(ValueError, match=r"network\.channels must be between 1 and"):
         BoardNet({"channels": 2**1100}, board=37)
-    # A board that only looks like one is named as it was given.
-    with pytest.raises(ValueError, match="not '37' rings"):
+    # A board that only looks like one is named as it was given; 37.0 is not taken for 37.
+    with pytest.raises(TypeError, match="board must be an int \\(rings\\), not '37'"):
         make_network(tiny_student(), "37")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not 37\.0"):
+        make_network(tiny_student(), 37.0)  # type: ignore[arg-type]
 
 
 def test_a_teacher_whose_value_head_is_wider_than_its_trunk_plays(files: Files) -> None:

@@ -69,7 +69,9 @@ def make_network(network: Network, board: int, marbles: list[str] | None = None)
     """The :class:`~zertz.nn.ZertzNet` that ``network`` names (see :data:`Network`), checked to
     play ``board`` (and ``marbles``, when given: those of a fresh network, ones that a network
     read or copied must play); a copy when it is one already. ValueError names what does not
-    fit."""
+    fit, and TypeError a board that is not an int."""
+    if isinstance(board, bool) or not isinstance(board, int):
+        raise TypeError(f"board must be an int (rings), not {board!r}")
     if isinstance(network, ZertzNet):
         net = copy.deepcopy(network)
     elif isinstance(network, NetConfig):

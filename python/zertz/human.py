@@ -144,10 +144,12 @@ def dataset_manifest(dataset: str | os.PathLike[str], again: str = "") -> dict[s
     was left by a build that was stopped part-way, or made by an older version of zertz: it is
     refused (ValueError, one line that names the folder and what to do: ``again``, by default
     to remove it and make it again with ``zertz dataset``), and so is one of another version;
-    FileNotFoundError for no folder."""
+    FileNotFoundError for no folder, NotADirectoryError for a path that is not one."""
     folder = Path(dataset)
     path = folder / MANIFEST
     again = again or f"remove {folder} and make it again (zertz dataset RECORDS --out {folder})"
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"{folder}: not a folder, so not a dataset")
     if not folder.is_dir():
         raise FileNotFoundError(
             f"{folder}: no such dataset folder (make it with zertz dataset RECORDS --out {folder})"

@@ -535,6 +535,10 @@ mod _engine {
     #[pymodule_export]
     const MAX_HEADER_BYTES: u64 = zertz_model::format::MAX_HEADER_BYTES;
 
+    /// The fewest simulations a move of self-play's searches.
+    #[pymodule_export]
+    const MIN_SIMULATIONS: u32 = zertz_selfplay::config::MIN_SIMULATIONS;
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         // The precisions networks run in (`precision=`, `nn:MODEL:SIMS:PRECISION`), as named.

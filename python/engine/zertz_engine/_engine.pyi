@@ -16,6 +16,7 @@ __all__ = [
     "CODE_FORMAT_VERSION",
     "MAX_HEADER_BYTES",
     "MAX_PARAMETERS",
+    "MIN_SIMULATIONS",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
     "NETWORK_PRESETS",
@@ -50,6 +51,7 @@ CODE_FORMAT_VERSION: Final[int]
 ARCHITECTURE: Final[str]
 MAX_PARAMETERS: Final[int]
 MAX_HEADER_BYTES: Final[int]
+MIN_SIMULATIONS: Final[int]
 NETWORK_PRESETS: Final[dict[str, dict[str, int]]]
 NETWORK_SIZE_LIMITS: Final[dict[str, int]]
 PRECISIONS: Final[tuple[str, ...]]

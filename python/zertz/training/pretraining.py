@@ -258,7 +258,7 @@ def distill(
     (``zertz[train]``). Returns the losses' means, the positions read and the seconds, with
     ``selfplay_seconds`` and ``games`` of the teacher's games (0 when they were there
     already)."""
-    from zertz_engine import BUILTIN_MODEL, selfplay
+    from zertz_engine import BUILTIN_MODEL, MIN_SIMULATIONS, selfplay
 
     net = _network_of(network)
     learning = _Learning(
@@ -274,6 +274,14 @@ def distill(
     rings = net.boards[0] if board is None else board
     if rings not in net.boards:
         raise ValueError(f"the network plays boards {net.boards}, not {rings!r}")
+    # Checked even where the games are there already, so that a call's mistake is seen at once.
+    for name, count, least in (
+        ("games_played", games_played, 1),
+        ("simulations", simulations, MIN_SIMULATIONS),
+        ("threads", threads, 0),
+    ):
+        if isinstance(count, bool) or not isinstance(count, int) or count < least:
+            raise ValueError(f"{name} must be an integer of at least {least}, not {count!r}")
     if not isinstance(teacher, str | os.PathLike):
         # (None would be taken by the engine: games of a search without any network.)
         raise TypeError(
