@@ -50,6 +50,7 @@ import numpy as np
 import zertz
 from zertz.agents import player, same_player
 from zertz.files import append_text, read_bytes, read_text
+from zertz_engine import BUILTIN_MODEL, builtin_model
 
 DEFAULT_PLAYERS = ["random", "greedy", "mcts:100", "alphabeta:2", "nn:builtin:32"]
 
@@ -205,13 +206,17 @@ def read_results(path: Path, settings: dict[str, int]) -> list[dict[str, Any]]:
 
 def identity(spec: str) -> str:
     """What a stored result's player must be to stand for ``spec``: its canonical spec (any
-    spelling of one player is one), and for a network file the start of the SHA-256 of its bytes
-    (a file trained again is another player)."""
+    spelling of one player is one), and for a network the start of the SHA-256 of its file's
+    bytes (a file trained again, or another version's built-in network, is another player)."""
     parsed = zertz.parse_player(spec)
     model = parsed["model"]
-    if model is None or model == "builtin":
+    if model is None:
         return str(parsed["name"])
-    digest = hashlib.sha256(read_bytes(model, "network")).hexdigest()[:16]
+    if model == BUILTIN_MODEL:
+        data = builtin_model()
+    else:
+        data = read_bytes(model, "network")
+    digest = hashlib.sha256(data).hexdigest()[:16]
     return f"{parsed['name']} sha256:{digest}"
 
 

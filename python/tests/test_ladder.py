@@ -147,6 +147,18 @@ def test_a_network_file_trained_again_is_another_player(
     assert played == [("random", f"nn:{agent}:1")]
 
 
+def test_the_built_in_network_is_known_by_its_bytes() -> None:
+    # Another version's built-in network is another player: its stored results are not reused.
+    import hashlib
+
+    from zertz_engine import builtin_model
+
+    digest = hashlib.sha256(builtin_model()).hexdigest()[:16]
+    assert ladder.identity("nn:builtin:32") == f"nn:builtin:32 sha256:{digest}"
+    assert ladder.identity("nn:builtin:time=1") != ladder.identity("nn:builtin:32")
+    assert ladder.identity("greedy") == "greedy"
+
+
 @pytest.mark.parametrize(
     ("line", "words"),
     [
