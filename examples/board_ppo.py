@@ -30,26 +30,15 @@ from pathlib import Path
 
 import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 import zertz
+from zertz.agents import score_line
 from zertz.boardnet import BoardNet
-from zertz.sb3 import BoardPolicy, VecEnv
+from zertz.sb3 import BoardPolicy, Deadline, VecEnv
 from zertz.training.pretraining import clone
 
 RECORDS = Path(__file__).resolve().parents[2] / "shared" / "records" / "boardspace-zertz.tar.xz"
-
-
-class Deadline(BaseCallback):
-    """Stops training once ``seconds`` have passed."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__()
-        self.end = time.monotonic() + seconds
-
-    def _on_step(self) -> bool:
-        return time.monotonic() < self.end
 
 
 def main() -> None:
@@ -59,7 +48,13 @@ def main() -> None:
     p.add_argument("--clone-steps", type=int, default=3000, help="behaviour cloning steps")
     p.add_argument("--dataset", default="data/human", help="the dataset of people's games")
     p.add_argument("--records", nargs="*", default=[str(RECORDS)], help="to make the dataset")
-    p.add_argument("--opponent", default="greedy", help="engine player to train against")
+    p.add_argument(
+        "--opponent",
+        nargs="+",
+        default=["greedy"],
+        help="engine players to train against, one for each game in turn (greedy greedy "
+        "greedy random: a quarter of the games against random)",
+    )
     p.add_argument("--envs", type=int, default=64, help="games stepped together")
     p.add_argument("--minutes", type=float, default=None, help="PPO for this long")
     p.add_argument("--steps", type=int, default=100_000, help="or for this many steps")
@@ -84,7 +79,8 @@ def main() -> None:
         cloned = clone(
             body, args.dataset, records=args.records, steps=args.clone_steps, seed=args.seed
         )
-    env = VecMonitor(VecEnv(args.envs, args.board, opponent=args.opponent, seed=args.seed))
+    opponent = args.opponent[0] if len(args.opponent) == 1 else args.opponent
+    env = VecMonitor(VecEnv(args.envs, args.board, opponent=opponent, seed=args.seed))
     model = MaskablePPO(
         BoardPolicy,
         env,
@@ -105,7 +101,7 @@ def main() -> None:
     seconds = time.monotonic() - started
     print(
         f"cloned {cloned.get('steps', 0)} steps in {cloned.get('seconds', 0.0):.0f} s; PPO "
-        f"{model.num_timesteps} steps in {seconds:.0f} s against {args.opponent}"
+        f"{model.num_timesteps} steps in {seconds:.0f} s against {' '.join(args.opponent)}"
     )
 
     def policy(observation, mask):  # type: ignore[no-untyped-def]
@@ -130,11 +126,7 @@ def main() -> None:
             )
         )
     for result in results:
-        print(
-            f"against {result['opponent']}: {result['wins']}-{result['draws']}-"
-            f"{result['losses']}, score {result['score']:.1%}, Elo {result['elo']:+.0f} "
-            f"(95%: {result['elo_low']:+.0f} to {result['elo_high']:+.0f})"
-        )
+        print(f"against {score_line(result)}")
 
 
 if __name__ == "__main__":

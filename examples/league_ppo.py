@@ -26,12 +26,13 @@ from typing import Any
 
 import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 import zertz
 import zertz.sb3
+from zertz.agents import score_line
 from zertz.league import DRAWS, League, LeagueVecEnv
+from zertz.sb3 import Deadline
 
 #: The policies of ``--policy``: name -> what it is.
 POLICIES = {
@@ -47,17 +48,6 @@ def make_policy_kwargs(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     if args.policy == "board":
         return zertz.sb3.BoardPolicy, {"network": args.start}
     raise ValueError(f"--policy must be one of {sorted(POLICIES)}, not {args.policy!r}")
-
-
-class Deadline(BaseCallback):
-    """Stops training once ``seconds`` have passed."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__()
-        self.end = time.monotonic() + seconds
-
-    def _on_step(self) -> bool:
-        return time.monotonic() < self.end
 
 
 def main() -> None:
@@ -153,11 +143,7 @@ def main() -> None:
             )
         )
     for result in results:
-        print(
-            f"against {result['opponent']}: {result['wins']}-{result['draws']}-"
-            f"{result['losses']}, score {result['score']:.1%}, Elo {result['elo']:+.0f} "
-            f"(95%: {result['elo_low']:+.0f} to {result['elo_high']:+.0f})"
-        )
+        print(f"against {score_line(result)}")
     if args.save:
         model.save(args.save)
     if args.export:

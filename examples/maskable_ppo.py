@@ -32,12 +32,12 @@ import time
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 from torch import nn
 
 import zertz
-from zertz.sb3 import VecEnv
+from zertz.agents import score_line
+from zertz.sb3 import Deadline, VecEnv
 
 
 class ActionLayoutHead(nn.Module):
@@ -74,17 +74,6 @@ class LayoutPolicy(MaskableActorCriticPolicy):
             lr=lr_schedule(1),  # type: ignore[call-arg]
             **self.optimizer_kwargs,
         )
-
-
-class Deadline(BaseCallback):
-    """Stops training once ``seconds`` have passed."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__()
-        self.end = time.monotonic() + seconds
-
-    def _on_step(self) -> bool:
-        return time.monotonic() < self.end
 
 
 def main() -> None:
@@ -147,11 +136,7 @@ def main() -> None:
         out = {"steps": model.num_timesteps, "seconds": seconds, "threads": threads}
         print(json.dumps({**out, "results": results}))
     for result in results:
-        print(
-            f"against {result['opponent']}: {result['wins']}-{result['draws']}-"
-            f"{result['losses']}, score {result['score']:.1%}, Elo {result['elo']:+.0f} "
-            f"(95%: {result['elo_low']:+.0f} to {result['elo_high']:+.0f})"
-        )
+        print(f"against {score_line(result)}")
     if args.save:
         model.save(args.save)
 

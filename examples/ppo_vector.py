@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 import zertz
+from zertz.agents import score_line
 from zertz.episode import observation_size
 from zertz.gymnasium import VectorEnv
 
@@ -254,11 +255,7 @@ def main() -> None:
             json.dumps({"steps": steps, "seconds": seconds, "threads": threads, "results": results})
         )
     for r in results:
-        print(
-            f"against {r['opponent']}: {r['wins']}-{r['draws']}-{r['losses']}, "
-            f"score {r['score']:.1%}, Elo {r['elo']:+.0f} "
-            f"(95%: {r['elo_low']:+.0f} to {r['elo_high']:+.0f})"
-        )
+        print(f"against {score_line(r)}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ library agent exported to the engine."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, cast
 
@@ -209,6 +210,22 @@ def test_board_features_serve_plain_ppo() -> None:
         zertz.sb3.VecEnv(1, board=40, seed=0).observation_space, board=44
     )
     assert named.body.board == 44
+
+
+def test_a_deadline_ends_learning_after_its_rollout() -> None:
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(1)
+    env = zertz.sb3.VecEnv(2, board=37, opponent="random", seed=0)
+    model = PPO("MlpPolicy", env, n_steps=8, batch_size=16, n_epochs=1, seed=0)
+    # A deadline already past at the first step: the learning ends in the first rollout.
+    model.learn(10**9, callback=zertz.sb3.Deadline(1e-9))
+    assert 0 < model.num_timesteps <= 16
+    model.learn(32, callback=zertz.sb3.Deadline(math.inf), reset_num_timesteps=True)
+    assert model.num_timesteps >= 32
+    for bad in (0, -1.0, math.nan, True, "60", None):
+        with pytest.raises(ValueError, match="seconds must be a number above 0"):
+            zertz.sb3.Deadline(bad)  # type: ignore[arg-type]
 
 
 def test_freeze_batch_norm_leaves_the_rest_training() -> None:

@@ -119,7 +119,9 @@ def policy_action(agent: Agent, game: Game, observation: str, who: str = "the po
     return action
 
 
-def _score_line(result: dict[str, Any]) -> str:
+def score_line(result: dict[str, Any]) -> str:
+    """One line of a result of :func:`evaluate`: the opponent, W-D-L, score and Elo with its
+    95% interval (what ``evaluate`` writes to stderr, and the examples print)."""
     return (
         f"{result['opponent']}: {result['wins']}-{result['draws']}-{result['losses']} "
         f"(W-D-L), score {result['score']:.3f}, Elo {result['elo']:+.0f} "
@@ -300,6 +302,6 @@ def evaluate(
             "elo_high": high,
         }
         if progress:
-            print(f"evaluate: {_score_line(result)}", file=sys.stderr, flush=True)
+            print(f"evaluate: {score_line(result)}", file=sys.stderr, flush=True)
         results.append(result)
     return results

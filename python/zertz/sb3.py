@@ -18,7 +18,8 @@ the project's network (``MaskablePPO(zertz.sb3.BoardPolicy, env)``, started from
 such as one cloned from people's games, exported back for the engine), and
 :class:`BoardFeatures`, its trunk as a features extractor for any SB3 algorithm
 (:mod:`zertz.boardnet`, docs/agents.md). League self-play, on this ``VecEnv``, is
-:mod:`zertz.league` (docs/league.md).
+:mod:`zertz.league` (docs/league.md). :class:`Deadline` ends ``learn`` after a time: a budget
+of minutes rather than of steps.
 
 >>> from zertz.sb3 import VecEnv
 >>> env = VecEnv(8, board=37, opponent="greedy", seed=1)
@@ -30,11 +31,13 @@ such as one cloned from people's games, exported back for the engine), and
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv as Sb3VecEnv
 
 from zertz.gymnasium import VectorEnv
@@ -148,3 +151,20 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_ELSEWHERE[name]), name)
     raise AttributeError(f"module 'zertz.sb3' has no attribute {name!r}")
+
+
+class Deadline(BaseCallback):
+    """Ends training once ``seconds`` have passed since it was made (a wall-clock budget:
+    ``model.learn(10**12, callback=Deadline(20 * 60))`` trains for 20 minutes; SB3 finishes the
+    rollout it is in; ``math.inf``: never). ValueError for a time that is not a number of seconds
+    above 0."""
+
+    def __init__(self, seconds: float) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
+            raise ValueError(f"seconds must be a number above 0, not {seconds!r}")
+        super().__init__()
+        self.seconds = float(seconds)
+        self.end = time.monotonic() + self.seconds
+
+    def _on_step(self) -> bool:
+        return time.monotonic() < self.end
