@@ -9,7 +9,7 @@
 #   cargo build --release --bin zertz
 #   scripts/bench-network-files.sh /tmp/old/target/release/zertz [REPS]
 #
-# BENCHMARKS.md ("Network files", issue 60) has the figures.
+# BENCHMARKS.md ("Network files") has the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=${1:?the zertz program of a commit before network files}

@@ -11,8 +11,8 @@
 #   ZERTZ_BIN=target/ci/zertz scripts/bench-player.sh nn:/tmp/tiny.safetensors 37,61 0.5
 #
 # Arguments: the player (default nn:builtin), the boards (default 37, the built-in network's),
-# the seconds of each search (default 1). BENCHMARKS.md ("The network's player on a busy
-# machine", issue 46) has the figures.
+# the seconds of each search (default 1). BENCHMARKS.md ("The network player on a
+# CPU") has the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 spec=${1:-nn:builtin}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A match at equal time per move on a quiet machine and on a busy one (issue 46): the same games
+# A match at equal time per move on a quiet machine and on a busy one: the same games
 # (same seed, paired openings), first with nothing else running, then with one busy-looping
 # process per core, started here and stopped after (and on any exit). Each game is played on a
 # core of its own (one search thread per network player), so that "busy" halves each side's CPU.
@@ -8,8 +8,8 @@
 #   scripts/match-under-load.sh nn:builtin alphabeta 200 1               # A, B, games, seconds
 #
 # Prints one summary line of `zertz match --json` per load: the score of A with its 95% interval
-# and each side's seconds, CPU seconds and work per move. BENCHMARKS.md ("The network's player on
-# a busy machine", issue 46) has the figures.
+# and each side's seconds, CPU seconds and work per move. BENCHMARKS.md ("Quiet and busy") has
+# the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 a=${1:-nn:builtin}

@@ -35,7 +35,7 @@ if ! cmp -s "$requirements" "$stamp"; then
     # --compile-bytecode: the packages' .pyc files are written once, here. Python writes them
     # at first import only where it may: where PYTHONDONTWRITEBYTECODE is set (it is on this
     # project's machines), every process that imports torch, and every Ray worker, compiled
-    # their sources again (BENCHMARKS.md, "The packages' bytecode written at install").
+    # their sources again (docs/benchmarks-history.md, "the packages' bytecode written at install").
     "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" -r "$requirements"
     cp "$requirements" "$stamp"
 fi

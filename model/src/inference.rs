@@ -29,8 +29,8 @@ pub const MERGE_WAIT: Duration = Duration::from_micros(500);
 
 /// Whether a network on a GPU runs its passes through CUDA graphs captured per batch size
 /// (`--cuda-graphs auto|on|off`, the `cuda_graphs` keyword: None, True, False): fewer kernel
-/// launches, 2.5 to 2.9 times the self-play of a small network on an H200 (BENCHMARKS.md, "GPU
-/// check, 2026-11-26"); the first passes of each size are slower, as they capture.
+/// launches, 2.5 to 2.9 times the self-play of a small network on an H200 (BENCHMARKS.md, "Self-play
+/// on the GPU"); the first passes of each size are slower, as they capture.
 ///
 /// ```
 /// use zertz_model::inference::CudaGraphs;

@@ -29,7 +29,7 @@
 //! CUDA graphs capture), and on the CPU, for batches of up to 16 positions in fp32, a native
 //! pass written in Rust (`native.rs`: batch norms folded into the convolutions, direct
 //! convolutions with AVX2 and FMA, no libtorch dispatch per operation), several times faster
-//! than libtorch at batch 1 (BENCHMARKS.md, issue 46; [`Model::native_forward`] says whether it
+//! than libtorch at batch 1 (BENCHMARKS.md, "The network player on a CPU"; [`Model::native_forward`] says whether it
 //! runs, or why not; [`ModelStats::native_batches`] counts its passes). The tests hold the two
 //! to the same answers on every board and batch size.
 //!

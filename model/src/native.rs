@@ -8,7 +8,7 @@
 //! At batch 1 libtorch spends most of a pass of a small network dispatching its ~300 operations
 //! (a few microseconds each) rather than computing: the built-in network (32 channels, 3 blocks)
 //! took 1.4–1.7 ms a pass on one core of an AMD EPYC (AVX2), of which its eight convolutions
-//! were about a third (BENCHMARKS.md, issue 46). Here the batch-norm layers are folded into the
+//! were about a third (BENCHMARKS.md, "The network player on a CPU"). Here the batch-norm layers are folded into the
 //! convolutions once at load; each 3×3 convolution is summed directly from a zero-padded copy of
 //! its input with AVX2 and FMA (twelve accumulators: 32 output channels at 3 positions), or,
 //! on a processor without them, is one matrix product (`matrixmultiply`'s sgemm) over the
@@ -30,12 +30,12 @@ use zertz_env::Board;
 use zertz_env::encode::{GLOBALS, PLANES, Shape};
 
 /// The largest batch the native pass runs; larger ones go to libtorch, whose batched
-/// convolutions catch up there (BENCHMARKS.md, issue 46).
+/// convolutions catch up there (BENCHMARKS.md, "The network player on a CPU").
 pub(crate) const NATIVE_MAX_BATCH: usize = 16;
 /// The widest trunk the native pass runs (the `tiny` preset's, the built-in network's): from 64
 /// channels on, a pass is bound by its arithmetic rather than by libtorch's dispatch, and
 /// libtorch's convolutions (oneDNN) are as fast at batch 1 and faster from batch 4 on
-/// (BENCHMARKS.md, issue 46).
+/// (BENCHMARKS.md, "The network player on a CPU").
 const NATIVE_MAX_CHANNELS: usize = 32;
 
 /// `torch.nn.BatchNorm2d`'s default epsilon, which `ZertzNet` keeps.

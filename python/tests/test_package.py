@@ -62,6 +62,43 @@ def test_boards() -> None:
     assert sizes == [4441, 5161, 5935, 6205, 7345, 11713]
 
 
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_reference_to_a_benchmarks_section_finds_it() -> None:
+    # Docs link BENCHMARKS.md's sections by anchor, and code comments name them in quotes
+    # (BENCHMARKS.md, "Quiet and busy"): each must be a heading there, or the reader finds
+    # nothing when the file is reorganised.
+    root = Path(__file__).parents[2]
+    headings = [
+        line.lstrip("#").strip()
+        for line in (root / "BENCHMARKS.md").read_text().splitlines()
+        if line.startswith("#")
+    ]
+    anchors = {_slug(h) for h in headings}
+    kinds = ("*.md", "*.rs", "*.py", "*.sh", "*.toml")
+    skip = {".venv", "target", ".git", "node_modules"}
+    files = [
+        f for kind in kinds for f in root.rglob(kind) if not skip & set(f.relative_to(root).parts)
+    ]
+    links, quoted = [], []
+    for f in files:
+        text = f.read_text(errors="replace")
+        # Comment markers at the starts of lines go, so that a quote wrapped over lines is read.
+        joined = re.sub(r"\n\s*(?://[/!]?|#)?\s*", " ", text)
+        where = str(f.relative_to(root))
+        links += [(where, a) for a in re.findall(r"BENCHMARKS\.md#([\w-]+)", text)]
+        quoted += [
+            (where, q) for q in re.findall(r"BENCHMARKS\.md(?:,|\s*\()\s*\"([^\"]+)\"", joined)
+        ]
+    assert links and quoted, "the references were not found: the test reads nothing"
+    broken = [(f, a) for f, a in links if a not in anchors]
+    broken += [(f, q) for f, q in quoted if q not in headings]
+    assert not broken, f"references to BENCHMARKS.md sections that are not there: {broken}"
+
+
 def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The front door's Python example, as a newcomer pastes it (from any folder).
     readme = (Path(__file__).parents[2] / "README.md").read_text()

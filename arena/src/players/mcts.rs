@@ -57,7 +57,7 @@ pub struct MctsBot {
 
 /// The fewest leaves each thread's rounds collect when a search runs on several threads (when
 /// the search settings ask for fewer): each round is then a batch of this many positions, which
-/// a network on the CPU evaluates for little more than one (BENCHMARKS.md, issue 46).
+/// a network on the CPU evaluates for little more than one (BENCHMARKS.md, "The network player on a CPU").
 pub const LEAVES_PER_SEARCH_THREAD: u32 = 8;
 
 /// `config` for a search on `threads` threads: at least [`LEAVES_PER_SEARCH_THREAD`] leaves a

@@ -27,8 +27,8 @@ def selfplay_settings(cfg: TrainConfig) -> tuple[dict[str, Any], dict[str, Any]]
     with [warmup]'s simulations. Checked by the engine (ValueError naming a bad key). The
     warm-up plays with the rollout evaluator, which chooses the engine's search preset
     "rollout" (a high c_puct and an optimistic first-play urgency, one leaf per round: with
-    uniform priors the network's settings hardly explore; BENCHMARKS.md, issue 4) unless
-    [selfplay.search] names a preset."""
+    uniform priors the network's settings hardly explore; BENCHMARKS.md, "Rollout MCTS and
+    greedy") unless [selfplay.search] names a preset."""
     run = {"board": cfg.run.board, "blitz": cfg.run.blitz}
     settings = {**cfg.selfplay.engine, **run}
     w = cfg.warmup

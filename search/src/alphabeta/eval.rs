@@ -25,7 +25,7 @@ pub struct Weights {
 }
 
 impl Default for Weights {
-    /// The weights tuned by matches (BENCHMARKS.md, "Alpha-beta").
+    /// The weights tuned by matches (BENCHMARKS.md, "The evaluation's weights").
     fn default() -> Weights {
         Weights {
             need: [0, 2000, 500, 130, 35, 10, 3, 1, 0, 0, 0, 0, 0],

@@ -293,7 +293,7 @@ impl Tree {
                 break;
             }
             // `select_near_budget`'s loop without its count, written out: the usual round
-            // stays as lean as before the budget (BENCHMARKS.md, issue 25).
+            // stays as lean as before the budget (BENCHMARKS.md, "Simulations per second in Rust").
             busy = true;
             let Some(leaf) = self.select(config) else { break };
             let node = &mut self.nodes[leaf as usize];

@@ -9,7 +9,7 @@
 //! threads take their turns. A thread waits for its turn on a condition variable, never
 //! spinning, so a busy machine loses nothing to it. A turn is a few microseconds a leaf, an
 //! evaluation hundreds: with a network on the CPU, one thread each a core, every core evaluates
-//! nearly all the time (BENCHMARKS.md, issue 46).
+//! nearly all the time (BENCHMARKS.md, "The network player on a CPU").
 //!
 //! In [`TurnOrder::Fixed`] the turns are in order, and each round's leaves depend only on the
 //! tree before its turn: the same tree, settings and evaluator give the same search on any
