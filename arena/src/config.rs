@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use zertz_env::{Board, Variant};
 use zertz_search::mcts::MAX_SEARCH_THREADS;
-use zertz_selfplay::config::MAX_THREADS;
-use zertz_settings::{ConfigError, Layer, Seconds, Settings, read_text};
-use zertz_vecenv::DEFAULT_MAX_ACTIONS;
+use zertz_settings::{
+    ConfigError, DEFAULT_MAX_ACTIONS, Layer, MAX_THREADS, Seconds, Settings, read_text,
+};
 
 use crate::players::MOVE_TIME;
 use crate::players::command::{ANSWER_TIME, DEFAULT_ANSWER_TIME};

@@ -29,8 +29,8 @@ use zertz_env::{Game, Outcome, Player, Position, SplitMix64, Variant};
 use crate::config::MatchSettings;
 use crate::players::command::ProgramLimits;
 use crate::players::{Bot, BotError, Models, PlayerSpec, SpecError};
-pub use zertz_selfplay::records::End;
-use zertz_selfplay::records::GameRecord;
+pub use zertz_env::records::End;
+use zertz_env::records::GameRecord;
 use zertz_settings::Settings;
 
 pub use crate::results::{Effort, Elo, MatchResult, elo, elo_from_score};

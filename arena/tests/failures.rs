@@ -11,7 +11,7 @@ use zertz_arena::players::{
 };
 use zertz_env::{Player, Position, Variant};
 use zertz_search::{Batch, EvalError, Evaluator, Output};
-use zertz_selfplay::config::MAX_THREADS;
+use zertz_settings::MAX_THREADS;
 
 /// An evaluator that always fails, as a broken network does.
 struct Broken;

@@ -23,7 +23,7 @@ use zertz_arena::protocol::{EngineSession, Reply};
 use zertz_env::Variant;
 use zertz_fuzzkit::{TOML_TOKENS, config_corpus, fuzz};
 use zertz_search::alphabeta::MAX_DEPTH;
-use zertz_selfplay::config::MAX_THREADS;
+use zertz_settings::MAX_THREADS;
 
 /// Tokens of player specs.
 const SPEC_TOKENS: &[&str] = &[
@@ -454,8 +454,8 @@ fn fuzz_stops_during_searches() {
     use std::time::{Duration, Instant};
     use zertz_arena::config::MatchSettings;
     use zertz_arena::matches::{MatchConfig, MatchError, MatchGame, run_match_until};
+    use zertz_env::records::End;
     use zertz_env::{Board, SplitMix64};
-    use zertz_selfplay::records::End;
 
     // Timed players think for an hour a move: a stop that did not reach their search would
     // show past the bound below.

@@ -529,7 +529,7 @@ fn each_record_is_in_the_file_as_its_game_ends() {
 #[test]
 fn records_are_json_lines_that_replay() {
     use zertz_arena::matches::RecordWriter;
-    use zertz_selfplay::records::GameRecord;
+    use zertz_env::records::GameRecord;
     let (_, games) = match_games(&config("greedy", "random", 4, Variant::default(), 9, 2));
     let writer = RecordWriter::new(Vec::new());
     for game in &games {

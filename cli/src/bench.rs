@@ -119,7 +119,7 @@ pub fn run(command: BenchCommand) -> Result<ExitCode> {
             if let Some(b) = batch.iter().find(|&&b| b == 0 || b > MAX_BATCH) {
                 bail!("batch sizes must be from 1 to {MAX_BATCH}, not {b}");
             }
-            let max_threads = zertz_selfplay::config::MAX_THREADS;
+            let max_threads = zertz_settings::MAX_THREADS;
             if threads == 0 || threads > max_threads {
                 bail!("--threads must be from 1 to {max_threads}, not {threads}");
             }

@@ -31,9 +31,9 @@ fn convert(records: &Path, out: &Path) -> Result<ExitCode> {
         text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
     let parsed: Vec<_> = lines
         .iter()
-        .map(|&(i, line)| (i, zertz_selfplay::records::GameRecord::from_json(line)))
+        .map(|&(i, line)| (i, zertz_env::records::GameRecord::from_json(line)))
         .collect();
-    let file = |r: &zertz_selfplay::records::GameRecord| out.join(format!("{}.sgf", r.game));
+    let file = |r: &zertz_env::records::GameRecord| out.join(format!("{}.sgf", r.game));
     // Nothing is ever replaced: a file of the run already there refuses the whole run, before
     // anything is written.
     let taken: Vec<PathBuf> = parsed

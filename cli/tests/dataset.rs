@@ -7,8 +7,8 @@ use common::{stderr, temp_dir, zertz};
 
 use std::path::{Path, PathBuf};
 
+use zertz_env::records::to_sgf;
 use zertz_env::{Board, Game, MarbleSet, Player, SplitMix64, Variant};
-use zertz_selfplay::records::to_sgf;
 
 /// Ten random games on 37 rings as records in `dir/records`.
 fn records(dir: &Path) -> PathBuf {

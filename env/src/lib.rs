@@ -36,6 +36,8 @@ mod moves;
 pub mod notation;
 mod perft;
 mod position;
+#[cfg(feature = "serde")]
+pub mod records;
 mod rng;
 pub mod setup;
 pub mod sgf;

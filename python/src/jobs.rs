@@ -20,12 +20,12 @@ use zertz_selfplay::config::SelfPlayConfig;
 /// read.
 #[pyfunction]
 pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, PyAny>, Error> {
-    use zertz_selfplay::records::GameRecord;
+    use zertz_env::records::GameRecord;
     let text = zertz_env::files::read_text(&path)
         .map_err(|source| Error::Io { path: path.clone(), source })?;
     let mut records = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let bad = |e: zertz_selfplay::records::RecordError| {
+        let bad = |e: zertz_env::records::RecordError| {
             Error::Shape(format!("{}:{}: {e}", path.display(), i + 1))
         };
         let record = GameRecord::from_json(line).map_err(bad)?;

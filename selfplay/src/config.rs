@@ -12,8 +12,8 @@ pub use zertz_settings::{ConfigError, read_text};
 /// a move.
 pub const MIN_SIMULATIONS: u32 = 2;
 /// The most worker threads of self-play and matches (0 asks for one per core): the one cap of
-/// every job's worker threads, the [`zertz_vecenv::MAX_THREADS`] of the vectorized environment.
-pub use zertz_vecenv::MAX_THREADS;
+/// every job's worker threads (`zertz_settings::limits`).
+pub use zertz_settings::MAX_THREADS;
 /// The most games one self-play worker searches together.
 pub const MAX_GAMES_PER_WORKER: usize = 1 << 16;
 /// The most samples of one shard file.
@@ -56,7 +56,7 @@ zertz_settings::settings! {
         /// wrong.
         pub resign_playout_fraction: f32 = 0.1, in Range::between(0.0, 1.0),
         /// A game is stopped as a draw after this many actions.
-        pub max_actions: u32 = zertz_vecenv::DEFAULT_MAX_ACTIONS, in Range::at_least(1.0),
+        pub max_actions: u32 = zertz_settings::DEFAULT_MAX_ACTIONS, in Range::at_least(1.0),
         /// Training samples per shard file.
         pub shard_size: usize = 4096, in Range::between(1.0, MAX_SHARD_SIZE as f64),
         /// Search settings: a preset (`preset = "rollout"`; none: the evaluator's choice) and

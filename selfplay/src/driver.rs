@@ -3,7 +3,7 @@
 //!
 //! Why one file of this size: one loop, the workers', with what it writes as it goes (shards,
 //! records), what it answers to (a stop, progress) and its errors. The formats it writes are
-//! [`crate::shard`]'s and [`crate::records`]'.
+//! [`crate::shard`]'s and [`zertz_env::records`]'.
 //!
 //! Worker `w` of `W` plays games `w, w + W, w + 2W, …`, `games_per_worker` at a time; their leaves
 //! are evaluated together. Each game's randomness comes from the run seed and the game index, so a
@@ -19,8 +19,8 @@ use zertz_env::encode::Shape;
 use zertz_env::{Action, ActionSpace, Game, Outcome, Player, Position, SplitMix64};
 
 use crate::config::{ConfigError, SelfPlayConfig};
-use crate::records::{End, GameRecord};
 use crate::shard::{Sample, ShardWriter, final_captures};
+use zertz_env::records::{End, GameRecord};
 use zertz_search::SearchConfig;
 use zertz_search::evaluator::{EvalError, Evaluator};
 use zertz_search::mcts::{Finished, Scratch, Tree, search_interruptible};

@@ -1,10 +1,9 @@
 //! Self-play: the driver that plays many games with a batched search and writes training data,
-//! its settings, the shards (`.npz`) and the game records.
+//! its settings and the shards (`.npz`); it writes its games as `zertz_env::records`.
 //!
 //! - [`config`]: [`config::SelfPlayConfig`], read from TOML; every key documented and checked.
 //! - [`driver`]: [`driver::run`] plays the games on worker threads and writes the output.
-//! - [`shard`]: the format of the shards (the training data), [`npz`] their writer; [`records`]:
-//!   game records (JSON lines, boardspace SGF).
+//! - [`shard`]: the format of the shards (the training data), [`npz`] their writer.
 //!
 //! The search itself is `zertz-search`; players and matches are `zertz-arena`.
 
@@ -12,5 +11,4 @@ pub mod config;
 pub mod dataset;
 pub mod driver;
 pub mod npz;
-pub mod records;
 pub mod shard;

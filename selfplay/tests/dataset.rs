@@ -2,12 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
+use zertz_env::records::to_sgf;
 use zertz_env::sgf::End;
 use zertz_env::{Board, Game, MarbleSet, Player, SplitMix64, Variant};
 use zertz_selfplay::dataset::{
     DatasetConfig, DatasetError, FORMAT, FORMAT_VERSION, MANIFEST, build,
 };
-use zertz_selfplay::records::to_sgf;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("zertz-dataset-{name}-{}", std::process::id()));

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use std::sync::atomic::Ordering;
 use zertz_env::files::partial_owner;
+use zertz_env::records::{End, GameRecord};
 use zertz_env::sgf::Record;
 use zertz_selfplay::config::SelfPlayConfig;
-use zertz_selfplay::records::{End, GameRecord};
 
 use zertz_search::{RolloutEvaluator, UniformEvaluator};
 use zertz_selfplay::driver::{Progress, SelfPlayError, run};
@@ -102,7 +102,7 @@ fn games_export_to_boardspace_sgf() {
     for m in ["Wd4,a1", "Gd5,g1"] {
         game.play_str(m).unwrap();
     }
-    let sgf = zertz_selfplay::records::to_sgf(&game, Some(zertz_env::Player::P1)).unwrap();
+    let sgf = zertz_env::records::to_sgf(&game, Some(zertz_env::Player::P1)).unwrap();
     let replay = Record::parse(&sgf).unwrap().replay().unwrap();
     assert_eq!(replay.notation(), ["Wd4,a1", "Gd5,g1"]);
     assert_eq!(replay.winner, Some(zertz_env::Player::P0));
@@ -110,7 +110,7 @@ fn games_export_to_boardspace_sgf() {
         zertz_env::Variant::new(zertz_env::Board::R40, zertz_env::MarbleSet::Standard),
         zertz_env::Player::P0,
     );
-    assert!(zertz_selfplay::records::to_sgf(&blitz, None).is_err());
+    assert!(zertz_env::records::to_sgf(&blitz, None).is_err());
 }
 
 #[test]

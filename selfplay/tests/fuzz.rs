@@ -43,9 +43,9 @@ fn fuzz_selfplay_config() {
 #[test]
 fn fuzz_dataset_records() {
     use std::cell::Cell;
+    use zertz_env::records::to_sgf;
     use zertz_env::{Board, Game, MarbleSet, Player, SplitMix64, Variant};
     use zertz_selfplay::dataset::{DatasetConfig, build};
-    use zertz_selfplay::records::to_sgf;
 
     let root = std::env::temp_dir().join(format!("zertz-fuzz-dataset-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);

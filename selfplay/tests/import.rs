@@ -1,9 +1,9 @@
 //! The record importer on games written by the engine: a record that goes on after a third
 //! repetition (boardspace.net did not apply that draw) ends there as a draw.
 
+use zertz_env::records::to_sgf;
 use zertz_env::sgf::{End, Record};
 use zertz_env::{Board, Game, MarbleSet, Player, SplitMix64, Variant};
-use zertz_selfplay::records::to_sgf;
 
 /// The random game of seed 194409 (uniform legal whole moves from the start of 37 rings) is the
 /// first of 200,000 to end by third repetition, after 43 moves. If move generation ever orders

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use zertz_env::Game;
-use zertz_selfplay::records::GameRecord;
+use zertz_env::records::GameRecord;
 
 use crate::session::BoardView;
 
@@ -121,7 +121,7 @@ mod tests {
         for m in moves {
             g.play_str(m).unwrap();
         }
-        GameRecord::of_game(7, &g, zertz_selfplay::records::End::Win, None, None).to_json()
+        GameRecord::of_game(7, &g, zertz_env::records::End::Win, None, None).to_json()
     }
 
     #[test]

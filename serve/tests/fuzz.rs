@@ -177,14 +177,9 @@ fn record_bodies() {
     let sgf = "(;GM[22]SU[Zertz]\n; P0[0 Start P0]\n; P0[1 RtoB 2 1 D 3]\n; P0[2 R- F 5]\n; P0[3 Done]\n)";
     let mut game = Game::new(Variant::default(), Player::P0);
     game.play_str("Wd4,a1").unwrap();
-    let json = zertz_selfplay::records::GameRecord::of_game(
-        1,
-        &game,
-        zertz_selfplay::records::End::Win,
-        None,
-        None,
-    )
-    .to_json();
+    let json =
+        zertz_env::records::GameRecord::of_game(1, &game, zertz_env::records::End::Win, None, None)
+            .to_json();
     let seeds = vec![sgf.as_bytes().to_vec(), json.into_bytes()];
     let tokens = &["(", ")", ";", "P0[", "P1[", "RtoB", "R-", "Done", "\"moves\"", "\n"];
     let report =

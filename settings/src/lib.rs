@@ -42,6 +42,7 @@
 
 mod error;
 mod layers;
+pub mod limits;
 mod macros;
 mod range;
 
@@ -51,6 +52,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::{ConfigError, SettingError, read_text};
 pub use layers::{Layer, Settings, check_value, defaults, from_layers, toml_layer};
+pub use limits::{DEFAULT_MAX_ACTIONS, DEFAULT_MAX_STEPS, MAX_THREADS};
 pub use range::{Bound, Range};
 /// A setting's value, as the fronts hand it over (JSON's data model).
 pub use serde_json::Value;

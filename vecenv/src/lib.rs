@@ -181,22 +181,10 @@ pub fn step_bytes(num_envs: usize, board: Board) -> usize {
     num_envs.saturating_mul(per_game)
 }
 
-/// The most worker threads of one [`VecEnv`], and of every other job (self-play and matches
-/// take this cap from here).
-pub const MAX_THREADS: usize = 1024;
-
-/// Single actions after which a game is truncated, by default: the one limit of every RL front
-/// end (this environment, and the Gymnasium and PettingZoo ones of the Python package). A
-/// truncated episode has no result (Gymnasium's `truncated`); a match or self-play game cut at
-/// its cap is scored a draw instead, a result that counts, hence its own name there
-/// ([`DEFAULT_MAX_ACTIONS`]).
-pub const DEFAULT_MAX_STEPS: u32 = 1000;
-
-/// Single actions after which an unfinished game of a match or of self-play is scored a draw
-/// (their `max_actions`), by default: a result that counts (in the score, the Elo, the value
-/// targets), where an RL front end's `max_steps` truncates ([`DEFAULT_MAX_STEPS`]). Real games
-/// end long before either: the board shrinks with every placement.
-pub const DEFAULT_MAX_ACTIONS: u32 = 1000;
+/// The engine-wide limits (`zertz_settings::limits`): the most worker threads of one
+/// [`VecEnv`] (and of every other job), the actions after which an episode is truncated by
+/// default, and those after which a match's or self-play's game is a draw.
+pub use zertz_settings::limits::{DEFAULT_MAX_ACTIONS, DEFAULT_MAX_STEPS, MAX_THREADS};
 
 /// Settings of a [`VecEnv`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,9 +1,9 @@
-//! Game records: one typed record ([`GameRecord`]) for self-play and matches, written as JSON
-//! lines in the move notation, and boardspace-style SGF.
+//! Game records (the `serde` feature): one typed record ([`GameRecord`]) for self-play and
+//! matches, written as JSON lines in the move notation, and boardspace-style SGF.
 
+use crate::sgf::Record;
+use crate::{Board, Game, Marble, MarbleSet, Move, Player, Position, Variant};
 use serde::{Deserialize, Serialize};
-use zertz_env::sgf::Record;
-use zertz_env::{Board, Game, Marble, MarbleSet, Move, Player, Position, Variant};
 
 /// How a recorded game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -147,12 +147,12 @@ fn boardspace_variant(board: Board) -> Option<&'static str> {
 pub fn to_sgf(game: &Game, resigned_by: Option<Player>) -> Result<String, String> {
     let start = game.start();
     let su = boardspace_variant(start.board())
-        .filter(|_| start.marble_set() == zertz_env::MarbleSet::Standard)
+        .filter(|_| start.marble_set() == MarbleSet::Standard)
         .ok_or_else(|| {
             format!("boardspace has no {}-ring {} game", start.board(), start.marble_set().name())
         })?;
     let geo = start.geometry();
-    let cell = |r: zertz_env::Ring| {
+    let cell = |r: crate::Ring| {
         let (c, row) = geo.column_row(r);
         format!("{} {}", (b'A' + c as u8) as char, row)
     };
