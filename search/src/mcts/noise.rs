@@ -4,9 +4,7 @@ use zertz_env::SplitMix64;
 
 use zertz_settings::Described;
 
-use super::tree::{State, Tree};
 use crate::config::{SearchConfig, SettingError};
-use crate::priors::sort_edges;
 
 /// Dirichlet noise at the root: `alpha = alpha_total / legal actions`, mixed with weight
 /// `fraction`.
@@ -41,40 +39,9 @@ impl SearchConfig {
     }
 }
 
-impl Tree {
-    /// Mixes Dirichlet noise into the root priors (now, or once the root is expanded).
-    pub fn add_noise(&mut self, noise: Noise) {
-        if self.nodes[self.root as usize].state == State::Expanded {
-            self.apply_noise(noise);
-        } else {
-            self.pending_noise = Some(noise);
-        }
-    }
-
-    pub(super) fn apply_noise(&mut self, noise: Noise) {
-        let root = &self.nodes[self.root as usize];
-        let (start, len, visited) =
-            (root.edges_start as usize, root.edges_len as usize, root.visited as usize);
-        if len < 2 || noise.fraction <= 0.0 {
-            return;
-        }
-        let mut rng = SplitMix64(noise.seed);
-        let alpha = noise.alpha_total / len as f32;
-        // In f64: the draws of a huge concentration would overflow an f32 sum.
-        let draws: Vec<f64> = (0..len).map(|_| gamma(&mut rng, alpha)).collect();
-        let sum: f64 = draws.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-        let f = noise.fraction as f64;
-        for (e, d) in self.edges[start..start + len].iter_mut().zip(&draws) {
-            e.set_prior(((1.0 - f) * e.prior() as f64 + f * d / sum) as f32);
-        }
-        // Keep the visited prefix, re-sort the rest by prior (the root's are sorted in full).
-        sort_edges(&mut self.edges[start + visited..start + len]);
-    }
-}
-
 /// A Gamma(alpha, 1) draw (Marsaglia and Tsang; boosted for alpha < 1). `alpha` must be positive
 /// and finite ([`Noise::validate`]).
-fn gamma(rng: &mut SplitMix64, alpha: f32) -> f64 {
+pub(super) fn gamma(rng: &mut SplitMix64, alpha: f32) -> f64 {
     let uniform =
         |rng: &mut SplitMix64| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
     let (a, boost) = if alpha < 1.0 {

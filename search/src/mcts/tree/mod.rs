@@ -9,6 +9,9 @@ use super::{DEFAULT_MAX_TREE_BYTES, EDGE_BYTES, NODE_BYTES, UNPROVEN};
 use crate::config::SearchConfig;
 use crate::priors::{Edge, NONE, SORT_AHEAD, sort_edges, sort_front};
 
+mod gumbel;
+mod noise;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum State {
     /// Not evaluated yet.
