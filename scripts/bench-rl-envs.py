@@ -67,7 +67,7 @@ def main() -> None:
         single.reset(seed=0)
         rng = np.random.default_rng(0)
 
-        def single_step(env: ZertzEnv = single) -> int:
+        def single_step(env: ZertzEnv = single, rng: np.random.Generator = rng) -> int:
             action = int(rng.choice(np.flatnonzero(env.action_masks())))
             _, _, terminated, truncated, _ = env.step(action)
             if terminated or truncated:

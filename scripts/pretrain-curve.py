@@ -1,8 +1,8 @@
 """The human-move benchmark during supervised pretraining on a dataset (a learning curve): the
 network of a preset size learns the training shards of one board (AdamW, batches of 256 under a
 random symmetry, the learning rate falling from --lr to 5% of it, cosine) and is benchmarked on
-the validation games every --every steps. The figures of BENCHMARKS.md, "Learning curves of the human-move benchmark", came
-from
+the validation games every --every steps. The figures of BENCHMARKS.md, "Learning curves of
+the human-move benchmark", came from
 
     .venv/bin/python scripts/pretrain-curve.py --dataset DIR --preset tiny --steps 12000
     .venv/bin/python scripts/pretrain-curve.py --dataset DIR --preset small --steps 12000

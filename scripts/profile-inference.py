@@ -16,8 +16,9 @@ import time
 
 import numpy as np
 import torch
-import zertz
 from torch.profiler import ProfilerActivity, profile
+
+import zertz
 from zertz.exported import AOTI_DTYPES, load_network
 
 
@@ -67,9 +68,7 @@ def main() -> None:
         run()
     sync()
     wall = (time.perf_counter() - start) / args.passes
-    activities = [ProfilerActivity.CPU] + (
-        [ProfilerActivity.CUDA] if device == "cuda" else []
-    )
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities) as prof:
         for _ in range(args.passes):
             run()
@@ -78,10 +77,7 @@ def main() -> None:
     sort = "cuda_time_total" if device == "cuda" else "cpu_time_total"
     print(events.table(sort_by=sort, row_limit=15, max_name_column_width=60))
     if device == "cuda":
-        busy = (
-            sum(e.device_time_total for e in events if e.device_type.name == "CUDA")
-            / 1e6
-        )
+        busy = sum(e.device_time_total for e in events if e.device_type.name == "CUDA") / 1e6
         busy /= args.passes
         print(
             f"batch {args.batch} in {args.precision}: {wall * 1e3:.3f} ms a pass "

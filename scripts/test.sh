@@ -8,7 +8,8 @@
 # once in profile ci (release without fat LTO, with debug assertions) by clippy's driver, which
 # lints them in the same build; then the Python checks: pytest (unit tests, doctests, training
 # runs, the notebook, the web board in chromium) and, beside it, mypy's stubtest and --strict
-# check, ruff.
+# check, ruff, and scripts/check-structure.py (no import circle, no long file without its
+# reason).
 # Needs the Rust toolchain and Python >= 3.11 with pip.
 #
 # Records are read from $ZERTZ_GAMES, by default ../shared/games beside the repository.
@@ -83,9 +84,11 @@ lints="$(pwd)/target/lints.log"
         "$py" -m mypy.stubtest --allowlist stubtest-allowlist.txt zertz zertz_engine
         echo "== mypy --strict python/zertz python/engine/zertz_engine python/tests examples"
         "$py" -m mypy --strict zertz tests engine/zertz_engine ../examples
-        echo "== ruff (python/, examples/)"
-        "$py" -m ruff check --quiet . ../examples
-        "$py" -m ruff format --check --quiet . ../examples
+        echo "== ruff (python/, examples/, scripts/)"
+        "$py" -m ruff check --quiet . ../examples ../scripts
+        "$py" -m ruff format --check --quiet . ../examples ../scripts
+        echo "== the tree's structure: scripts/check-structure.py (import circles, long files)"
+        "$py" ../scripts/check-structure.py
     ) > "$lints" 2>&1 &
     linting=$!
     # Two processes, one per core: many tests wait on programs, clusters and browsers

@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -334,170 +333,8 @@ def test_the_step_limit_of_every_rl_front_end_is_the_engines() -> None:
         assert stub_defaults(name, "__new__")["max_steps"] == limit, name
 
 
-def import_graph(folder: Path, package: str) -> dict[str, dict[str, str]]:
-    """The modules of the package ``package`` in ``folder``, each with the modules of the package
-    it imports, and where (``file:line`` of the first import): every import counts, at the top,
-    in a function or under ``if TYPE_CHECKING:``. ``from P import M`` imports the module ``P.M``
-    where there is one (else ``P``); an extension module is known by its stub (``.pyi``)."""
-    files: dict[str, Path] = {}
-    for path in sorted(folder.rglob("*.py*")):  # x.py before x.pyi
-        if path.suffix in (".py", ".pyi"):
-            parts = [package, *path.relative_to(folder).with_suffix("").parts]
-            files.setdefault(".".join(parts).removesuffix(".__init__"), path)
-    graph: dict[str, dict[str, str]] = {}
-    for name, path in files.items():
-        here = name if path.stem == "__init__" else name.rpartition(".")[0]
-        edges: dict[str, str] = {}
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = here.split(".")[: len(here.split(".")) - node.level + 1]
-                    base = ".".join(up + ([node.module] if node.module else []))
-                names = [f"{base}.{alias.name}" for alias in node.names]
-                targets = [name if name in files else base for name in names]
-            else:
-                continue
-            for target in targets:
-                while target and target not in files:
-                    target = target.rpartition(".")[0]
-                if target and target != name:
-                    where = f"{path.relative_to(folder.parent)}:{node.lineno}"
-                    edges.setdefault(target, where)
-        graph[name] = edges
-    return graph
-
-
-def circles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
-    """The circles of ``graph``: its strongly connected components of more than one module
-    (Tarjan's algorithm), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = stack[stack.index(v) :]
-            del stack[stack.index(v) :]
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
-
-
-def test_the_import_graph_finds_a_circle_through_functions_and_type_checking(
-    tmp_path: Path,
-) -> None:
-    package = tmp_path / "pkg"
-    (package / "sub").mkdir(parents=True)
-    (package / "__init__.py").write_text("from pkg.sub import b\n")
-    (package / "a.py").write_text("from pkg.sub import b\n")
-    (package / "sub" / "__init__.py").write_text("")
-    (package / "sub" / "b.py").write_text(
-        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ..c import C\n"
-    )
-    (package / "c.py").write_text("def f() -> None:\n    import pkg.a\n")
-    graph = import_graph(package, "pkg")
-    assert graph["pkg.a"] == {"pkg.sub.b": "pkg/a.py:1"}
-    assert graph["pkg.sub.b"] == {"pkg.c": "pkg/sub/b.py:4"}
-    assert circles(graph) == [["pkg.a", "pkg.c", "pkg.sub.b"]]
-    (package / "c.py").write_text("import pkg\n")
-    assert circles(import_graph(package, "pkg")) == [["pkg", "pkg.c", "pkg.sub.b"]]
-
-
-def test_no_module_of_the_package_imports_itself_round_a_circle() -> None:
-    # A circle of imports makes the order of the imports matter and hides which module is the
-    # lower one; a module that needs what another needs of it takes it from a module below both
-    # (zertz.training.protocols, zertz.optional). Every import counts, even in a function or
-    # under `if TYPE_CHECKING:`.
-    graph = import_graph(Path(zertz.__file__).parent, "zertz")
-    # The graph sees imports of every kind, or its silence would mean nothing.
-    assert "zertz.training.selfplay" in graph["zertz.training.loop"]  # from P import M
-    assert "zertz.plots" in graph["zertz.training.evaluation"]  # in a function
-    assert "zertz.agents" in graph["zertz"]  # under TYPE_CHECKING
-    assert "zertz._zertz" in graph["zertz.episode"]  # an extension module, by its stub
-    found = circles(graph)
-    lines = [
-        f"{v} imports {w} ({graph[v][w]})" for c in found for v in c for w in graph[v] if w in c
-    ]
-    assert not found, "import circles:\n" + "\n".join(lines)
-
-
 #: The repository's root (the Rust workspace).
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def rust_import_graph(src: Path) -> dict[str, dict[str, str]]:
-    """The top modules of the Rust crate whose sources are ``src`` (``x.rs`` or ``x/mod.rs``
-    beside ``lib.rs``), each with the top modules it names, and where (``file:line`` of the
-    first): ``crate::x``, ``crate::{x, ...}`` and the ``super::`` that climbs to the crate root
-    count; comments do not. A module and its own submodules are one module."""
-    tops = {p.stem for p in src.glob("*.rs") if p.stem not in ("lib", "main")}
-    tops |= {p.parent.name for p in src.glob("*/mod.rs")}
-    graph: dict[str, dict[str, str]] = {t: {} for t in tops}
-    for path in sorted(src.rglob("*.rs")):
-        rel = path.relative_to(src)
-        if len(rel.parts) == 1 and rel.stem in ("lib", "main"):
-            continue
-        here = rel.parts[0].removesuffix(".rs")
-        # How many super:: climb from this file to the crate root.
-        up = "super::" * (len(rel.parts) - (1 if rel.name == "mod.rs" else 0))
-        for n, line in enumerate(path.read_text().splitlines(), 1):
-            code = line.split("//")[0]
-            names = re.findall(r"\bcrate::([a-z_][a-z0-9_]*)", code)
-            for group in re.findall(r"\bcrate::\{([^}]*)\}", code):
-                names += [item.strip().split("::")[0] for item in group.split(",")]
-            names += re.findall(rf"(?<![:\w]){re.escape(up)}([a-z_][a-z0-9_]*)", code)
-            for name in names:
-                if name in tops and name != here:
-                    graph[here].setdefault(name, f"{rel}:{n}")
-    return graph
-
-
-def test_the_rust_import_graph_finds_a_circle_through_paths_and_super(tmp_path: Path) -> None:
-    (tmp_path / "b").mkdir()
-    (tmp_path / "lib.rs").write_text("mod a;\nmod b;\nmod c;\nuse crate::a::X;\n")
-    (tmp_path / "a.rs").write_text("// crate::c is only named here\nuse crate::{b::Y, a};\n")
-    (tmp_path / "b" / "mod.rs").write_text("mod d;\nuse super::c::Z;\n")
-    (tmp_path / "b" / "d.rs").write_text("use super::Y;\nfn f() { super::super::a::g() }\n")
-    (tmp_path / "c.rs").write_text("pub struct Z;\n")
-    graph = rust_import_graph(tmp_path)
-    assert graph == {"a": {"b": "a.rs:2"}, "b": {"c": "b/mod.rs:2", "a": "b/d.rs:2"}, "c": {}}
-    assert circles(graph) == [["a", "b"]]
-
-
-def test_no_module_of_a_rust_crate_uses_itself_round_a_circle() -> None:
-    # The same rule for the Rust crates: what two modules of a crate both need lives in a module
-    # below both (zertz_settings for the settings, players::MOVE_TIME, SearchConfig::noise in
-    # mcts/noise.rs).
-    members = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["members"]
-    found: list[str] = []
-    for member in members:
-        graph = rust_import_graph(ROOT / member / "src")
-        for circle in circles(graph):
-            found += [
-                f"{member}: {v} uses {w} ({graph[v][w]})"
-                for v in circle
-                for w in graph[v]
-                if w in circle
-            ]
-    # The graph sees the crates' modules, or its silence would mean nothing.
-    assert "evaluator" in rust_import_graph(ROOT / "search" / "src")["batching"]
-    assert not found, "import circles:\n" + "\n".join(found)
 
 
 def test_the_player_grammar_is_the_engines_one_text() -> None:
@@ -540,38 +377,6 @@ def test_the_board_list_is_written_in_prose_once() -> None:
         for m in written.finditer(comments(path))
     ]
     assert found == [("docs/rules.md", list(zertz.BOARDS))], found
-
-
-#: The most lines of a source file that does not say why it is one file.
-MOST_LINES = 600
-
-
-def test_every_source_file_over_600_lines_says_why_it_is_one() -> None:
-    """A source file of more than 600 lines holds one room, and its first lines say which and why
-    ("Why one file of this size: ..."); a file of two rooms is two files. Test files are lists of
-    independent tests, and are not held to it."""
-
-    skipped = {"target", "tests", ".venv", ".git", "node_modules", "benches", "__pycache__"}
-    files = []
-    for folder, subfolders, names in os.walk(ROOT):
-        subfolders[:] = [d for d in subfolders if d not in skipped]
-        files += [
-            Path(folder) / n
-            for n in names
-            if n.endswith((".rs", ".py")) and not n.startswith("test_") and n != "conftest.py"
-        ]
-    assert len(files) > 100
-    long = {p: len(p.read_text().splitlines()) for p in files}
-    long = {p: n for p, n in long.items() if n > MOST_LINES}
-    assert len(long) >= 5  # the check sees the long files, or its silence would mean nothing
-    silent = [
-        f"{p.relative_to(ROOT)} ({n} lines)"
-        for p, n in long.items()
-        if "Why one file of this size:" not in "\n".join(p.read_text().splitlines()[:30])
-    ]
-    assert not silent, "files over 600 lines that do not say why they are one:\n" + "\n".join(
-        silent
-    )
 
 
 def test_every_pin_of_torch_and_ray_is_the_development_one() -> None:
