@@ -59,3 +59,12 @@ def test_the_checks_pass_on_the_tree_and_see_what_they_check() -> None:
     assert structure.rust_circles() == []
     assert structure.long_files() == []
 
+
+def test_the_settings_reference_is_current() -> None:
+    # docs/settings.md is generated from the settings' declarations (the engine's and the
+    # training config's): a setting added, or a default or doc changed, needs it written again.
+    reference = script("settings-reference")
+    text = reference.reference()
+    for name in ("games", "full_simulations", "c_puct", "captures_weight"):
+        assert f"| `{name}` |" in text, name
+    assert reference.main([]) == 0, "run scripts/settings-reference.py --write"
