@@ -8,7 +8,10 @@
   above;
 - a source file of more than 600 lines holds one room, and its first 30 lines say which and why
   ("Why one file of this size: ..."); a file of two rooms is two files. Test files are lists of
-  independent tests, and are not held to it.
+  independent tests, and are not held to it;
+- a commit's subject is at most 72 characters (CONTRIBUTING.md), for every commit after
+  ``SUBJECTS_SINCE`` (the older history is as it was written). Without git, or in a shallow
+  clone without that commit, this is skipped, and says so.
 
     .venv/bin/python scripts/check-structure.py
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -30,6 +34,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The most lines of a source file that does not say why it is one file.
 MOST_LINES = 600
+
+#: The longest commit subject.
+MOST_SUBJECT = 72
+
+#: The commit after which every subject is held to MOST_SUBJECT.
+SUBJECTS_SINCE = "f45ce68"
 
 Graph = dict[str, dict[str, str]]
 
@@ -223,12 +233,34 @@ def long_files() -> list[str]:
     ]
 
 
+def long_subjects(root: Path = ROOT, since: str = SUBJECTS_SINCE) -> list[str]:
+    """The commits of the repository ``root`` after ``since`` whose subjects are longer than
+    MOST_SUBJECT."""
+    try:
+        log = subprocess.run(
+            ["git", "log", "--format=%h %s", f"{since}..HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"check-structure: commit subjects not checked ({e})", file=sys.stderr)
+        return []
+    return [
+        f"commit {line.split(' ', 1)[0]}: a subject of {len(line.split(' ', 1)[1])} characters "
+        f"(at most {MOST_SUBJECT})"
+        for line in log.splitlines()
+        if len(line.split(" ", 1)[1]) > MOST_SUBJECT
+    ]
+
+
 def main() -> int:
-    broken = python_circles() + rust_circles() + long_files()
+    broken = python_circles() + rust_circles() + long_files() + long_subjects()
     for line in broken:
         print(f"check-structure: {line}", file=sys.stderr)
     if not broken:
-        print("check-structure: no import circle, no long file without its reason")
+        print("check-structure: no import circle, no long file without its reason, no long subject")
     return 1 if broken else 0
 
 

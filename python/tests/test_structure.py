@@ -4,6 +4,7 @@ reason), and these tests hold that the graphs see what they must."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from test_scripts_hostile import script
@@ -68,3 +69,25 @@ def test_the_settings_reference_is_current() -> None:
     for name in ("games", "full_simulations", "c_puct", "captures_weight"):
         assert f"| `{name}` |" in text, name
     assert reference.main([]) == 0, "run scripts/settings-reference.py --write"
+
+
+def test_a_long_commit_subject_is_found(tmp_path: Path) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "A subject of any length before the rule " * 3)
+    base = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "Add a short subject", "-m", "The body " * 20)
+    assert structure.long_subjects(tmp_path, base) == []
+    git("commit", "-q", "--allow-empty", "-m", "x" * 73)
+    (found,) = structure.long_subjects(tmp_path, base)
+    assert found.endswith("a subject of 73 characters (at most 72)")
+    assert structure.long_subjects(tmp_path, "0" * 40) == []  # not in the history: skipped
