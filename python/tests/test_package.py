@@ -350,13 +350,15 @@ def test_the_board_list_is_written_in_prose_once() -> None:
     """The prose of the docs, the configs' comments, the web page and the code's docs names the
     boards by pointing at one list, docs/rules.md's, and that list is the engine's
     (``zertz.BOARDS``): a board added to the engine fails here until the one list says it.
-    Shorter lists of boards (the records' 37, 48 and 61) are other facts."""
+    Shorter lists of boards (the records' 37, 48 and 61) are other facts. docs/settings.md is
+    generated from the engine's own declarations (their docs say the list as the engine makes
+    it), so it is not prose written by hand."""
     number = "|".join(str(b) for b in zertz.BOARDS)
     board = rf"`?\b(?:{number})\b`?"
     written = re.compile(rf"{board}(?:(?:, | or | and |, or |, and ){board}){{3,}}")
     prose = [
         *ROOT.glob("*.md"),
-        *(ROOT / "docs").glob("*.md"),
+        *(p for p in (ROOT / "docs").glob("*.md") if p.name != "settings.md"),
         *(ROOT / "configs").rglob("*.toml"),
         *(ROOT / "python").glob("*.md"),
         *(ROOT / "serve" / "assets").glob("*.*"),
