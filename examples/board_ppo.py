@@ -79,8 +79,7 @@ def main() -> None:
         cloned = clone(
             body, args.dataset, records=args.records, steps=args.clone_steps, seed=args.seed
         )
-    opponent = args.opponent[0] if len(args.opponent) == 1 else args.opponent
-    env = VecMonitor(VecEnv(args.envs, args.board, opponent=opponent, seed=args.seed))
+    env = VecMonitor(VecEnv(args.envs, args.board, opponent=args.opponent, seed=args.seed))
     model = MaskablePPO(
         BoardPolicy,
         env,
