@@ -76,9 +76,9 @@ def engine_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _comments(source: list[str], cls: type) -> dict[str, str]:
-    """Each field of the dataclass ``cls`` with the ``#:`` comment above it in ``source``."""
-    tree = ast.parse("\n".join(source))
+def _comments(source: list[str], tree: ast.Module, cls: type) -> dict[str, str]:
+    """Each field of the dataclass ``cls`` with the ``#:`` comment above it in ``source``, whose
+    syntax tree is ``tree``."""
     (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__]
     found: dict[str, str] = {}
     for item in node.body:
@@ -94,12 +94,13 @@ def _comments(source: list[str], cls: type) -> dict[str, str]:
 
 def training_tables() -> list[str]:
     source = Path(config.__file__).read_text().splitlines()
+    tree = ast.parse("\n".join(source))
     lines: list[str] = []
     for name, cls in config.SECTIONS.items():
         doc = " ".join((cls.__doc__ or "").split())
         lines += ["", f"### `[{name}]`", "", doc, ""]
         lines += ["| name | type | default | what it does |", "|---|---|---|---|"]
-        comments = _comments(source, cls)
+        comments = _comments(source, tree, cls)
         for f in dataclasses.fields(cls):
             if f.default is not dataclasses.MISSING:
                 default = _value(f.default)
