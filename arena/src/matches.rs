@@ -299,36 +299,51 @@ fn play_match_game_until(
     limits: &ProgramLimits,
     stop: &dyn Fn() -> bool,
 ) -> Result<MatchGame, MatchError> {
-    let build = |spec: &PlayerSpec, side| {
-        spec.build_for_time(
-            player_seed(config.settings.seed, game, side),
-            &config.models,
-            limits,
-            config.settings.move_time(),
-        )
-        .map_err(MatchError::Spec)
-    };
-    let mut a = build(&config.a, 0)?;
-    let mut b = build(&config.b, 1)?;
-    let a_is_p0 = game % 2 == 0;
-    let (p0, p1) = if a_is_p0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
-    let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
-    let (start, opening) = match_opening(
-        config.settings.variant(),
-        config.settings.seed,
-        game,
-        config.settings.opening_actions,
-    )?;
-    let played = play_game_until(
-        p0.as_mut(),
-        p1.as_mut(),
-        start,
-        opening,
-        config.settings.max_actions,
-        stop,
+    let mut a = match_bot(&config.a, &config.settings, game, 0, &config.models, limits)?;
+    let mut b = match_bot(&config.b, &config.settings, game, 1, &config.models, limits)?;
+    play_match_game_between(&config.settings, game, a.as_mut(), b.as_mut(), stop)
+}
+
+/// The bot of `spec` as a match with `settings` builds it for game `game`: side 0 is player A,
+/// side 1 player B (seeded by [`player_seed`], at the match's time per move where the spec has
+/// none of its own).
+pub fn match_bot(
+    spec: &PlayerSpec,
+    settings: &MatchSettings,
+    game: usize,
+    side: u64,
+    models: &Models,
+    limits: &ProgramLimits,
+) -> Result<Box<dyn Bot>, MatchError> {
+    spec.build_for_time(
+        player_seed(settings.seed, game, side),
+        models,
+        limits,
+        settings.move_time(),
     )
-    .map_err(|error| MatchError::Bot { game, error })?
-    .ok_or(MatchError::Stopped { games: 0 })?;
+    .map_err(MatchError::Spec)
+}
+
+/// Game `game` of a match with `settings` between bots the caller built for it ([`match_bot`]
+/// builds the engine's; a caller may bring its own, a Python policy say): `a` is player A, P0
+/// in the even games. The game starts from the match's opening ([`match_opening`]) and ends as
+/// every game of a match does; `stop` is asked before and after every decision
+/// ([`MatchError::Stopped`]).
+pub fn play_match_game_between<'a>(
+    settings: &MatchSettings,
+    game: usize,
+    a: &'a mut dyn Bot,
+    b: &'a mut dyn Bot,
+    stop: &dyn Fn() -> bool,
+) -> Result<MatchGame, MatchError> {
+    let a_is_p0 = game % 2 == 0;
+    let (p0, p1) = if a_is_p0 { (a, b) } else { (b, a) };
+    let (p0_name, p1_name) = (p0.name().to_string(), p1.name().to_string());
+    let (start, opening) =
+        match_opening(settings.variant(), settings.seed, game, settings.opening_actions)?;
+    let played = play_game_until(p0, p1, start, opening, settings.max_actions, stop)
+        .map_err(|error| MatchError::Bot { game, error })?
+        .ok_or(MatchError::Stopped { games: 0 })?;
     let players = Some([p0_name, p1_name]);
     let record = GameRecord::of_game(game as u64, &played.game, played.end, played.winner, players);
     let [e0, e1] = played.effort;
