@@ -7,7 +7,7 @@
    ``--clone-steps 0 --start tiny`` starts from nothing.
 2. **PPO** (sb3-contrib's MaskablePPO with ``zertz.sb3.BoardPolicy``: the network's own policy
    and value heads) against ``--opponent`` in ``--envs`` games stepped in Rust, for
-   ``--minutes`` or ``--steps``.
+   ``--minutes`` or ``--steps``, or for what ``--total-minutes`` leaves after cloning.
 3. **The matches**: ``zertz.evaluate`` with paired openings against ``--against`` (the raw
    policy, no search), W/D/L and Elo with 95% intervals.
 4. **The engine**: ``--export agent.safetensors`` writes the network file that ``zertz match
@@ -57,6 +57,12 @@ def main() -> None:
     )
     p.add_argument("--envs", type=int, default=64, help="games stepped together")
     p.add_argument("--minutes", type=float, default=None, help="PPO for this long")
+    p.add_argument(
+        "--total-minutes",
+        type=float,
+        default=None,
+        help="cloning and PPO together for this long (PPO gets what cloning leaves)",
+    )
     p.add_argument("--steps", type=int, default=100_000, help="or for this many steps")
     p.add_argument("--rollout", type=int, default=32, help="steps per game between updates")
     p.add_argument("--batch", type=int, default=512)
@@ -73,6 +79,7 @@ def main() -> None:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     torch.distributions.Distribution.set_default_validate_args(False)
+    began = time.monotonic()
     body = BoardNet(args.start, board=args.board)
     cloned: dict[str, float] = {}
     if args.clone_steps > 0:
@@ -93,8 +100,13 @@ def main() -> None:
         seed=args.seed,
         verbose=0,
     )
-    budget = args.minutes * 60 if args.minutes is not None else float("inf")
-    steps = 10**12 if args.minutes is not None else args.steps
+    if args.total_minutes is not None:
+        budget = args.total_minutes * 60 - (time.monotonic() - began)
+    elif args.minutes is not None:
+        budget = args.minutes * 60
+    else:
+        budget = float("inf")
+    steps = args.steps if budget == float("inf") else 10**12
     started = time.monotonic()
     model.learn(steps, callback=Deadline(budget), progress_bar=False)
     seconds = time.monotonic() - started
