@@ -24,6 +24,7 @@ mod episode;
 mod files;
 mod game;
 mod jobs;
+mod matches;
 mod players;
 mod range;
 mod search;
@@ -53,6 +54,8 @@ mod _zertz {
         dataset, load_records, match_config, match_settings, parse_player, selfplay_config,
         selfplay_settings,
     };
+    #[pymodule_export]
+    use crate::matches::play_match_game;
     #[pymodule_export]
     use crate::players::{PyPlayer, elo, match_opening, match_player_seed};
     #[pymodule_export]

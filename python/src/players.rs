@@ -1,7 +1,7 @@
 //! `zertz.Player`: the engine's players without a network, by their specs
-//! ([`zertz_arena::players::SPEC_GRAMMAR`]), one decision at a time; and what a Python
-//! policy's match needs to stand on the same scale as `zertz match`: the match's openings and
-//! seeds (`match_opening`, `match_player_seed`) and its Elo (`elo`).
+//! ([`zertz_arena::players::SPEC_GRAMMAR`]), one decision at a time; a match's Elo (`elo`);
+//! and its openings and seeds (`match_opening`, `match_player_seed`: `zertz.evaluate` seeds a
+//! network's player with the latter; both leave the public API, deprecated for one release).
 
 use pyo3::prelude::*;
 use zertz_arena::Models;

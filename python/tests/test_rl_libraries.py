@@ -18,6 +18,7 @@ import numpy.typing as npt
 import pytest
 
 import zertz
+from zertz._zertz import play_match_game
 from zertz.agents import evaluate, player
 
 gymnasium = pytest.importorskip("gymnasium")
@@ -271,11 +272,14 @@ def test_evaluate_plays_paired_openings_and_reports_the_engines_elo() -> None:
         assert (r["elo"], r["elo_low"], r["elo_high"]) == zertz.elo(
             r["wins"], r["draws"], r["losses"]
         )
-    # Games 2k and 2k + 1 share their opening.
-    a = zertz.match_opening(37, seed=4, game=2, actions=3)
-    b = zertz.match_opening(37, seed=4, game=3, actions=3)
-    c = zertz.match_opening(37, seed=4, game=4, actions=3)
-    assert a.to_text() == b.to_text() != c.to_text() and len(a.moves) == 3
+    # Games 2k and 2k + 1 share their opening, the policy on each side in turn.
+    games = [
+        play_match_game(first_legal, "random", g, seed=4, opening_actions=3) for g in (2, 3, 4)
+    ]
+    a, b, c = (g["record"]["moves"][:3] for g in games)
+    assert a == b != c
+    assert [g["a_is_p0"] for g in games] == [True, False, True]
+    assert games[0]["record"]["players"] == ["policy", "random"]
     with pytest.raises(ValueError, match="not legal"):
         evaluate(lambda obs, mask: int(np.flatnonzero(~mask)[0]), ["random"], games=2)
     with pytest.raises(ValueError, match="games: must be at least 1 to evaluate, not 0"):
@@ -407,9 +411,7 @@ def test_evaluate_gives_each_player_a_copy_of_the_game() -> None:
     assert evaluate(widening, ["mcts:20"], games=4, seed=3, progress=False) == plain
 
 
-def test_evaluate_names_the_side_whose_answer_was_illegal(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_evaluate_names_the_side_whose_answer_was_illegal() -> None:
     def illegal(observation: Any, mask: npt.NDArray[np.bool_]) -> int:
         return int(np.flatnonzero(~mask)[0])
 
@@ -422,17 +424,20 @@ def test_evaluate_names_the_side_whose_answer_was_illegal(
         def choose(self, game: zertz.Game) -> int:
             return int(np.flatnonzero(~game.legal_action_mask())[0])
 
-    # The engine's players answer legal actions; one that does not stands in for "greedy".
-    real = zertz.agents.player
-    monkeypatch.setattr(
-        zertz.agents,
-        "player",
-        lambda spec, *a, **k: Illegal() if spec == "greedy" else real(spec, *a, **k),
-    )
+    # The engine's players answer legal actions; a Python player that does not stands for one.
     with pytest.raises(
-        ValueError, match=r"^the opponent 'greedy' \(game 0\) answered action \d+, which"
+        ValueError, match=r"^the opponent 'x' \(game 1\) answered action \d+, which"
     ):
-        evaluate(first_legal, ["random", "greedy"], games=2, progress=False)
+        play_match_game(first_legal, Illegal(), 1, who=("the policy", "the opponent 'x'"))
+
+
+def test_the_deprecated_match_helpers_warn() -> None:
+    with pytest.warns(DeprecationWarning, match="zertz.match_opening is deprecated"):
+        opening = zertz.match_opening(37, seed=4, game=2, actions=3)
+    assert len(opening.moves) == 3
+    with pytest.warns(DeprecationWarning, match="zertz.match_player_seed is deprecated"):
+        assert isinstance(zertz.match_player_seed(4, 2, 1), int)
+    assert "match_opening" not in zertz.__all__
 
 
 #: A program that runs ``zertz.evaluate`` against ``sys.argv[1]`` on ``sys.argv[2]`` rings and
@@ -493,3 +498,30 @@ def test_a_signal_stops_the_search_of_an_evaluation(sent: int, last_line: str, s
     assert "finished" not in out
     assert err.strip().splitlines()[-1] == last_line, err
     assert child.returncode == status
+
+
+def test_evaluate_plays_the_engines_match_game_with_python_on_one_side() -> None:
+    """A Python player in the policy's place plays the games the engine's own player plays
+    there: one match loop, the engine's."""
+    mine = evaluate(zertz.Player("alphabeta:1"), ["random"], games=6, seed=7, progress=False)[0]
+    engine = [
+        play_match_game("alphabeta:1", "random", g, seed=7, opening_actions=2)["a_score"]
+        for g in range(6)
+    ]
+    assert mine["wins"] + 0.5 * mine["draws"] == sum(engine)
+    assert mine["wins"] == engine.count(1.0) and mine["losses"] == engine.count(0.0)
+
+
+class _Refusal(Exception):
+    pass
+
+
+def test_a_policys_exception_passes_through_evaluate_unchanged() -> None:
+    def refusing(observation: Any, mask: npt.NDArray[np.bool_]) -> int:
+        assert set(observation) == {"planes", "globals"}
+        raise _Refusal("no")
+
+    with pytest.raises(_Refusal, match=r"^no$"):
+        evaluate(refusing, ["greedy"], games=2, observation="dict", progress=False)
+    with pytest.raises(ValueError, match=r"^the policy \(game 0\) answered 1.5, not an action"):
+        evaluate(lambda obs, mask: 1.5, ["random"], games=2, progress=False)

@@ -44,8 +44,6 @@ from zertz._zertz import (
     elo,
     load_records,
     match_config,
-    match_opening,
-    match_player_seed,
     match_settings,
     mcts_settings,
     observation_shape,
@@ -94,7 +92,25 @@ ENGINE_NAMES = frozenset(
 )
 
 
+#: Names kept for one release, with what replaces them: each warns (DeprecationWarning).
+DEPRECATED = {
+    "match_opening": "zertz.evaluate plays the engine's match, openings included",
+    "match_player_seed": "zertz.evaluate plays the engine's match, seeds included",
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name in DEPRECATED:
+        import warnings
+
+        import zertz._zertz
+
+        warnings.warn(
+            f"zertz.{name} is deprecated and goes in the next release: {DEPRECATED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(zertz._zertz, name)
     # The engine (libtorch) and the training side (networks, the loop, matplotlib for plots)
     # are imported on first use, so that `import zertz` stays quick and needs numpy alone.
     if name in ENGINE_NAMES:
@@ -177,8 +193,6 @@ __all__ = [
     "load_shards",
     "match",
     "match_config",
-    "match_opening",
-    "match_player_seed",
     "match_settings",
     "mcts_settings",
     "observation_shape",

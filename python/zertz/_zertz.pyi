@@ -47,6 +47,7 @@ __all__ = [
     "parse_player",
     "partial_owner",
     "partial_path",
+    "play_match_game",
     "process_runs",
     "read_bounded",
     "ring_cells",
@@ -515,6 +516,23 @@ def match_opening(
 
 def match_player_seed(seed: int, game: int, side: int) -> int:
     """The seed a match seeded ``seed`` gives player A (side 0) or B (side 1) of game ``game``."""
+
+def play_match_game(
+    a: str | Callable[..., Any] | Any,
+    b: str | Callable[..., Any] | Any,
+    game: int,
+    *,
+    observation: str = "flat",
+    who: tuple[str, str] | None = None,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Game ``game`` of a match (``zertz.match``'s keywords: ``board``, ``blitz``, ``seed``,
+    ``opening_actions``, ``max_actions``, ``move_time``, ...) between ``a`` (player A, P0 in the
+    even games) and ``b``: each an engine player's spec (not a network's) or a Python agent, a
+    policy ``policy(observation, mask) -> action`` (observations of the kind ``observation``) or
+    a player ``choose(game) -> action``. ``who`` names the sides in errors. Returns
+    ``{"record", "a_is_p0", "actions", "a_score"}``; an agent's exception is raised unchanged, an
+    answer that is not a legal action index is a ValueError naming its side and the game."""
 
 def elo(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
     """The Elo difference of these results with its 95% interval, as ``zertz match`` reports it:

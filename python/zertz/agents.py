@@ -40,9 +40,9 @@ from zertz._zertz import (
     Player,
     elo,
     match_config,
-    match_opening,
     match_player_seed,
     parse_player,
+    play_match_game,
 )
 from zertz.episode import check_observation, observe
 from zertz.optional import needs_engine
@@ -102,21 +102,6 @@ def agent_answer(agent: Agent, game: Game, observation: str, who: str = "the pol
         return int(np.asarray(answer).item())
     except (TypeError, ValueError) as e:
         raise ValueError(f"{who} answered {answer!r}, not an action index") from e
-
-
-def policy_action(agent: Agent, game: Game, observation: str, who: str = "the policy") -> int:
-    """The legal action index that ``agent`` answers for ``game``'s player to move (a policy is
-    given the observation of ``observation``'s kind and a copy of the mask, a player a copy of
-    the game, so that neither changes what its answer is checked against); ValueError for an
-    answer that is not an integer or not legal (naming ``who``)."""
-    mask = game.legal_action_mask()
-    action = agent_answer(agent, game, observation, who)
-    if not 0 <= action < len(mask) or not mask[action]:
-        raise ValueError(
-            f"{who} answered action {action}, which is not legal in this position "
-            f"(its legal actions: {int(mask.sum())} of {len(mask)}; give the policy the mask)"
-        )
-    return action
 
 
 def score_line(result: dict[str, Any]) -> str:
@@ -212,7 +197,8 @@ def evaluate(
 ) -> list[dict[str, Any]]:
     """Plays ``policy`` (a Python policy, or a player: anything with ``choose(game)``, such as
     :func:`player`'s) against each of ``opponents`` (engine player specs) for ``games`` games
-    each, as ``zertz match`` plays a match: games ``2k`` and ``2k + 1`` start from the same
+    each, in the engine's match games (``zertz._zertz.play_match_game``, the policy as player
+    A): games ``2k`` and ``2k + 1`` start from the same
     ``opening_actions`` random actions (paired openings) with the policy on each side in turn
     (P0 in the even games), the opponents seeded as the match seeds its player B (a network's
     player loads once, seeded as game 0's), and a game
@@ -248,38 +234,38 @@ def evaluate(
     if games < 1:
         raise ValueError(f"games: must be at least 1 to evaluate, not {games}")
     results = []
+    settings = {
+        "board": board,
+        "blitz": blitz,
+        "seed": seed,
+        "opening_actions": opening_actions,
+        "max_actions": max_actions,
+    }
     for spec, first in _opponents(opponents, board, blitz, seed):
-        # A network loads once for the match (its searches are seeded as game 0's player B);
-        # the other players are built for each game, seeded as the match seeds them (game 0's
-        # was built by the checks).
-        network = first if parse_player(spec)["model"] is not None else None
+        # The engine builds its players for each game, seeded as the match seeds its player B;
+        # a network is the engine package's, loaded once for the match (its searches seeded as
+        # game 0's player B) and played as a Python player.
+        side: str | PlayerLike = first if parse_player(spec)["model"] is not None else spec
         wins = draws = losses = 0
         started = time.monotonic()
         # The count of each game on a terminal; the result line everywhere.
         live = progress and sys.stderr.isatty()
         for g in range(games):
-            if network is not None or g == 0:
-                opponent = network or first
-            else:
-                opponent = player(spec, board, blitz, seed=match_player_seed(seed, g, 1))
-            game = match_opening(board, blitz, seed=seed, game=g, actions=opening_actions)
-            policy_side = "P0" if g % 2 == 0 else "P1"
-            actions = opening_actions  # the match's limit counts the opening's actions
-            while not game.is_over and actions < max_actions:
-                if game.to_play == policy_side:
-                    action = policy_action(policy, game, kind, f"the policy (game {g})")
-                else:
-                    who = f"the opponent {spec!r} (game {g})"
-                    action = policy_action(opponent, game, kind, who)
-                game.play(action)
-                actions += 1
-            outcome = game.outcome
-            if outcome is None or outcome == "draw":
-                draws += 1
-            elif outcome == policy_side:
+            played = play_match_game(
+                policy,
+                side,
+                g,
+                observation=kind,
+                who=("the policy", f"the opponent {spec!r}"),
+                **settings,
+            )
+            score = played["a_score"]
+            if score == 1.0:
                 wins += 1
-            else:
+            elif score == 0.0:
                 losses += 1
+            else:
+                draws += 1
             if live:
                 done = g + 1
                 print(

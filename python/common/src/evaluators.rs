@@ -28,7 +28,8 @@ pub(crate) struct PyEvaluator {
 pub struct Raised(Arc<Mutex<Option<PyErr>>>);
 
 impl Raised {
-    pub(crate) fn keep(&self, e: PyErr) {
+    /// Keeps `e` unless an exception is kept already.
+    pub fn keep(&self, e: PyErr) {
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         slot.get_or_insert(e);
     }

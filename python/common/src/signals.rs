@@ -52,25 +52,34 @@ pub fn run_detached<T: Send>(
     job: impl FnOnce() -> Result<T, Error> + Send,
 ) -> (Result<T, Error>, Option<PyErr>) {
     let mut signals = Signals::new();
-    let result = py.detach(|| {
-        std::thread::scope(|scope| {
-            // The runner says when it is done, so that a short job is not held to the next
-            // check (a player's quick decision).
-            let (done, finished) = std::sync::mpsc::channel::<()>();
-            let runner = scope.spawn(move || {
-                let result = guard(job);
-                let _ = done.send(());
-                result
-            });
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                finished.recv_timeout(SIGNAL_CHECK)
-            {
-                if signals.raised() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-            runner.join().unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
-        })
-    });
+    let result = py.detach(|| watch(&mut signals, stop, job));
     (result, signals.raised.take())
+}
+
+/// Runs `job` on a thread of its own while this thread (the one Python called from, with the GIL
+/// released) looks for a signal in `signals`, setting `stop` when one comes; the job's result (a
+/// panic becomes [`Error::Internal`]). [`run_detached`] for a caller already detached.
+pub fn watch<T: Send>(
+    signals: &mut Signals,
+    stop: &AtomicBool,
+    job: impl FnOnce() -> Result<T, Error> + Send,
+) -> Result<T, Error> {
+    std::thread::scope(|scope| {
+        // The runner says when it is done, so that a short job is not held to the next check (a
+        // player's quick decision).
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let runner = scope.spawn(move || {
+            let result = guard(job);
+            let _ = done.send(());
+            result
+        });
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            finished.recv_timeout(SIGNAL_CHECK)
+        {
+            if signals.raised() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        runner.join().unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
+    })
 }
