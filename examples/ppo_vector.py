@@ -39,8 +39,8 @@ from torch import nn
 
 import zertz
 from zertz.agents import score_line
-from zertz.episode import observation_size
 from zertz.gymnasium import VectorEnv
+from zertz.observation import observation_size
 
 
 class Agent(nn.Module):

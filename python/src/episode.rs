@@ -1,4 +1,4 @@
-//! `zertz.episode.Episode`: one game under the rules of an episode, the engine's own
+//! `zertz.Episode`: one game under the rules of an episode, the engine's own
 //! (`zertz_vecenv::Episode`, which the `VecEnv` runs for each game of its batch), against an
 //! opponent written in Python or between two players. The Gymnasium and PettingZoo
 //! environments wrap it.
@@ -12,7 +12,7 @@ use zertz_env::{Action, Board, Game, MarbleSet, Player, Position, Variant};
 use zertz_vecenv::{Episode, Step, StepError};
 
 use crate::args::{BoardArg, IndexArg, IntArg};
-use crate::error::{Error, guard, lock_or_busy, parse_player, player_name};
+use crate::error::{Error, first_player_arg, guard, lock_or_busy, parse_player, player_name};
 use crate::game::PyGame;
 
 /// What one step did: the player who acted (`mover`), both players' rewards (`rewards`: P0's,
@@ -176,15 +176,25 @@ impl PyEpisode {
 
 #[pymethods]
 impl PyEpisode {
-    /// A new episode: `board` rings, the blitz marble set or not, `first` ("P0" or "P1") to
-    /// move, truncated after `max_steps` actions (at least 1).
+    /// A new episode: `board` rings, the blitz marble set or not, `first_player` ("P0" or "P1")
+    /// to move (`first`, its old name, is deprecated), truncated after `max_steps` actions (at
+    /// least 1).
     #[new]
     #[pyo3(
-        signature = (board = BoardArg(Board::R37), blitz = false, first = "P0",
-                     max_steps = IntArg(Ok(i64::from(zertz_vecenv::DEFAULT_MAX_STEPS)))),
-        text_signature = "(board=37, blitz=False, first='P0', max_steps=1000)"
+        signature = (board = BoardArg(Board::R37), blitz = false, first_player = None,
+                     max_steps = IntArg(Ok(i64::from(zertz_vecenv::DEFAULT_MAX_STEPS))), *,
+                     first = None),
+        text_signature = "(board=37, blitz=False, first_player='P0', max_steps=1000)"
     )]
-    fn new(board: BoardArg, blitz: bool, first: &str, max_steps: IntArg) -> Result<Self, Error> {
+    fn new(
+        py: Python<'_>,
+        board: BoardArg,
+        blitz: bool,
+        first_player: Option<&str>,
+        max_steps: IntArg,
+        first: Option<&str>,
+    ) -> Result<Self, Error> {
+        let side = first_player_arg(py, first_player, first)?;
         guard(|| {
             // Any Python int: one past the engine's u32 is named, not an OverflowError.
             let steps = max_steps.0.as_ref().ok().and_then(|&m| u32::try_from(m).ok());
@@ -194,7 +204,7 @@ impl PyEpisode {
                     "max_steps must be at least 1 and at most {most}, not {max_steps}"
                 ))
             })?;
-            let start = Position::new(Variant::of_blitz(board.0, blitz), parse_player(first)?);
+            let start = Position::new(Variant::of_blitz(board.0, blitz), side);
             let (episode, game) = (Episode::new(start, max_steps), Game::from_position(start));
             let state = State { episode, game, opponent: None };
             Ok(PyEpisode { state: Mutex::new(state) })
@@ -280,13 +290,19 @@ impl PyEpisode {
         Ok(())
     }
 
-    /// Starts the episode again from the start, `first` ("P0" or "P1") to move, and plays the
-    /// opponent's first turn where it begins; the opponent's actions (indices). The episode is
-    /// whole again after a failure.
-    #[pyo3(signature = (first = "P0"))]
-    fn restart(&self, py: Python<'_>, first: &str) -> Result<Vec<usize>, Error> {
+    /// Starts the episode again from the start, `first_player` ("P0" or "P1") to move (`first`,
+    /// its old name, is deprecated), and plays the opponent's first turn where it begins; the
+    /// opponent's actions (indices). The episode is whole again after a failure.
+    #[pyo3(signature = (first_player = None, *, first = None))]
+    fn restart(
+        &self,
+        py: Python<'_>,
+        first_player: Option<&str>,
+        first: Option<&str>,
+    ) -> Result<Vec<usize>, Error> {
+        let side = first_player_arg(py, first_player, first)?;
         let mut state = self.state()?;
-        let start = Position::new(state.episode.position().variant(), parse_player(first)?);
+        let start = Position::new(state.episode.position().variant(), side);
         state.episode.restart(start);
         state.game = Game::from_position(start);
         Ok(PyEpisode::opponent_turn(py, &mut state)?.0)

@@ -11,7 +11,7 @@ use zertz_env::sgf::Record;
 use zertz_env::{Action, Board, Game, MarbleSet, Outcome, Player, Position, Variant, notation};
 
 use crate::args::{BoardArg, IndexArg, MoveArg};
-use crate::error::{Error, guard, parse_player, player_name};
+use crate::error::{Error, first_player_arg, guard, parse_player, player_name};
 use crate::svg;
 
 /// A ZÈRTZ game: the current position and the moves that led to it (third repetition draws).
@@ -98,16 +98,25 @@ impl PyGame {
 #[pymethods]
 impl PyGame {
     /// A new game from the start position: `board` rings (one of `zertz.BOARDS`), the blitz
-    /// marble set or the standard one, `first` ("P0" or "P1") to move.
+    /// marble set or the standard one, `first_player` ("P0" or "P1") to move (`first`, its old
+    /// name, is deprecated).
     #[new]
     #[pyo3(
-        signature = (board = BoardArg(Board::R37), blitz = false, first = "P0"),
-        text_signature = "(board=37, blitz=False, first='P0')"
+        signature = (board = BoardArg(Board::R37), blitz = false, first_player = None, *,
+                     first = None),
+        text_signature = "(board=37, blitz=False, first_player='P0')"
     )]
-    fn new(board: BoardArg, blitz: bool, first: &str) -> Result<PyGame, Error> {
+    fn new(
+        py: Python<'_>,
+        board: BoardArg,
+        blitz: bool,
+        first_player: Option<&str>,
+        first: Option<&str>,
+    ) -> Result<PyGame, Error> {
+        let side = first_player_arg(py, first_player, first)?;
         guard(|| {
             let variant = Variant::of_blitz(board.0, blitz);
-            Ok(PyGame { game: Game::new(variant, parse_player(first)?) })
+            Ok(PyGame { game: Game::new(variant, side) })
         })
     }
 

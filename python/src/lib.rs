@@ -10,7 +10,7 @@
 //!
 //! - `game::PyGame` (`zertz.Game`): a game with its history, moves in notation or as action
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
-//! - `episode::PyEpisode` (`zertz.episode.Episode`): one game under the rules of an episode, the
+//! - `episode::PyEpisode` (`zertz.Episode`): one game under the rules of an episode, the
 //!   engine's (`zertz_vecenv::Episode`), which the Gymnasium and PettingZoo environments wrap.
 //! - `files`: the reading of the files users name, regular files within the bound of their
 //!   kind (`zertz_env::files`), for `zertz.files`.
@@ -57,7 +57,7 @@ mod _zertz {
     #[pymodule_export]
     use crate::matches::play_match_game;
     #[pymodule_export]
-    use crate::players::{PyPlayer, elo, match_opening, match_player_seed};
+    use crate::players::{PyBot, elo, match_opening, match_player_seed};
     #[pymodule_export]
     use crate::range::PyRange;
     #[pymodule_export]

@@ -1,4 +1,4 @@
-//! `zertz.Player`: the engine's players without a network, by their specs
+//! `zertz.Bot`: the engine's players without a network, by their specs
 //! ([`zertz_arena::players::SPEC_GRAMMAR`]), one decision at a time; a match's Elo (`elo`);
 //! and its openings and seeds (`match_opening`, `match_player_seed`: `zertz.evaluate` seeds a
 //! network's player with the latter; both leave the public API, deprecated for one release).
@@ -17,22 +17,22 @@ use crate::game::PyGame;
 pub const NETWORK_PLAYERS: &str = "a network's player (nn:) is the engine's: zertz.player() \
      builds it where the engine is installed (pip install 'zertz[train]')";
 
-/// One of the engine's players, asked for one single action at a time: `Player("greedy")`,
-/// `Player("mcts:200", seed=3)`, `Player("alphabeta:2")`. `choose(game)` returns the action
+/// The bot of one of the engine's players, asked for one single action at a time: `Bot("greedy")`,
+/// `Bot("mcts:200", seed=3)`, `Bot("alphabeta:2")`. `choose(game)` returns the action
 /// index (in the game's action space) it plays in the game's current position, with the GIL
 /// released (a search stops at Ctrl-C: `KeyboardInterrupt`). `seed` drives its random choices.
 /// A network's player (`nn:`) is the engine's: build it with `zertz.player`.
-#[pyclass(name = "Player", module = "zertz")]
+#[pyclass(name = "Bot", module = "zertz")]
 #[derive(Debug)]
-pub struct PyPlayer {
+pub struct PyBot {
     player: BotPlayer,
 }
 
 #[pymethods]
-impl PyPlayer {
+impl PyBot {
     #[new]
     #[pyo3(signature = (spec, *, seed=0))]
-    fn new(spec: &str, seed: u64) -> Result<PyPlayer, Error> {
+    fn new(spec: &str, seed: u64) -> Result<PyBot, Error> {
         guard(|| {
             let parsed = parse_spec(spec)?;
             if parsed.network().is_some() {
@@ -40,7 +40,7 @@ impl PyPlayer {
             }
             let bot =
                 parsed.build(seed, &Models::new()).map_err(|e| Error::Shape(e.to_string()))?;
-            Ok(PyPlayer { player: BotPlayer::new(&parsed, bot) })
+            Ok(PyBot { player: BotPlayer::new(&parsed, bot) })
         })
     }
 
@@ -59,7 +59,7 @@ impl PyPlayer {
     }
 
     fn __repr__(&self) -> String {
-        format!("Player({:?})", self.player.name())
+        format!("Bot({:?})", self.player.name())
     }
 }
 

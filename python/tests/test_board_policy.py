@@ -16,9 +16,9 @@ import zertz
 import zertz.sb3
 from zertz._zertz import shard_glob
 from zertz.boardnet import BoardNet, board_of_actions, freeze_batch_norm
-from zertz.episode import flatten
 from zertz.exported import export, load_network
 from zertz.nn import NetConfig, ZertzNet
+from zertz.observation import flatten
 
 pytestmark = pytest.mark.engine
 

@@ -299,8 +299,8 @@ def test_a_players_search_threads_leave_torchs_threads_as_they_were() -> None:
     torch.set_num_threads(2)
     try:
         game = zertz.Game(37)
-        one = zertz_engine.Player("nn:builtin:64", search_threads=1, device="cpu")
-        two = [zertz_engine.Player("nn:builtin:64", search_threads=2, device="cpu") for _ in "ab"]
+        one = zertz_engine.Bot("nn:builtin:64", search_threads=1, device="cpu")
+        two = [zertz_engine.Bot("nn:builtin:64", search_threads=2, device="cpu") for _ in "ab"]
         assert game.legal_action_mask()[one.choose(game)]
         assert two[0].choose(game) == two[1].choose(game)
         assert torch.get_num_threads() == 2
@@ -308,7 +308,7 @@ def test_a_players_search_threads_leave_torchs_threads_as_they_were() -> None:
         torch.set_num_threads(before)
     for bad in (0, -1, 10_000):
         with pytest.raises(ValueError, match="search_threads must be from 1 to 256"):
-            zertz_engine.Player("nn:builtin", search_threads=bad)
+            zertz_engine.Bot("nn:builtin", search_threads=bad)
 
 
 def test_a_match_reports_each_sides_cpu_seconds_and_search_threads() -> None:
@@ -564,7 +564,7 @@ def test_self_play_and_match_records_are_one_type(tmp_path: Path) -> None:
     keys = {"game", "board", "blitz", "first", "moves", "winner", "end", "captures"}
     for r in records:
         assert set(r) == keys and r["board"] == 48
-        game = zertz.Game(48, first=r["first"])
+        game = zertz.Game(48, first_player=r["first"])
         for m in r["moves"]:
             game.play(m)
         assert r["end"] in {"win", "resign", "draw", "repetition", "limit"}

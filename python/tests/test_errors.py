@@ -31,7 +31,7 @@ def test_board_of_wrong_type() -> None:
 
 def test_unknown_player() -> None:
     with pytest.raises(ValueError, match='unknown player "P2"'):
-        zertz.Game(first="P2")
+        zertz.Game(first_player="P2")
 
 
 def test_illegal_move_is_named() -> None:

@@ -2606,7 +2606,7 @@ def _fuzz_front(
             return out
 
         return env, gstep, lambda: env.reset(seed=2)
-    env = zertz.episode.Episode(37, first="P1")
+    env = zertz.Episode(37, first_player="P1")
     env.set_opponent(lambda game: opponent.answer(game.legal_action_mask()))
 
     def estep() -> Any:

@@ -35,7 +35,7 @@ def test_new_game_defaults() -> None:
 @pytest.mark.parametrize("board", zertz.BOARDS)
 @pytest.mark.parametrize("blitz", [False, True])
 def test_every_variant(board: int, blitz: bool) -> None:
-    g = zertz.Game(board, blitz=blitz, first="P1")
+    g = zertz.Game(board, blitz=blitz, first_player="P1")
     assert (g.board, g.blitz, g.to_play) == (board, blitz, "P1")
     assert g.pool == ((5, 7, 9) if blitz else (6, 8, 10))
     assert g.action_space_size == zertz.action_space_size(board)
@@ -44,7 +44,7 @@ def test_every_variant(board: int, blitz: bool) -> None:
 
 
 def test_keywords_and_case() -> None:
-    g = zertz.Game(board=48, blitz=True, first="p1")
+    g = zertz.Game(board=48, blitz=True, first_player="p1")
     assert (g.board, g.blitz, g.to_play) == (48, True, "P1")
 
 
@@ -139,3 +139,19 @@ def test_moves_replay_to_same_position() -> None:
     assert h.to_text() == g.to_text()
     assert h.outcome == g.outcome
     assert h.moves == g.moves
+
+
+def test_first_is_the_deprecated_name_of_first_player() -> None:
+    # (The stubs leave the old name out, so that type checkers flag it.)
+    with pytest.warns(DeprecationWarning, match="use first_player="):
+        game = zertz.Game(37, first="P1")  # type: ignore[call-arg]
+    assert game.to_play == "P1"
+    with pytest.warns(DeprecationWarning, match="use first_player="):
+        episode = zertz.Episode(37, first="P1")  # type: ignore[call-arg]
+    sides = [episode.game.to_play]
+    with pytest.warns(DeprecationWarning, match="use first_player="):
+        episode.restart(first="P0")  # type: ignore[call-arg]
+    sides.append(episode.game.to_play)
+    assert sides == ["P1", "P0"]
+    with pytest.raises(TypeError, match="give first_player only"):
+        zertz.Game(37, first_player="P0", first="P1")  # type: ignore[call-arg]

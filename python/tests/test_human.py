@@ -51,11 +51,11 @@ def test_dataset_shards_hold_the_moves_played(dataset: Path) -> None:
     shards = sorted((dataset / "validation").glob("shard-37-*.npz"))
     data = zertz.load_shards(shards, zertz.action_space_size(37))
     rows = np.flatnonzero(data["game_id"] == game["game"])
-    g = zertz.Game(37, first=game["first"])
+    g = zertz.Game(37, first_player=game["first"])
     for move in game["moves"]:
         g.play(move)
     assert len(rows) == game["samples"] and g.is_over
-    replay = zertz.Game(37, first=game["first"])
+    replay = zertz.Game(37, first_player=game["first"])
     for k, row in enumerate(rows):
         assert data["move_number"][row] == k
         played = int(np.argmax(data["policy"][row]))
@@ -84,7 +84,7 @@ class Oracle(torch.nn.Module):
         for game in validation_games(dataset):
             first.setdefault(game["board"], game)
         for game in first.values():
-            g = zertz.Game(game["board"], first=game["first"])
+            g = zertz.Game(game["board"], first_player=game["first"])
             for move in game["moves"]:
                 mover = g.to_play
                 result = (

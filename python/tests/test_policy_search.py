@@ -14,7 +14,7 @@ import pytest
 
 import zertz
 from zertz.agents import PlayerLike
-from zertz.episode import flatten
+from zertz.observation import flatten
 from zertz.search_policy import (
     PolicyEvaluator,
     SearchPlayer,

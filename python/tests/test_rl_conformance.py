@@ -1,6 +1,6 @@
 """One conformance test for every RL front end: ``zertz.VecEnv`` (Rust), the Gymnasium vector and
 single-game environments and the PettingZoo environment play the same actions and must report
-the same rewards, ends and forfeits, those that the rules of an episode (``zertz.episode``) give,
+the same rewards, ends and forfeits, those that the rules of an episode (``zertz.Episode``) give,
 computed here again from ``zertz.Game`` alone."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pytest
 
 import zertz
-from zertz.episode import Episode
+from zertz import Episode
 
 pytest.importorskip("gymnasium")
 pytest.importorskip("pettingzoo")
@@ -151,7 +151,7 @@ class AecFront:
 
 
 class EpisodeFront:
-    name = "zertz.episode"
+    name = "zertz.Episode"
 
     def __init__(self, board: int, blitz: bool, max_steps: int) -> None:
         self.episode = Episode(board, blitz, "P0", max_steps)
@@ -377,12 +377,12 @@ class GymOpponentFront:
 
 
 class EpisodeOpponentFront:
-    """``zertz.episode.Episode`` with ``opponent(game)``."""
+    """``zertz.Episode`` with ``opponent(game)``."""
 
     name = "Episode"
 
     def __init__(self, opponent: Opponent) -> None:
-        self.episode = Episode(37, first="P1")
+        self.episode = Episode(37, first_player="P1")
         self.episode.set_opponent(lambda game: opponent.answer(game.legal_action_mask()))
 
     def reset(self) -> None:

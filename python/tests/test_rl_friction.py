@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import zertz
-from zertz.episode import rgb_array
+from zertz.observation import rgb_array
 from zertz.optional import INSTALL_ENGINE, missing_engine
 
 from conftest import run_example
@@ -352,5 +352,5 @@ def test_torchrl_wraps_the_rust_vector_environment() -> None:
         env = envs.GymWrapper(gymnasium.make_vec(ENV_ID, num_envs=8, opponent=opponent))
         utils.check_env_specs(env)
         data = env.rollout(5, break_when_any_done=False)
-        assert data["next", "observation"].shape == (8, 5, zertz.episode.observation_size(37))
+        assert data["next", "observation"].shape == (8, 5, zertz.observation.observation_size(37))
         assert data["next", "action_mask"].shape == (8, 5, zertz.action_space_size(37))

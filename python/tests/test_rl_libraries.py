@@ -57,7 +57,7 @@ def play_out(env: ZertzEnv, seed: int) -> tuple[float, list[float], dict[str, An
 )
 def test_the_learner_gets_its_own_result_against_any_opponent(opponent: str) -> None:
     opp: Any = {
-        "player": zertz.Player("greedy", seed=3),
+        "player": zertz.Bot("greedy", seed=3),
         "callable": random_policy(1),
     }.get(opponent, opponent)
     env = ZertzEnv(37, blitz=True, opponent=opp)
@@ -128,12 +128,12 @@ def test_self_play_through_the_opponent_sees_both_results() -> None:
 def test_the_ids_are_registered() -> None:
     env = gymnasium.make(ENV_ID, board=61, opponent="greedy")
     obs, _ = env.reset(seed=0)
-    assert obs.shape == (zertz.episode.observation_size(61),)
+    assert obs.shape == (zertz.observation.observation_size(61),)
     assert env.unwrapped.action_masks().shape == (zertz.action_space_size(61),)
     envs = gymnasium.make_vec(ENV_ID, num_envs=8, vectorization_mode="vector_entry_point")
     assert isinstance(envs, VectorEnv)
     obs, _ = envs.reset(seed=0)
-    assert obs.shape == (8, zertz.episode.observation_size(37))
+    assert obs.shape == (8, zertz.observation.observation_size(37))
     # Gymnasium's own vectorisation of the single game works too.
     sync = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync", opponent="random")
     sync.reset(seed=0)
@@ -298,7 +298,7 @@ def test_evaluate_plays_paired_openings_and_reports_the_engines_elo() -> None:
 def test_evaluate_plays_the_games_of_zertz_match() -> None:
     # A deterministic engine player in the policy's place: evaluate's games are zertz.match's.
     mine = evaluate(
-        zertz.Player("alphabeta:1"), ["random"], games=8, seed=7, opening_actions=2, progress=False
+        zertz.Bot("alphabeta:1"), ["random"], games=8, seed=7, opening_actions=2, progress=False
     )[0]
     theirs = zertz.match("alphabeta:1", "random", games=8, seed=7, opening_actions=2, threads=1)
     got = (mine["wins"], mine["draws"], mine["losses"])
@@ -503,7 +503,7 @@ def test_a_signal_stops_the_search_of_an_evaluation(sent: int, last_line: str, s
 def test_evaluate_plays_the_engines_match_game_with_python_on_one_side() -> None:
     """A Python player in the policy's place plays the games the engine's own player plays
     there: one match loop, the engine's."""
-    mine = evaluate(zertz.Player("alphabeta:1"), ["random"], games=6, seed=7, progress=False)[0]
+    mine = evaluate(zertz.Bot("alphabeta:1"), ["random"], games=6, seed=7, progress=False)[0]
     engine = [
         play_match_game("alphabeta:1", "random", g, seed=7, opening_actions=2)["a_score"]
         for g in range(6)
@@ -525,3 +525,18 @@ def test_a_policys_exception_passes_through_evaluate_unchanged() -> None:
         evaluate(refusing, ["greedy"], games=2, observation="dict", progress=False)
     with pytest.raises(ValueError, match=r"^the policy \(game 0\) answered 1.5, not an action"):
         evaluate(lambda obs, mask: 1.5, ["random"], games=2, progress=False)
+
+
+def test_player_is_the_deprecated_name_of_bot() -> None:
+    with pytest.warns(DeprecationWarning, match="use zertz.Bot"):
+        old = zertz.Player
+    assert old is zertz.Bot and "Player" not in zertz.__all__
+    assert repr(zertz.Bot("greedy")) == 'Bot("greedy")'
+
+
+def test_the_episode_module_is_deprecated() -> None:
+    sys.modules.pop("zertz.episode", None)
+    with pytest.warns(DeprecationWarning, match="use zertz.Episode and zertz.observation"):
+        import zertz.episode
+    assert zertz.episode.Episode is zertz.Episode
+    assert zertz.episode.flatten is zertz.observation.flatten

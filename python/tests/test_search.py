@@ -25,7 +25,7 @@ def test_uniform_search_distributes_visits() -> None:
     games = [zertz.Game(), zertz.Game(48)]
     with pytest.raises(ValueError, match="one board"):
         mcts.search(games, 10)
-    policies, values, visits = mcts.search([zertz.Game(), zertz.Game(first="P1")], 100)
+    policies, values, visits = mcts.search([zertz.Game(), zertz.Game(first_player="P1")], 100)
     assert policies.shape == (2, zertz.action_space_size(37))
     np.testing.assert_allclose(policies.sum(axis=1), 1.0, rtol=1e-5)
     assert (visits == 100).all()

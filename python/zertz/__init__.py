@@ -35,8 +35,10 @@ from zertz._zertz import (
     PLAYER_SPECS,
     SHARD_FORMAT_VERSION,
     VECENV_MAX_BYTES,
+    Bot,
+    Episode,
     Game,
-    Player,
+    Step,
     VecEnv,
     __version__,
     action_space_size,
@@ -92,10 +94,18 @@ ENGINE_NAMES = frozenset(
 )
 
 
-#: Names kept for one release, with what replaces them: each warns (DeprecationWarning).
+#: Names kept for one release: each warns (DeprecationWarning), saying what replaces it, and
+#: gives the native module's attribute of the second name.
 DEPRECATED = {
-    "match_opening": "zertz.evaluate plays the engine's match, openings included",
-    "match_player_seed": "zertz.evaluate plays the engine's match, seeds included",
+    "Player": ("use zertz.Bot (a player is a side, P0 or P1; a bot plays one)", "Bot"),
+    "match_opening": (
+        "zertz.evaluate plays the engine's match, openings included",
+        "match_opening",
+    ),
+    "match_player_seed": (
+        "zertz.evaluate plays the engine's match, seeds included",
+        "match_player_seed",
+    ),
 }
 
 
@@ -105,12 +115,13 @@ def __getattr__(name: str) -> Any:
 
         import zertz._zertz
 
+        why, native = DEPRECATED[name]
         warnings.warn(
-            f"zertz.{name} is deprecated and goes in the next release: {DEPRECATED[name]}",
+            f"zertz.{name} is deprecated and goes in the next release: {why}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(zertz._zertz, name)
+        return getattr(zertz._zertz, native)
     # The engine (libtorch) and the training side (networks, the loop, matplotlib for plots)
     # are imported on first use, so that `import zertz` stays quick and needs numpy alone.
     if name in ENGINE_NAMES:
@@ -175,9 +186,11 @@ __all__ = [
     "PRECISIONS",
     "SHARD_FORMAT_VERSION",
     "VECENV_MAX_BYTES",
+    "Bot",
+    "Episode",
     "Game",
-    "Player",
     "SearchPlayer",
+    "Step",
     "VecEnv",
     "__version__",
     "action_space_size",

@@ -24,9 +24,9 @@ __all__ = [
     "PLAYER_SPECS",
     "SHARD_FORMAT_VERSION",
     "VECENV_MAX_BYTES",
+    "Bot",
     "Episode",
     "Game",
-    "Player",
     "Range",
     "Step",
     "VecEnv",
@@ -142,7 +142,7 @@ def symmetry_tables(board: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.i
 class Game:
     """A ZÈRTZ game: the current position and the moves that led to it."""
 
-    def __new__(cls, board: int = 37, blitz: bool = False, first: str = "P0") -> Game: ...
+    def __new__(cls, board: int = 37, blitz: bool = False, first_player: str = "P0") -> Game: ...
     @staticmethod
     def from_text(text: str) -> Game:
         """A game that starts from a position in the text format (see ``to_text``)."""
@@ -339,7 +339,7 @@ class Episode:
         cls,
         board: int = 37,
         blitz: bool = False,
-        first: str = "P0",
+        first_player: str = "P0",
         max_steps: SupportsIndex = 1000,
     ) -> Episode: ...
     def set_opponent(
@@ -348,9 +348,9 @@ class Episode:
         """Plays the side that is not ``learner``'s with ``opponent(game) -> action index``,
         given a copy of the game where it is to move (None: two players), from the next step or
         restart on."""
-    def restart(self, first: str = "P0") -> list[int]:
-        """Starts again from the start with ``first`` to move and plays the opponent's first turn
-        where it begins; its actions. The episode is whole again after a failure."""
+    def restart(self, first_player: str = "P0") -> list[int]:
+        """Starts again from the start with ``first_player`` to move and plays the opponent's
+        first turn where it begins; its actions. The episode is whole again after a failure."""
     @property
     def game(self) -> Game:
         """The game of the episode, with its moves: a copy."""
@@ -393,7 +393,7 @@ class VecEnv:
     Gymnasium's type), ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1) and ``"illegal_action"`` (bool
     [N]: the step's action was not legal there and forfeited the game). Rewards are float32
     [N, 2]: this step's reward of P0 and of P1. The rules of an episode are those of every front
-    end (``zertz.episode``). With ``opponent`` it is a single-agent environment: the learner is
+    end (``zertz.Episode``). With ``opponent`` it is a single-agent environment: the learner is
     P0 in every game and the opponent, P1, plays its whole turn inside each step (and its first
     turn at a reset or restart in the games it begins), so the observations, masks and
     ``to_play`` are always P0's and a step's rewards hold the result of a game whoever ended it.
@@ -493,13 +493,13 @@ _Evaluator = Callable[
 ]
 
 @final
-class Player:
-    """One of the engine's players without a network, by its spec (:data:`PLAYER_SPECS`:
+class Bot:
+    """The bot of one of the engine's players without a network, by its spec (:data:`PLAYER_SPECS`:
     ``"greedy"``, ``"mcts:200"``, ``"alphabeta:2"``), asked for one single action at a time;
     ``seed`` drives its random choices. A network's player is the engine's: build it with
     ``zertz.player``."""
 
-    def __new__(cls, spec: str, *, seed: int = 0) -> Player: ...
+    def __new__(cls, spec: str, *, seed: int = 0) -> Bot: ...
     @property
     def name(self) -> str:
         """The player's name (its spec, as the engine writes it)."""

@@ -36,15 +36,15 @@ import numpy.typing as npt
 
 from zertz._zertz import (
     DEFAULT_MAX_ACTIONS,
+    Bot,
     Game,
-    Player,
     elo,
     match_config,
     match_player_seed,
     parse_player,
     play_match_game,
 )
-from zertz.episode import check_observation, observe
+from zertz.observation import check_observation, observe
 from zertz.optional import needs_engine
 
 #: A Python policy: ``policy(observation, mask) -> action index``.
@@ -69,19 +69,19 @@ def player(
     **inference: Any,
 ) -> PlayerLike:
     """The engine's player of ``spec``, for games of ``board`` rings and the blitz marble set or
-    not. A network's player (``nn:``) is the engine's (``zertz_engine.Player``, loaded now and
+    not. A network's player (``nn:``) is the engine's (``zertz_engine.Bot``, loaded now and
     checked to play the board and marble set; ``inference`` takes its ``device``, ``precision``,
     ``inference_threads`` and ``search_threads``); ImportError saying what to install where the
-    engine is not. The others are :class:`zertz.Player`, in the torch-free package. ValueError
+    engine is not. The others are :class:`zertz.Bot`, in the torch-free package. ValueError
     for a spec that is not a player."""
     parsed = parse_player(spec)
     if parsed["model"] is None:
         if inference:
             raise TypeError(f"{sorted(inference)} are a network's settings; {spec!r} has none")
-        return Player(spec, seed=seed)
+        return Bot(spec, seed=seed)
     with needs_engine(f"the player {spec!r}"):
         import zertz_engine
-    engine_player: PlayerLike = zertz_engine.Player(spec, board, blitz, seed=seed, **inference)
+    engine_player: PlayerLike = zertz_engine.Bot(spec, board, blitz, seed=seed, **inference)
     return engine_player
 
 

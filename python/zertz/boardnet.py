@@ -15,11 +15,11 @@ Its weights come from a preset size (fresh), a network file (a network trained b
 ``python -m zertz train``, the built-in one, ``"builtin"``, or one cloned from people's games by
 :func:`zertz.training.pretraining.clone`), or a :class:`~zertz.nn.ZertzNet` (copied).
 
->>> import torch, zertz, zertz.episode
+>>> import torch, zertz, zertz.observation
 >>> from zertz.boardnet import BoardNet
 >>> net = BoardNet("tiny", board=37).eval()
 >>> planes, globals_ = zertz.Game().encode()
->>> flat = torch.from_numpy(zertz.episode.flatten(planes, globals_))[None]
+>>> flat = torch.from_numpy(zertz.observation.flatten(planes, globals_))[None]
 >>> logits, value = net(flat)
 >>> logits.shape, value.shape
 (torch.Size([1, 4441]), torch.Size([1]))

@@ -11,7 +11,7 @@ an opponent the other, its whole turn (a capture chain included) inside ``step``
 is any of the engine's players by its spec (``zertz.PLAYER_SPECS``: ``"greedy"``,
 ``"mcts:200"``, ...; the vector environment's are those without a network or a program, and
 :class:`ZertzEnv` takes a network's too, ``nn:MODEL`` or ``nn:builtin``, where the engine is
-installed), a :class:`zertz.Player`-like object, or in :class:`ZertzEnv` a Python
+installed), a :class:`zertz.Bot`-like object, or in :class:`ZertzEnv` a Python
 policy ``opponent(observation, mask) -> action`` (the learner's own policy makes self-play). The
 reward is the learner's: +1 when it wins, -1 when it loses (by the opponent's winning move too,
 or by forfeit), 0 for a draw and before the end. The learner is P0; ``first_player`` says who
@@ -27,7 +27,7 @@ search with ``zertz.MCTS``, or PPO with a return per player: ``examples/ppo_vect
 --opponent self``); a single-agent algorithm that sums the rewards of both sides' steps learns
 nothing here.
 
-Both follow the rules of an episode of every front end (``zertz.episode``: one single action a
+Both follow the rules of an episode of every front end (``zertz.Episode``: one single action a
 step; truncated after ``max_steps`` actions, the opponent's included; an illegal action of the
 learner forfeits the game). Observations are the mover's (the learner's, against an opponent):
 ``observation="flat"`` (default) a float32 vector ``[C*H*W + G]``, which every library's default
@@ -71,6 +71,7 @@ from gymnasium.vector.vector_env import AutoresetMode
 
 from zertz._zertz import (
     DEFAULT_MAX_STEPS,
+    Episode,
     Game,
     VecEnv,
     action_space_size,
@@ -79,8 +80,7 @@ from zertz._zertz import (
     parse_player,
 )
 from zertz.agents import PlayerLike, Policy, agent_answer, player
-from zertz.episode import (
-    Episode,
+from zertz.observation import (
     Observation,
     check_observation,
     check_render_mode,
@@ -261,8 +261,8 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         """The board: its text (``render_mode="ansi"``: the game's ``repr``), an RGB image of its
-        rings and marbles (``"rgb_array"``: uint8 ``[H, W, 3]``, ``zertz.episode.rgb_array``), or
-        None (no render mode)."""
+        rings and marbles (``"rgb_array"``: uint8 ``[H, W, 3]``,
+        ``zertz.observation.rgb_array``), or None (no render mode)."""
         if self.render_mode == "ansi":
             return repr(self.game)
         if self.render_mode == "rgb_array":

@@ -47,7 +47,7 @@ from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from zertz._zertz import Game
 from zertz.agents import PlayerLike, checked_specs, player
-from zertz.episode import flatten
+from zertz.observation import flatten
 from zertz.sb3 import VecEnv
 
 #: How a member of the pool is drawn: all alike, or weighted by how badly the learner does

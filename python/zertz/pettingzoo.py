@@ -10,7 +10,7 @@ same agent acts again while it continues a chain. Each agent observes from its o
 where ``observation`` holds the ``C`` planes of ``zertz.Game.encode`` followed by its ``G`` global
 features, each broadcast over the board's grid (all in 0..1), and ``action_mask`` marks the legal
 actions (all zero for the agent not to move). The rules are those of every front end
-(``zertz.episode``): rewards come at the end, +1 for the winner, -1 for the loser, 0 each for a
+(``zertz.Episode``): rewards come at the end, +1 for the winner, -1 for the loser, 0 each for a
 draw; a game is truncated after ``max_steps`` actions; an illegal action forfeits the game (-1 to
 the agent that chose it, +1 to the other, ``infos[agent]["illegal_action"]``); an index outside
 the action space raises ValueError.
@@ -36,7 +36,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
 import zertz
-from zertz.episode import Episode, check_render_mode
+from zertz._zertz import Episode
+from zertz.observation import check_render_mode
 
 AGENTS = ["player_0", "player_1"]
 #: The game's player of each agent.

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zertz._zertz import MCTS, Game, observation_shape, ring_cells
-from zertz.episode import check_observation, flatten
+from zertz.observation import check_observation, flatten
 
 __all__ = [
     "PolicyEvaluator",

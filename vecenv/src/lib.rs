@@ -23,7 +23,7 @@
 //!
 //! The rules of an episode are those of every front end (the Python `VecEnv`, Gymnasium and
 //! PettingZoo environments; `docs/vecenv.md`, "The rules of an episode"), written once in
-//! [`Episode`], which the batch runs for each of its games and Python's `zertz.episode.Episode`
+//! [`Episode`], which the batch runs for each of its games and Python's `zertz.Episode`
 //! is:
 //!
 //! - a step is one single action of the player to move; a game ends by the rules (`terminated`,

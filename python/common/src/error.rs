@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use pyo3::PyErr;
 use pyo3::exceptions::{
     PyIndexError, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError,
 };
+use pyo3::{PyErr, PyTypeInfo, Python};
 use zertz_arena::matches::MatchError;
 use zertz_env::sgf::{ReplayError, SgfError};
 use zertz_env::{
@@ -268,6 +268,32 @@ pub fn parse_player(name: &str) -> Result<Player, Error> {
         "P0" => Ok(Player::P0),
         "P1" => Ok(Player::P1),
         _ => Err(Error::UnknownPlayer(name.to_string())),
+    }
+}
+
+/// The side that moves first, from `first_player` ("P0" or "P1"; default "P0") or from `first`,
+/// its old name, which warns (DeprecationWarning) for one release. TypeError where both are
+/// given.
+pub fn first_player_arg(
+    py: Python<'_>,
+    first_player: Option<&str>,
+    first: Option<&str>,
+) -> Result<Player, Error> {
+    match (first_player, first) {
+        (Some(_), Some(_)) => {
+            Err(Error::Type("give first_player only (first is its old name)".to_string()))
+        }
+        (None, Some(first)) => {
+            let warning = pyo3::exceptions::PyDeprecationWarning::type_object(py);
+            PyErr::warn(
+                py,
+                &warning,
+                c"first= is deprecated and goes in the next release: use first_player=",
+                1,
+            )?;
+            parse_player(first)
+        }
+        (side, None) => parse_player(side.unwrap_or("P0")),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The engine's players one decision at a time, for both native modules: `zertz.Player` (the
+//! The engine's players one decision at a time, for both native modules: `zertz.Bot` (the
 //! players without a network) and the engine's `Player` (networks too). Each module builds the
 //! bot; this is what they share: choosing with the GIL released, Ctrl-C during a search, and
 //! the action as an index of the board's action space.

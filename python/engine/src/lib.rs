@@ -395,8 +395,8 @@ pub fn bench_player<'py>(
 /// (a network is checked to play them when it loads). Networks run on `device` in `precision`
 /// (unless the spec names one), one libtorch thread per forward pass; a network's search uses
 /// `search_threads` threads (default: every core), each evaluating rounds of its own.
-/// `zertz.player` builds it for a network's spec; the others are `zertz.Player`'s.
-#[pyclass(name = "Player", module = "zertz_engine")]
+/// `zertz.player` builds it for a network's spec; the others are `zertz.Bot`'s.
+#[pyclass(name = "Bot", module = "zertz_engine")]
 #[derive(Debug)]
 pub struct EnginePlayer {
     player: BotPlayer,
@@ -472,7 +472,7 @@ impl EnginePlayer {
     }
 
     fn __repr__(&self) -> String {
-        format!("Player({:?})", self.player.name())
+        format!("Bot({:?})", self.player.name())
     }
 }
 

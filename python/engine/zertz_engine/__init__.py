@@ -10,6 +10,8 @@ come from here, imported on first use, so that ``import zertz`` needs numpy alon
 
 # The native module links libtorch (it runs exported networks in-process): torch loads it first,
 # so that the process holds one libtorch, the installed torch's.
+from typing import Any
+
 import torch  # noqa: F401  (imported for its libtorch)
 
 from zertz_engine._engine import (
@@ -25,7 +27,7 @@ from zertz_engine._engine import (
     NETWORK_PRESETS,
     NETWORK_SIZE_LIMITS,
     PRECISIONS,
-    Player,
+    Bot,
     __version__,
     bench_player,
     builtin_model,
@@ -53,7 +55,7 @@ __all__ = [
     "NETWORK_PRESETS",
     "NETWORK_SIZE_LIMITS",
     "PRECISIONS",
-    "Player",
+    "Bot",
     "__version__",
     "bench_player",
     "builtin_model",
@@ -67,3 +69,17 @@ __all__ = [
     "read_network",
     "selfplay",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Player":
+        import warnings
+
+        warnings.warn(
+            "zertz_engine.Player is deprecated and goes in the next release: use "
+            "zertz_engine.Bot (a player is a side, P0 or P1; a bot plays one)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Bot
+    raise AttributeError(f"module 'zertz_engine' has no attribute {name!r}")

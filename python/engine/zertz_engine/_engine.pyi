@@ -22,7 +22,7 @@ __all__ = [
     "NETWORK_PRESETS",
     "NETWORK_SIZE_LIMITS",
     "PRECISIONS",
-    "Player",
+    "Bot",
     "__version__",
     "bench_player",
     "builtin_model",
@@ -302,10 +302,10 @@ def bench_player(
     """
 
 @final
-class Player:
-    """One of the engine's players, networks' included (``nn:MODEL[:SIMS]``, ``nn:builtin``),
-    asked for one single action at a time in games of ``board`` rings and the blitz marble set
-    or not (a network is checked to play them as it loads). A network's search uses
+class Bot:
+    """The bot of one of the engine's players, networks' included (``nn:MODEL[:SIMS]``,
+    ``nn:builtin``), asked for one single action at a time in games of ``board`` rings and the
+    blitz marble set or not (a network is checked to play them as it loads). A network's search uses
     ``search_threads`` threads (None: every core), each evaluating rounds of leaves of its own
     with one libtorch thread each."""
 
@@ -320,7 +320,7 @@ class Player:
         precision: str | None = None,
         inference_threads: int | None = None,
         search_threads: int | None = None,
-    ) -> Player: ...
+    ) -> Bot: ...
     @property
     def name(self) -> str:
         """The player's name (its spec, as the engine writes it)."""

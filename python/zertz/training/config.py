@@ -17,7 +17,7 @@ from typing import Any
 from zertz._zertz import (
     BOARDS,
     MAX_MATCH_GAMES,
-    Player,
+    Bot,
     Range,
     parse_player,
     selfplay_config,
@@ -481,6 +481,6 @@ def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
         # The engine's player starts the program and asks its name (within the engine's answer
         # time), as a match will; dropping it ends the program.
         try:
-            Player(opp)
+            Bot(opp)
         except (ValueError, RuntimeError, OSError) as err:
             raise ValueError(f"evaluate: opponent {opp!r}: {err}") from None
