@@ -4,17 +4,9 @@
 
 import warnings
 
+from zertz import observation
 from zertz._zertz import Episode, Step
-from zertz.observation import (
-    OBSERVATION_KINDS,
-    Observation,
-    check_observation,
-    check_render_mode,
-    flatten,
-    observation_size,
-    observe,
-    rgb_array,
-)
+from zertz.observation import *  # noqa: F403  (the names this module held)
 
 warnings.warn(
     "zertz.episode is deprecated and goes in the next release: use zertz.Episode and "
@@ -23,15 +15,4 @@ warnings.warn(
     stacklevel=2,
 )
 
-__all__ = [
-    "OBSERVATION_KINDS",
-    "Episode",
-    "Observation",
-    "Step",
-    "check_observation",
-    "check_render_mode",
-    "flatten",
-    "observation_size",
-    "observe",
-    "rgb_array",
-]
+__all__ = ["Episode", "Step", *observation.__all__]
