@@ -14,7 +14,8 @@
    --player nn:agent.safetensors:1`` (no search) or ``nn:agent.safetensors:200`` (200
    simulations a move) plays, as do ``zertz play`` and ``zertz serve``.
 
-    python examples/board_ppo.py --minutes 20 --export agent.safetensors   # BENCHMARKS.md
+    python examples/board_ppo.py --total-minutes 30 --threads 2 --export agent.safetensors \
+        --opponent greedy greedy greedy greedy greedy greedy greedy random   # BENCHMARKS.md
     python examples/board_ppo.py --clone-steps 50 --steps 2048 --games 4    # a quick look
 
 Needs ``zertz[sb3]`` and the engine (``zertz[train]``); the records are
@@ -71,7 +72,12 @@ def main() -> None:
     p.add_argument("--games", type=int, default=200, help="games of each evaluation match")
     p.add_argument("--against", nargs="+", default=["random", "greedy"], help="who to play after")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1, help="torch's threads (1 is fastest)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch's threads (1: most steps a CPU second; 2: most a second on 2 idle cores)",
+    )
     p.add_argument("--export", default=None, help="write the network file here")
     p.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = p.parse_args()
