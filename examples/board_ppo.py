@@ -107,7 +107,8 @@ def main() -> None:
         verbose=0,
     )
     if args.total_minutes is not None:
-        budget = args.total_minutes * 60 - (time.monotonic() - began)
+        # A clone that took the whole budget leaves PPO one step of the environments.
+        budget = max(args.total_minutes * 60 - (time.monotonic() - began), 1e-6)
     elif args.minutes is not None:
         budget = args.minutes * 60
     else:

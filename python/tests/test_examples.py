@@ -60,6 +60,20 @@ def test_board_ppo_clones_people_trains_and_exports(games: Path, tmp_path: Path)
     assert read_metadata(agent)["step"] == result["steps"]
 
 
+def test_board_ppo_gives_ppo_what_the_clone_leaves_of_the_total(
+    games: Path, tmp_path: Path
+) -> None:
+    # A total spent by the clone leaves PPO its first step of the 16 games, not an error.
+    pytest.importorskip("sb3_contrib")
+    result = run(
+        "board_ppo.py",
+        *("--clone-steps", "5", "--dataset", str(tmp_path / "human"), "--records", str(games)),
+        *("--total-minutes", "0.0001", "--envs", "16", "--games", "2", "--against", "random"),
+    )
+    assert result["clone"]["steps"] == 5
+    assert 16 <= result["steps"] < 1024, result["steps"]
+
+
 def test_ppo_vector_runs_the_board_network_and_exports(tmp_path: Path) -> None:
     from zertz.exported import load_network
 
