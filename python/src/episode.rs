@@ -293,7 +293,10 @@ impl PyEpisode {
     /// Starts the episode again from the start, `first_player` ("P0" or "P1") to move (`first`,
     /// its old name, is deprecated), and plays the opponent's first turn where it begins; the
     /// opponent's actions (indices). The episode is whole again after a failure.
-    #[pyo3(signature = (first_player = None, *, first = None))]
+    #[pyo3(
+        signature = (first_player = None, *, first = None),
+        text_signature = "(self, first_player='P0')"
+    )]
     fn restart(
         &self,
         py: Python<'_>,

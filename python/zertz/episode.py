@@ -4,9 +4,17 @@
 
 import warnings
 
-from zertz import observation
 from zertz._zertz import Episode, Step
-from zertz.observation import *  # noqa: F403  (the names this module held)
+from zertz.observation import (
+    OBSERVATION_KINDS,
+    Observation,
+    check_observation,
+    check_render_mode,
+    flatten,
+    observation_size,
+    observe,
+    rgb_array,
+)
 
 warnings.warn(
     "zertz.episode is deprecated and goes in the next release: use zertz.Episode and "
@@ -15,4 +23,16 @@ warnings.warn(
     stacklevel=2,
 )
 
-__all__ = ["Episode", "Step", *observation.__all__]
+# (Listed, not taken from zertz.observation.__all__: type checkers read the list as written.)
+__all__ = [
+    "OBSERVATION_KINDS",
+    "Episode",
+    "Observation",
+    "Step",
+    "check_observation",
+    "check_render_mode",
+    "flatten",
+    "observation_size",
+    "observe",
+    "rgb_array",
+]
