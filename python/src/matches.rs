@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zertz_arena::config::MatchSettings;
-use zertz_arena::matches::{MatchError, match_bot, match_opening, play_match_game_between};
+use zertz_arena::matches::{match_bot, match_opening, play_match_game_between};
 use zertz_arena::players::command::ProgramLimits;
 use zertz_arena::players::{BotError, WorkUnit};
 use zertz_arena::{Bot, Models};
@@ -209,7 +209,8 @@ pub fn play_match_game<'py>(
     let layer = settings_layer::<MatchSettings>("play_match_game", settings, &[])?;
     let settings: MatchSettings = zertz_settings::from_layers([layer])?;
     let (who_a, who_b) = who.unwrap_or_else(|| ("player A".to_string(), "player B".to_string()));
-    let sides = [Side::of(a, "a")?, Side::of(b, "b")?];
+    // Both sides are read before either is built (a cmd: program started).
+    let (side_a, side_b) = (Side::of(a, "a")?, Side::of(b, "b")?);
     let (start, _) =
         match_opening(settings.variant(), settings.seed, game, settings.opening_actions)?;
     let raised = Raised::default();
@@ -218,9 +219,8 @@ pub fn play_match_game<'py>(
         stop: Some(stop.clone()),
         ..ProgramLimits::with_answer_time(settings.answer_time())
     };
-    let mut bots = Vec::with_capacity(2);
-    for ((side, who), index) in sides.into_iter().zip([who_a, who_b]).zip(0u64..) {
-        let bot: Box<dyn Bot> = match side {
+    let build = |side: Side, who: String, index: u64| -> Result<Box<dyn Bot>, Error> {
+        Ok(match side {
             Side::Spec(spec) => {
                 let spec = parse_spec(&spec)?;
                 if spec.network().is_some() {
@@ -239,11 +239,10 @@ pub fn play_match_game<'py>(
                 game: start.clone(),
                 raised: raised.clone(),
             }),
-        };
-        bots.push(bot);
-    }
-    let [mut bot_a, mut bot_b]: [Box<dyn Bot>; 2] =
-        bots.try_into().map_err(|_| Error::Internal("two sides".to_string()))?;
+        })
+    };
+    let mut bot_a = build(side_a, who_a, 0)?;
+    let mut bot_b = build(side_b, who_b, 1)?;
     let played = py.detach(|| {
         play_match_game_between(&settings, game, bot_a.as_mut(), bot_b.as_mut(), &|| {
             stop.load(Ordering::Relaxed)
@@ -252,7 +251,7 @@ pub fn play_match_game<'py>(
     if let Some(e) = raised.take() {
         return Err(Error::Python(e));
     }
-    let played = played.map_err(|e: MatchError| Error::from(e))?;
+    let played = played?;
     let d = PyDict::new(py);
     d.set_item("record", to_python(py, &played.record)?)?;
     d.set_item("a_is_p0", played.a_is_p0)?;
