@@ -53,7 +53,7 @@ def main() -> None:
         "--opponent",
         nargs="+",
         default=["greedy"],
-        help="engine players to train against, one for each game in turn (greedy greedy "
+        help="Rust's players to train against, one for each game in turn (greedy greedy "
         "greedy random: a quarter of the games against random)",
     )
     p.add_argument("--envs", type=int, default=64, help="games stepped together")

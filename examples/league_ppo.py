@@ -2,8 +2,8 @@
 
 The environment is the Rust vectorized one behind Stable-Baselines3's VecEnv API, with the
 opponent of each game's episode drawn from a league (``zertz.league``): frozen snapshots of the
-learner taken every ``--snapshot-every`` steps (at most ``--pool``, the oldest dropped), the
-engine players of ``--engines``, and the learner's current policy with probability
+learner taken every ``--snapshot-every`` steps (at most ``--pool``, the oldest dropped),
+Rust's players of ``--engines``, and the learner's current policy with probability
 ``--latest``; ``--draw pfsp`` draws most the members the learner loses to. The learner's wins,
 draws and losses against each member go to SB3's logger (``league/...``) and, with ``--json``,
 to the results line. The trained policy then plays ``zertz.evaluate`` matches with paired
@@ -63,7 +63,7 @@ def main() -> None:
     )
     p.add_argument("--pool", type=int, default=8, help="snapshots kept (the oldest dropped)")
     p.add_argument("--snapshot-every", type=int, default=20_000, help="learner steps")
-    p.add_argument("--engines", nargs="*", default=[], help="engine players in the pool")
+    p.add_argument("--engines", nargs="*", default=[], help="Rust's players in the pool (specs)")
     p.add_argument("--latest", type=float, default=0.5, help="chance of the current policy")
     p.add_argument("--draw", choices=DRAWS, default="uniform", help="how the pool is drawn")
     p.add_argument("--games", type=int, default=200, help="games of each evaluation match")

@@ -1,4 +1,4 @@
-"""MaskablePPO (sb3-contrib) learns ZÈRTZ against an engine player, then plays matches.
+"""MaskablePPO (sb3-contrib) learns ZÈRTZ against one of Rust's players, then plays matches.
 
 The environment is the Rust vectorized one behind Stable-Baselines3's VecEnv API
 (``zertz.sb3.VecEnv``): every step, the learner moves in each of ``--envs`` games and the
@@ -79,7 +79,7 @@ class LayoutPolicy(MaskableActorCriticPolicy):
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--board", type=int, default=37)
-    p.add_argument("--opponent", default="random", help="engine player to train against")
+    p.add_argument("--opponent", default="random", help="player spec to train against")
     p.add_argument("--envs", type=int, default=64, help="games stepped together")
     p.add_argument("--minutes", type=float, default=None, help="train for this long")
     p.add_argument("--steps", type=int, default=200_000, help="or for this many steps")

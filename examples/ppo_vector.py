@@ -2,8 +2,8 @@
 
 Two ways to learn, by ``--opponent``:
 
-- an engine player (``random``, ``greedy``, ``mcts:50``, ...): ``VectorEnv(opponent=...)`` plays
-  it in Rust, and the learner's reward is its own result: plain PPO;
+- one of Rust's players (``random``, ``greedy``, ``mcts:50``, ...): ``VectorEnv(opponent=...)``
+  plays it in Rust, and the learner's reward is its own result: plain PPO;
 - ``self``: self-play on the two-player environment (``opponent=None``). One network plays both
   sides; each game is two streams of decisions, one per player, and the returns are computed per
   stream: a decision's next state is the same player's next decision, its reward that player's
@@ -132,7 +132,7 @@ def advantages_per_player(
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--board", type=int, default=37)
-    p.add_argument("--opponent", default="self", help="'self', or an engine player")
+    p.add_argument("--opponent", default="self", help="'self', or a player spec")
     p.add_argument("--envs", type=int, default=32)
     p.add_argument("--rollout", type=int, default=32, help="steps per game between updates")
     p.add_argument("--steps", type=int, default=200_000)

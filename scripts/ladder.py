@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A ladder of the engine's players: matches with paired openings (``zertz.match``), and one
+"""A ladder of Rust's players: matches with paired openings (``zertz.match``), and one
 Elo rating per player fitted to all the games at once (maximum likelihood of the logistic model,
 a draw half a win, the first player at 0), with 95% intervals from the fit's curvature. Prints
 a Markdown table (docs/rl-libraries.md holds one) and each pair's score with each side's CPU
@@ -23,7 +23,7 @@ stopped, and a new agent is placed by naming it among the others: only its own p
     .venv/bin/python scripts/ladder.py --games 100 --span 2 --results ladder.jsonl \
         --plot ladder.svg --players random greedy nn:agent.safetensors:1 alphabeta:time=1
 
-Every argument and player is checked before the first game (the match settings by the engine's
+Every argument and player is checked before the first game (the match settings by Rust's
 ranges, ``--games`` a positive even count, at least two players and none named twice in any
 spelling, each player built once for the board: a network read and able to play it, a ``cmd:``
 program started and answering its name); a wrong one is refused with one line (``error: ...``,

@@ -82,7 +82,9 @@ def main() -> None:
     while done < a.steps:
         pick = torch.randperm(len(files), generator=run.gen)[: a.chunk].tolist()
         d = load_shards([files[i] for i in pick], action_space_size(a.board))
-        arrays = [torch.from_numpy(d[k]) for k in ("planes", "globals", "legal_mask", "policy")]
+        arrays = [
+            torch.from_numpy(d[k]) for k in ("planes", "globals", "legal_action_mask", "policy")
+        ]
         value = torch.from_numpy(d["value"])
         full = torch.ones(len(value), dtype=torch.bool)
         captures = torch.from_numpy(d["final_captures"])

@@ -1,5 +1,5 @@
 """Writes docs/settings.md, the reference of every setting, from the settings' own declarations:
-the match, self-play and search settings from the engine (each declared once in Rust, with its
+the match, self-play and search settings from Rust (each declared once there, with its
 doc, default and range: ``zertz._zertz.match_settings()`` and its siblings), and the tables of a
 training config from ``zertz.training.config`` (each field's ``#:`` comment, default and range).
 
@@ -34,7 +34,7 @@ The same names serve every front: a key of a config file, a `zertz` option (`gam
 `--games`), and a keyword in Python (`zertz.match(a, b, games=10)`).
 """
 
-#: The engine's tables: title, what reads them, and the function that lists them.
+#: Rust's tables: title, what reads them, and the function that lists them.
 ENGINE_TABLES = [
     (
         "Matches",

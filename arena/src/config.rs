@@ -1,7 +1,7 @@
 //! Match settings: [`MatchSettings`], the one type the command line (`zertz match`), config files
-//! (`zertz match --config`; example: `configs/match.toml`), the engine's match job and Python's
-//! `zertz.match(**settings)` read. Every key is documented and defaulted; an unknown key is an
-//! error naming it.
+//! (`zertz match --config`; example: `configs/match.toml`), the match job (`zertz-jobs`) and
+//! Python's `zertz.match(**settings)` read. Every key is documented and defaulted; an unknown key
+//! is an error naming it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

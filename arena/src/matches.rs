@@ -325,7 +325,7 @@ pub fn match_bot(
 }
 
 /// Game `game` of a match with `settings` between bots the caller built for it ([`match_bot`]
-/// builds the engine's; a caller may bring its own, a Python policy say): `a` is player A, P0
+/// builds Rust's; a caller may bring its own, a Python policy say): `a` is player A, P0
 /// in the even games. The game starts from the match's opening ([`match_opening`]) and ends as
 /// every game of a match does; `stop` is asked before and after every decision
 /// ([`MatchError::Stopped`]).

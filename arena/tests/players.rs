@@ -555,6 +555,10 @@ fn records_are_json_lines_that_replay() {
         let record = GameRecord::from_json(text.lines().nth(i).unwrap()).unwrap();
         assert_eq!(record, games[i].record);
         assert_eq!(record.replay().unwrap().moves(), game.moves());
+        // Who moved first is `first_player`; a record of an earlier version said `first`.
+        assert_eq!(line["first_player"], "P0");
+        let old = text.lines().nth(i).unwrap().replace("\"first_player\"", "\"first\"");
+        assert_eq!(GameRecord::from_json(&old).unwrap(), record);
     }
 }
 

@@ -36,7 +36,7 @@ const EXIT_USAGE: u8 = 2;
 /// Exit status of an internal error (a bug: a panic), as sysexits' `EX_SOFTWARE`.
 const EXIT_INTERNAL: u8 = 70;
 
-/// ZÈRTZ rules engine tools.
+/// ZÈRTZ tools: rules, search, matches, self-play and networks.
 #[derive(Parser, Debug)]
 #[command(
     name = "zertz",
@@ -55,7 +55,7 @@ struct Cli {
 enum Command {
     /// Count whole-turn move sequences from a position, one line per depth: `1 1944`.
     Perft(perft::PerftArgs),
-    /// Replay boardspace.net records (.sgf files, or folders of them) through the rules engine.
+    /// Replay boardspace.net records (.sgf files, or folders of them) through the rules.
     Replay(replay::ReplayArgs),
     /// Training shards from game records (people's and robots'): one sample per action played,
     /// the result as the value target, split by game into train/ and validation/.

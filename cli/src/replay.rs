@@ -1,4 +1,4 @@
-//! `zertz replay`: boardspace.net records replayed through the rules engine.
+//! `zertz replay`: boardspace.net records replayed through the rules.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};

@@ -13,7 +13,7 @@
 //! `.NAME.partial-PID` ([`partial_path`]: hidden, in the same folder so that the rename that
 //! publishes it is atomic, and named after the process that writes it), and renamed once whole.
 //! [`partial_owner`] reads such a name back, so that the leftovers of a killed process can be
-//! told from those of one that still runs ([`process_runs`]). Every writer of the engine and of
+//! told from those of one that still runs ([`process_runs`]). Every writer in Rust and in
 //! the Python package (through the bindings) names its partial outputs so.
 //!
 //! ```

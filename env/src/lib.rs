@@ -1,4 +1,4 @@
-//! ZÈRTZ rules engine.
+//! The rules of ZÈRTZ.
 //!
 //! Every board of `shared/rules/boards.md` ([`Board::ALL`]) with the standard or
 //! the blitz marble set, following the rulebook and `shared/rules/decisions.md`.

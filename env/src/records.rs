@@ -36,8 +36,9 @@ pub struct GameRecord {
     pub board: Board,
     /// Whether the blitz marble set was used.
     pub blitz: bool,
-    /// Who moved first.
-    pub first: Player,
+    /// Who moved first. (Records of earlier versions call it `first`; they still read.)
+    #[serde(rename = "first_player", alias = "first")]
+    pub first_player: Player,
     /// The players' names, P0's and P1's (matches; none in self-play, where one search plays
     /// both sides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,7 +89,7 @@ impl GameRecord {
             game: id,
             board: start.board(),
             blitz: start.marble_set() == MarbleSet::Blitz,
-            first: start.turn(),
+            first_player: start.turn(),
             players,
             moves,
             winner,
@@ -109,7 +110,7 @@ impl GameRecord {
 
     /// The game its moves replay to, from the start of its board and marble set.
     pub fn replay(&self) -> Result<Game, RecordError> {
-        let mut game = Game::new(Variant::of_blitz(self.board, self.blitz), self.first);
+        let mut game = Game::new(Variant::of_blitz(self.board, self.blitz), self.first_player);
         for (i, text) in self.moves.iter().enumerate() {
             game.play_str(text).map_err(|e| RecordError::Move {
                 index: i + 1,

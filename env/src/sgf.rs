@@ -17,7 +17,7 @@
 //! | `Done` | end of the turn; old records have none, and a turn ends when the other player acts |
 //! | `Resign`, `WinOnTime` | end of the game: `Resign` loses, `WinOnTime` wins for its claimant |
 //!
-//! [`Record::parse`] reads the file; [`Record::replay`] plays it through the rules engine and reports
+//! [`Record::parse`] reads the file; [`Record::replay`] plays it through the rules and reports
 //! the first turn that breaks the rules. A replay reads what real records do
 //! (`shared/games/README.md`):
 //! - the player who makes the first move starts, whoever `Start` names (old records differ);
@@ -435,7 +435,7 @@ impl Record {
         Ok(Record { variant, root, actions })
     }
 
-    /// Plays the record through the rules engine, counting the legal moves before each turn.
+    /// Plays the record through the rules, counting the legal moves before each turn.
     pub fn replay(&self) -> Result<Replay, ReplayError> {
         Replayer::new(self, true).run()
     }

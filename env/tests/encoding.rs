@@ -33,7 +33,7 @@ use zertz_env::{Action, ActionSpace, Board, MarbleSet, Player, Position, Variant
 
 // ------------------------------------------------------------------------------------ helpers
 
-/// The engine's splitmix64 generator picks moves.
+/// `zertz_env`'s splitmix64 generator picks moves.
 use zertz_env::SplitMix64 as Rng;
 
 /// The encoding of a position: `(planes, globals)`.

@@ -206,7 +206,7 @@ fn check_position_text(bytes: &[u8]) -> bool {
     assert_eq!(Position::from_text(&canonical).unwrap().to_text(), canonical);
     assert_eq!(Setup::from_text(&canonical).ok(), Some(pos.to_setup()));
     assert_eq!(pos.hash(), pos.compute_hash());
-    // Everything the engine does with a position it accepted.
+    // Everything `zertz_env` does with a position it accepted.
     let moves = pos.legal_moves();
     let actions = pos.legal_actions();
     assert_eq!(moves.len() as u64, pos.count_legal_moves());

@@ -27,7 +27,7 @@ fn config(cases: u32) -> ProptestConfig {
 
 // ------------------------------------------------------------------------------- helpers
 
-/// The engine's splitmix64 generator picks moves.
+/// `zertz_env`'s splitmix64 generator picks moves.
 use zertz_env::SplitMix64 as Rng;
 
 fn variants() -> Vec<Variant> {

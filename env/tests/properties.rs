@@ -1,5 +1,5 @@
 //! Property tests: random games on every variant (6 boards × 2 marble sets), driven by a seed that
-//! proptest chooses, with the rules engine's invariants checked at every step.
+//! proptest chooses, with the rules' invariants checked at every step.
 //!
 //! Moves are picked by a small deterministic RNG (splitmix64) seeded from the proptest value, so a
 //! failing case is reproduced by its seed alone. Games alternate at random between whole-turn moves
@@ -26,7 +26,7 @@ fn config(cases: u32) -> ProptestConfig {
 /// Placement turns nearly always remove a ring, so random games end long before this.
 const MAX_TURNS: usize = 1000;
 
-/// The engine's splitmix64 generator picks moves.
+/// `zertz_env`'s splitmix64 generator picks moves.
 use zertz_env::SplitMix64 as Rng;
 
 /// A random player.

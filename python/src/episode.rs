@@ -1,4 +1,4 @@
-//! `zertz.Episode`: one game under the rules of an episode, the engine's own
+//! `zertz.Episode`: one game under the rules of an episode, Rust's own
 //! (`zertz_vecenv::Episode`, which the `VecEnv` runs for each game of its batch), against an
 //! opponent written in Python or between two players. The Gymnasium and PettingZoo
 //! environments wrap it.
@@ -86,7 +86,7 @@ impl PyStep {
     }
 }
 
-/// One game under the rules of an episode, the engine's (those of `VecEnv` too): a step is one
+/// One game under the rules of an episode, Rust's (those of `VecEnv` too): a step is one
 /// single action of the player to move (an index of the action space); a game that ends by the
 /// rules is terminated (+1 to the winner, -1 to the loser, 0 each for a draw by passes or third
 /// repetition); after `max_steps` actions a game that goes on is truncated (rewards 0); an
@@ -196,7 +196,7 @@ impl PyEpisode {
     ) -> Result<Self, Error> {
         let side = first_player_arg(py, first_player, first)?;
         guard(|| {
-            // Any Python int: one past the engine's u32 is named, not an OverflowError.
+            // Any Python int: one past Rust's u32 is named, not an OverflowError.
             let steps = max_steps.0.as_ref().ok().and_then(|&m| u32::try_from(m).ok());
             let max_steps = steps.filter(|&m| m >= 1).ok_or_else(|| {
                 let most = u32::MAX;

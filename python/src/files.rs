@@ -1,4 +1,4 @@
-//! The engine's readers of the files users name (`zertz_env::files`), for the Python package's
+//! Rust's readers of the files users name (`zertz_env::files`), for the Python package's
 //! (`zertz.files`): regular files only, refused before they are opened, read within the bound of
 //! their kind, which the error states.
 
@@ -57,7 +57,7 @@ pub fn file_limits() -> BTreeMap<&'static str, u64> {
     files::LIMITS.iter().map(|&(name, bytes, _)| (name, bytes)).collect()
 }
 
-/// A count of bytes for people, as the engine's messages write it: "812 bytes", "64 MiB",
+/// A count of bytes for people, as Rust's messages write it: "812 bytes", "64 MiB",
 /// "2.5 GiB".
 #[pyfunction]
 pub fn size_text(bytes: u64) -> String {

@@ -299,7 +299,7 @@ impl PyGame {
             Ok({
                 let space = self.position().action_space();
                 let mut mask = vec![false; space.len()];
-                // The engine's row-wise mask; a game drawn by repetition has no legal action.
+                // Rust's row-wise mask; a game drawn by repetition has no legal action.
                 if !self.game.is_over() {
                     self.position().legal_action_mask(&mut mask);
                 }

@@ -14,10 +14,10 @@ use zertz_pycommon::error::Error;
 use zertz_selfplay::config::SelfPlayConfig;
 
 /// The game records of a file (`games-*.jsonl` of self-play, `zertz match --out`), one dict per
-/// line, each checked by the engine's record type and replayed: `{"game", "board", "blitz",
-/// "first", "players" (matches only), "moves", "winner", "end", "captures"}`. Raises ValueError
-/// naming the line that is not a record or does not replay, OSError for a file that cannot be
-/// read.
+/// line, each checked by Rust's record type and replayed: `{"game", "board", "blitz",
+/// "first_player", "players" (matches only), "moves", "winner", "end", "captures"}`. Raises
+/// ValueError naming the line that is not a record or does not replay, OSError for a file that
+/// cannot be read. (Records of earlier versions name `first_player` `first`; they read the same.)
 #[pyfunction]
 pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, PyAny>, Error> {
     use zertz_env::records::GameRecord;
@@ -35,7 +35,7 @@ pub fn load_records<'py>(py: Python<'py>, path: PathBuf) -> Result<Bound<'py, Py
     to_python(py, &records)
 }
 
-/// A player spec (its grammar: `zertz.PLAYER_SPECS`) read by the engine: `{"name": canonical spec,
+/// A player spec (its grammar: `zertz.PLAYER_SPECS`) read by Rust: `{"name": canonical spec,
 /// "model": the model file or None, "simulations": the count or None, "precision": the precision
 /// it names or None, "gumbel": the actions its Gumbel root considers or None, "depth": an
 /// alpha-beta depth or None, "time": its own time per move in seconds or None, "program": a
@@ -131,7 +131,7 @@ pub fn dataset<'py>(
 }
 
 /// The self-play settings `config` (a TOML file, a dict of the same keys, or None: the defaults)
-/// as the engine reads them: a dict with every key, checked. Raises ValueError naming a key that
+/// as Rust reads them: a dict with every key, checked. Raises ValueError naming a key that
 /// is unknown or out of range.
 #[pyfunction]
 #[pyo3(signature = (config=None))]
@@ -143,7 +143,7 @@ pub fn selfplay_config<'py>(
 }
 
 /// The keyword settings of `zertz.selfplay` (those of `zertz selfplay` and of its config files
-/// but the `search` table: the engine's `SelfPlayConfig`), one dict per keyword in order:
+/// but the `search` table: Rust's `SelfPlayConfig`), one dict per keyword in order:
 /// `{"name", "type"` (its annotation), `"default"` (without a config), `"doc"}`. The stub's
 /// keywords are generated from it, and a test holds them to it.
 #[pyfunction]
@@ -151,7 +151,7 @@ pub fn selfplay_settings<'py>(py: Python<'py>) -> Result<Bound<'py, PyList>, Err
     describe_settings::<SelfPlayConfig>(py)
 }
 
-/// The settings of `zertz.match` (those of `zertz match` and its config files, the engine's
+/// The settings of `zertz.match` (those of `zertz match` and its config files, Rust's
 /// `MatchSettings`), one dict per keyword in order: `{"name", "type"` (its annotation),
 /// `"default"` (None: none), `"doc"}`. The stub's keywords are generated from it, and a test
 /// holds them to it.
@@ -161,7 +161,7 @@ pub fn match_settings(py: Python<'_>) -> Result<Bound<'_, PyList>, Error> {
 }
 
 /// The match settings `settings` (keywords of `zertz.match`, of any match: `zertz.evaluate`'s
-/// too) as the engine reads them: a dict with every key, checked by the engine's own ranges.
+/// too) as Rust reads them: a dict with every key, checked by Rust's own ranges.
 /// ValueError names a value out of range, TypeError an unknown keyword or a value of the wrong
 /// type.
 #[pyfunction]

@@ -1,4 +1,4 @@
-//! Python bindings of the ZÈRTZ rules engine: the private native module `zertz._zertz`, without
+//! Python bindings of ZÈRTZ in Rust: the private native module `zertz._zertz`, without
 //! libtorch (the package installs with numpy alone; exported networks, matches and self-play
 //! are the engine module's, `zertz_engine._engine` in `python/engine`, installed with
 //! `zertz[train]`).
@@ -10,11 +10,11 @@
 //!
 //! - `game::PyGame` (`zertz.Game`): a game with its history, moves in notation or as action
 //!   indices, legal masks and the observation encoding as numpy arrays, SVG drawing.
-//! - `episode::PyEpisode` (`zertz.Episode`): one game under the rules of an episode, the
-//!   engine's (`zertz_vecenv::Episode`), which the Gymnasium and PettingZoo environments wrap.
+//! - `episode::PyEpisode` (`zertz.Episode`): one game under the rules of an episode,
+//!   Rust's (`zertz_vecenv::Episode`), which the Gymnasium and PettingZoo environments wrap.
 //! - `files`: the reading of the files users name, regular files within the bound of their
 //!   kind (`zertz_env::files`), for `zertz.files`.
-//! - `range::PyRange` (`zertz._zertz.Range`): the engine's range of a setting, which the training
+//! - `range::PyRange` (`zertz._zertz.Range`): Rust's range of a setting, which the training
 //!   config's Python sections declare theirs with.
 //! - Module functions and constants: the boards, the encoding version and shapes, the action
 //!   space size and the number of symmetries of each board; the name of a partial output
@@ -82,7 +82,7 @@ mod _zertz {
     const MAX_MATCH_GAMES: usize = zertz_arena::config::MAX_GAMES;
 
     /// The grammar of a player spec, in words (`zertz.match`, `zertz.player`, `parse_player`):
-    /// the engine's one text of it.
+    /// Rust's one text of it.
     #[pymodule_export]
     const PLAYER_SPECS: &str = zertz_arena::players::SPEC_GRAMMAR;
 
@@ -94,12 +94,12 @@ mod _zertz {
     #[pymodule_export]
     const VECENV_MAX_BYTES: usize = zertz_vecenv::DEFAULT_MAX_BYTES;
 
-    /// The version of the shard format (`zertz.load_shards`) that this engine writes.
+    /// The version of the shard format (`zertz.load_shards`) that this version writes.
     #[pymodule_export]
     const SHARD_FORMAT_VERSION: i32 = zertz_selfplay::shard::SHARD_FORMAT_VERSION;
 
     /// The version of the dataset folder layout (`zertz dataset`, `dataset.json`'s `version`)
-    /// that this engine writes and `zertz.human` reads.
+    /// that this version writes and `zertz.human` reads.
     #[pymodule_export]
     const DATASET_VERSION: u32 = zertz_selfplay::dataset::FORMAT_VERSION;
 
@@ -145,7 +145,7 @@ mod _zertz {
         (b[0].rings(), b[1].rings(), b[2].rings(), b[3].rings(), b[4].rings(), b[5].rings())
     };
 
-    /// The marble sets, by the names the engine reads (`blitz = true`, an exported network's
+    /// The marble sets, by the names zertz reads (`blitz = true`, an exported network's
     /// `"marbles"`): the standard one (6/8/10), then blitz (5/7/9).
     #[pymodule_export]
     const MARBLE_SETS: (&str, &str) = {
@@ -218,8 +218,8 @@ mod _zertz {
     }
 
     /// Where this process writes `path` before it renames it into place: `.NAME.partial-PID`
-    /// beside it (`zertz_env::files::partial_path`: the one name of every partial output, the
-    /// engine's and the Python package's).
+    /// beside it (`zertz_env::files::partial_path`: the one name of every partial output,
+    /// Rust's and the Python package's).
     #[pyfunction]
     fn partial_path(path: std::path::PathBuf) -> std::path::PathBuf {
         zertz_env::files::partial_path(&path)

@@ -1,6 +1,6 @@
-//! One game of the engine's match with Python on either side (`zertz.evaluate`'s games): a
+//! One game of Rust's match with Python on either side (`zertz.evaluate`'s games): a
 //! policy or a player written in Python is a [`Bot`] of the match, so that the opening, the
-//! sides, the seeds, the action limit and the result are the engine's, as `zertz match` plays
+//! sides, the seeds, the action limit and the result are Rust's, as `zertz match` plays
 //! them.
 
 use std::sync::Arc;
@@ -113,7 +113,7 @@ impl Bot for PyAgent {
     }
 }
 
-/// One of the engine's players whose decisions run on a thread of their own while the thread
+/// One of Rust's players whose decisions run on a thread of their own while the thread
 /// that Python called from looks for Ctrl-C: a signal stops its search at once (the exception
 /// is kept in `raised`, and the game stops).
 struct Watched {
@@ -134,7 +134,7 @@ impl Bot for Watched {
         if let Some(e) = signals.raised.take() {
             self.raised.keep(e);
         }
-        // (A panic of the search: an error of the engine's.)
+        // (A panic of the search: an error of Rust's.)
         result.unwrap_or_else(|e| {
             Err(BotError::Engine { player: self.bot.name().to_string(), error: e.to_string() })
         })
@@ -149,7 +149,7 @@ impl Bot for Watched {
     }
 }
 
-/// What plays a side: an engine player's spec, or a Python agent.
+/// What plays a side: a player spec, or a Python agent.
 enum Side {
     Spec(String),
     Agent { agent: Py<PyAny>, chooses: bool, name: String },
@@ -179,13 +179,13 @@ impl Side {
 
 /// Game `game` of a match (the keywords of `zertz.match`: `board`, `blitz`, `seed`,
 /// `opening_actions`, `max_actions`, `move_time`, ...) between `a` (player A, P0 in the even
-/// games) and `b`, each an engine player's spec (not a network's: the engine builds those) or a
+/// games) and `b`, each a player spec (not a network's: the engine builds those) or a
 /// Python agent: a policy `policy(observation, mask) -> action` (given observations of the kind
 /// `observation`, "flat" or "dict") or a player `choose(game) -> action`. `who` names each side
 /// in errors ("the policy (game 3) answered ..."). Returns `{"record": the game's record (as
 /// `zertz.load_records` reads them), "a_is_p0", "actions", "a_score"}`. An agent's exception is
 /// raised unchanged; an answer that is not a legal action index is a ValueError naming its side
-/// and the game; Ctrl-C stops an engine player's search at once.
+/// and the game; Ctrl-C stops a Rust player's search at once.
 #[pyfunction]
 #[pyo3(signature = (a, b, game, *, observation="flat", who=None, **settings))]
 pub fn play_match_game<'py>(

@@ -1,4 +1,4 @@
-//! `zertz.Bot`: the engine's players without a network, by their specs
+//! `zertz.Bot`: Rust's players without a network, by their specs
 //! ([`zertz_arena::players::SPEC_GRAMMAR`]), one decision at a time; a match's Elo (`elo`);
 //! and its openings and seeds (`match_opening`, `match_player_seed`: `zertz.evaluate` seeds a
 //! network's player with the latter; both leave the public API, deprecated for one release).
@@ -17,7 +17,7 @@ use crate::game::PyGame;
 pub const NETWORK_PLAYERS: &str = "a network's player (nn:) is the engine's: zertz.player() \
      builds it where the engine is installed (pip install 'zertz[train]')";
 
-/// The bot of one of the engine's players, asked for one single action at a time: `Bot("greedy")`,
+/// The bot of one of Rust's players, asked for one single action at a time: `Bot("greedy")`,
 /// `Bot("mcts:200", seed=3)`, `Bot("alphabeta:2")`. `choose(game)` returns the action
 /// index (in the game's action space) it plays in the game's current position, with the GIL
 /// released (a search stops at Ctrl-C: `KeyboardInterrupt`). `seed` drives its random choices.
@@ -44,7 +44,7 @@ impl PyBot {
         })
     }
 
-    /// The player's name (its spec, as the engine writes it).
+    /// The player's name (its spec, as Rust writes it).
     #[getter]
     fn name(&self) -> &str {
         self.player.name()

@@ -1,6 +1,6 @@
-//! `zertz._zertz.Range`: the engine's range of a setting ([`zertz_settings::Range`]) for the
+//! `zertz._zertz.Range`: Rust's range of a setting ([`zertz_settings::Range`]) for the
 //! settings that Python declares (the training config's sections), so that their checks and
-//! their words are the engine's, written once in Rust.
+//! their words are Rust's, written once.
 
 use pyo3::prelude::*;
 use zertz_settings::{Bound, Kind, Range};
@@ -8,7 +8,7 @@ use zertz_settings::{Bound, Kind, Range};
 use crate::error::Error;
 
 /// The values a number setting takes: finite numbers between two ends, and maybe one more
-/// value outside them (the engine's `zertz_settings::Range`).
+/// value outside them (Rust's `zertz_settings::Range`).
 ///
 /// >>> from zertz._zertz import Range
 /// >>> r = Range.between(1, 1000)

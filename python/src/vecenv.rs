@@ -25,7 +25,7 @@ use crate::args::{BoardArg, IntArg};
 use crate::error::{Error, guard, lock_or_busy};
 use crate::game::PyGame;
 
-/// An engine player as the opponent of one game, keeping at most `kept` bytes between its
+/// One of Rust's players as the opponent of one game, keeping at most `kept` bytes between its
 /// decisions (its search tree or table; more is released after the decision).
 struct BotOpponent {
     bot: Box<dyn Bot>,
@@ -167,6 +167,8 @@ impl<'py> Arrays<'py> {
             illegal[i] = true;
         }
         infos.set_item("illegal_action", illegal.into_pyarray(py))?;
+        infos.set_item("legal_action_mask", &self.mask)?;
+        // The mask's old name, kept one release (docs/python.md, "Names that changed").
         infos.set_item("legal_mask", &self.mask)?;
         // The same mask as int8, Gymnasium's and PettingZoo's action-mask type (a view: no copy).
         infos.set_item("action_mask", self.mask.call_method1("view", ("int8",))?)?;
@@ -194,7 +196,7 @@ type StepResult<'py> = (
 /// A batch of `num_envs` games stepped together on a thread pool (Gymnasium-style vector API).
 ///
 /// Observations are dicts `{"planes": float32 [N, C, H, W], "globals": float32 [N, G]}`; `infos`
-/// holds `"legal_mask"` (bool [N, A]), `"action_mask"` (the same as int8), `"to_play"` (uint8
+/// holds `"legal_action_mask"` (bool [N, A]), `"action_mask"` (the same as int8), `"to_play"` (uint8
 /// [N], 0 = P0, 1 = P1) and `"illegal_action"` (bool [N]: the step's action forfeited the game).
 /// Rewards are float32 [N, 2]: this step's reward of P0 and of P1 (+1 win, -1 loss, 0
 /// otherwise). Finished games restart at once; their result is still in that step's rewards,

@@ -1,4 +1,4 @@
-"""The stubs' keywords of the engine's settings types, generated from the engine's own
+"""The stubs' keywords of Rust's settings types, generated from Rust's own
 description of them (``_zertz.match_settings()``, ``_zertz.selfplay_settings()``,
 ``_zertz.mcts_settings()``): a setting added in Rust is a keyword of ``zertz.match``,
 ``zertz.selfplay`` or ``zertz.MCTS`` at once, and its stub follows by running this.

@@ -257,7 +257,7 @@ def shard_policy_loss(net: ZertzNet, shard: Path) -> float:
     data = load_shards([shard], zertz.action_space_size(37))
     planes = torch.from_numpy(data["planes"][:256])
     globals_ = torch.from_numpy(data["globals"][:256])
-    legal = torch.from_numpy(data["legal_mask"][:256])
+    legal = torch.from_numpy(data["legal_action_mask"][:256])
     target = torch.from_numpy(data["policy"][:256])
     net.eval()
     with torch.no_grad():

@@ -549,6 +549,8 @@ def test_shards_follow_the_engines_schema(tmp_path: Path) -> None:
             want = (1,) if a["shape"] == "[1]" else _shape(a["name"], sizes)
             assert shard[a["name"]].shape == want, a
         assert [a["name"] for a in schema if a["since"] > 1] == ["final_captures"]
+        renamed = {a["name"]: a["formerly"] for a in schema if a["formerly"]}
+        assert renamed == {"legal_action_mask": {"name": "legal_mask", "until": 3}}
         assert int(shard["format_version"][0]) == zertz.SHARD_FORMAT_VERSION
         assert int(shard["encoding_version"][0]) == zertz.ENCODING_VERSION
     assert zertz.MODEL_FORMAT == "zertz-model" and zertz.MODEL_FORMAT_VERSION >= 1
@@ -561,10 +563,10 @@ def test_self_play_and_match_records_are_one_type(tmp_path: Path) -> None:
     files = sorted((tmp_path / "sp").glob("games-*.jsonl"))
     records = [r for f in files for r in zertz.load_records(f)]
     assert len(records) == sp["games"] == 2
-    keys = {"game", "board", "blitz", "first", "moves", "winner", "end", "captures"}
+    keys = {"game", "board", "blitz", "first_player", "moves", "winner", "end", "captures"}
     for r in records:
         assert set(r) == keys and r["board"] == 48
-        game = zertz.Game(48, first_player=r["first"])
+        game = zertz.Game(48, first_player=r["first_player"])
         for m in r["moves"]:
             game.play(m)
         assert r["end"] in {"win", "resign", "draw", "repetition", "limit"}

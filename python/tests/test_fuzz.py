@@ -671,7 +671,7 @@ def check_observation(env: zertz.VecEnv, obs: dict[str, Any], infos: dict[str, A
     assert obs["planes"].shape == (n, c, h, w) and obs["planes"].dtype == np.float32
     assert obs["globals"].shape == (n, g) and obs["globals"].dtype == np.float32
     assert np.isfinite(obs["planes"]).all() and np.isfinite(obs["globals"]).all()
-    mask = infos["legal_mask"]
+    mask = infos["legal_action_mask"]
     assert mask.shape == (n, a) and mask.dtype == np.bool_
     assert mask.any(axis=1).all(), "a game in the batch has no legal action"
     assert infos["to_play"].shape == (n,) and set(infos["to_play"].tolist()) <= {0, 1}
@@ -936,7 +936,7 @@ def ev_returns_inputs(planes: Any, globals_: Any, masks: Any) -> tuple[Any, Any]
 
 
 def ev_nested_search(planes: Any, globals_: Any, masks: Any) -> tuple[Any, Any]:
-    """Calls back into the engine: a search inside the evaluation."""
+    """Calls back into Rust: a search inside the evaluation."""
     zertz.MCTS("uniform").search([zertz.Game()], 2)
     return ev_zeros(planes, globals_, masks)
 
@@ -1271,7 +1271,7 @@ def test_fuzz_mcts(
     # What must be refused: by ValueError if the games are fine, else by any exception. A seed or
     # a simulation count outside its unsigned range may be refused first, by OverflowError
     # (negative, too large) or TypeError (not an int), as pyo3 converts it (found by the long
-    # fuzz: the test's mistake, not the engine's).
+    # fuzz: the test's mistake, not Rust's).
     refusal: type[Exception] | tuple[type[Exception], ...] = (
         (ValueError if ints_convert and floats_convert else (ValueError, OverflowError, TypeError))
         if games_valid
@@ -1934,7 +1934,7 @@ def test_fuzz_load_shards(
             return
         s = len(r["planes"])
         assert r["planes"].ndim == 4 and r["planes"].dtype == np.float32
-        assert r["policy"].shape == r["legal_mask"].shape == (s, n)
+        assert r["policy"].shape == r["legal_action_mask"].shape == (s, n)
         for key in ("value", "root_value", "full_search", "game_id", "move_number", "to_play"):
             assert r[key].shape == (s,), (key, r[key].shape)
         assert r["globals"].shape[0] == s
@@ -2578,13 +2578,13 @@ def _fuzz_front(
 
         def step() -> Any:
             out = env.step(masks[0].argmax(axis=1))
-            masks[0] = out[-1]["legal_mask"]
+            masks[0] = out[-1]["legal_action_mask"]
             assert (out[-1]["to_play"] == 0).all()
             return out
 
         def reset() -> Any:
             out = env.reset(seed=2)
-            masks[0] = out[-1]["legal_mask"]
+            masks[0] = out[-1]["legal_action_mask"]
             return out
 
         return env, step, reset

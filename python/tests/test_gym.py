@@ -85,7 +85,7 @@ def test_the_vector_env_follows_gymnasium() -> None:
         to_play = infos["to_play"].copy()
         masks = infos["action_mask"]
         assert masks.dtype == np.int8
-        np.testing.assert_array_equal(masks.astype(bool), infos["legal_mask"])
+        np.testing.assert_array_equal(masks.astype(bool), infos["legal_action_mask"])
         before = [envs.env.game(i) for i in range(n)]
         actions = envs.sample_actions()
         obs, rewards, terminations, truncations, infos = envs.step(actions)

@@ -153,7 +153,7 @@ def test_float_keys_refuse_nan_and_infinity(key: str, value: str) -> None:
         ("[selfplay]\ngames = 4294967296\nchunks = 1\n", "selfplay.games"),
         ("[evaluate]\nopening_actions = 4294967296\n", "evaluate.opening_actions"),
         ("[evaluate]\nsimulations = 4294967296\n", "evaluate.simulations"),
-        # Over the player grammar's cap (2**20), which the engine checks when the config is read,
+        # Over the player grammar's cap (2**20), which Rust checks when the config is read,
         # not at the first evaluation, after a whole iteration.
         ("[evaluate]\nsimulations = 2000000\n", "evaluate.simulations"),
         ("[evaluate]\nfinal_simulations = 1048577\n", "evaluate.final_simulations"),
@@ -222,7 +222,7 @@ def test_a_missing_cuda_device_is_refused_before_the_config(tmp_path: Path, name
 
 def test_games_of_a_match_over_the_engines_bound_are_refused_when_the_config_is_read() -> None:
     """``[evaluate] games = 16777217`` was taken, and the run failed after its first iteration
-    (``final_games``: after the whole run). The bound is the engine's, from its description of
+    (``final_games``: after the whole run). The bound is Rust's, from its description of
     its match settings (``zertz.MAX_MATCH_GAMES``)."""
     most = zertz.MAX_MATCH_GAMES
     with pytest.raises(ValueError, match=r"^games: "):
@@ -743,7 +743,7 @@ def test_the_train_command_names_the_impossible_field(one_iteration: Path, tmp_p
 
 # ----------------------------------------------------------------------- files a user names
 # (issue "Hostile input, fourth round"): the training side reads only regular files, refused
-# before they are opened, within the bound of their kind (zertz.files, the engine's readers); a
+# before they are opened, within the bound of their kind (zertz.files, Rust's readers); a
 # full disk is one line naming the file; a killed write's partial output goes when the run opens.
 
 DEAD_PIDS = (4294967295, 4294967294, 4294967293, 4294967292)  # above any system's process ids
@@ -916,7 +916,7 @@ def test_a_file_past_its_bound_is_refused_with_the_bound(
     finished: Path, tmp_path: Path, kind: str, name: str, what: str
 ) -> None:
     """A file one byte past the bound of its kind (a sparse file: no disk is taken) is refused
-    before it is read, and the message states the bound; the bounds are the engine's."""
+    before it is read, and the message states the bound; the bounds are Rust's."""
     from zertz.files import LIMITS, size_text
     from zertz.plots import read_metrics
     from zertz.training.records import ChunkSummary

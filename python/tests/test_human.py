@@ -51,15 +51,15 @@ def test_dataset_shards_hold_the_moves_played(dataset: Path) -> None:
     shards = sorted((dataset / "validation").glob("shard-37-*.npz"))
     data = zertz.load_shards(shards, zertz.action_space_size(37))
     rows = np.flatnonzero(data["game_id"] == game["game"])
-    g = zertz.Game(37, first_player=game["first"])
+    g = zertz.Game(37, first_player=game["first_player"])
     for move in game["moves"]:
         g.play(move)
     assert len(rows) == game["samples"] and g.is_over
-    replay = zertz.Game(37, first_player=game["first"])
+    replay = zertz.Game(37, first_player=game["first_player"])
     for k, row in enumerate(rows):
         assert data["move_number"][row] == k
         played = int(np.argmax(data["policy"][row]))
-        assert data["policy"][row, played] == 1.0 and data["legal_mask"][row, played]
+        assert data["policy"][row, played] == 1.0 and data["legal_action_mask"][row, played]
         planes, globals_ = replay.encode()
         assert np.array_equal(data["planes"][row], planes)
         assert np.array_equal(data["globals"][row], globals_)
@@ -84,7 +84,7 @@ class Oracle(torch.nn.Module):
         for game in validation_games(dataset):
             first.setdefault(game["board"], game)
         for game in first.values():
-            g = zertz.Game(game["board"], first_player=game["first"])
+            g = zertz.Game(game["board"], first_player=game["first_player"])
             for move in game["moves"]:
                 mover = g.to_play
                 result = (
@@ -215,7 +215,7 @@ def test_dataset_in_process_equals_the_program(dataset: Path, games: Path, tmp_p
         zertz.dataset([games], tmp_path / "f", validation=2.0)
     with pytest.raises(FileNotFoundError):
         zertz.dataset([tmp_path / "none.tar.xz"], tmp_path / "g")
-    # The manifest the engine writes is the one this package reads (format and version), with
+    # The manifest Rust writes is the one this package reads (format and version), with
     # the shards named in the folder.
     manifest = dataset_manifest(tmp_path / "d")
     assert (manifest["format"], manifest["version"]) == (DATASET_FORMAT, DATASET_VERSION)
@@ -330,8 +330,10 @@ def test_ceiling_scores_the_players_own_frequencies(tmp_path: Path) -> None:
     for i, move in enumerate(first):
         moves = [move, "Gc3,g1"] if move == "Wd4,a1" else [move]
         split = "validation" if i % 2 else "train"
-        lines.append({"game": i, "split": split, "board": 37, "first": "P0", "moves": moves})
-    lines.append({"game": 6, "split": "train", "board": 61, "first": "P0", "moves": ["Wa1,a2"]})
+        lines.append({"game": i, "split": split, "board": 37, "first_player": "P0", "moves": moves})
+    lines.append(
+        {"game": 6, "split": "train", "board": 61, "first_player": "P0", "moves": ["Wa1,a2"]}
+    )
     (tmp_path / "games.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     (tmp_path / MANIFEST).write_text(
         json.dumps({"format": DATASET_FORMAT, "version": DATASET_VERSION})

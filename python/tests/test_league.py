@@ -1,4 +1,4 @@
-"""League self-play (zertz.league): a pool of frozen snapshots of the learner, engine players and
+"""League self-play (zertz.league): a pool of frozen snapshots of the learner, Rust's players and
 the latest policy, drawn per game for each episode; every finished episode counted once against
 the member it was played against, in ``results()`` and the model's logger; seeded draws
 reproducible; the example runs."""

@@ -34,7 +34,7 @@ def test_public_names() -> None:
         "evaluate": "zertz.agents",
         "clone": "zertz.training.pretraining",
         "distill": "zertz.training.pretraining",
-        "SearchPlayer": "zertz.search_policy",
+        "SearchBot": "zertz.search_policy",
     }
     for name in zertz.__all__:
         if name in python_side:
@@ -263,7 +263,7 @@ def stub_defaults(name: str, method: str | None = None, stub: Path | None = None
 
 
 def test_the_match_settings_are_the_engines_in_the_stub_and_the_bindings() -> None:
-    # The engine's MatchSettings owns the settings of a match: the stub's keywords are generated
+    # Rust's MatchSettings owns the settings of a match: the stub's keywords are generated
     # from its description (python/tests/settings_stub.py), so that a setting added or a default
     # changed in Rust fails here until the stub is generated again.
     settings = native.match_settings()
@@ -287,7 +287,7 @@ def test_the_match_settings_are_the_engines_in_the_stub_and_the_bindings() -> No
 def test_the_selfplay_settings_are_the_engines_in_the_stub_and_the_bindings(
     tmp_path: Path,
 ) -> None:
-    # The engine's SelfPlayConfig owns the settings of self-play: the stub's keywords and their
+    # Rust's SelfPlayConfig owns the settings of self-play: the stub's keywords and their
     # docs are generated from its description, each a keyword of zertz.selfplay over the config.
     settings = native.selfplay_settings()
     names = [s["name"] for s in settings]
@@ -348,10 +348,10 @@ def test_the_player_grammar_is_the_engines_one_text() -> None:
 
 def test_the_board_list_is_written_in_prose_once() -> None:
     """The prose of the docs, the configs' comments, the web page and the code's docs names the
-    boards by pointing at one list, docs/rules.md's, and that list is the engine's
-    (``zertz.BOARDS``): a board added to the engine fails here until the one list says it.
+    boards by pointing at one list, docs/rules.md's, and that list is Rust's
+    (``zertz.BOARDS``): a board added in Rust fails here until the one list says it.
     Shorter lists of boards (the records' 37, 48 and 61) are other facts. docs/settings.md is
-    generated from the engine's own declarations (their docs say the list as the engine makes
+    generated from Rust's own declarations (their docs say the list as Rust makes
     it), so it is not prose written by hand."""
     number = "|".join(str(b) for b in zertz.BOARDS)
     board = rf"`?\b(?:{number})\b`?"

@@ -17,7 +17,7 @@ from zertz.agents import PlayerLike
 from zertz.observation import flatten
 from zertz.search_policy import (
     PolicyEvaluator,
-    SearchPlayer,
+    SearchBot,
     game_from_observation,
     sb3_policy_value,
 )
@@ -75,7 +75,7 @@ def test_search_refuses_the_policys_blunder() -> None:
     logits, _ = policy(obs, game.legal_action_mask()[None])
     assert int(logits[0].argmax()) == blunder  # the raw policy's move
 
-    searcher = SearchPlayer(policy, simulations=200)
+    searcher = SearchBot(policy, simulations=200)
     move = searcher.choose(game)
     assert move != blunder and game.legal_action_mask()[move]
     after = game.clone()
@@ -85,7 +85,7 @@ def test_search_refuses_the_policys_blunder() -> None:
     assert policies[0, blunder] < policies[0, quiet] and visits[0] == 200
     assert searcher.evaluator.calls > 0 and searcher.evaluator.positions >= 200
 
-    blind = SearchPlayer(preferring({blunder: 8.0, quiet: 6.0}, value=False), simulations=200)
+    blind = SearchBot(preferring({blunder: 8.0, quiet: 6.0}, value=False), simulations=200)
     assert blind.choose(game) == blunder
 
 
@@ -93,7 +93,7 @@ def test_search_finds_the_win_the_policy_misses() -> None:
     game = zertz.Game.from_text(WINNING_CAPTURE)
     wins, goes_on = game.action_index("d4xd2"), game.action_index("d3xd5")
     assert sorted(game.legal_action_indices().tolist()) == sorted([wins, goes_on])
-    move = SearchPlayer(preferring({goes_on: 5.0}), simulations=50).choose(game)
+    move = SearchBot(preferring({goes_on: 5.0}), simulations=50).choose(game)
     assert move == wins
     game.play(move)
     assert game.outcome == "P0"
@@ -103,9 +103,9 @@ def test_a_search_player_plays_matches_and_as_an_environments_opponent() -> None
     pytest.importorskip("gymnasium")
     from zertz.gymnasium import ZertzEnv
 
-    searcher: PlayerLike = SearchPlayer(preferring({}), simulations=8, seed=3)
+    searcher: PlayerLike = SearchBot(preferring({}), simulations=8, seed=3)
     assert searcher.name == "policy+mcts:8"
-    assert SearchPlayer(uniform, 8, name="mine").name == "mine"
+    assert SearchBot(uniform, 8, name="mine").name == "mine"
     result = zertz.evaluate(searcher, ["random"], games=2, progress=False)[0]
     assert result["games"] == 2 and result["wins"] + result["draws"] + result["losses"] == 2
 
@@ -126,14 +126,14 @@ def test_a_search_player_plays_matches_and_as_an_environments_opponent() -> None
 
 def test_temperature_draws_seeded_moves_among_the_searched() -> None:
     game = zertz.Game()
-    moves = [SearchPlayer(uniform, 16, temperature=1.0, seed=s).choose(game) for s in range(6)]
-    again = [SearchPlayer(uniform, 16, temperature=1.0, seed=s).choose(game) for s in range(6)]
+    moves = [SearchBot(uniform, 16, temperature=1.0, seed=s).choose(game) for s in range(6)]
+    again = [SearchBot(uniform, 16, temperature=1.0, seed=s).choose(game) for s in range(6)]
     assert moves == again and len(set(moves)) > 1
     assert all(game.legal_action_mask()[m] for m in moves)
     # A forced move (one capture: d1 over d2) is answered without a search.
     forced = zertz.Game.from_text(WINNING_CAPTURE.replace("..wg...", "wg....."))
     counted = PolicyEvaluator(uniform)
-    assert SearchPlayer(counted, 16).choose(forced) == forced.action_index("d1xd3")
+    assert SearchBot(counted, 16).choose(forced) == forced.action_index("d1xd3")
     assert counted.calls == 0
 
 
@@ -149,7 +149,7 @@ def test_a_batched_opponent_searches_every_game_of_a_vector_env_at_once() -> Non
 
     for kind in ("flat", "dict"):
         sizes.clear()
-        opponent = SearchPlayer(counting, 8, observation=kind).vector_opponent(37)
+        opponent = SearchBot(counting, 8, observation=kind).vector_opponent(37)
         envs = VectorEnv(4, board=37, opponent=opponent, observation=kind, seed=0)
         envs.reset(seed=0)
         for _ in range(4):
@@ -159,7 +159,7 @@ def test_a_batched_opponent_searches_every_game_of_a_vector_env_at_once() -> Non
         assert max(sizes) > 8
     with pytest.raises(ValueError, match="not flat ones of 61 rings"):
         flat_37 = np.zeros((1, 412), np.float32)
-        SearchPlayer(uniform, 8).vector_opponent(61)(flat_37, np.ones((1, 5), dtype=bool))
+        SearchBot(uniform, 8).vector_opponent(61)(flat_37, np.ones((1, 5), dtype=bool))
 
 
 def test_positions_are_rebuilt_from_observations_exactly() -> None:
@@ -209,7 +209,7 @@ def test_a_policys_bad_answer_is_a_value_error_naming_it(
         return answer(*masks.shape)
 
     with pytest.raises(ValueError, match=f"^the policy 'broken'.*{needle}"):
-        SearchPlayer(broken, 8).choose(zertz.Game())
+        SearchBot(broken, 8).choose(zertz.Game())
 
 
 def test_values_are_clipped_or_checked_and_illegal_logits_ignored() -> None:
@@ -231,11 +231,11 @@ def test_values_are_clipped_or_checked_and_illegal_logits_ignored() -> None:
     with pytest.raises(ValueError, match="values must be 'clip' or 'check'"):
         PolicyEvaluator(uniform, values="scale")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="simulations: must be at least 2"):
-        SearchPlayer(uniform, 1)
+        SearchBot(uniform, 1)
     with pytest.raises(ValueError, match="temperature"):
-        SearchPlayer(uniform, temperature=-1.0)
+        SearchBot(uniform, temperature=-1.0)
     with pytest.raises(ValueError, match="observation must be"):
-        SearchPlayer(uniform, observation="image")
+        SearchBot(uniform, observation="image")
     with pytest.raises(TypeError, match="callable"):
         PolicyEvaluator(3)  # type: ignore[arg-type]
 
@@ -278,7 +278,7 @@ def test_a_stable_baselines3_model_is_searched_with_its_own_logits_and_values() 
     np.testing.assert_array_equal(values, want_values.numpy().reshape(-1))
     assert logits.shape == masks.shape and values.shape == (2,)
 
-    searcher = SearchPlayer(fn, simulations=8)
+    searcher = SearchBot(fn, simulations=8)
     assert searcher.name == "MaskablePPO+mcts:8"
     result = zertz.evaluate(searcher, ["random"], games=2, progress=False)[0]
     assert result["wins"] + result["draws"] + result["losses"] == 2  # every move legal

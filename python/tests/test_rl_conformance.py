@@ -54,7 +54,7 @@ class VecFront:
         _, self.infos = self.env.reset(3)
 
     def mask(self) -> npt.NDArray[np.bool_]:
-        return np.asarray(self.infos["legal_mask"][0])
+        return np.asarray(self.infos["legal_action_mask"][0])
 
     def to_play(self) -> str:
         return f"P{int(self.infos['to_play'][0])}"
@@ -270,7 +270,7 @@ def test_an_index_outside_the_action_space_is_an_error_and_plays_nothing(
 
 
 def test_the_episode_names_any_int_out_of_range_and_plays_nothing() -> None:
-    # The engine's Episode takes any Python int (numpy's too) and names one that is no index of
+    # Rust's Episode takes any Python int (numpy's too) and names one that is no index of
     # the action space, or no step limit, with a ValueError: never an OverflowError.
     episode = Episode(37)
     size = zertz.action_space_size(37)
@@ -285,7 +285,7 @@ def test_the_episode_names_any_int_out_of_range_and_plays_nothing() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Opponents that fail. Every single-agent front end runs its opponent's turn in the engine's
+# Opponents that fail. Every single-agent front end runs its opponent's turn in Rust's
 # episode (zertz_vecenv::Episode::opponent_answer judges each answer), so an opponent that
 # raises, answers an action that is not legal or re-enters the environment it plays in does
 # the same everywhere: the step raises, and every later step raises RuntimeError naming the
@@ -426,7 +426,7 @@ class VectorOpponentFront:
         self.mask = np.zeros((2, zertz.action_space_size(37)), dtype=bool)
 
     def _masks(self, infos: dict[str, Any]) -> None:
-        self.mask = np.asarray(infos["legal_mask"])
+        self.mask = np.asarray(infos["legal_action_mask"])
 
     def reset(self) -> None:
         if self.name == "sb3.VecEnv":

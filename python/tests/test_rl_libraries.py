@@ -284,7 +284,7 @@ def test_evaluate_plays_paired_openings_and_reports_the_engines_elo() -> None:
         evaluate(lambda obs, mask: int(np.flatnonzero(~mask)[0]), ["random"], games=2)
     with pytest.raises(ValueError, match="games: must be at least 1 to evaluate, not 0"):
         evaluate(first_legal, ["random"], games=0)
-    # The engine's ranges of a match, in its words.
+    # Rust's ranges of a match, in its words.
     most = zertz.MAX_MATCH_GAMES
     with pytest.raises(ValueError, match=f"games: must be at most {most}"):
         evaluate(first_legal, ["random"], games=most + 1)
@@ -296,7 +296,7 @@ def test_evaluate_plays_paired_openings_and_reports_the_engines_elo() -> None:
 
 @pytest.mark.engine
 def test_evaluate_plays_the_games_of_zertz_match() -> None:
-    # A deterministic engine player in the policy's place: evaluate's games are zertz.match's.
+    # A deterministic Rust player in the policy's place: evaluate's games are zertz.match's.
     mine = evaluate(
         zertz.Bot("alphabeta:1"), ["random"], games=8, seed=7, opening_actions=2, progress=False
     )[0]
@@ -334,7 +334,7 @@ class _Counting:
         # The bad opponent last: the good ones before it are not played first.
         (["random", "greedy", "alphabeta:1", "mcts:0"], {}, ValueError, "opponent 'mcts:0': "),
         (["random", "nobody"], {}, ValueError, "opponent 'nobody': "),
-        # One player in two spellings (the engine's canonical specs are compared).
+        # One player in two spellings (Rust's canonical specs are compared).
         (["random", "mcts:100", "MCTS: 100"], {}, ValueError, "'mcts:100' and 'MCTS: 100'"),
         (["random", "random"], {}, ValueError, "name one player twice"),
         (["random", 'cmd:/bin/sh -c "exit 0"'], {}, ValueError, "ended before it answered"),
@@ -424,7 +424,7 @@ def test_evaluate_names_the_side_whose_answer_was_illegal() -> None:
         def choose(self, game: zertz.Game) -> int:
             return int(np.flatnonzero(~game.legal_action_mask())[0])
 
-    # The engine's players answer legal actions; a Python player that does not stands for one.
+    # Rust's players answer legal actions; a Python player that does not stands for one.
     with pytest.raises(
         ValueError, match=r"^the opponent 'x' \(game 1\) answered action \d+, which"
     ):
@@ -501,8 +501,8 @@ def test_a_signal_stops_the_search_of_an_evaluation(sent: int, last_line: str, s
 
 
 def test_evaluate_plays_the_engines_match_game_with_python_on_one_side() -> None:
-    """A Python player in the policy's place plays the games the engine's own player plays
-    there: one match loop, the engine's."""
+    """A Python player in the policy's place plays the games Rust's own player plays
+    there: one match loop, Rust's."""
     mine = evaluate(zertz.Bot("alphabeta:1"), ["random"], games=6, seed=7, progress=False)[0]
     engine = [
         play_match_game("alphabeta:1", "random", g, seed=7, opening_actions=2)["a_score"]
@@ -532,6 +532,16 @@ def test_player_is_the_deprecated_name_of_bot() -> None:
         old = zertz.Player
     assert old is zertz.Bot and "Player" not in zertz.__all__
     assert repr(zertz.Bot("greedy")) == 'Bot("greedy")'
+
+
+def test_search_player_is_the_deprecated_name_of_search_bot() -> None:
+    import zertz.search_policy
+
+    with pytest.warns(DeprecationWarning, match="use zertz.SearchBot"):
+        old = zertz.SearchPlayer
+    assert old is zertz.SearchBot and "SearchPlayer" not in zertz.__all__
+    with pytest.warns(DeprecationWarning, match="use SearchBot"):
+        assert zertz.search_policy.SearchPlayer is zertz.SearchBot
 
 
 def test_the_episode_module_is_deprecated() -> None:

@@ -483,7 +483,7 @@ def run_ladder(
         (["--opening-actions", "-1"], "--opening-actions: must not be negative"),
         (["--seed", "-1"], "--seed: must not be negative"),
         (["--players", "random", "random"], "names one player twice"),
-        # One player in two spellings (the engine's canonical specs are compared).
+        # One player in two spellings (Rust's canonical specs are compared).
         (["--players", "random", "mcts:100", "MCTS: 100"], "'mcts:100' and 'MCTS: 100'"),
         (["--players", "random"], "at least two players, not 1"),
         (["--players", "random", "greedy", "mcts:0"], "bad player 'mcts:0'"),

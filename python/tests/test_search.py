@@ -143,7 +143,7 @@ def test_search_presets_come_from_the_engine() -> None:
 
 
 def test_the_mcts_keywords_are_the_engines_search_settings() -> None:
-    """MCTS takes every search setting the engine describes (``mcts_settings()``, from which its
+    """MCTS takes every search setting Rust describes (``mcts_settings()``, from which its
     stub is generated) but ``tree_reuse``: each is applied over the preset, numpy's numbers as
     Python's; a value of the wrong type or an unknown keyword is a TypeError naming it."""
     described = zertz.mcts_settings()
@@ -240,10 +240,12 @@ def test_selfplay_writes_shards_numpy_reads(tmp_path: Path) -> None:
     data = zertz.load_shards(summary["shards"], zertz.action_space_size(37))
     s = summary["samples"]
     assert data["planes"].shape == (s, 8, 7, 7)
-    assert data["policy"].shape == data["legal_mask"].shape == (s, zertz.action_space_size(37))
+    assert (
+        data["policy"].shape == data["legal_action_mask"].shape == (s, zertz.action_space_size(37))
+    )
     np.testing.assert_allclose(data["policy"].sum(axis=1), 1.0, rtol=1e-5)
     policy = np.asarray(data["policy"], dtype=np.float32)
-    legal = np.asarray(data["legal_mask"], dtype=bool)
+    legal = np.asarray(data["legal_action_mask"], dtype=bool)
     assert not (policy > 0)[~legal].any(), "policy only on legal actions"
     assert set(np.unique(data["value"]).tolist()) <= {-1.0, 0.0, 1.0}
     assert len(list((tmp_path / "run").glob("games-*.jsonl"))) >= 1
@@ -269,7 +271,7 @@ def test_selfplay_with_a_gumbel_root_learns_the_improved_policy(tmp_path: Path) 
     for key in ("policy", "value", "planes"):
         np.testing.assert_array_equal(data[0][key], data[1][key])
     policy = np.asarray(data[0]["policy"], dtype=np.float32)
-    legal = np.asarray(data[0]["legal_mask"], dtype=bool)
+    legal = np.asarray(data[0]["legal_action_mask"], dtype=bool)
     full = np.asarray(data[0]["full_search"], dtype=bool)
     assert full.any() and (~full).any()
     assert not ((policy > 0) & ~legal).any()

@@ -54,7 +54,7 @@ def test_the_rust_import_graphs_find_circles_at_every_level(tmp_path: Path) -> N
 
 
 def test_the_settings_reference_is_current() -> None:
-    # docs/settings.md is generated from the settings' declarations (the engine's and the
+    # docs/settings.md is generated from the settings' declarations (Rust's and the
     # training config's): a setting added, or a default or doc changed, needs it written again.
     reference = script("settings-reference")
     text = reference.reference()

@@ -271,7 +271,7 @@ def test_unknown_network_key() -> None:
 
 
 def test_unknown_selfplay_key_goes_to_the_engine(tmp_path: Path) -> None:
-    """The engine's own types check [selfplay] before the run folder takes the config."""
+    """Rust's own types check [selfplay] before the run folder takes the config."""
     cfg = parse_config(tiny_text().replace("[selfplay]\n", "[selfplay]\nfulll_simulations = 4\n"))
     assert cfg.selfplay.engine["fulll_simulations"] == 4
     with pytest.raises(
@@ -338,7 +338,7 @@ def test_int_is_a_float() -> None:
         ("[run]\ncuda_graphs = 1\n", "run.cuda_graphs must be of type bool | str"),
         ("[warmup]\niterations = -1\n", "warmup.iterations"),
         ("[warmup]\ngames = 1\n", "warmup.games"),
-        # The engine's range, its words (zertz_settings): one simulation evaluates the root only.
+        # Rust's range, its words (zertz_settings): one simulation evaluates the root only.
         ("[warmup]\nfast_simulations = 0\n", "warmup.fast_simulations: must be at least 2"),
         ("[warmup]\nfull_simulations = 1\n", "warmup.full_simulations: must be at least 2"),
     ],
@@ -361,7 +361,7 @@ PROBE_CONTEXT = {("selfplay", "games"): "chunks = 1\n"}
 
 def test_every_number_of_the_config_declares_its_range_or_is_the_engines() -> None:
     """A number added to a section without a range fails here: it declares one with
-    ``ranged``, or the engine checks it (a board, the engine's simulations)."""
+    ``ranged``, or Rust checks it (a board, Rust's simulations)."""
     numbers = {
         f"{section}.{f.name}"
         for section, cls in SECTIONS.items()
@@ -402,7 +402,7 @@ def test_every_declared_range_holds_at_its_ends(
     section: str, key: str, values: Range, kind: Literal["int", "number"]
 ) -> None:
     """A value at an end of a key's declared range is taken, one just past it is refused with
-    the engine's words for the range; the default is in the range."""
+    Rust's words for the range; the default is in the range."""
     cls = SECTIONS[section]
     assert values.contains(getattr(cls(), key))
     context = PROBE_CONTEXT.get((section, key), "")
@@ -438,7 +438,7 @@ def test_bad_toml_and_load_config_names_the_file(tmp_path: Path) -> None:
 
 
 def test_warmup_plays_rollout_mcts_first(program: Path, tmp_path: Path) -> None:
-    """With [warmup], the first iteration's games are rollout MCTS's (with the engine's search
+    """With [warmup], the first iteration's games are rollout MCTS's (with Rust's search
     preset "rollout", which the rollout evaluator chooses, and [warmup]'s simulations), the
     second's the network's (the default preset); both train the network."""
     warm = "[warmup]\niterations = 1\ngames = 6\nfull_simulations = 24\nfast_simulations = 6\n"
@@ -450,7 +450,7 @@ def test_warmup_plays_rollout_mcts_first(program: Path, tmp_path: Path) -> None:
     assert stats[0]["selfplay_network_share"] is None
     assert stats[1]["selfplay_network_share"] > 0
     assert stats[0]["step"] == cfg.train.steps and stats[1]["step"] == 2 * cfg.train.steps
-    # The engine's settings of both: [warmup]'s simulations, the run's board.
+    # Rust's settings of both: [warmup]'s simulations, the run's board.
     run = Run(cfg, tmp_path)
     assert run.warmup_settings["full_simulations"] == 24
     assert run.warmup_settings["board"] == run.selfplay_settings["board"] == 37
@@ -742,8 +742,9 @@ def test_a_run_begun_before_the_auxiliary_head_goes_on(
     run_a: Path, cfg: TrainConfig, tmp_path: Path
 ) -> None:
     """A checkpoint without the captures head (and its optimizer's moments) and shards of format
-    1 (without final_captures), as an older zertz wrote them: the run resumes and trains on them,
-    the head learning from the samples that have its target only."""
+    1 (without final_captures, the mask under its old name), as an older zertz wrote them: the
+    run resumes and trains on them, the head learning from the samples that have its target
+    only."""
     folder = tmp_path / "old"
     shutil.copytree(run_a, folder)
     ck = checkpoint(folder)
@@ -760,11 +761,15 @@ def test_a_run_begun_before_the_auxiliary_head_goes_on(
     for path in shards[:1]:
         with np.load(path) as shard:
             arrays = {k: shard[k] for k in shard.files if k != "final_captures"}
+        arrays["legal_mask"] = arrays.pop("legal_action_mask")
         arrays["format_version"] = np.array([1], dtype=np.int32)
         with path.open("wb") as f:
             np.savez(f, **arrays)
     old = zertz.load_shards(shards[:1], zertz.action_space_size(37))
     assert np.isnan(old["final_captures"]).all()
+    assert old["legal_action_mask"].any() and "legal_mask" not in old
+    with pytest.warns(DeprecationWarning, match="'legal_mask' is now 'legal_action_mask'"):
+        assert old["legal_mask"] is old["legal_action_mask"]
 
     run = Run(cfg, folder)
     run.start()
@@ -1111,9 +1116,9 @@ def test_a_chunk_is_written_once_and_the_leftovers_go(tmp_path: Path) -> None:
     leftovers = [
         f".c1.partial-{gone}",  # a killed process's
         f".c1.partial-{os.getpid()}",  # an attempt of this process that failed
-        ".c1.tmp",  # the versions before the engine's name
+        ".c1.tmp",  # the versions before Rust's name
         ".c1.99999.tmp",
-        ".c1.partial-1",  # a process that runs (init, seen in /proc: the engine asks Linux)
+        ".c1.partial-1",  # a process that runs (init, seen in /proc: Rust asks Linux)
         f".c10.partial-{gone}",  # another chunk's
     ]
     for leftover in leftovers:
@@ -1314,7 +1319,7 @@ def test_every_network_size_declares_its_range() -> None:
 @pytest.mark.parametrize(("key", "values"), NETWORK_SIZES, ids=[k for k, _ in NETWORK_SIZES])
 def test_every_network_size_holds_at_its_ends(key: str, values: Range) -> None:
     """A size at an end of its range is taken (with the others' defaults, within the parameter
-    bound), one just past it is refused with the engine's words for the range, before any
+    bound), one just past it is refused with Rust's words for the range, before any
     weight is allocated."""
     assert values.contains(getattr(NetConfig(), key))
     for value, taken in probes(values, integer=True):

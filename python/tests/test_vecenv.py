@@ -21,7 +21,10 @@ def test_shapes_and_dtypes() -> None:
     obs, infos = env.reset(seed=1)
     assert obs["planes"].shape == (5, c, h, w) and obs["planes"].dtype == np.float32
     assert obs["globals"].shape == (5, g) and obs["globals"].dtype == np.float32
-    assert infos["legal_mask"].shape == (5, a) and infos["legal_mask"].dtype == np.bool_
+    mask = infos["legal_action_mask"]
+    assert mask.shape == (5, a) and mask.dtype == np.bool_
+    # The old name, kept one release, and the libraries' int8: the same mask.
+    assert infos["legal_mask"] is mask and np.array_equal(infos["action_mask"], mask)
     assert infos["to_play"].shape == (5,) and infos["to_play"].dtype == np.uint8
     obs, rewards, terminations, truncations, infos = env.step(env.sample_actions())
     assert rewards.shape == (5, 2) and rewards.dtype == np.float32
@@ -43,13 +46,13 @@ def test_conformance(board: int, blitz: bool) -> None:
         games = [env.game(i) for i in range(n)]
         for i, game in enumerate(games):
             assert not game.is_over
-            np.testing.assert_array_equal(infos["legal_mask"][i], game.legal_action_mask())
+            np.testing.assert_array_equal(infos["legal_action_mask"][i], game.legal_action_mask())
             planes, globals_ = game.encode()
             np.testing.assert_array_equal(obs["planes"][i], planes)
             np.testing.assert_array_equal(obs["globals"][i], globals_)
             assert infos["to_play"][i] == (0 if game.to_play == "P0" else 1)
         actions = env.sample_actions()
-        assert all(infos["legal_mask"][i, a] for i, a in enumerate(actions))
+        assert all(infos["legal_action_mask"][i, a] for i, a in enumerate(actions))
         obs, rewards, terminations, truncations, infos = env.step(actions)
         np.testing.assert_array_equal(rewards.sum(axis=1), np.zeros(n))
         for i, game in enumerate(games):

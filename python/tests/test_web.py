@@ -228,7 +228,7 @@ def test_a_game_by_keyboard_against_random_to_its_end(page: Any) -> None:
 
 def test_the_page_takes_its_boards_players_and_limits_from_the_server(page: Any) -> None:
     """The page's HTML names no board, player or limit: it builds them from ``/api/info``, so
-    they are the engine's."""
+    they are the server's."""
     idle(page)
     boards = page.eval_on_selector_all("#board option", "os => os.map(o => Number(o.value))")
     assert boards == list(zertz.BOARDS)

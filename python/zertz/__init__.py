@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from zertz.agents import evaluate, player
     from zertz.exported import export, load_network
     from zertz.plots import plot
-    from zertz.search_policy import SearchPlayer
+    from zertz.search_policy import SearchBot
     from zertz.training import train
     from zertz.training.pretraining import clone, distill
     from zertz_engine import (
@@ -95,9 +95,10 @@ ENGINE_NAMES = frozenset(
 
 
 #: Names kept for one release: each warns (DeprecationWarning), saying what replaces it, and
-#: gives the native module's attribute of the second name.
+#: gives the attribute of the second name (the native module's, or this package's).
 DEPRECATED = {
     "Player": ("use zertz.Bot (a player is a side, P0 or P1; a bot plays one)", "Bot"),
+    "SearchPlayer": ("use zertz.SearchBot (a player is a side; a bot plays one)", "SearchBot"),
     "match_opening": (
         "zertz.evaluate plays the engine's match, openings included",
         "match_opening",
@@ -115,13 +116,13 @@ def __getattr__(name: str) -> Any:
 
         import zertz._zertz
 
-        why, native = DEPRECATED[name]
+        why, new = DEPRECATED[name]
         warnings.warn(
             f"zertz.{name} is deprecated and goes in the next release: {why}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(zertz._zertz, native)
+        return getattr(zertz._zertz, new) if hasattr(zertz._zertz, new) else __getattr__(new)
     # The engine (libtorch) and the training side (networks, the loop, matplotlib for plots)
     # are imported on first use, so that `import zertz` stays quick and needs numpy alone.
     if name in ENGINE_NAMES:
@@ -142,10 +143,10 @@ def __getattr__(name: str) -> Any:
         with needs_engine(f"zertz.{name}"):
             import zertz.training.pretraining
         return getattr(zertz.training.pretraining, name)
-    if name == "SearchPlayer":
-        from zertz.search_policy import SearchPlayer
+    if name == "SearchBot":
+        from zertz.search_policy import SearchBot
 
-        return SearchPlayer
+        return SearchBot
     if name in ("player", "evaluate"):
         import zertz.agents
 
@@ -189,7 +190,7 @@ __all__ = [
     "Bot",
     "Episode",
     "Game",
-    "SearchPlayer",
+    "SearchBot",
     "Step",
     "VecEnv",
     "__version__",

@@ -93,7 +93,7 @@ def search_presets() -> dict[str, dict[str, float | int | bool]]:
 
 def partial_path(path: str | PathLike[str]) -> Path:
     """Where this process writes ``path`` before it renames it into place: ``.NAME.partial-PID``
-    beside it (the one name of every partial output, the engine's and the package's)."""
+    beside it (the one name of every partial output, Rust's and the package's)."""
 
 def partial_owner(name: str) -> tuple[str, int] | None:
     """``(NAME, PID)`` of a partial output's file name ``.NAME.partial-PID``; None for any other
@@ -119,7 +119,7 @@ def file_limits() -> dict[str, int]:
     ``json``, ``metrics``, ``network``, ``checkpoint``)."""
 
 def size_text(bytes: int) -> str:
-    """A count of bytes for people, as the engine's messages write it: "812 bytes", "64 MiB",
+    """A count of bytes for people, as Rust's messages write it: "812 bytes", "64 MiB",
     "2.5 GiB"."""
 
 def action_space_size(board: int) -> int:
@@ -236,7 +236,7 @@ class Game:
 @final
 class Range:
     """The values a number setting takes: finite numbers between two ends, and maybe one more
-    value outside them (the engine's ``zertz_settings::Range``: its check and its words)."""
+    value outside them (Rust's ``zertz_settings::Range``: its check and its words)."""
 
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
@@ -322,7 +322,7 @@ class Step:
 
 @final
 class Episode:
-    """One game under the rules of an episode, the engine's (those of :class:`VecEnv` too): a
+    """One game under the rules of an episode, Rust's (those of :class:`VecEnv` too): a
     step is one single action of the player to move; a game that ends by the rules is terminated
     (+1 to the winner, -1 to the loser, 0 each for a draw by passes or third repetition); after
     ``max_steps`` actions a game that goes on is truncated; an action of the action space that is
@@ -389,32 +389,29 @@ class VecEnv:
     """A batch of games stepped together on a thread pool (Gymnasium-style vector API).
 
     Observations are dicts ``{"planes": float32 [N, C, H, W], "globals": float32 [N, G]}``;
-    ``infos`` holds ``"legal_mask"`` (bool [N, A]), the same as ``"action_mask"`` (int8 [N, A],
-    Gymnasium's type), ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1) and ``"illegal_action"`` (bool
-    [N]: the step's action was not legal there and forfeited the game). Rewards are float32
-    [N, 2]: this step's reward of P0 and of P1. The rules of an episode are those of every front
-    end (``zertz.Episode``). With ``opponent`` it is a single-agent environment: the learner is
-    P0 in every game and the opponent, P1, plays its whole turn inside each step (and its first
-    turn at a reset or restart in the games it begins), so the observations, masks and
-    ``to_play`` are always P0's and a step's rewards hold the result of a game whoever ended it.
-    The opponent is the spec of a player without a network or a program, in the grammar of
-    :data:`PLAYER_SPECS` (``"greedy"``, ``"mcts:200"``: one per game, played in Rust, keeping
-    ``max_bytes`` between their decisions together), a list of such specs (game ``i`` plays the
-    ``i % len``-th: ``["greedy"] * 3 + ["random"]`` trains against a mix), or a batched Python
-    policy
-    ``opponent(observations, masks) -> actions`` given the observations and masks of the games
-    where it is to move. An opponent that raises or answers an action that is not legal fails
-    the step (its exception, or ValueError naming the game), and every later step raises
-    RuntimeError, naming that failure (``failure``), until ``reset``; so does a step that Ctrl-C
-    interrupted (its searches end at once). An opponent cannot step or reset the environment it
-    plays in. Finished games restart at once; their result is still in that step's rewards,
-    terminations and truncations (``final_observations`` gives their last positions). Every call
-    returns new arrays. ``num_envs`` is at least 1 and ``threads`` is 0 (every core) or more,
-    each up to the engine's bound (``MAX_NUM_ENVS`` and ``MAX_THREADS`` of ``zertz_vecenv``,
-    which the error of a larger one states), and the arrays of one step need at most
-    ``max_bytes`` (default :data:`VECENV_MAX_BYTES`; the error says what a batch needs); all are
-    checked before anything is allocated or started.
-    """
+    ``infos`` holds ``"legal_action_mask"`` (bool [N, A]), the same as ``"action_mask"`` (int8 [N,
+    A], Gymnasium's type), ``"to_play"`` (uint8 [N], 0 = P0, 1 = P1) and ``"illegal_action"`` (bool
+    [N]: the step's action was not legal there and forfeited the game). Rewards are float32 [N, 2]:
+    this step's reward of P0 and of P1. The rules of an episode are those of every front end
+    (``zertz.Episode``). With ``opponent`` it is a single-agent environment: the learner is P0 in
+    every game and the opponent, P1, plays its whole turn inside each step (and its first turn at a
+    reset or restart in the games it begins), so the observations, masks and ``to_play`` are always
+    P0's and a step's rewards hold the result of a game whoever ended it. The opponent is the spec
+    of a player without a network or a program, in the grammar of :data:`PLAYER_SPECS`
+    (``"greedy"``, ``"mcts:200"``: one per game, played in Rust, keeping ``max_bytes`` between their
+    decisions together), a list of such specs (game ``i`` plays the ``i % len``-th: ``["greedy"] * 3
+    + ["random"]`` trains against a mix), or a batched Python policy ``opponent(observations, masks)
+    -> actions`` given the observations and masks of the games where it is to move. An opponent that
+    raises or answers an action that is not legal fails the step (its exception, or ValueError
+    naming the game), and every later step raises RuntimeError, naming that failure (``failure``),
+    until ``reset``; so does a step that Ctrl-C interrupted (its searches end at once). An opponent
+    cannot step or reset the environment it plays in. Finished games restart at once; their result
+    is still in that step's rewards, terminations and truncations (``final_observations`` gives
+    their last positions). Every call returns new arrays. ``num_envs`` is at least 1 and ``threads``
+    is 0 (every core) or more, each up to Rust's bound (``MAX_NUM_ENVS`` and ``MAX_THREADS``
+    of ``zertz_vecenv``, which the error of a larger one states), and the arrays of one step need at
+    most ``max_bytes`` (default :data:`VECENV_MAX_BYTES`; the error says what a batch needs); all
+    are checked before anything is allocated or started."""
 
     def __new__(
         cls,
@@ -494,7 +491,7 @@ _Evaluator = Callable[
 
 @final
 class Bot:
-    """The bot of one of the engine's players without a network, by its spec (:data:`PLAYER_SPECS`:
+    """The bot of one of Rust's players without a network, by its spec (:data:`PLAYER_SPECS`:
     ``"greedy"``, ``"mcts:200"``, ``"alphabeta:2"``), asked for one single action at a time;
     ``seed`` drives its random choices. A network's player is the engine's: build it with
     ``zertz.player``."""
@@ -502,7 +499,7 @@ class Bot:
     def __new__(cls, spec: str, *, seed: int = 0) -> Bot: ...
     @property
     def name(self) -> str:
-        """The player's name (its spec, as the engine writes it)."""
+        """The player's name (its spec, as Rust writes it)."""
     def choose(self, game: Game) -> int:
         """The action index the player chooses in ``game``'s current position (ValueError where
         the game is over; RuntimeError where the player failed; Ctrl-C during a search raises
@@ -528,7 +525,7 @@ def play_match_game(
 ) -> dict[str, Any]:
     """Game ``game`` of a match (``zertz.match``'s keywords: ``board``, ``blitz``, ``seed``,
     ``opening_actions``, ``max_actions``, ``move_time``, ...) between ``a`` (player A, P0 in the
-    even games) and ``b``: each an engine player's spec (not a network's) or a Python agent, a
+    even games) and ``b``: each a player spec (not a network's) or a Python agent, a
     policy ``policy(observation, mask) -> action`` (observations of the kind ``observation``) or
     a player ``choose(game) -> action``. ``who`` names the sides in errors. Returns
     ``{"record", "a_is_p0", "actions", "a_score"}``; an agent's exception is raised unchanged, an
@@ -623,7 +620,7 @@ class MCTS:
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.uint32]]:
         """Returns ``(policies [N, A], values [N], visits [N])`` of the roots: the policies are
         the visit distributions, or with ``gumbel_actions`` the Gumbel root's improved policies
-        (``softmax(log prior + sigma(completed q))``). ``simulations`` is at most the engine's
+        (``softmax(log prior + sigma(completed q))``). ``simulations`` is at most Rust's
         bound, ``zertz_search::mcts::MAX_SIMULATIONS`` (the error of a larger count states it).
         With ``noise=True``, Dirichlet noise is mixed into each root (``noise_alpha_total`` and
         ``noise_fraction``; None: the settings' own), or with ``gumbel_actions`` the root's
@@ -633,9 +630,10 @@ class MCTS:
 
 def load_records(path: str | PathLike[str]) -> list[dict[str, Any]]:
     """The game records of a file (``games-*.jsonl`` of self-play, ``zertz match --out``, one
-    per line), each checked by the engine's record type and replayed: ``{"game", "board",
-    "blitz", "first", "players" (matches only), "moves", "winner", "end", "captures"}``.
-    Raises ValueError naming the line that is not a record or does not replay."""
+    per line), each checked by Rust's record type and replayed: ``{"game", "board",
+    "blitz", "first_player", "players" (matches only), "moves", "winner", "end",
+    "captures"}``. Raises ValueError naming the line that is not a record or does not replay.
+    (Records of earlier versions name ``first_player`` ``first``; they read the same.)"""
 
 def parse_first_player(text: str) -> Literal["random", "P0", "P1"]:
     """The word of a first player (``"random"``, ``"P0"`` or ``"P1"``) as ``text`` names it in
@@ -643,7 +641,7 @@ def parse_first_player(text: str) -> Literal["random", "P0", "P1"]:
     ``zertz.gymnasium``, ``zertz.sb3``). ValueError for any other text."""
 
 def parse_player(spec: str) -> dict[str, Any]:
-    """A player spec (its grammar: :data:`PLAYER_SPECS`) read by the engine: ``{"name": the
+    """A player spec (its grammar: :data:`PLAYER_SPECS`) read by Rust: ``{"name": the
     canonical spec, "model": the model file or None, "simulations": the count or None,
     "precision": the precision it names or None, "gumbel": the actions its Gumbel root considers
     or None, "depth": an alpha-beta depth or None, "time": its own time per move in seconds or
@@ -674,7 +672,7 @@ def dataset(
     (``removed_leftovers`` in the summary). Games are kept by ``boards`` (None: all),
     ``min_turns``, players left out (``exclude_players``, boardspace's robots with
     ``exclude_robots``) and ``ends`` (``"capture"``, ``"resign"``, ``"time"``, ``"draw"``; None:
-    all four), at most ``max_games``; a share ``validation`` of them (None: the engine's 0.05) is
+    all four), at most ``max_games``; a share ``validation`` of them (None: Rust's 0.05) is
     held out by game. Bad records are counted by reason in the summary dict, never raised. A
     folder that holds files, or one that another build is making, raises FileExistsError, a
     source that cannot be read OSError, bad settings ValueError."""
@@ -683,12 +681,12 @@ def selfplay_config(
     config: str | PathLike[str] | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The self-play settings ``config`` (a TOML file, a dict of the same keys, or None: the
-    defaults) as the engine reads them: every key, checked. Raises ValueError naming a key that
+    defaults) as Rust reads them: every key, checked. Raises ValueError naming a key that
     is unknown or out of range."""
 
 def selfplay_settings() -> list[dict[str, Any]]:
     """The keyword settings of ``zertz.selfplay`` (those of ``zertz selfplay`` and its config
-    files but the ``search`` table: the engine's ``SelfPlayConfig``), one dict per keyword, in
+    files but the ``search`` table: Rust's ``SelfPlayConfig``), one dict per keyword, in
     order: ``{"name", "type"`` (its annotation), ``"default"`` (without a config), ``"doc"}``.
     The keywords of ``selfplay`` in the engine's stub are generated from it
     (``python/tests/settings_stub.py``).
@@ -709,12 +707,12 @@ def mcts_settings() -> list[dict[str, Any]]:
 
 def match_config(**settings: Any) -> dict[str, Any]:
     """The match settings ``settings`` (keywords of ``zertz.match``, of any match:
-    ``zertz.evaluate``'s too) as the engine reads them: a dict with every key, checked by the
-    engine's own ranges. ValueError names a value out of range, TypeError an unknown keyword or
+    ``zertz.evaluate``'s too) as Rust reads them: a dict with every key, checked by Rust's
+    own ranges. ValueError names a value out of range, TypeError an unknown keyword or
     a value of the wrong type."""
 
 def match_settings() -> list[dict[str, Any]]:
-    """The settings of ``match`` (those of ``zertz match`` and its config files: the engine's
+    """The settings of ``match`` (those of ``zertz match`` and its config files: Rust's
     ``MatchSettings``), one dict per keyword, in order: ``{"name", "type"`` (its annotation),
     ``"default"`` (None: none), ``"doc"}``. The keywords of ``match`` in this stub are generated
     from it (``python/tests/settings_stub.py``).

@@ -1,15 +1,15 @@
 """Players one decision at a time, and an Elo for any Python policy.
 
-- :func:`player` builds any of the engine's players by its spec (the grammar is
+- :func:`player` builds any of Rust's players by its spec (the grammar is
   ``zertz.PLAYER_SPECS``; a network's, ``nn:``, with the engine installed); ``choose(game)``
   answers an action index.
 - A *policy* is a Python callable ``policy(observation, mask) -> action``: the observation of the
   player to move (``"flat"`` or ``"dict"``, as the Gymnasium environments give it), its legal
   mask (bool ``[A]``), and an action index back. A trained Stable-Baselines3 model is one:
   ``lambda obs, mask: int(model.predict(obs, action_masks=mask, deterministic=True)[0])``.
-- :func:`evaluate` plays a policy against engine players in matches with paired openings, as
+- :func:`evaluate` plays a policy against Rust's players in matches with paired openings, as
   ``zertz match`` plays them, and gives W/D/L and the Elo difference with its 95% interval on the
-  same scale (docs/rl-libraries.md has a ladder of the engine's players to place it on).
+  same scale (docs/rl-libraries.md has a ladder of Rust's players to place it on).
 
 >>> import zertz
 >>> from zertz.agents import evaluate, player
@@ -68,7 +68,7 @@ def player(
     seed: int = 0,
     **inference: Any,
 ) -> PlayerLike:
-    """The engine's player of ``spec``, for games of ``board`` rings and the blitz marble set or
+    """The player of ``spec``, for games of ``board`` rings and the blitz marble set or
     not. A network's player (``nn:``) is the engine's (``zertz_engine.Bot``, loaded now and
     checked to play the board and marble set; ``inference`` takes its ``device``, ``precision``,
     ``inference_threads`` and ``search_threads``); ImportError saying what to install where the
@@ -93,7 +93,7 @@ def agent_answer(agent: Agent, game: Game, observation: str, who: str = "the pol
     """The action index that ``agent`` answers for ``game``'s player to move, legal or not (a
     policy is given the observation of ``observation``'s kind and the legal mask, a player a
     copy of the game); ValueError for an answer that is not an integer (naming ``who``). For
-    what judges the answer itself (the engine's episode does for an environment's opponent)."""
+    what judges the answer itself (Rust's episode does for an environment's opponent)."""
     if hasattr(agent, "choose"):
         answer: Any = agent.choose(game.clone())
     else:
@@ -116,7 +116,7 @@ def score_line(result: dict[str, Any]) -> str:
 
 def same_player(specs: Iterable[str]) -> tuple[str, str, str] | None:
     """The first two of ``specs`` that name one player in two spellings (``mcts:10`` and
-    ``mcts: 10``: the engine's canonical specs, :func:`zertz.parse_player`'s ``"name"``,
+    ``mcts: 10``: Rust's canonical specs, :func:`zertz.parse_player`'s ``"name"``,
     compared), with that player's canonical spec; None where each names a player of its own.
     ValueError for a spec that is not a player (a caller that words that error checks first).
 
@@ -133,7 +133,7 @@ def same_player(specs: Iterable[str]) -> tuple[str, str, str] | None:
 
 
 def checked_specs(specs: Iterable[str] | str, what: str, each: str) -> list[str]:
-    """``specs`` (one spec or several) as a list, each checked by the engine's grammar:
+    """``specs`` (one spec or several) as a list, each checked by the player-spec grammar (Rust's):
     TypeError where they are not strings, ValueError naming a spec that is not a player
     (``"{each} 'SPEC': why"``) or one player named twice in any spelling (``"{what} name one
     player twice"``).
@@ -169,7 +169,7 @@ def _opponents(
     """Each opponent of :func:`evaluate` with its player for game 0 (built now: a spec that is
     not a player, a network that cannot be read or does not play the board and marble set, a
     program that does not start or answer its name, fail here); ValueError naming the opponent,
-    or one player named twice (in any spelling: the engine's canonical specs are compared)."""
+    or one player named twice (in any spelling: Rust's canonical specs are compared)."""
     listed = checked_specs(specs, "opponents", "opponent")
     if not listed:
         raise ValueError("opponents: name at least one player")
@@ -196,32 +196,32 @@ def evaluate(
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Plays ``policy`` (a Python policy, or a player: anything with ``choose(game)``, such as
-    :func:`player`'s) against each of ``opponents`` (engine player specs) for ``games`` games
-    each, in the engine's match games (``zertz._zertz.play_match_game``, the policy as player
+    :func:`player`'s) against each of ``opponents`` (specs of Rust's players) for ``games``
+    games each, in Rust's match games (``zertz._zertz.play_match_game``, the policy as player
     A): games ``2k`` and ``2k + 1`` start from the same
     ``opening_actions`` random actions (paired openings) with the policy on each side in turn
     (P0 in the even games), the opponents seeded as the match seeds its player B (a network's
     player loads once, seeded as game 0's), and a game
     longer than ``max_actions`` single actions a draw. Returns one dict per opponent:
     ``{"opponent", "games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high"}``
-    (the policy's Elo difference over the opponent with its 95% interval, computed by the
-    engine as ``zertz match`` computes it). ``observation`` is the kind the policy takes. A
+    (the policy's Elo difference over the opponent with its 95% interval, computed by
+    Rust as ``zertz match`` computes it). ``observation`` is the kind the policy takes. A
     line per opponent goes to stderr (with the count of games as they end, on a terminal)
     unless ``progress`` is False.
 
-    Everything is checked before the first game: the settings (by the engine's ranges of a
+    Everything is checked before the first game: the settings (by Rust's ranges of a
     match), ``games`` at least 1, and every opponent (its spec, built once: a network read and
     able to play the board and marble set, a ``cmd:`` program started and answering its name),
     no player named twice in any spelling; ValueError or TypeError names the culprit, and no
     game is played. Each side is given a copy of the game (a player's ``choose``) or the
     observation and a copy of the mask (a policy), never the game being played; an answer that
     is not a legal action is a ValueError naming its side (the policy, or the opponent's spec)
-    and the game. Ctrl-C (or a signal handler that raises, for SIGTERM) stops an engine
+    and the game. Ctrl-C (or a signal handler that raises, for SIGTERM) stops a Rust
     player's search at once."""
     kind = check_observation(observation)
     if not (hasattr(policy, "choose") or callable(policy)):
         raise TypeError(f"policy must be a callable or a player (choose(game)), not {policy!r}")
-    # The engine's ranges of a match, in its words ("games: must be at most ..."); a match of
+    # Rust's ranges of a match, in its words ("games: must be at most ..."); a match of
     # no games would evaluate nothing.
     match_config(
         games=games,
@@ -242,7 +242,7 @@ def evaluate(
         "max_actions": max_actions,
     }
     for spec, first in _opponents(opponents, board, blitz, seed):
-        # The engine builds its players for each game, seeded as the match seeds its player B;
+        # Rust builds its players for each game, seeded as the match seeds its player B;
         # a network is the engine package's, loaded once for the match (its searches seeded as
         # game 0's player B) and played as a Python player.
         side: str | PlayerLike = first if parse_player(spec)["model"] is not None else spec

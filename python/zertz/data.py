@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import warnings
 from collections.abc import Iterable
 from os import PathLike
 
@@ -32,6 +33,8 @@ from zertz._zertz import (
 _SCHEMA = {a["name"]: a for a in shard_schema()}
 #: The arrays with one entry per sample, passed on as they are.
 _PER_SAMPLE = tuple(name for name, a in _SCHEMA.items() if a["shape"] == "[S]")
+#: The arrays' earlier names (``formerly`` in the schema) and their names now.
+_RENAMED = {a["formerly"]["name"]: name for name, a in _SCHEMA.items() if a["formerly"]}
 #: The oldest shard format that ``load_shards`` reads.
 OLDEST_SHARD_FORMAT = 1
 
@@ -78,18 +81,20 @@ def dense_policy(
 def load_shards(
     paths: Iterable[str | PathLike[str]], actions: int
 ) -> dict[str, npt.NDArray[np.generic]]:
-    """Concatenates shards into training arrays: ``planes`` float32 ``[S, C, H, W]``, ``globals``
-    float32 ``[S, G]``, ``legal_mask`` bool ``[S, A]``, ``policy`` float32 ``[S, A]``, ``value``,
-    ``root_value`` float32 ``[S]``, ``full_search`` bool ``[S]``, ``game_id``, ``move_number``,
-    ``to_play`` ``[S]``, ``final_captures`` float32 ``[S, 6]`` (the marbles each side holds at
-    the game's end, white, grey, black, the mover's first; NaN in shards of format 1, which
-    predate it). ``actions`` is the action-space size of the board
+    """Concatenates shards into training arrays: ``planes`` float32 ``[S, C, H, W]``,
+    ``globals`` float32 ``[S, G]``, ``legal_action_mask`` bool ``[S, A]``, ``policy`` float32
+    ``[S, A]``, ``value``, ``root_value`` float32 ``[S]``, ``full_search`` bool ``[S]``,
+    ``game_id``, ``move_number``, ``to_play`` ``[S]``, ``final_captures`` float32 ``[S, 6]``
+    (the marbles each side holds at the game's end, white, grey, black, the mover's first; NaN
+    in shards of format 1, which predate it). ``actions`` is the action-space size of the board
     (``zertz.action_space_size(board)``).
 
     Every shard is checked before it is used: a file that is not a shard, another format or
     encoding version, a board whose action space is not ``actions``, or arrays whose shapes or
     indices do not agree raise ValueError naming the file (a missing file: FileNotFoundError).
-    Shards hold no pickled objects and are read with ``allow_pickle=False``."""
+    Shards hold no pickled objects and are read with ``allow_pickle=False``. The key
+    ``legal_mask`` (the mask's name before shard format 3) still reads, with a
+    DeprecationWarning, for one release."""
     if isinstance(actions, bool) or not isinstance(actions, int | np.integer) or actions <= 0:
         raise ValueError(f"actions must be a positive int (an action-space size), not {actions!r}")
     actions = int(actions)
@@ -99,7 +104,23 @@ def load_shards(
             parts.setdefault(key, []).append(value)
     if not parts:
         raise ValueError("no shards given")
-    return {key: np.concatenate(values) for key, values in parts.items()}
+    return _Arrays((key, np.concatenate(values)) for key, values in parts.items())
+
+
+class _Arrays(dict[str, npt.NDArray[np.generic]]):
+    """The arrays of ``load_shards``; an array's name before a shard format renamed it still
+    reads, with a DeprecationWarning (for one release)."""
+
+    def __missing__(self, key: str) -> npt.NDArray[np.generic]:
+        if key in _RENAMED:
+            warnings.warn(
+                f"load_shards' {key!r} is now {_RENAMED[key]!r}; the old key goes in the next "
+                "release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return self[_RENAMED[key]]
+        raise KeyError(key)
 
 
 def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArray[np.generic]]:
@@ -141,6 +162,9 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
             f"a shard of the {board}-ring board has {action_space_size(board)} actions, "
             f"not {actions} (load shards of one board with zertz.action_space_size(board))"
         )
+    for name, a in _SCHEMA.items():  # the names of older formats, read as today's
+        if a["formerly"] and version < a["formerly"]["until"] and a["formerly"]["name"] in raw:
+            raw[name] = raw.pop(a["formerly"]["name"])
     present = [k for k, a in _SCHEMA.items() if a["since"] <= version]
     missing = set(present) - raw.keys()
     if missing:
@@ -167,13 +191,13 @@ def _read_shard(path: str | PathLike[str], actions: int) -> dict[str, npt.NDArra
     if len(index) and (index.min() < 0 or index.max() >= actions):
         raise bad(f"policy_index holds actions outside 0..{actions}")
     index = index.astype(np.int64)
-    if raw["legal_mask"].dtype != np.uint8:
-        raise bad(f"legal_mask has dtype {raw['legal_mask'].dtype}, expected uint8")
+    if raw["legal_action_mask"].dtype != np.uint8:
+        raise bad(f"legal_action_mask has dtype {raw['legal_action_mask'].dtype}, expected uint8")
     arrays: dict[str, npt.NDArray[np.generic]] = {
         "planes": planes.astype(np.float32),
         "globals": raw["globals"],
-        "legal_mask": np.unpackbits(
-            raw["legal_mask"], axis=1, count=actions, bitorder="little"
+        "legal_action_mask": np.unpackbits(
+            raw["legal_action_mask"], axis=1, count=actions, bitorder="little"
         ).astype(bool),
         "policy": dense_policy(offsets, index, raw["policy_prob"], actions),
     }

@@ -3,14 +3,14 @@ training side (configs, checkpoints, metrics, exported networks, a run's records
 
 Reading: a regular file only (a FIFO, a device or a link to one is refused before it is opened:
 opening a FIFO waits for a writer forever, and ``/dev/zero`` never ends), read within the bound
-of its kind (:data:`LIMITS`, the engine's constants, ``zertz_env::files``), which the error of a
+of its kind (:data:`LIMITS`, Rust's constants, ``zertz_env::files``), which the error of a
 file past it states. Every refusal is an OSError of one line that names the file::
 
     cannot read runs/a/metrics.jsonl: not a regular file (a device)
     cannot read big.toml: 3 MiB is more than the 1 MiB that a config file may have
 
-Writing: :func:`write_atomic` writes the whole file beside its name (``.NAME.partial-PID``, the
-engine's name of a partial output) and renames it into place; a full disk is an OSError of one
+Writing: :func:`write_atomic` writes the whole file beside its name (``.NAME.partial-PID``,
+Rust's name of a partial output) and renames it into place; a full disk is an OSError of one
 line that names the file and the room it needs, and leaves no partial file.
 :func:`remove_leftovers` removes what killed writers left.
 """
@@ -35,7 +35,7 @@ from zertz._zertz import (
     size_text,
 )
 
-#: The most bytes of each kind of file (the engine's constants: ``MAX_CONFIG_BYTES``,
+#: The most bytes of each kind of file (Rust's constants: ``MAX_CONFIG_BYTES``,
 #: ``MAX_JSON_BYTES``, ``MAX_METRICS_BYTES``, ``MAX_NETWORK_BYTES``, ``MAX_CHECKPOINT_BYTES``
 #: of ``zertz_env::files``).
 LIMITS: dict[str, int] = file_limits()

@@ -8,7 +8,7 @@ under wrappers of your own, ``env.get_wrapper_attr("action_masks")()`` reaches t
 
 **Against an opponent** (the default, ``opponent="random"``): the learner plays one side and
 an opponent the other, its whole turn (a capture chain included) inside ``step``. The opponent
-is any of the engine's players by its spec (``zertz.PLAYER_SPECS``: ``"greedy"``,
+is any of Rust's players by its spec (``zertz.PLAYER_SPECS``: ``"greedy"``,
 ``"mcts:200"``, ...; the vector environment's are those without a network or a program, and
 :class:`ZertzEnv` takes a network's too, ``nn:MODEL`` or ``nn:builtin``, where the engine is
 installed), a :class:`zertz.Bot`-like object, or in :class:`ZertzEnv` a Python
@@ -93,7 +93,7 @@ from zertz.observation import (
 #: The id of the environments: ``gymnasium.make(ENV_ID)`` and ``gymnasium.make_vec(ENV_ID)``.
 ENV_ID = "zertz/Zertz-v0"
 
-#: What plays the other side: an engine player's spec, a player object, a Python policy, or
+#: What plays the other side: a player spec, a player object, a Python policy, or
 #: nobody (two players).
 Opponent = str | PlayerLike | Policy | None
 
@@ -115,7 +115,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     """One game of ZÈRTZ against ``opponent`` (see the module docs; None: two players), on
     ``board`` rings (one of ``zertz.BOARDS``) with the blitz marble set or not, truncated after
     ``max_steps`` single actions. ``first_player`` is ``"P0"``, ``"P1"`` or ``"random"`` (drawn
-    from the reset's seed); against an opponent the learner is P0. An engine player named by its
+    from the reset's seed); against an opponent the learner is P0. A player named by its
     spec is built again at each reset given a seed (so that its games are reproducible); a
     network's loads once. An illegal action of the learner forfeits: the episode ends with
     reward -1 and ``info["illegal_action"]``; an index outside the action space raises
@@ -138,7 +138,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
         render_mode: str | None = None,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
-        # The engine's reading, that of every front end: "random", "P0" or "P1", in any case.
+        # Rust's reading, that of every front end: "random", "P0" or "P1", in any case.
         first_player = parse_first_player(first_player)
         self.board, self.blitz, self.max_steps = board, blitz, max_steps
         self.observation = check_observation(observation)
@@ -250,7 +250,7 @@ class ZertzEnv(gymnasium.Env[Observation, np.int64]):
     ) -> tuple[Observation, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._needs_reset:
             raise gymnasium.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
-        # The learner's action and the opponent's whole turn, played by the engine's episode.
+        # The learner's action and the opponent's whole turn, played by Rust's episode.
         step = self.episode.step(int(action))
         self._opponent_actions = list(step.opponent_actions)
         if self._opponent is None:
@@ -275,7 +275,7 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
     (``zertz.VecEnv``, whose keywords it takes: ``threads``, ``max_steps``, ``first_player``,
     ``opening_plies``, ``seed``, ``max_bytes``), under the same rules (an illegal action
     forfeits its game alone: ``infos["illegal_action"]``), against ``opponent`` (the module
-    docs): an engine player without a network or a program, by its spec
+    docs): one of Rust's players without a network or a program, by its spec
     (``zertz.PLAYER_SPECS``), a list of such specs (game ``i`` plays the ``i % len``-th: a mix
     of opponents), or a batched Python policy ``opponent(observations, masks) ->
     actions`` (observations and bool masks of the games where it is to move, one action each:
@@ -346,7 +346,7 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
         super().reset(seed=seed)
         obs, infos = self.env.reset(seed)
         self._to_play = infos["to_play"]
-        self._mask = infos["legal_mask"]
+        self._mask = infos["legal_action_mask"]
         return self._obs(obs), infos
 
     def step(
@@ -372,7 +372,7 @@ class VectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int64], npt.NDArr
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done
         self._to_play = infos["to_play"]
-        self._mask = infos["legal_mask"]
+        self._mask = infos["legal_action_mask"]
         return self._obs(obs), rewards, terminations, truncations, infos
 
     def action_masks(self) -> npt.NDArray[np.bool_]:

@@ -318,7 +318,7 @@ def benchmark(
             continue
         tally.games += 1
         winner = game_line.get("winner")
-        game = Game(board, first_player=str(game_line.get("first", "P0")))
+        game = Game(board, first_player=str(game_line.get("first_player", "P0")))
         for move in game_line["moves"]:
             if move != "pass" and len(game.legal_moves()) > 1:
                 mover = game.to_play
@@ -387,7 +387,7 @@ def ceiling(
         played[board] = played.get(board, 0) + 1
         by_text = exact.setdefault(board, {})
         by_class = classes.setdefault(board, {})
-        game = Game(board, first_player=str(line.get("first", "P0")))
+        game = Game(board, first_player=str(line.get("first_player", "P0")))
         # The canonical text of the position, when the last move was a decision (whose result
         # it is): each position is canonicalized once.
         here: str | None = None

@@ -1,5 +1,5 @@
 """League self-play for Stable-Baselines3 (the optional extra ``zertz[sb3]``): the learner plays a
-pool of its own past selves (frozen snapshots of its policy), optionally engine players, and its
+pool of its own past selves (frozen snapshots of its policy), optionally Rust's players, and its
 latest policy, with each episode's opponent drawn from the pool, as board-game agents are
 trained with these libraries; the pool's results go to SB3's logger.
 
@@ -16,7 +16,7 @@ The opponents are drawn for each game, not for the whole batch: the Rust environ
 as a two-player batch, the learner's actions stepped in every game and then, in rounds, the
 opponents' actions in the games where P1 is to move (``zertz.VecEnv.step`` with ``active``), each
 group of games facing one member answered by that member at once (a snapshot's batched
-``predict``, an engine player's ``choose`` game by game). A game that ends restarts in the same
+``predict``, a Rust player's ``choose`` game by game). A game that ends restarts in the same
 step with a new draw, and its info names the member it was played against
 (``infos[i]["league_opponent"]``). The rules are those of ``zertz.sb3.VecEnv`` with an opponent.
 
@@ -54,8 +54,8 @@ from zertz.sb3 import VecEnv
 #: against it (prioritized fictitious self-play).
 DRAWS = ("uniform", "pfsp")
 
-#: What a member is: a frozen copy of the learner's policy, an engine player, or the learner's
-#: own current policy.
+#: What a member is: a frozen copy of the learner's policy, one of Rust's players (``"engine"``),
+#: or the learner's own current policy.
 Kind = Literal["snapshot", "engine", "latest"]
 
 
@@ -153,7 +153,7 @@ class LeagueVecEnv(VecEnv):
         # game restarts, as in the Rust environment with an opponent).
         done = np.ones(self.num_envs, dtype=bool)
         obs, infos = self._guarded(self._opponent_turns, self._observe(raw), infos, done, None)
-        self._mask = infos["legal_mask"]
+        self._mask = infos["legal_action_mask"]
         return obs
 
     def _guarded(self, turns: Callable[..., Any], *args: Any) -> Any:
@@ -180,7 +180,7 @@ class LeagueVecEnv(VecEnv):
         step = (rewards, out)
         self._ended(both, terminated, truncated, done, step)
         obs, infos = self._guarded(self._opponent_turns, self._observe(raw), infos, done, step)
-        self._mask = infos["legal_mask"]
+        self._mask = infos["legal_action_mask"]
         return obs, rewards, done, out
 
     def _ended(
@@ -228,7 +228,9 @@ class LeagueVecEnv(VecEnv):
             to_move = infos["to_play"] == 1
             if not to_move.any():
                 return obs, infos
-            actions = league._answers(self._members, obs, infos["legal_mask"], to_move, env.game)
+            actions = league._answers(
+                self._members, obs, infos["legal_action_mask"], to_move, env.game
+            )
             raw, both, terminated, truncated, infos = env.step(actions, to_move)
             obs = self._observe(raw)
             self._ended(both, terminated, truncated, done, step)
@@ -253,7 +255,7 @@ class League(BaseCallback):
       is a copy of ``model.policy`` (a new policy with its weights), in eval mode and without
       gradients, taken at the start of the first rollout after ``snapshot_every`` (at least 1)
       learner steps since the last one.
-    - ``engines``: engine players by their specs (``zertz.PLAYER_SPECS``: ``"greedy"``,
+    - ``engines``: Rust's players by their specs (``zertz.PLAYER_SPECS``: ``"greedy"``,
       ``"mcts:100"``), members for good; one player each, seeded from ``seed``, given each game
       it plays in turn (a copy of it).
     - ``latest_probability`` (0 to 1): the chance that an episode's opponent is the learner's
@@ -264,7 +266,7 @@ class League(BaseCallback):
       loses to are drawn most and those it always beats seldom).
     - ``deterministic``: whether the policies' opponents play their most likely action
       (False: they sample, as the learner does while it trains).
-    - ``seed``: the draws' (and the engine players'), so that a seeded run draws the same
+    - ``seed``: the draws' (and those of Rust's players), so that a seeded run draws the same
       opponents; None: unseeded.
 
     The learner's wins, draws and losses against each member are counted from the episodes'
@@ -273,7 +275,7 @@ class League(BaseCallback):
     and, at each rollout's end, in the model's logger: ``league/<member>/wins``, ``draws`` and
     ``losses`` for each member of the pool and the latest policy, ``league/snapshots`` (taken
     in all) and ``league/pool`` (the pool's members). ValueError or TypeError for a setting out
-    of its range, an engine spec that is not a player, a player named twice, or a model whose
+    of its range, a spec of ``engines`` that is not a player, a player named twice, or a model whose
     environment is not a :class:`LeagueVecEnv` or whose policy takes no action masks."""
 
     def __init__(
@@ -367,7 +369,7 @@ class League(BaseCallback):
     @property
     def pool(self) -> list[str]:
         """The members an episode's opponent is drawn from, but the latest policy: the
-        snapshots (oldest first), then the engine players."""
+        snapshots (oldest first), then Rust's players."""
         return [m.name for m in self._snapshots + self._engines]
 
     @property
@@ -487,7 +489,7 @@ class League(BaseCallback):
 
     def results(self) -> list[dict[str, Any]]:
         """The learner's results against every member that has been in the league (the
-        snapshots in the order taken, dropped ones included, then the engine players, then the
+        snapshots in the order taken, dropped ones included, then Rust's players, then the
         latest policy): ``{"opponent" (its name), "kind" ("snapshot", "engine" or "latest"),
         "steps" (the learner's when a snapshot was taken, else None), "in_pool", "drawn"
         (episodes it was drawn for, those in progress included), "games", "wins", "draws",

@@ -1,6 +1,6 @@
 """What the Gymnasium and PettingZoo front ends show of a game: its observation, flat or a dict
 (:func:`observe`, :data:`OBSERVATION_KINDS`), and its renderings (:func:`rgb_array`, and the
-check of a render mode). The rules of the episode they play are the engine's own
+check of a render mode). The rules of the episode they play are Rust's own
 (:class:`zertz.Episode`); docs/vecenv.md tells them.
 
 >>> import zertz

@@ -4,7 +4,7 @@ the batched environment's speed.
 
 :class:`VecEnv` takes the keywords of :class:`zertz.gymnasium.VectorEnv` (``board``, ``blitz``,
 ``opponent``, ``observation``, ``threads``, ``max_steps``, ``first_player``, ``opening_plies``,
-``seed``). Against an opponent (``"random"`` by default; the spec of an engine player without a
+``seed``). Against an opponent (``"random"`` by default; the spec of a player without a
 network or a program, ``zertz.PLAYER_SPECS``, played in Rust; or a batched Python policy such as
 the learner's own) the rewards are the learner's; with ``opponent=None`` both players act in
 turn, which single-agent algorithms cannot learn from (``zertz.gymnasium`` says why). A finished

@@ -8,18 +8,18 @@ engine's MCTS, so that a user sees what search adds to their own agent.
   :func:`sb3_policy_value` makes one of a Stable-Baselines3 or sb3-contrib actor-critic model
   (``PPO``, ``A2C``, ``MaskablePPO``).
 - :class:`PolicyEvaluator` turns one into ``zertz.MCTS``'s evaluator, checking its answers.
-- :class:`SearchPlayer` searches with it at each move: a player (``name``, ``choose(game)``)
-  for ``zertz.evaluate`` and as ``ZertzEnv``'s opponent; :meth:`SearchPlayer.vector_opponent`
+- :class:`SearchBot` searches with it at each move: a bot (``name``, ``choose(game)``)
+  for ``zertz.evaluate`` and as ``ZertzEnv``'s opponent; :meth:`SearchBot.vector_opponent`
   is the vector environments' batched opponent, one search for all their games.
 
 >>> import numpy as np
 >>> import zertz
->>> from zertz.search_policy import SearchPlayer
+>>> from zertz.search_policy import SearchBot
 >>> def closer_to_a_win(observations, masks):  # flat observations: the globals come last
 ...     g = observations[:, -20:]  # own and opponent distances to each win set: 9..13, 13..17
 ...     values = np.tanh(2.0 * (g[:, 13:17].min(axis=1) - g[:, 9:13].min(axis=1)))
 ...     return np.zeros(masks.shape, np.float32), values
->>> searcher = SearchPlayer(closer_to_a_win, simulations=16)
+>>> searcher = SearchBot(closer_to_a_win, simulations=16)
 >>> searcher.name
 'closer_to_a_win+mcts:16'
 >>> game = zertz.Game()
@@ -44,7 +44,7 @@ from zertz.observation import check_observation, flatten
 __all__ = [
     "PolicyEvaluator",
     "PolicyValue",
-    "SearchPlayer",
+    "SearchBot",
     "game_from_observation",
     "sb3_policy_value",
 ]
@@ -251,8 +251,8 @@ def sb3_policy_value(model: Any) -> Sb3PolicyValue:
     return Sb3PolicyValue(model)
 
 
-class SearchPlayer:
-    """A player that searches ``simulations`` simulations (at least 2: one evaluates the root
+class SearchBot:
+    """A bot that searches ``simulations`` simulations (at least 2: one evaluates the root
     alone) of ``zertz.MCTS`` at each move with the policy-value function ``policy`` as its
     evaluator (wrapped in a :class:`PolicyEvaluator` with ``observation`` and ``values``, unless
     it is one; errors name the policy as it names itself), and plays the search's move: the most
@@ -263,9 +263,9 @@ class SearchPlayer:
     (``gumbel_actions``) plays the best of its improved policy. A position with one legal action
     is answered without search.
 
-    It is a player (``name``: ``POLICY+mcts:SIMULATIONS`` unless ``name`` is given;
-    ``choose(game)``), so ``zertz.evaluate(SearchPlayer(...), ["greedy"])`` measures it and
-    ``ZertzEnv(opponent=SearchPlayer(...))`` plays against it. :meth:`choose_many` searches many
+    It is a bot (``name``: ``POLICY+mcts:SIMULATIONS`` unless ``name`` is given;
+    ``choose(game)``), so ``zertz.evaluate(SearchBot(...), ["greedy"])`` measures it and
+    ``ZertzEnv(opponent=SearchBot(...))`` plays against it. :meth:`choose_many` searches many
     games at once (one evaluator call serves leaves of all of them); :meth:`vector_opponent` is
     that for the vector environments."""
 
@@ -304,27 +304,27 @@ class SearchPlayer:
 
     @property
     def name(self) -> str:
-        """The player's name."""
+        """The bot's name."""
         return self._name
 
     def __repr__(self) -> str:
-        return f"SearchPlayer({self._name!r})"
+        return f"SearchBot({self._name!r})"
 
     def search(
         self, games: Sequence[Game]
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.uint32]]:
-        """``zertz.MCTS.search`` of ``games`` (all of one board) with this player's evaluator,
+        """``zertz.MCTS.search`` of ``games`` (all of one board) with this bot's evaluator,
         settings and simulations: ``(policies [N, A], values [N], visits [N])``, to compare the
         search's policy with the policy's own."""
         return self.mcts.search(list(games), self.simulations)
 
     def choose(self, game: Game) -> int:
-        """The action index this player plays in ``game``'s position (ValueError once the game
+        """The action index this bot plays in ``game``'s position (ValueError once the game
         is over)."""
         return self.choose_many([game])[0]
 
     def choose_many(self, games: Iterable[Game]) -> list[int]:
-        """The action index this player plays in each of ``games`` (all of one board), searched
+        """The action index this bot plays in each of ``games`` (all of one board), searched
         together: one evaluator call serves leaves of every game. ValueError where a game is
         over."""
         listed = list(games)
@@ -357,7 +357,7 @@ class SearchPlayer:
     def vector_opponent(
         self, board: int = 37, blitz: bool = False
     ) -> Callable[[Any, npt.NDArray[np.bool_]], npt.NDArray[np.int64]]:
-        """This player as the batched opponent ``opponent(observations, masks) -> actions`` of
+        """This bot as the batched opponent ``opponent(observations, masks) -> actions`` of
         the vector environments of ``board`` rings and the marble set (``zertz.VecEnv``,
         ``zertz.gymnasium.VectorEnv``, ``zertz.sb3.VecEnv``), which give it the observations
         (flat or dict) and masks of the games where it is to move, not the games: each game's
@@ -483,3 +483,17 @@ def game_from_observation(
         raise ValueError(
             f"the observation encodes no position of {board} rings ({word}): {e}"
         ) from None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SearchPlayer":  # the old name, kept one release
+        import warnings
+
+        warnings.warn(
+            "zertz.search_policy.SearchPlayer is deprecated and goes in the next release: use "
+            "SearchBot (a player is a side; a bot plays one)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return SearchBot
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

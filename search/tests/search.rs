@@ -2,7 +2,7 @@
 //!
 //! Positions are written in the text format of `zertz_env::setup`, actions in the notation of
 //! `zertz_env::notation`. Every position states the facts its test relies on (which moves win,
-//! which lose) and checks them with the rules engine before searching, so that a change of the
+//! which lose) and checks them with the rules before searching, so that a change of the
 //! rules cannot make a search test pass for the wrong reason.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

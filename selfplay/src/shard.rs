@@ -12,7 +12,7 @@
 //! | `board` | `[1]` | int32 | rings of the board |
 //! | `planes` | `[S, C, H, W]` | uint8 | observation planes (all 0 or 1) |
 //! | `globals` | `[S, G]` | float32 | global features |
-//! | `legal_mask` | `[S, ceil(A / 8)]` | uint8 | legal actions, `numpy.unpackbits(..., axis=1, count=A, bitorder="little")` |
+//! | `legal_action_mask` | `[S, ceil(A / 8)]` | uint8 | legal actions, `numpy.unpackbits(..., axis=1, count=A, bitorder="little")` |
 //! | `policy_offsets` | `[S + 1]` | int64 | sample `i`'s policy entries are `policy_index[off[i]:off[i+1]]` |
 //! | `policy_index` | `[K]` | int32 | action indices with visits |
 //! | `policy_prob` | `[K]` | float32 | their visit shares (sum to 1 per sample) |
@@ -24,8 +24,9 @@
 //! | `to_play` | `[S]` | uint8 | 0 = P0, 1 = P1 |
 //! | `final_captures` | `[S, 6]` | uint8 | the marbles each side holds at the game's end (white, grey, black): the mover's, then the opponent's (an auxiliary target) |
 //!
-//! Format 2 added `final_captures` (each array's `since`); `zertz.load_shards` still reads
-//! format 1 (without it).
+//! Format 2 added `final_captures` (each array's `since`). Format 3 renamed `legal_mask` to
+//! `legal_action_mask`, the mask's name everywhere else (each array's `formerly`).
+//! `zertz.load_shards` still reads formats 1 and 2.
 
 use std::path::{Path, PathBuf};
 
@@ -35,8 +36,8 @@ use zertz_env::{ActionSpace, Board, Player, Position};
 
 use crate::npz::Npz;
 
-/// The version of the shard format that this engine writes and `zertz.load_shards` reads.
-pub const SHARD_FORMAT_VERSION: i32 = 2;
+/// The version of the shard format that this version writes and `zertz.load_shards` reads.
+pub const SHARD_FORMAT_VERSION: i32 = 3;
 
 /// One array of a shard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -51,6 +52,17 @@ pub struct ShardArray {
     pub meaning: &'static str,
     /// The shard format that added it (shards of an older format do not have it).
     pub since: i32,
+    /// Its name in the shards of older formats, if it was renamed.
+    pub formerly: Option<Rename>,
+}
+
+/// An array's earlier name: shards of a format before `until` hold it under `name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Rename {
+    /// The earlier name.
+    pub name: &'static str,
+    /// The shard format that renamed it.
+    pub until: i32,
 }
 
 const fn array(
@@ -59,13 +71,18 @@ const fn array(
     shape: &'static str,
     meaning: &'static str,
 ) -> ShardArray {
-    ShardArray { name, dtype, shape, meaning, since: 1 }
+    ShardArray { name, dtype, shape, meaning, since: 1, formerly: None }
 }
 
 impl ShardArray {
     /// The same array, added by shard format `version`.
     const fn since(self, version: i32) -> ShardArray {
         ShardArray { since: version, ..self }
+    }
+
+    /// The same array, named `name` in the shards of formats before `until`.
+    const fn formerly(self, name: &'static str, until: i32) -> ShardArray {
+        ShardArray { formerly: Some(Rename { name, until }), ..self }
     }
 }
 
@@ -76,7 +93,13 @@ pub const SHARD_ARRAYS: [ShardArray; 16] = [
     array("board", "<i4", "[1]", "rings of the board"),
     array("planes", "|u1", "[S, C, H, W]", "observation planes (all 0 or 1)"),
     array("globals", "<f4", "[S, G]", "global features"),
-    array("legal_mask", "|u1", "[S, ceil(A / 8)]", "legal actions, bits packed little-endian"),
+    array(
+        "legal_action_mask",
+        "|u1",
+        "[S, ceil(A / 8)]",
+        "legal actions, bits packed little-endian",
+    )
+    .formerly("legal_mask", 3),
     array("policy_offsets", "<i8", "[S + 1]", "sample i's policy entries: [off[i], off[i + 1])"),
     array("policy_index", "<i4", "[K]", "action indices with visits"),
     array("policy_prob", "<f4", "[K]", "their visit shares (sum to 1 per sample)"),
@@ -262,7 +285,7 @@ impl ShardWriter {
         let globals: Vec<f32> = rows().flat_map(|r| r.sample.globals.iter().copied()).collect();
         npz.add("globals", &[n, GLOBALS], &globals);
         let mask: Vec<u8> = rows().flat_map(|r| r.sample.mask.iter().copied()).collect();
-        npz.add("legal_mask", &[n, self.actions.div_ceil(8)], &mask);
+        npz.add("legal_action_mask", &[n, self.actions.div_ceil(8)], &mask);
         let mut offsets = vec![0i64];
         let (mut index, mut prob) = (Vec::new(), Vec::new());
         for r in rows() {

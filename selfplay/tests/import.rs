@@ -1,4 +1,4 @@
-//! The record importer on games written by the engine: a record that goes on after a third
+//! The record importer on games written by zertz: a record that goes on after a third
 //! repetition (boardspace.net did not apply that draw) ends there as a draw.
 
 use zertz_env::records::to_sgf;

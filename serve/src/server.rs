@@ -220,8 +220,8 @@ struct Info {
     max_page_simulations: u32,
 }
 
-/// The players the page suggests besides the offered ones: one of each built-in kind, at the
-/// engine's defaults, and alpha-beta at a few seconds a move (within the page's time).
+/// The players the page suggests besides the offered ones: one of each built-in kind, at
+/// their defaults, and alpha-beta at a few seconds a move (within the page's time).
 fn suggested() -> Vec<String> {
     let long = MAX_PAGE_MOVE_TIME.min(std::time::Duration::from_secs(3));
     [

@@ -1,4 +1,4 @@
-//! The engine-wide limits and defaults that more than one job takes: the vectorized
+//! The limits and defaults that more than one job takes: the vectorized
 //! environment, self-play and matches read them from here.
 
 /// The most worker threads of any job: a vectorized environment, self-play or a match (0 asks

@@ -77,8 +77,8 @@ mod episode;
 pub use episode::{Episode, Step, StepError, Turn};
 
 /// The player of the other side of a single-agent batch ([`VecEnv::set_opponents`]): one per game,
-/// asked for each of its actions. This crate knows no players; the caller adapts its own (the
-/// engine's bots, say).
+/// asked for each of its actions. This crate knows no players; the caller adapts its own
+/// (`zertz_arena`'s bots, say).
 pub trait Opponent: Send {
     /// A legal action in `pos`, a game in progress where this opponent is to move; an error (a
     /// player that failed) ends the step with [`Error::Opponent`].
@@ -181,7 +181,7 @@ pub fn step_bytes(num_envs: usize, board: Board) -> usize {
     num_envs.saturating_mul(per_game)
 }
 
-/// The engine-wide limits (`zertz_settings::limits`): the most worker threads of one
+/// The shared limits (`zertz_settings::limits`): the most worker threads of one
 /// [`VecEnv`] (and of every other job), the actions after which an episode is truncated by
 /// default, and those after which a match's or self-play's game is a draw.
 pub use zertz_settings::limits::{DEFAULT_MAX_ACTIONS, DEFAULT_MAX_STEPS, MAX_THREADS};

@@ -8,7 +8,7 @@ fn config(board: Board, marbles: MarbleSet, n: usize) -> Config {
 }
 
 /// Random legal play on every board and marble set until many games have ended: masks agree with
-/// the rules engine, rewards are zero-sum and only at the end, finished games restart.
+/// the rules, rewards are zero-sum and only at the end, finished games restart.
 #[test]
 fn every_configuration_conforms() {
     for variant in Variant::all() {

@@ -1,4 +1,4 @@
-//! Engine values to Python values: anything serde can write becomes the Python object that
+//! Rust values to Python values: anything serde can write becomes the Python object that
 //! `json.loads` makes of it (dicts, lists, numbers, strings, bools, None), so that a type's
 //! fields are listed once, in Rust; and Python keywords to settings ([`settings_layer`]), checked
 //! by the settings type's own description.
@@ -165,7 +165,7 @@ pub fn settings_layer<S: Settings>(
 
 /// Self-play settings from a TOML file, a dict (the same keys and tables: `{"games": 8,
 /// "search": {"preset": "rollout"}}`) or None (the defaults), with the keywords `settings`
-/// (`games=8`, the keys but tables) over them; checked by the engine's own types, an error
+/// (`games=8`, the keys but tables) over them; checked by Rust's own types, an error
 /// naming the key.
 pub fn selfplay_settings(
     config: Option<&Bound<'_, PyAny>>,

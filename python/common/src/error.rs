@@ -66,7 +66,7 @@ pub enum Error {
     /// A move or action that is not legal in the position.
     #[error(transparent)]
     Move(#[from] MoveError),
-    /// A move or action refused by the engine.
+    /// A move or action refused by the rules (`zertz_env`).
     #[error(transparent)]
     Play(#[from] PlayError),
     /// An action index that is legal nowhere on this board.
@@ -150,7 +150,7 @@ pub enum Error {
     /// environment it plays in).
     #[error("{0}")]
     Busy(String),
-    /// A panic of the engine, caught where the call returns to Python: a bug.
+    /// A panic in Rust, caught where the call returns to Python: a bug.
     #[error("internal error of zertz (a bug, please report it): {0}")]
     Internal(String),
     /// An exception raised by Python itself (a failed conversion, a signal handler, an
@@ -173,7 +173,7 @@ impl Error {
 
 /// Runs `f`, turning a panic into [`Error::Internal`] (a `RuntimeError` in Python, which
 /// `except Exception` catches, unlike pyo3's `PanicException`). The last line of defence only:
-/// every failure the engine can foresee is an error of its own.
+/// every failure Rust can foresee is an error of its own.
 pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
         .unwrap_or_else(|payload| Err(Error::internal(payload.as_ref())))
@@ -195,7 +195,7 @@ pub fn lock_or_busy<'a, T>(
 }
 
 impl Classify for Error {
-    /// The class of the engine's own errors, each decided beside its type; the bindings' own
+    /// The class of Rust's own errors, each decided beside its type; the bindings' own
     /// refusals are bad values (the Python types of [`Error::Type`] and [`Error::Index`] are
     /// chosen before, in `From<Error> for PyErr`).
     fn class(&self) -> ErrorClass {

@@ -1,4 +1,4 @@
-//! The engine's players one decision at a time, for both native modules: `zertz.Bot` (the
+//! Rust's players one decision at a time, for both native modules: `zertz.Bot` (the
 //! players without a network) and the engine's `Player` (networks too). Each module builds the
 //! bot; this is what they share: choosing with the GIL released, Ctrl-C during a search, and
 //! the action as an index of the board's action space.
@@ -14,7 +14,7 @@ use zertz_env::{ActionSpace, Position};
 use crate::error::{Error, guard};
 use crate::signals::run_detached;
 
-/// A spec read by the engine's grammar; ValueError for one that is not a player.
+/// A spec read by Rust's grammar of player specs; ValueError for one that is not a player.
 pub fn parse_spec(spec: &str) -> Result<PlayerSpec, Error> {
     spec.parse().map_err(|e: SpecError| Error::Shape(e.to_string()))
 }

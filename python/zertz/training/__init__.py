@@ -30,7 +30,7 @@ their results reach the network.
 Self-play and evaluation run in the engine, in this process (``zertz.selfplay(model=...)``,
 ``zertz.match``: the code of ``zertz selfplay`` and ``zertz match``), which runs its own
 architecture on the weights of the network files (data, never code); the ``[selfplay]`` settings
-are checked by the engine's own types (``zertz.selfplay_config``) before a run folder takes a
+are checked by Rust's own types (``zertz.selfplay_config``) before a run folder takes a
 config.
 
 The package, by what each module does: :mod:`~zertz.training.config` (the settings),

@@ -1,5 +1,5 @@
 """The settings of a training run: ``configs/train/*.toml`` read into typed, checked sections
-(unknown keys are refused; the ``[selfplay]`` keys are checked by the engine's own types when a
+(unknown keys are refused; the ``[selfplay]`` keys are checked by Rust's own types when a
 run folder takes the config, see :mod:`zertz.training.selfplay`)."""
 
 from __future__ import annotations
@@ -26,18 +26,18 @@ from zertz.nn import NetConfig
 from zertz.training.layout import opponent_tag
 from zertz_engine import BUILTIN_MODEL, check_device
 
-#: The largest seed ([run] seed): torch takes it, and the engine's u64 seeds take it plus the
+#: The largest seed ([run] seed): torch takes it, and Rust's u64 seeds take it plus the
 #: iteration.
 MAX_SEED = 2**63 - 1
 
 
-#: The largest count the engine takes (games, simulations, opening actions: u32).
+#: The largest count Rust takes (games, simulations, opening actions: u32).
 U32 = 2**32 - 1
 
 
 def ranged(default: Any, values: Range) -> Any:
-    """A section's number whose values ``values`` holds: the engine's :class:`Range`, so that
-    the check and its words are the engine's (``parse_config`` checks every such field, and
+    """A section's number whose values ``values`` holds: Rust's :class:`Range`, so that
+    the check and its words are Rust's (``parse_config`` checks every such field, and
     ``test_training.py`` probes each at its ends)."""
     return field(default=default, metadata={"range": values})
 
@@ -80,7 +80,7 @@ class RunSection:
 
 @dataclass(frozen=True)
 class SelfPlaySection:
-    """``[selfplay]``: games per iteration; every other key goes to the engine's self-play
+    """``[selfplay]``: games per iteration; every other key goes to Rust's self-play
     settings (``configs/selfplay.toml`` documents them; unknown ones are refused there)."""
 
     #: Games per iteration.
@@ -88,7 +88,7 @@ class SelfPlaySection:
     #: The games of an iteration are played in this many chunks; a finished chunk survives an
     #: interruption.
     chunks: int = ranged(2, Range.at_least(1))
-    #: The engine's self-play settings (full_simulations, temperature, [search] ...).
+    #: Rust's self-play settings (full_simulations, temperature, [search] ...).
     engine: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -252,7 +252,7 @@ class TrainConfig:
 
 
 #: The tables of a training config that :func:`section` reads, by name (``[network]`` is
-#: :class:`NetConfig`'s; the keys of ``[selfplay]`` but ``games`` and ``chunks`` are the engine's).
+#: :class:`NetConfig`'s; the keys of ``[selfplay]`` but ``games`` and ``chunks`` are Rust's).
 SECTIONS: dict[str, type[Any]] = {
     "run": RunSection,
     "selfplay": SelfPlaySection,
@@ -348,9 +348,9 @@ def parse_config(text: str) -> TrainConfig:
     for ok, message in checks:
         if not ok:
             raise ValueError(message)
-    # What the engine owns, the engine checks: the warm-up's simulations (the ranges of the
-    # engine's self-play settings), the device grammar, and the simulations of the evaluation's
-    # players (the player grammar's limit).
+    # What Rust and the engine own, they check: the warm-up's simulations (the ranges of Rust's
+    # self-play settings), the device grammar (the engine's), and the simulations of the
+    # evaluation's players (the limit of Rust's player grammar).
     try:
         selfplay_config(
             {"full_simulations": w.full_simulations, "fast_simulations": w.fast_simulations}
@@ -434,7 +434,7 @@ def check_plays(opp: str, model: str, run: RunSection | None) -> None:
 
 
 def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
-    """Every opponent is a player spec of the engine's grammar, a network's file exists (or it
+    """Every opponent is a player spec of Rust's grammar, a network's file exists (or it
     is the built-in network, ``nn:builtin``), is a network file (:func:`check_plays`: not a
     program) and plays the ``run``'s board and marble set (when one is given), a ``cmd:``
     player's program can be started (on the PATH, or an executable file) and answers its name
@@ -478,8 +478,8 @@ def check_opponents(e: EvalSection, run: RunSection | None = None) -> None:
                 )
             players[name], tags[tag] = opp, opp
     for opp in programs:
-        # The engine's player starts the program and asks its name (within the engine's answer
-        # time), as a match will; dropping it ends the program.
+        # Rust's player starts the program and asks its name (within Rust's answer time), as a
+        # match will; dropping it ends the program.
         try:
             Bot(opp)
         except (ValueError, RuntimeError, OSError) as err:

@@ -90,7 +90,7 @@ def batch_arrays(
     """The arrays of :func:`zertz.load_shards` that :func:`sgd_step` takes, on ``device`` and in
     its order, with the value target ``value`` and the full-search flags ``full``: index each
     with a batch's sample indices."""
-    keys = ("planes", "globals", "legal_mask", "policy")
+    keys = ("planes", "globals", "legal_action_mask", "policy")
     return (
         *(torch.from_numpy(data[k]).to(device) for k in keys),
         torch.from_numpy(value).to(device),

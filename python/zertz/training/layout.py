@@ -24,7 +24,7 @@ These names are those of every run written so far: a run folder resumes only if 
 for the networks, which an older zertz exported as TorchScript (``models/iter-0003.pt``,
 ``models/best.pt``: :meth:`RunLayout.legacy_networks`) and a run converts into network files
 when it resumes (:func:`zertz.exported.convert_network`, which runs nothing of them). A file or
-folder being written is ``.NAME.partial-PID`` beside it, the engine's one name of a partial
+folder being written is ``.NAME.partial-PID`` beside it, Rust's one name of a partial
 output (:func:`zertz._zertz.partial_path`; :func:`leftovers`).
 """
 
@@ -100,7 +100,7 @@ def parse_chunk_name(name: str) -> tuple[int, int] | None:
 
 def temporary_chunk(folder: Path, name: str) -> Path:
     """The folder this process writes chunk ``name`` of ``folder`` into before it renames it
-    into place: ``.NAME.partial-PID``, the engine's name of every partial output.
+    into place: ``.NAME.partial-PID``, Rust's name of every partial output.
 
     >>> temporary_chunk(Path("iter-0001"), "c1").name == f".c1.partial-{os.getpid()}"
     True
@@ -116,7 +116,7 @@ def leftovers(target: Path) -> list[Path]:
 
 def leftover_chunks(folder: Path, name: str) -> list[Path]:
     """The temporary folders of chunk ``name`` in ``folder`` that earlier attempts left
-    (:func:`leftovers`), and those of the versions before the engine's name (``.NAME.tmp``,
+    (:func:`leftovers`), and those of the versions before Rust's name (``.NAME.tmp``,
     ``.NAME.PID.tmp``: no process writes them any more)."""
     return sorted([*leftovers(folder / name), *folder.glob(f".{name}.*tmp")])
 

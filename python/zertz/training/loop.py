@@ -83,8 +83,8 @@ class Run:
                 "and the evaluation may change) or start a new run folder"
             )
         # Everything is checked before the run folder takes the config, so that a typo does not
-        # tie the folder to a config that cannot run: the device, the opponents, and (by the
-        # engine) the self-play settings.
+        # tie the folder to a config that cannot run: the device, the opponents, and (by
+        # Rust) the self-play settings.
         self.device = device(cfg.run.device)
         check_opponents(cfg.evaluate, cfg.run)
         self.board = cfg.run.board

@@ -89,12 +89,12 @@ class TrainingRun(Protocol):
 
     @property
     def selfplay_settings(self) -> dict[str, Any]:
-        """The engine's self-play settings (checked)."""
+        """Rust's self-play settings (checked)."""
         ...
 
     @property
     def warmup_settings(self) -> dict[str, Any]:
-        """The engine's self-play settings of the warm-up (checked)."""
+        """Rust's self-play settings of the warm-up (checked)."""
         ...
 
     def model_path(self, iteration: int) -> Path:

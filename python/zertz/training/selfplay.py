@@ -1,4 +1,4 @@
-"""Self-play of a training run, in the engine in this process (``zertz.selfplay``): the engine's
+"""Self-play of a training run, in the engine in this process (``zertz.selfplay``): Rust's
 settings of the run, chunks that survive an interruption, the replay window."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ def chunk_seed(*parts: int) -> int:
 
 
 def selfplay_settings(cfg: TrainConfig) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The engine's self-play settings from [selfplay], and those of the warm-up: the same
-    with [warmup]'s simulations. Checked by the engine (ValueError naming a bad key). The
-    warm-up plays with the rollout evaluator, which chooses the engine's search preset
+    """Rust's self-play settings from [selfplay], and those of the warm-up: the same
+    with [warmup]'s simulations. Checked by Rust (ValueError naming a bad key). The
+    warm-up plays with the rollout evaluator, which chooses Rust's search preset
     "rollout" (a high c_puct and an optimistic first-play urgency, one leaf per round: with
     uniform priors the network's settings hardly explore; BENCHMARKS.md, "Rollout MCTS and
     greedy") unless [selfplay.search] names a preset."""

@@ -178,7 +178,7 @@ struct GameLine<'a> {
     name: &'a str,
     split: &'static str,
     board: usize,
-    first: String,
+    first_player: String,
     players: &'a [Option<String>; 2],
     end: &'static str,
     winner: Option<String>,
@@ -226,7 +226,8 @@ pub const GAMES: &str = "games.jsonl";
 pub const FORMAT: &str = "zertz-dataset";
 /// The `version` of [`MANIFEST`]: the layout of a dataset folder (it changes when the layout
 /// does; readers refuse other versions). Version 2: shards of format 2 (with `final_captures`).
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 3: shards of format 3 (`legal_action_mask`), and `first_player` in `games.jsonl`.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// What [`MANIFEST`] holds.
 #[derive(Serialize)]
@@ -461,7 +462,7 @@ fn write(
             name: entry.name,
             split: if validation { VALIDATION } else { TRAIN },
             board: board.rings(),
-            first: replay.game.start().turn().to_string(),
+            first_player: replay.game.start().turn().to_string(),
             players: &players,
             end: replay.end.name(),
             winner: replay.winner.map(|p: Player| p.to_string()),
