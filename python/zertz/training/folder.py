@@ -75,7 +75,7 @@ def first_line(e: BaseException) -> str:
 def printable(text: str) -> str:
     r"""``text`` with control, invisible and undecodable characters escaped (``\x1b``,
     ``\u202e``, ``\udcff``), so that a name can neither retitle the terminal nor break the
-    output's encoding (the run tools' messages, as ``zertz_archive::printable`` does Rust's).
+    output's encoding (the run tools' messages; ``zertz_archive::printable`` does the same in Rust).
 
     >>> printable("a\x1b]0;title\x07b")
     'a\\x1b]0;title\\x07b'
