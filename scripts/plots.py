@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -25,9 +26,17 @@ from typing import Any
 FOLDER = Path(__file__).resolve().parent.parent / "docs" / "plots"
 
 
+def _finite(value: object) -> bool:
+    """Whether ``value`` is a finite number (not a bool, a string or NaN)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def read(path: Path) -> dict[str, Any]:
     """A plot's data file, checked: ValueError naming the file and what is wrong."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:  # not UTF-8, or not JSON
+        raise ValueError(f"{path}: not a JSON file ({e})") from None
 
     def need(ok: bool, what: str) -> None:
         if not ok:
@@ -36,15 +45,28 @@ def read(path: Path) -> dict[str, Any]:
     need(isinstance(data, dict), "not a JSON object")
     keys = {"title", "x", "y", "source", "series"}
     need(set(data) == keys, f"keys must be {sorted(keys)}, not {sorted(data)}")
+    source = {"machine", "commit", "command"}
     need(
-        set(data["source"]) == {"machine", "commit", "command"}, "source: machine, commit, command"
+        isinstance(data["source"], dict) and set(data["source"]) == source,
+        f"source: {sorted(source)}",
     )
     for axis in ("x", "y"):
-        need(set(data[axis]) <= {"label", "log"} and "label" in data[axis], f"{axis}: label, log")
-    need(bool(data["series"]), "no series")
+        a = data[axis]
+        need(isinstance(a, dict) and set(a) <= {"label", "log"} and "label" in a, f"{axis}: label")
+    need(isinstance(data["series"], list) and bool(data["series"]), "no series")
     for s in data["series"]:
-        need(set(s) == {"label", "x", "y"}, f"series {s.get('label')!r}: label, x, y")
-        need(len(s["x"]) == len(s["y"]) > 0, f"series {s['label']!r}: x and y differ in length")
+        need(isinstance(s, dict) and set(s) == {"label", "x", "y"}, "a series: label, x, y")
+        need(
+            isinstance(s["x"], list)
+            and isinstance(s["y"], list)
+            and len(s["x"]) == len(s["y"]) > 0,
+            f"series {s['label']!r}: x and y differ in length",
+        )
+        ys = [v for y in s["y"] for v in (y if isinstance(y, list) and y else [y])]
+        need(
+            all(_finite(v) for v in s["x"] + ys),
+            f"series {s['label']!r}: every x and y must be a finite number",
+        )
     checked: dict[str, Any] = data
     return checked
 

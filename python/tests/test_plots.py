@@ -54,12 +54,25 @@ def test_a_plot_is_linked_from_the_benchmarks() -> None:
             },
             "x and y differ in length",
         ),
+        (
+            {
+                "title": "t",
+                "x": {"label": "x"},
+                "y": {"label": "y"},
+                "source": {"machine": "m", "commit": "c", "command": "c"},
+                "series": [{"label": "s", "x": [1, 2], "y": [1, [2, "NaN"]]}],
+            },
+            "every x and y must be a finite number",
+        ),
+        ({"title": "t", "x": "x", "y": [], "source": {}, "series": {}}, "source"),
+        ("{not json", "not a JSON file"),
     ],
 )
 def test_bad_figures_are_refused_by_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], figures: object, message: str
 ) -> None:
-    (tmp_path / "bad.json").write_text(json.dumps(figures))
+    text = figures if isinstance(figures, str) else json.dumps(figures)
+    (tmp_path / "bad.json").write_text(text)
     with pytest.raises(SystemExit) as e:
         plots.main(["--folder", str(tmp_path), "--out", str(tmp_path)])
     assert e.value.code == 2
